@@ -1,0 +1,386 @@
+/*
+ * codeinterp: a sandboxed, stateful Python interpreter for AI agents.
+ *
+ * This header is the whole public API. Anything not declared here is
+ * private and may change without notice.
+ *
+ * The recipe (error checks left out for brevity):
+ *
+ *     ci_session *s;
+ *     ci_result  *r;
+ *     ci_session_new(&s, NULL);                  1. start a sandboxed worker
+ *     ci_run(s, "x = 6 * 7\nx", &r);             2. run a cell
+ *     if (ci_result_status(r) == CI_STATUS_OK)   3. read the result
+ *         printf("%s\n", ci_result_value(r));    -> "42"
+ *     ci_result_free(r);                         4. free the result...
+ *     ci_session_free(s);                        5. ...and the session
+ *
+ * Conventions, as in libgit2 and SQLite:
+ *  - Functions that can fail return CI_OK (0) or a negative CI_E* code;
+ *    ci_strerror() names any code and ci_session_errmsg() gives the
+ *    detail of the last failure on a session.
+ *  - A cell's fate (an exception, a timeout, a killed worker) is not a
+ *    failed call: ci_run() returns CI_OK and the result's status says
+ *    what happened to the cell.
+ *  - What comes back through an out parameter belongs to the caller and
+ *    goes back through its own free function. Getters return borrowed
+ *    pointers that live as long as the object they came from.
+ *  - Input strings are copied; the caller keeps ownership of its inputs.
+ *  - Freeing NULL is a harmless no-op.
+ *  - Thread safety: the library has no global mutable state apart from
+ *    an internal spawner thread (see ci_session_new). One session (and
+ *    its results) must be used by one thread at a time; different
+ *    sessions may be used concurrently from different threads. A second
+ *    concurrent ci_run() on the same session is detected and refused
+ *    with CI_EBUSY, but other concurrent calls on one session are
+ *    undefined behaviour.
+ */
+#ifndef CODEINTERP_H
+#define CODEINTERP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CI_VERSION_MAJOR 0
+#define CI_VERSION_MINOR 1
+#define CI_VERSION_PATCH 0
+
+#if defined(__GNUC__) && !defined(CI_STATIC)
+#define CI_API __attribute__((visibility("default")))
+#else
+#define CI_API
+#endif
+
+typedef struct ci_config ci_config;
+typedef struct ci_session ci_session;
+typedef struct ci_result ci_result;
+
+/*
+ * Return codes: CI_OK or a negative value from this one list, which is
+ * only ever appended to. X(name, value, message).
+ */
+#define CI_ERRORS(X)                                                        \
+    X(CI_OK, 0, "success")                                                  \
+    X(CI_EINVAL, -1, "invalid argument")                                    \
+    X(CI_ENOMEM, -2, "out of memory")                                       \
+    X(CI_ESPAWN, -3, "the worker process could not be started")             \
+    X(CI_EDEAD, -4, "the session's worker is dead; call ci_session_restart") \
+    X(CI_EBUSY, -5, "a run is already in progress on this session")         \
+    X(CI_EPROTO, -6, "the worker broke the protocol")                       \
+    X(CI_EIO, -7, "input/output error")                                     \
+    X(CI_ENOENT, -8, "no such file in the workspace")                       \
+    X(CI_ETOOBIG, -9, "size over the limit")                                \
+    X(CI_EUNSAFE, -10, "refused: a link, or not a regular file")
+
+#define CI_ERROR_ENUM_(name, value, message) name = value,
+enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -10 };
+#undef CI_ERROR_ENUM_
+
+/*
+ * ci_strerror - a static, human-readable message for a return code.
+ * @code: CI_OK or any CI_E* value; unknown values give "unknown error".
+ * @return a string with static storage duration; never NULL.
+ * Thread safe.
+ */
+CI_API const char *ci_strerror(int code);
+
+/*
+ * What happened to a cell that was handed to the worker.
+ *  CI_STATUS_OK       it ran to the end.
+ *  CI_STATUS_ERROR    it raised an exception (including SyntaxError,
+ *                     SystemExit and KeyboardInterrupt raised by the cell);
+ *                     see ci_result_error_name() and friends.
+ *  CI_STATUS_TIMEOUT  it reached the timeout and was interrupted; the
+ *                     session and its state are intact.
+ *  CI_STATUS_MEMORY   it ran out of memory (MemoryError at the memory
+ *                     limit); the session and its state are intact.
+ *  CI_STATUS_KILLED   the worker died (it crashed, exited, broke the
+ *                     protocol, was killed by the sandbox, or ignored an
+ *                     interrupt for the grace period). The error value
+ *                     says how; the session is dead until
+ *                     ci_session_restart().
+ */
+typedef enum {
+    CI_STATUS_OK,
+    CI_STATUS_ERROR,
+    CI_STATUS_TIMEOUT,
+    CI_STATUS_MEMORY,
+    CI_STATUS_KILLED
+} ci_status;
+
+/* ---------------------------------------------------------------- config */
+
+/*
+ * ci_config_new - a configuration holding the defaults listed at each
+ * setter. Setters copy their arguments; a config may be freed as soon as
+ * ci_session_new() has returned, and reused for any number of sessions.
+ * @return a new config owned by the caller (free with ci_config_free), or
+ *         NULL when memory is exhausted.
+ */
+CI_API ci_config *ci_config_new(void);
+
+/* ci_config_free - frees @cfg; NULL is a no-op. */
+CI_API void ci_config_free(ci_config *cfg);
+
+/*
+ * ci_config_set_timeout_ms - wall-clock limit of one ci_run(), in
+ * milliseconds; default 30000. At the limit the cell is interrupted
+ * (KeyboardInterrupt) and the status is CI_STATUS_TIMEOUT.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @ms is 0 or over 86400000.
+ */
+CI_API int ci_config_set_timeout_ms(ci_config *cfg, unsigned long ms);
+
+/*
+ * ci_config_set_grace_ms - how long an interrupted cell has to give way
+ * before the worker is killed (CI_STATUS_KILLED), in milliseconds;
+ * default 2000. A cell stuck in C code, or one that ignores SIGINT,
+ * needs this.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @ms is 0 or over 600000.
+ */
+CI_API int ci_config_set_grace_ms(ci_config *cfg, unsigned long ms);
+
+/*
+ * ci_config_set_startup_timeout_ms - how long ci_session_new() and
+ * ci_session_restart() wait for the worker to import its libraries and
+ * lock itself down, in milliseconds; default 60000.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @ms is 0 or over 600000.
+ */
+CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms);
+
+/*
+ * ci_config_set_memory_limit - the worker's address-space limit
+ * (RLIMIT_AS, setrlimit(2)), in bytes; default 2 GiB. The interpreter
+ * with numpy, pandas and matplotlib loaded uses about 300 MiB of it.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is under 512 MiB.
+ */
+CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes);
+
+/*
+ * ci_config_set_output_limit - how many bytes of stdout, and separately
+ * of stderr, one run keeps, in bytes; default 1 MiB. Output past the
+ * limit is read and discarded and ci_result_truncated() reports the cut.
+ * The same cap bounds the value's repr, the error message and the
+ * traceback.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is under 1024 or
+ *         over 256 MiB.
+ */
+CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
+
+/*
+ * ci_config_set_file_limit - the largest file a cell may write
+ * (RLIMIT_FSIZE) and the largest file ci_session_put_file() and
+ * ci_session_get_file() move, in bytes; default 1 GiB.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is 0.
+ */
+CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes);
+
+/*
+ * ci_config_set_workspace_root - the directory under which each session
+ * creates its private directory; default $TMPDIR, else /tmp. The string
+ * is copied.
+ * @return CI_OK; CI_EINVAL if an argument is NULL, @dir is empty, not
+ *         absolute or longer than 3000 bytes; CI_ENOMEM.
+ */
+CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
+
+/* --------------------------------------------------------------- session */
+
+/*
+ * ci_session_new - starts a session: a private directory
+ * (<root>/codeinterp-XXXXXX, mode 0700) whose "workspace" subdirectory is
+ * the cell's working directory, and a worker process that embeds
+ * CPython with numpy, pandas and matplotlib loaded, then locks itself
+ * down (see README, "Security model") before it reads any cell.
+ *
+ * The worker is started with fork + exec of codeinterp-worker, found at
+ * $CODEINTERP_WORKER when set, else at the path fixed at build time. The
+ * fork happens on a library-owned thread that lives as long as the
+ * process, so that the worker's parent-death signal (prctl(2)
+ * PR_SET_PDEATHSIG) is tied to the process and not to the calling
+ * thread. The worker gets a fixed minimal environment: none of the
+ * host's variables and none of its descriptors pass to it. The library
+ * reaps its own workers with waitpid(2); a host that reaps every child
+ * (waitpid(-1) in a SIGCHLD handler) breaks status reporting.
+ *
+ * @out: receives the session, owned by the caller (ci_session_free).
+ *       Set to NULL on failure.
+ * @cfg: settings, copied; NULL means the defaults.
+ * @return CI_OK; CI_EINVAL if @out is NULL; CI_ENOMEM; CI_EIO if the
+ *         workspace cannot be created; CI_ESPAWN if the worker cannot be
+ *         started or does not become ready within the startup timeout;
+ *         CI_EPROTO if its first message is malformed. The detail of a
+ *         failure is kept per thread: ci_session_errmsg(NULL) returns it
+ *         until the calling thread's next ci_session_new().
+ * Blocks for the worker's start-up (about a second on 2 cores).
+ */
+CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
+
+/*
+ * ci_session_free - kills the worker (SIGKILL, then waitpid), closes the
+ * session's descriptors and removes its directory with everything a
+ * cell left in it, without following any link out of it. NULL is a
+ * no-op. Results obtained from the session stay valid.
+ */
+CI_API void ci_session_free(ci_session *s);
+
+/*
+ * ci_session_restart - replaces the worker with a fresh one: empty
+ * interpreter state, execution count back to 0, same workspace and
+ * files. Works on live and dead sessions alike.
+ * @return CI_OK; CI_EINVAL if @s is NULL; CI_EBUSY during a run;
+ *         CI_ESPAWN, CI_EPROTO, CI_ENOMEM as for ci_session_new(); on
+ *         failure the session is dead and may be restarted again.
+ */
+CI_API int ci_session_restart(ci_session *s);
+
+/*
+ * ci_session_errmsg - detail of the last failed call on @s, or of the
+ * last cell that killed its worker; "" if none. Overwritten by the next
+ * call on @s. Borrowed: valid until the next call on @s.
+ * @s: the session; NULL gives the detail of the calling thread's last
+ *     failed ci_session_new() ("" if none).
+ * @return never NULL.
+ */
+CI_API const char *ci_session_errmsg(const ci_session *s);
+
+/*
+ * ci_session_workspace - absolute path of the session's workspace, the
+ * cell's working directory. Borrowed: valid until ci_session_free(@s).
+ * @return NULL if @s is NULL.
+ */
+CI_API const char *ci_session_workspace(const ci_session *s);
+
+/*
+ * ci_session_pid - the worker's process id.
+ * @return a pid > 0; -1 if @s is NULL or the worker is dead.
+ */
+CI_API int ci_session_pid(const ci_session *s);
+
+/*
+ * ci_session_put_file - writes @len bytes of @data to the file @name in
+ * the workspace, replacing any file of that name atomically (a
+ * temporary file renamed into place, so a link a cell planted under that
+ * name is replaced, never written through).
+ * @name: relative to the workspace; "/" separates existing
+ *        subdirectories. Empty names, absolute paths, "." or ".."
+ *        components and paths through symbolic links are refused.
+ * @data: may be NULL only when @len is 0.
+ * @return CI_OK; CI_EINVAL for a NULL or refused argument; CI_ETOOBIG if
+ *         @len is over the file limit; CI_ENOENT if a directory on the
+ *         path is missing; CI_EUNSAFE if a path component is a link or
+ *         not a directory; CI_EIO for other I/O failures (errmsg says).
+ * Works on a dead session too: the workspace outlives its worker.
+ */
+CI_API int ci_session_put_file(ci_session *s, const char *name,
+                               const void *data, size_t len);
+
+/*
+ * ci_session_get_file - reads the whole file @name from the workspace.
+ * Never follows a symbolic link (openat2(2) with RESOLVE_BENEATH and
+ * RESOLVE_NO_SYMLINKS) and refuses files with more than one hard link,
+ * since a cell may plant either to reach the host's files.
+ * @data: receives a buffer owned by the caller, freed with ci_free();
+ *        it holds *@len bytes plus a terminating NUL not counted in
+ *        *@len. Set to NULL on failure.
+ * @len:  receives the size in bytes; 0 on failure.
+ * @return CI_OK; CI_EINVAL for a NULL or refused argument (see
+ *         ci_session_put_file for the name rules); CI_ENOENT if there is
+ *         no such file; CI_EUNSAFE for a link or a non-regular file;
+ *         CI_ETOOBIG if it is over the file limit; CI_ENOMEM; CI_EIO.
+ */
+CI_API int ci_session_get_file(ci_session *s, const char *name,
+                               void **data, size_t *len);
+
+/* ci_free - frees memory the library handed to the caller; NULL is a no-op. */
+CI_API void ci_free(void *p);
+
+/* ------------------------------------------------------------------- run */
+
+/*
+ * ci_run - runs one cell in the session's interpreter, as a notebook
+ * would: the state is kept between cells, and if the cell ends with an
+ * expression (not followed by a semicolon) its repr is the value.
+ * Blocks until the cell ends or the limits end it: it returns within
+ * timeout + grace + 100 ms in every case, whatever the worker does.
+ *
+ * @code: UTF-8 source, NUL-terminated, at most 16 MiB.
+ * @out:  receives the result, owned by the caller (ci_result_free); set
+ *        to NULL when the return code is not CI_OK.
+ * @return CI_OK whenever the cell was handed to the worker, whatever
+ *         became of it (the status says); CI_EINVAL for NULL arguments;
+ *         CI_ETOOBIG for a cell over 16 MiB; CI_EDEAD if the worker is
+ *         dead; CI_EBUSY if a run is in progress; CI_ENOMEM.
+ */
+CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
+
+/* ci_result_free - frees @r; NULL is a no-op. */
+CI_API void ci_result_free(ci_result *r);
+
+/* ci_result_status - what happened to the cell; CI_STATUS_KILLED for NULL. */
+CI_API ci_status ci_result_status(const ci_result *r);
+
+/*
+ * ci_result_stdout, ci_result_stderr - everything the cell wrote to file
+ * descriptor 1 (or 2), from Python or from C, up to the output limit.
+ * The bytes are as written (not necessarily UTF-8, may hold NULs), with
+ * a NUL after them that *@len does not count.
+ * @len: receives the length in bytes; may be NULL.
+ * @return a borrowed pointer valid until ci_result_free(@r), never NULL
+ *         for a non-NULL @r ("" when nothing was written); NULL for NULL.
+ */
+CI_API const char *ci_result_stdout(const ci_result *r, size_t *len);
+CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
+
+/*
+ * ci_result_truncated - nonzero if any output was cut at the output
+ * limit: stdout, stderr, the value's repr, the error message or the
+ * traceback. 0 for NULL.
+ */
+CI_API int ci_result_truncated(const ci_result *r);
+
+/*
+ * ci_result_value - repr() of the cell's last expression, UTF-8; NULL if
+ * the cell did not end with an expression, ended with a semicolon, the
+ * value was None, or the cell failed. Borrowed, as for ci_result_stdout.
+ */
+CI_API const char *ci_result_value(const ci_result *r);
+
+/*
+ * ci_result_error_name - the exception's class name ("ZeroDivisionError")
+ * for CI_STATUS_ERROR, CI_STATUS_MEMORY ("MemoryError") and
+ * CI_STATUS_TIMEOUT ("TimeoutError"); for CI_STATUS_KILLED one of
+ * "WorkerDied", "SandboxViolation" (killed by the seccomp filter),
+ * "ProtocolError" or "Timeout" (did not stop within the grace period);
+ * NULL when the cell succeeded.
+ */
+CI_API const char *ci_result_error_name(const ci_result *r);
+
+/*
+ * ci_result_error_value - the exception's message (str(exc)), or for
+ * CI_STATUS_KILLED a sentence naming the exit code or signal; NULL when
+ * the cell succeeded. Borrowed.
+ */
+CI_API const char *ci_result_error_value(const ci_result *r);
+
+/*
+ * ci_result_traceback - the formatted traceback, as Python prints it,
+ * showing the cell's own frames (as File "<cell N>") and none of the
+ * worker's; NULL when there is none. Borrowed.
+ */
+CI_API const char *ci_result_traceback(const ci_result *r);
+
+/*
+ * ci_result_execution_count - the cell's number in its session, counting
+ * from 1 after each start or restart, as Jupyter's execution_count; 0
+ * for NULL.
+ */
+CI_API int ci_result_execution_count(const ci_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CODEINTERP_H */

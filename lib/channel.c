@@ -1,0 +1,133 @@
+/*
+ * Frames over the socketpair (proto.h). The worker is untrusted: a frame's
+ * length is checked against the caller's cap before anything is allocated,
+ * and every wait has a deadline.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void ci_reader_init(struct ci_reader *rd, size_t max_len)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->max_len = max_len;
+}
+
+void ci_reader_reset(struct ci_reader *rd)
+{
+    free(rd->payload);
+    ci_reader_init(rd, rd->max_len);
+}
+
+int ci_reader_pump(struct ci_reader *rd, int fd)
+{
+    for (;;) {
+        unsigned char *dst;
+        size_t want;
+        ssize_t n;
+
+        if (rd->header_have < sizeof rd->header) {
+            dst = rd->header + rd->header_have;
+            want = sizeof rd->header - rd->header_have;
+        } else {
+            if (rd->have == rd->len)
+                return 1;
+            dst = rd->payload + rd->have;
+            want = rd->len - rd->have;
+        }
+        n = read(fd, dst, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0;
+            return -1;
+        }
+        if (rd->header_have < sizeof rd->header) {
+            rd->header_have += (size_t)n;
+            if (rd->header_have == sizeof rd->header) {
+                struct ci_frame_header h;
+                memcpy(&h, rd->header, sizeof h);
+                rd->type = h.type;
+                rd->len = h.len;
+                if (rd->len > rd->max_len)
+                    return -2;
+                /* +1 so an empty payload still gets a buffer. */
+                rd->payload = malloc((size_t)rd->len + 1);
+                if (!rd->payload) {
+                    errno = ENOMEM;
+                    return -1;
+                }
+            }
+        } else {
+            rd->have += (size_t)n;
+        }
+    }
+}
+
+int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void *b,
+                  size_t blen, int64_t deadline_ms, struct ci_drain *drain)
+{
+    struct ci_frame_header h;
+    const unsigned char *part[3];
+    size_t left[3];
+    int i = 0;
+
+    if (alen + blen > UINT32_MAX) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    h.type = type;
+    h.len = (uint32_t)(alen + blen);
+    part[0] = (const unsigned char *)&h;
+    left[0] = sizeof h;
+    part[1] = a;
+    left[1] = alen;
+    part[2] = b;
+    left[2] = blen;
+
+    while (i < 3) {
+        struct pollfd p[3];
+        int64_t wait;
+        ssize_t n;
+
+        if (left[i] == 0) {
+            i++;
+            continue;
+        }
+        n = send(fd, part[i], left[i], MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            part[i] += n;
+            left[i] -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        /* The socket is full: wait for room, reading the worker's output
+         * meanwhile in case it is blocked writing to a full pipe. */
+        wait = deadline_ms - ci_now_ms();
+        if (wait <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        p[0] = (struct pollfd){.fd = fd, .events = POLLOUT};
+        p[1] = (struct pollfd){.fd = drain ? drain->fd[0] : -1, .events = POLLIN};
+        p[2] = (struct pollfd){.fd = drain ? drain->fd[1] : -1, .events = POLLIN};
+        if (poll(p, 3, wait > 1000 ? 1000 : (int)wait) < 0 && errno != EINTR)
+            return -1;
+        if (drain && ci_drain_pipes(drain) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    return 0;
+}

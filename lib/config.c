@@ -1,0 +1,110 @@
+/* Session settings: defaults, validated setters, copies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MIB (1024ULL * 1024)
+#define GIB (1024 * MIB)
+
+void ci_config_defaults(struct ci_config *cfg)
+{
+    cfg->timeout_ms = 30000;
+    cfg->grace_ms = 2000;
+    cfg->startup_ms = 60000;
+    cfg->memory_limit = 2 * GIB;
+    cfg->file_limit = 1 * GIB;
+    cfg->output_limit = 1 * MIB;
+    cfg->workspace_root = NULL;
+}
+
+int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
+{
+    *dst = *src;
+    dst->workspace_root = NULL;
+    if (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root)))
+        return CI_ENOMEM;
+    return CI_OK;
+}
+
+void ci_config_clear(struct ci_config *cfg)
+{
+    free(cfg->workspace_root);
+    cfg->workspace_root = NULL;
+}
+
+CI_API ci_config *ci_config_new(void)
+{
+    ci_config *cfg = calloc(1, sizeof *cfg);
+    if (cfg)
+        ci_config_defaults(cfg);
+    return cfg;
+}
+
+CI_API void ci_config_free(ci_config *cfg)
+{
+    if (!cfg)
+        return;
+    ci_config_clear(cfg);
+    free(cfg);
+}
+
+CI_API int ci_config_set_timeout_ms(ci_config *cfg, unsigned long ms)
+{
+    if (!cfg || ms == 0 || ms > 86400000UL)
+        return CI_EINVAL;
+    cfg->timeout_ms = ms;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_grace_ms(ci_config *cfg, unsigned long ms)
+{
+    if (!cfg || ms == 0 || ms > 600000UL)
+        return CI_EINVAL;
+    cfg->grace_ms = ms;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms)
+{
+    if (!cfg || ms == 0 || ms > 600000UL)
+        return CI_EINVAL;
+    cfg->startup_ms = ms;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes)
+{
+    if (!cfg || bytes < 512 * MIB)
+        return CI_EINVAL;
+    cfg->memory_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes)
+{
+    if (!cfg || bytes < 1024 || bytes > 256 * MIB)
+        return CI_EINVAL;
+    cfg->output_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes)
+{
+    if (!cfg || bytes == 0)
+        return CI_EINVAL;
+    cfg->file_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir)
+{
+    char *copy;
+    if (!cfg || !dir || dir[0] != '/' || strlen(dir) > 3000)
+        return CI_EINVAL;
+    if (!(copy = ci_strdup(dir)))
+        return CI_ENOMEM;
+    free(cfg->workspace_root);
+    cfg->workspace_root = copy;
+    return CI_OK;
+}

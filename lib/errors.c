@@ -1,0 +1,41 @@
+/* Return codes and messages, from the one list in codeinterp.h. */
+#include <stdio.h>
+
+#include "internal.h"
+
+CI_API const char *ci_strerror(int code)
+{
+    switch (code) {
+#define CI_ERROR_CASE_(name, value, message) \
+    case value:                              \
+        return message;
+        CI_ERRORS(CI_ERROR_CASE_)
+#undef CI_ERROR_CASE_
+    }
+    return "unknown error";
+}
+
+/* The detail of the calling thread's last failed ci_session_new(), which
+ * has no session to hold it (libgit2's git_error_last() is per thread too). */
+static _Thread_local char thread_errmsg[1024];
+
+void ci_set_errmsg(ci_session *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+void ci_set_thread_errmsg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(thread_errmsg, sizeof thread_errmsg, fmt, ap);
+    va_end(ap);
+}
+
+CI_API const char *ci_session_errmsg(const ci_session *s)
+{
+    return s ? s->errmsg : thread_errmsg;
+}

@@ -1,0 +1,340 @@
+/*
+ * The session directory and the files moved in and out of its workspace.
+ *
+ * The workspace is written by untrusted cells, so the host never follows a
+ * link found there: names are resolved with openat2(2) RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS (O_NOFOLLOW alone protects only the last component),
+ * files with more than one hard link are refused, and removal works on
+ * descriptors, never through a link.
+ *
+ *   <root>/codeinterp-XXXXXX/     mode 0700, removed by ci_session_free
+ *       workspace/                the cell's working directory
+ *       config/                   HOME and MPLCONFIGDIR of the worker
+ *       tmp/                      TMPDIR of the worker
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+
+static int openat2_safe(int dirfd, const char *name, int flags, mode_t mode)
+{
+    struct open_how how = {.flags = (uint64_t)flags, .mode = mode, .resolve = RESOLVE_SAFE};
+    int fd;
+    do
+        fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+    while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+    return fd;
+}
+
+/* ---- creating and removing the session directory ---- */
+
+int ci_workspace_create(ci_session *s)
+{
+    const char *root = s->cfg.workspace_root;
+    static const char *const subdirs[] = {"workspace", "config", "tmp"};
+    size_t n;
+    int dirfd, i;
+
+    if (!root) {
+        root = getenv("TMPDIR");
+        if (!root || root[0] != '/')
+            root = "/tmp";
+    }
+    n = strlen(root) + sizeof "/codeinterp-XXXXXX";
+    if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {
+        ci_set_errmsg(s, "out of memory");
+        return CI_ENOMEM;
+    }
+    snprintf(s->dir, n, "%s/codeinterp-XXXXXX", root);
+    if (!mkdtemp(s->dir)) { /* mode 0700 */
+        ci_set_errmsg(s, "cannot create a session directory under %s: %s", root, strerror(errno));
+        free(s->dir);
+        s->dir = NULL;
+        return CI_EIO;
+    }
+    snprintf(s->workspace, n + sizeof "/workspace", "%s/workspace", s->dir);
+    dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    for (i = 0; dirfd >= 0 && i < 3; i++)
+        if (mkdirat(dirfd, subdirs[i], 0700) < 0)
+            break;
+    if (dirfd < 0 || i < 3) {
+        ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
+        if (dirfd >= 0)
+            close(dirfd);
+        return CI_EIO;
+    }
+    s->workspace_fd = openat(dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    close(dirfd);
+    if (s->workspace_fd < 0) {
+        ci_set_errmsg(s, "cannot open the workspace: %s", strerror(errno));
+        return CI_EIO;
+    }
+    return CI_OK;
+}
+
+/* Makes the directory @name in @parent readable, writable and searchable
+ * by its owner, without following a link: a cell may have chmod'ed it 000. */
+static void unlock_dir(int parent, const char *name)
+{
+    char proc[64];
+    struct stat st;
+    int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        chmod(proc, 0700); /* the magic link names exactly this inode */
+    }
+    close(fd);
+}
+
+/* Empties the directory @name in @parent and removes it. Below a depth of
+ * 64 a subdirectory is moved up to @top instead of descended into, so any
+ * depth is removed with a bounded number of descriptors and stack. */
+static void remove_dir(int top, int parent, const char *name, int depth, unsigned *moved)
+{
+    DIR *d;
+    struct dirent *e;
+    int fd, removed;
+
+    unlock_dir(parent, name);
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (!(d = fdopendir(fd))) {
+        close(fd);
+        return;
+    }
+    do { /* again until a pass removes nothing: readdir may skip entries */
+        removed = 0;
+        rewinddir(d);
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            if (unlinkat(fd, e->d_name, 0) == 0) {
+                removed = 1;
+            } else if (errno == EISDIR) {
+                if (depth < 64) {
+                    remove_dir(top, fd, e->d_name, depth + 1, moved);
+                    removed = 1;
+                } else {
+                    char flat[32];
+                    snprintf(flat, sizeof flat, ".deep-%u", (*moved)++);
+                    if (renameat(fd, e->d_name, top, flat) == 0)
+                        removed = 1;
+                }
+            }
+        }
+    } while (removed);
+    closedir(d);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+void ci_workspace_remove(ci_session *s)
+{
+    unsigned moved = 0, before;
+    int top;
+
+    if (s->workspace_fd >= 0)
+        close(s->workspace_fd);
+    s->workspace_fd = -1;
+    if (s->dir && (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        /* Deep trees are flattened into the session directory as they are
+         * met; each pass removes them, until nothing new was moved up. */
+        do {
+            static const char *const subdirs[] = {"workspace", "config", "tmp"};
+            char flat[32];
+            before = moved;
+            for (int i = 0; i < 3; i++)
+                remove_dir(top, top, subdirs[i], 0, &moved);
+            for (unsigned k = 0; k < moved; k++) {
+                snprintf(flat, sizeof flat, ".deep-%u", k);
+                remove_dir(top, top, flat, 0, &moved);
+            }
+        } while (moved != before);
+        close(top);
+        rmdir(s->dir);
+    }
+    free(s->dir);
+    free(s->workspace);
+    s->dir = s->workspace = NULL;
+}
+
+/* ---- put and get ---- */
+
+/* The name rules of ci_session_put_file: relative, no empty, "." or ".."
+ * component. */
+static int name_valid(const char *name)
+{
+    const char *p = name;
+    if (!name || !*name || *name == '/' || strlen(name) >= PATH_MAX)
+        return 0;
+    while (*p) {
+        const char *end = strchr(p, '/');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += n;
+        if (*p == '/')
+            p++;
+        if (end && !*p) /* a trailing slash */
+            return 0;
+    }
+    return 1;
+}
+
+static int open_error(ci_session *s, const char *what, const char *name, int err)
+{
+    ci_set_errmsg(s, "%s %s: %s", what, name, strerror(err));
+    switch (err) {
+    case ENOENT:
+        return CI_ENOENT;
+    case ELOOP:  /* a symbolic link on the path */
+    case EXDEV:  /* a path that leaves the workspace */
+    case ENOTDIR:
+    case EISDIR:
+        return CI_EUNSAFE;
+    case ENOMEM:
+        return CI_ENOMEM;
+    default:
+        return CI_EIO;
+    }
+}
+
+CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data, size_t len)
+{
+    static unsigned counter;
+    const char *base, *slash;
+    char tmp[64];
+    int dirfd, fd, rc = CI_OK;
+    size_t done = 0;
+
+    if (!s || !name_valid(name) || (!data && len)) {
+        if (s)
+            ci_set_errmsg(s, "ci_session_put_file: invalid name or data");
+        return CI_EINVAL;
+    }
+    if (len > s->cfg.file_limit) {
+        ci_set_errmsg(s, "%s: %zu bytes is over the file limit of %llu", name, len,
+                      s->cfg.file_limit);
+        return CI_ETOOBIG;
+    }
+    slash = strrchr(name, '/');
+    base = slash ? slash + 1 : name;
+    if (slash) {
+        char *dir = strndup(name, (size_t)(slash - name));
+        if (!dir)
+            return CI_ENOMEM;
+        dirfd = openat2_safe(s->workspace_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        free(dir);
+        if (dirfd < 0)
+            return open_error(s, "cannot open the directory of", name, errno);
+    } else if ((dirfd = dup(s->workspace_fd)) < 0) {
+        return open_error(s, "cannot open the workspace for", name, errno);
+    }
+
+    /* Written aside, then renamed over the name: a link planted under that
+     * name is replaced, never written through. */
+    snprintf(tmp, sizeof tmp, ".ci-put-%ld-%u", (long)getpid(),
+             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = open_error(s, "cannot create", name, errno);
+        close(dirfd);
+        return rc;
+    }
+    while (done < len) {
+        ssize_t n = write(fd, (const char *)data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = open_error(s, "cannot write", name, n < 0 ? errno : EIO);
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (close(fd) < 0 && rc == CI_OK)
+        rc = open_error(s, "cannot write", name, errno);
+    if (rc == CI_OK && renameat(dirfd, tmp, dirfd, base) < 0)
+        rc = open_error(s, "cannot replace", name, errno);
+    if (rc != CI_OK)
+        unlinkat(dirfd, tmp, 0);
+    close(dirfd);
+    return rc;
+}
+
+CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, size_t *len)
+{
+    struct stat st;
+    char *buf;
+    size_t have = 0;
+    int fd;
+
+    if (data)
+        *data = NULL;
+    if (len)
+        *len = 0;
+    if (!s || !data || !len || !name_valid(name)) {
+        if (s)
+            ci_set_errmsg(s, "ci_session_get_file: invalid name or output pointer");
+        return CI_EINVAL;
+    }
+    /* O_NONBLOCK: a FIFO planted under the name must not block the open.
+     * Device nodes cannot appear: the seccomp policy refuses mknod. */
+    fd = openat2_safe(s->workspace_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return open_error(s, "cannot open", name, errno);
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return open_error(s, "cannot stat", name, errno);
+    }
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        ci_set_errmsg(s, "%s: refused, %s", name,
+                      !S_ISREG(st.st_mode) ? "not a regular file" : "it has more than one hard link");
+        close(fd);
+        return CI_EUNSAFE;
+    }
+    if ((unsigned long long)st.st_size > s->cfg.file_limit) {
+        ci_set_errmsg(s, "%s: %lld bytes is over the file limit of %llu", name,
+                      (long long)st.st_size, s->cfg.file_limit);
+        close(fd);
+        return CI_ETOOBIG;
+    }
+    if (!(buf = malloc((size_t)st.st_size + 1))) {
+        close(fd);
+        ci_set_errmsg(s, "%s: out of memory", name);
+        return CI_ENOMEM;
+    }
+    /* The size seen by fstat bounds the read, even if the file grows. */
+    while (have < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            free(buf);
+            close(fd);
+            return open_error(s, "cannot read", name, err);
+        }
+        if (n == 0)
+            break;
+        have += (size_t)n;
+    }
+    close(fd);
+    buf[have] = '\0';
+    *data = buf;
+    *len = have;
+    return CI_OK;
+}

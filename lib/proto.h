@@ -1,0 +1,75 @@
+/*
+ * The frame format between the host library and codeinterp-worker.
+ * Shared by both sides and by nothing else.
+ *
+ * Descriptors the worker is started with (and no others):
+ *   0  /dev/null, read-only          (no stdin: input() raises EOFError)
+ *   1  pipe to the host              (the cell's stdout, read raw by the host)
+ *   2  pipe to the host              (the cell's stderr)
+ *   3  AF_UNIX SOCK_STREAM socket    (this protocol's frames)
+ *
+ * Every frame is a header followed by `len` payload bytes. Both ends run on
+ * one machine, so integers are in host byte order. The worker is untrusted:
+ * the host checks every length against the caps below before it allocates.
+ *
+ * Worker -> host
+ *   READY   once, after the lockdown and before reading any cell.
+ *           payload: u32 CI_PROTO_VERSION, u32 sandbox layers (bit mask,
+ *           reserved, 0 for now).
+ *   RESULT  once per RUN. payload: a sequence of fields, each
+ *           u32 tag (CI_FIELD_*), u32 len, len bytes. Text fields are UTF-8
+ *           without NUL bytes; each is at most the output limit.
+ * Host -> worker
+ *   RUN     payload: u32 execution count, then the cell's UTF-8 source.
+ *
+ * Interrupts travel out of band: the host sends SIGINT to the worker,
+ * which Python turns into KeyboardInterrupt in the cell's main thread.
+ */
+#ifndef CI_PROTO_H
+#define CI_PROTO_H
+
+#include <stdint.h>
+
+#define CI_PROTO_VERSION 1u
+
+#define CI_FD_STDIN 0
+#define CI_FD_STDOUT 1
+#define CI_FD_STDERR 2
+#define CI_FD_CHANNEL 3
+
+/* The largest cell the host sends (bytes of source). */
+#define CI_MAX_CODE_BYTES (16u * 1024 * 1024)
+
+enum ci_frame_type {
+    CI_FRAME_READY = 1,
+    CI_FRAME_RUN = 2,
+    CI_FRAME_RESULT = 3,
+};
+
+struct ci_frame_header {
+    uint32_t type;
+    uint32_t len;
+};
+
+/* Fields of a RESULT frame. OUTCOME is required; the rest are optional and
+ * each may appear at most once. */
+enum ci_field_tag {
+    CI_FIELD_OUTCOME = 1,   /* u32, one of enum ci_outcome */
+    CI_FIELD_VALUE = 2,     /* repr of the last expression */
+    CI_FIELD_ENAME = 3,     /* exception class name */
+    CI_FIELD_EVALUE = 4,    /* str(exception) */
+    CI_FIELD_TRACEBACK = 5, /* formatted traceback, cell frames only */
+    CI_FIELD_FLAGS = 6,     /* u32, CI_FLAG_* */
+};
+
+enum ci_outcome {
+    CI_OUTCOME_OK = 0,
+    CI_OUTCOME_ERROR = 1,     /* the cell raised */
+    CI_OUTCOME_MEMORY = 2,    /* the cell raised MemoryError */
+    CI_OUTCOME_INTERRUPT = 3, /* the cell raised KeyboardInterrupt */
+};
+
+/* FLAGS bits. */
+#define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */
+
+#endif /* CI_PROTO_H */

@@ -1,0 +1,244 @@
+/* Sessions: new, free, restart; the worker's lifetime from start to reap. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void worker_close(struct ci_worker *w)
+{
+    close_fd(&w->pidfd);
+    close_fd(&w->channel);
+    close_fd(&w->out);
+    close_fd(&w->err);
+    w->pid = 0;
+}
+
+/* A sentence for how a reaped worker ended; the name is static. */
+static void describe_end(int st, const char **name, char *value, size_t valuelen)
+{
+    if (WIFEXITED(st)) {
+        *name = "WorkerDied";
+        snprintf(value, valuelen, "the worker exited with status %d", WEXITSTATUS(st));
+    } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
+        *name = "SandboxViolation";
+        snprintf(value, valuelen,
+                 "the worker was killed by the seccomp filter (signal %d, SIGSYS): "
+                 "the cell made a forbidden system call",
+                 SIGSYS);
+    } else if (WIFSIGNALED(st)) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(st));
+        *name = "WorkerDied";
+        snprintf(value, valuelen, "the worker was killed by signal %d (SIG%s)", WTERMSIG(st),
+                 abbrev ? abbrev : "?");
+    } else {
+        *name = "WorkerDied";
+        snprintf(value, valuelen, "the worker ended with wait status %d", st);
+    }
+}
+
+void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
+                    char *value, size_t valuelen)
+{
+    int st = 0, reaped = 0;
+
+    *name = "WorkerDied";
+    snprintf(value, valuelen, "the worker is gone");
+    if (w->pid <= 0) {
+        worker_close(w);
+        return;
+    }
+    for (;;) {
+        pid_t r = waitpid(w->pid, &st, WNOHANG);
+        int64_t left;
+        if (r == w->pid) {
+            reaped = 1;
+            break;
+        }
+        if (r < 0 && errno != EINTR) /* ECHILD: the host reaped it behind our back */
+            break;
+        left = deadline_ms - ci_now_ms();
+        if (left <= 0)
+            break;
+        if (w->pidfd >= 0) {
+            struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
+            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        } else {
+            usleep(5000);
+        }
+    }
+    if (!reaped && errno != ECHILD) {
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        reaped = 1;
+    }
+    if (reaped)
+        describe_end(st, name, value, valuelen);
+    worker_close(w);
+}
+
+void ci_worker_stop(struct ci_worker *w)
+{
+    const char *name;
+    char value[128];
+    if (w->pid > 0)
+        kill(w->pid, SIGKILL);
+    ci_worker_reap(w, ci_now_ms() + 5000, &name, value, sizeof value);
+}
+
+/* Waits for READY, keeping the start of the worker's stderr to explain a
+ * failure (an import error, a lockdown step the kernel refused). */
+static int await_ready(ci_session *s)
+{
+    struct ci_worker *w = &s->worker;
+    int64_t deadline = ci_now_ms() + (int64_t)s->cfg.startup_ms;
+    struct ci_buf err = {0};
+    int truncated = 0;
+    struct ci_drain drain = {{w->out, w->err}, {NULL, &err}, 2048, &truncated};
+    struct ci_reader rd;
+    const char *why = NULL;
+    int rc = CI_ESPAWN, exited = 0;
+
+    ci_reader_init(&rd, 64);
+    for (;;) {
+        struct pollfd p[3] = {{.fd = w->channel, .events = POLLIN},
+                              {.fd = drain.fd[0], .events = POLLIN},
+                              {.fd = drain.fd[1], .events = POLLIN}};
+        int64_t left = deadline - ci_now_ms();
+        int n;
+        if (left <= 0) {
+            why = "it did not become ready within the startup timeout";
+            break;
+        }
+        if (poll(p, 3, (int)(left > 1000 ? 1000 : left)) < 0 && errno != EINTR) {
+            why = strerror(errno);
+            break;
+        }
+        if (ci_drain_pipes(&drain) < 0) {
+            rc = CI_ENOMEM;
+            why = "out of memory";
+            break;
+        }
+        n = ci_reader_pump(&rd, w->channel);
+        if (n == 0)
+            continue;
+        if (n == 1 && rd.type == CI_FRAME_READY && rd.len == 8) {
+            uint32_t version;
+            memcpy(&version, rd.payload, 4);
+            if (version == CI_PROTO_VERSION) {
+                rc = CI_OK;
+                break;
+            }
+        }
+        if (n == -1) {
+            why = "it exited during start-up";
+            exited = 1;
+            ci_drain_pipes(&drain); /* what it wrote before it went */
+        } else {
+            rc = CI_EPROTO;
+            why = "its first message was not a valid READY frame";
+        }
+        break;
+    }
+    ci_reader_reset(&rd);
+    if (rc != CI_OK) {
+        const char *name;
+        char end[160];
+        if (!exited)
+            kill(w->pid, SIGKILL);
+        ci_worker_reap(w, ci_now_ms() + 2000, &name, end, sizeof end);
+        ci_set_errmsg(s, "the worker did not start: %s (%s)%s%s", why, end,
+                      err.len ? "; its stderr: " : "", err.len ? err.data : "");
+    }
+    free(err.data);
+    return rc;
+}
+
+int ci_worker_start(ci_session *s)
+{
+    int rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
+    if (rc != CI_OK)
+        return rc;
+    rc = await_ready(s);
+    if (rc == CI_OK)
+        s->errmsg[0] = '\0';
+    return rc;
+}
+
+CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
+{
+    ci_session *s;
+    struct ci_config defaults;
+    int rc;
+
+    ci_set_thread_errmsg("%s", "");
+    if (!out) {
+        ci_set_thread_errmsg("ci_session_new: out is NULL");
+        return CI_EINVAL;
+    }
+    *out = NULL;
+    if (!(s = calloc(1, sizeof *s))) {
+        ci_set_thread_errmsg("ci_session_new: out of memory");
+        return CI_ENOMEM;
+    }
+    s->workspace_fd = -1;
+    s->worker = (struct ci_worker){.pid = 0, .pidfd = -1, .channel = -1, .out = -1, .err = -1};
+    ci_config_defaults(&defaults);
+    if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) != CI_OK ||
+        (rc = ci_workspace_create(s)) != CI_OK || (rc = ci_worker_start(s)) != CI_OK) {
+        ci_set_thread_errmsg("%s", s->errmsg[0] ? s->errmsg : ci_strerror(rc));
+        ci_session_free(s);
+        return rc;
+    }
+    *out = s;
+    return CI_OK;
+}
+
+CI_API void ci_session_free(ci_session *s)
+{
+    if (!s)
+        return;
+    ci_worker_stop(&s->worker);
+    ci_workspace_remove(s);
+    ci_config_clear(&s->cfg);
+    free(s);
+}
+
+CI_API int ci_session_restart(ci_session *s)
+{
+    int expected = 0, rc;
+    if (!s)
+        return CI_EINVAL;
+    if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
+        ci_set_errmsg(s, "ci_session_restart: a run is in progress");
+        return CI_EBUSY;
+    }
+    ci_worker_stop(&s->worker);
+    s->execution_count = 0;
+    rc = ci_worker_start(s);
+    atomic_store(&s->busy, 0);
+    return rc;
+}
+
+CI_API const char *ci_session_workspace(const ci_session *s)
+{
+    return s ? s->workspace : NULL;
+}
+
+CI_API int ci_session_pid(const ci_session *s)
+{
+    return s && s->worker.pid > 0 ? (int)s->worker.pid : -1;
+}

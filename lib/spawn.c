@@ -1,0 +1,299 @@
+/*
+ * fork + exec of codeinterp-worker.
+ *
+ * Everything the child needs (paths, argv, envp, descriptors) is prepared
+ * before the fork; between fork and exec the child makes only
+ * async-signal-safe calls (signal-safety(7)) and reports a failure through
+ * a close-on-exec pipe, as musl's posix_spawn does.
+ *
+ * The fork runs on a library-owned thread that lives as long as the
+ * process: PR_SET_PDEATHSIG fires when the *thread* that forked exits
+ * (prctl(2)), so a worker forked from a short-lived host thread would be
+ * killed with it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef CI_WORKER_PATH
+#define CI_WORKER_PATH "/usr/local/libexec/codeinterp/codeinterp-worker"
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* What the child does, all of it prepared by the parent. */
+struct spawn_job {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int fds[4];   /* become the worker's 0..3; all >= 4 here */
+    int status_w; /* close-on-exec; the child writes its errno on failure */
+    long max_fd;
+    pid_t pid;    /* out: > 0, or -errno of fork */
+    int done;
+};
+
+/* Steps whose failure the child reports, as the first byte of its report. */
+enum { STEP_DUP = 1, STEP_FDS, STEP_CHDIR, STEP_EXEC };
+
+static void child_fail(int status_w, int step)
+{
+    int report[2] = {step, errno};
+    ssize_t n = write(status_w, report, sizeof report);
+    (void)n;
+    _exit(127);
+}
+
+/* Runs in the child: async-signal-safe calls only. */
+static void child_exec(const struct spawn_job *j)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int fd, sig;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &dfl, NULL); /* fails harmlessly for SIGKILL, SIGSTOP */
+
+    for (fd = 0; fd < 4; fd++)
+        if (dup2(j->fds[fd], fd) < 0)
+            child_fail(j->status_w, STEP_DUP);
+    /* Every other descriptor, the host's included, must not survive exec. */
+    if (syscall(SYS_close_range, 4U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+        for (fd = 4; fd < j->max_fd; fd++)
+            if (fd != j->status_w)
+                close(fd);
+    }
+    if (chdir(j->cwd) < 0)
+        child_fail(j->status_w, STEP_CHDIR);
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(j->path, j->argv, j->envp);
+    child_fail(j->status_w, STEP_EXEC);
+}
+
+/* ---- the spawner thread ---- */
+
+static pthread_mutex_t spawner_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spawner_cond = PTHREAD_COND_INITIALIZER;
+static struct spawn_job *spawner_job;
+static pid_t spawner_owner; /* the process whose spawner thread runs */
+
+static void *spawner_main(void *unused)
+{
+    pthread_mutex_lock(&spawner_lock);
+    for (;;) {
+        struct spawn_job *j;
+        while (!spawner_job || spawner_job->done)
+            pthread_cond_wait(&spawner_cond, &spawner_lock);
+        j = spawner_job;
+        pthread_mutex_unlock(&spawner_lock);
+
+        /* All signals are blocked on this thread, so no host handler can
+         * run in the child before child_exec resets them. */
+        j->pid = fork();
+        if (j->pid == 0)
+            child_exec(j);
+        if (j->pid < 0)
+            j->pid = -errno;
+
+        pthread_mutex_lock(&spawner_lock);
+        j->done = 1;
+        pthread_cond_broadcast(&spawner_cond);
+    }
+    return NULL;
+}
+
+/* Starts the spawner thread once per process (again in a forked child,
+ * which has no threads but the one that forked). Called with the lock. */
+static int spawner_ensure(void)
+{
+    pthread_attr_t attr;
+    pthread_t tid;
+    sigset_t all, old;
+    int rc;
+
+    if (spawner_owner == getpid())
+        return 0;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it */
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    rc = pthread_create(&tid, &attr, spawner_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        return -rc;
+    spawner_owner = getpid();
+    return 0;
+}
+
+static pid_t spawner_fork(struct spawn_job *j)
+{
+    int rc;
+    pthread_mutex_lock(&spawner_lock);
+    if ((rc = spawner_ensure()) < 0) {
+        pthread_mutex_unlock(&spawner_lock);
+        return rc;
+    }
+    while (spawner_job && !spawner_job->done)
+        pthread_cond_wait(&spawner_cond, &spawner_lock);
+    spawner_job = j;
+    pthread_cond_broadcast(&spawner_cond);
+    while (!j->done)
+        pthread_cond_wait(&spawner_cond, &spawner_lock);
+    spawner_job = NULL;
+    pthread_cond_broadcast(&spawner_cond);
+    pthread_mutex_unlock(&spawner_lock);
+    return j->pid;
+}
+
+/* ---- preparing and starting one worker ---- */
+
+/* Moves @fd to a number >= 4 so the child's dup2 onto 0..3 cannot clobber
+ * another source; close-on-exec either way. */
+static int fd_above_stdio(int fd)
+{
+    int moved;
+    if (fd < 0 || fd >= 4)
+        return fd;
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+    close(fd);
+    return moved;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+{
+    char a_parent[32], a_memory[32], a_fsize[32], a_output[32];
+    char e_home[4200], e_mpl[4200], e_tmp[4200];
+    const char *path = getenv("CODEINTERP_WORKER");
+    struct spawn_job j;
+    int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int status[2] = {-1, -1}, null = -1, report[2], rc = CI_ESPAWN;
+    ssize_t n;
+    pid_t pid;
+
+    if (!path || !*path)
+        path = CI_WORKER_PATH;
+    if (access(path, X_OK) < 0) {
+        snprintf(msg, msglen, "worker %s is not executable: %s", path, strerror(errno));
+        return CI_ESPAWN;
+    }
+
+    snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
+    snprintf(a_memory, sizeof a_memory, "%llu", s->cfg.memory_limit);
+    snprintf(a_fsize, sizeof a_fsize, "%llu", s->cfg.file_limit);
+    snprintf(a_output, sizeof a_output, "%zu", s->cfg.output_limit);
+    char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
+                    "--fsize", a_fsize, "--output-limit", a_output, NULL};
+
+    /* An explicit environment: nothing of the host's passes through. */
+    snprintf(e_home, sizeof e_home, "HOME=%s/config", s->dir);
+    snprintf(e_mpl, sizeof e_mpl, "MPLCONFIGDIR=%s/config", s->dir);
+    snprintf(e_tmp, sizeof e_tmp, "TMPDIR=%s/tmp", s->dir);
+    char *envp[] = {"PATH=/usr/bin:/bin", e_home, "LANG=C.UTF-8", e_mpl, "MPLBACKEND=Agg",
+                    e_tmp, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
+                    /* glibc reserves 64 MiB of address space per malloc
+                     * arena; RLIMIT_AS would run out early otherwise. */
+                    "MALLOC_ARENA_MAX=2", NULL};
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 ||
+        pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        pipe2(status, O_CLOEXEC) < 0 ||
+        (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(msg, msglen, "cannot create the worker's descriptors: %s", strerror(errno));
+        goto fail;
+    }
+    memset(&j, 0, sizeof j);
+    j.path = path;
+    j.argv = argv;
+    j.envp = envp;
+    j.cwd = s->workspace;
+    j.fds[0] = null = fd_above_stdio(null);
+    j.fds[1] = out[1] = fd_above_stdio(out[1]);
+    j.fds[2] = err[1] = fd_above_stdio(err[1]);
+    j.fds[3] = chan[1] = fd_above_stdio(chan[1]);
+    j.status_w = status[1] = fd_above_stdio(status[1]);
+    j.max_fd = sysconf(_SC_OPEN_MAX);
+    if (j.max_fd < 0 || j.max_fd > 65536)
+        j.max_fd = 65536;
+    if (null < 0 || out[1] < 0 || err[1] < 0 || chan[1] < 0 || status[1] < 0) {
+        snprintf(msg, msglen, "cannot arrange the worker's descriptors: %s", strerror(errno));
+        goto fail;
+    }
+
+    pid = spawner_fork(&j);
+    if (pid < 0) {
+        snprintf(msg, msglen, "fork failed: %s", strerror((int)-pid));
+        goto fail;
+    }
+    close_fd(&status[1]);
+    close_fd(&null);
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    close_fd(&chan[1]);
+
+    /* EOF means exec succeeded (the write end was close-on-exec). */
+    do
+        n = read(status[0], report, sizeof report);
+    while (n < 0 && errno == EINTR);
+    if (n != 0) {
+        static const char *const step[] = {"", "dup2", "close descriptors", "chdir", "execve"};
+        int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
+        snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
+                 n == sizeof report ? strerror(report[1]) : "no report");
+        s->worker = (struct ci_worker){.pid = pid, .pidfd = -1, .channel = -1, .out = -1, .err = -1};
+        ci_worker_stop(&s->worker); /* reaps the failed child */
+        goto fail;
+    }
+
+    s->worker.pid = pid;
+    s->worker.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    s->worker.channel = chan[0];
+    s->worker.out = out[0];
+    s->worker.err = err[0];
+    chan[0] = out[0] = err[0] = -1;
+    if ((s->worker.pidfd >= 0 && fcntl(s->worker.pidfd, F_SETFD, FD_CLOEXEC) < 0) ||
+        fcntl(s->worker.channel, F_SETFL, O_NONBLOCK) < 0 ||
+        fcntl(s->worker.out, F_SETFL, O_NONBLOCK) < 0 ||
+        fcntl(s->worker.err, F_SETFL, O_NONBLOCK) < 0) {
+        snprintf(msg, msglen, "fcntl on the worker's descriptors failed: %s", strerror(errno));
+        ci_worker_stop(&s->worker);
+        goto fail;
+    }
+    rc = CI_OK;
+fail:
+    close_fd(&chan[0]);
+    close_fd(&chan[1]);
+    close_fd(&out[0]);
+    close_fd(&out[1]);
+    close_fd(&err[0]);
+    close_fd(&err[1]);
+    close_fd(&status[0]);
+    close_fd(&status[1]);
+    close_fd(&null);
+    return rc;
+}
