@@ -1,6 +1,6 @@
 /*
- * Host-side internals shared by lib/ sources (the host library). Never installed,
- * the worker.
+ * Host-side internals shared by the host library's sources. Never
+ * installed, never included by the worker.
  */
 #ifndef CI_INTERNAL_H
 #define CI_INTERNAL_H
