@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -151,7 +153,10 @@ static void await_result(struct run *run)
             return;
         }
         if (!run->interrupted && now >= run->deadline) {
-            kill(w->pid, SIGINT); /* KeyboardInterrupt in the cell */
+            /* To the main thread, where Python raises KeyboardInterrupt:
+             * a thread the cell started may not block SIGINT, and a
+             * signal it took would not wake the main thread's sleep. */
+            syscall(SYS_tgkill, w->pid, w->pid, SIGINT);
             run->interrupted = 1;
         }
         next = run->interrupted ? run->hard : run->deadline;

@@ -1,0 +1,342 @@
+/*
+ * CPython inside the worker: an isolated start-up, the warm imports, and
+ * the cell runner, which gives a cell notebook semantics and turns its
+ * fate into the fields of a RESULT.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+#include "worker.h"
+
+/* Debian's python3 lives under /usr. Naming its home skips the search
+ * next to the executable, so a stray pyvenv.cfg or lib/python3.11 near
+ * build/ cannot redirect the standard library. */
+#ifndef CI_PYTHON_HOME
+#define CI_PYTHON_HOME L"/usr"
+#endif
+
+/*
+ * The runner, compiled once as "<codeinterp>"; its frames are cut from
+ * every traceback by that name. run(count, source, limit) returns
+ * (outcome, flags, value, ename, evalue, traceback), the texts as UTF-8
+ * bytes or None, and never raises unless interrupted or out of memory
+ * while reporting.
+ */
+static const char runner_src[] =
+    "import ast, gc, io, linecache, os, sys, tokenize, traceback\n"
+    "\n"
+    "OK, ERROR, MEMORY, INTERRUPT = 0, 1, 2, 3\n"
+    "TRUNCATED = 1\n"
+    "_SELF = (lambda: 0).__code__.co_filename\n"
+    "_ns = sys.modules['__main__'].__dict__\n"
+    "_QUIET = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,\n"
+    "                    tokenize.INDENT, tokenize.DEDENT,\n"
+    "                    tokenize.ENDMARKER})\n"
+    "\n"
+    "# Modules a cell writes into the workspace import as in a notebook, but\n"
+    "# never shadow the standard library or the installed packages.\n"
+    "sys.path.append(os.getcwd())\n"
+    "\n"
+    "def _lines(source):\n"
+    "    # Split where the parser counts lines, so linenos index the list.\n"
+    "    return io.StringIO(source, newline=None).readlines()\n"
+    "\n"
+    "def _silenced(lines, last):\n"
+    "    # True if the last real token after the last statement is ';'.\n"
+    "    # Only that tail is tokenized: a long cell costs nothing more.\n"
+    "    final = None\n"
+    "    try:\n"
+    "        rest = lines[last.end_lineno - 1].encode()[last.end_col_offset:]\n"
+    "        tail = iter([rest.decode()] + lines[last.end_lineno:])\n"
+    "        for tok in tokenize.generate_tokens(tail.__next__):\n"
+    "            if tok.type not in _QUIET:\n"
+    "                final = tok.string\n"
+    "    except (tokenize.TokenError, SyntaxError, ValueError, IndexError):\n"
+    "        return False\n"
+    "    return final == ';'\n"
+    "\n"
+    "def _execute(filename, data):\n"
+    "    source = data.decode('utf-8')\n"
+    "    lines = _lines(source)\n"
+    "    linecache.cache[filename] = (len(source), None, lines, filename)\n"
+    "    # compile(), not ast.parse(): a SyntaxError gets no ast.py frame\n"
+    "    tree = compile(source, filename, 'exec', ast.PyCF_ONLY_AST, True)\n"
+    "    last = None\n"
+    "    if (tree.body and isinstance(tree.body[-1], ast.Expr)\n"
+    "            and not _silenced(lines, tree.body[-1])):\n"
+    "        last = compile(ast.Expression(tree.body.pop().value), filename,\n"
+    "                       'eval', dont_inherit=True)\n"
+    "    body = compile(tree, filename, 'exec', dont_inherit=True)\n"
+    "    exec(body, _ns)\n"
+    "    if last is None:\n"
+    "        return None\n"
+    "    result = eval(last, _ns)\n"
+    "    if result is None:\n"
+    "        return None\n"
+    "    text = repr(result)\n"
+    "    _ns['_'] = result\n"
+    "    return text\n"
+    "\n"
+    "def _flush():\n"
+    "    for name in ('stdout', 'stderr', '__stdout__', '__stderr__'):\n"
+    "        try:\n"
+    "            getattr(sys, name).flush()\n"
+    "        except BaseException:\n"
+    "            pass\n"
+    "\n"
+    "def _text(s, limit):\n"
+    "    # UTF-8 whatever s holds, NULs spelled out, cut on a character\n"
+    "    # boundary at limit bytes. Returns (bytes, cut).\n"
+    "    b = s[:limit].encode('utf-8', 'backslashreplace')\n"
+    "    b = b.replace(b'\\0', b'\\\\x00')\n"
+    "    if len(s) <= limit and len(b) <= limit:\n"
+    "        return b, False\n"
+    "    return b[:limit].decode('utf-8', 'ignore').encode(), True\n"
+    "\n"
+    "def _traceback(exc):\n"
+    "    tb = exc.__traceback__\n"
+    "    while tb is not None and tb.tb_frame.f_code.co_filename == _SELF:\n"
+    "        tb = tb.tb_next\n"
+    "    return ''.join(traceback.format_exception(type(exc), exc, tb))\n"
+    "\n"
+    "def _report(value, exc, limit):\n"
+    "    if exc is None:\n"
+    "        outcome, texts = OK, [value, None, None, None]\n"
+    "    else:\n"
+    "        name = type(exc).__qualname__\n"
+    "        if isinstance(exc, MemoryError):\n"
+    "            # numpy's _ArrayMemoryError too: the API promises this name;\n"
+    "            # the traceback still names the class.\n"
+    "            outcome, name = MEMORY, 'MemoryError'\n"
+    "        elif isinstance(exc, KeyboardInterrupt):\n"
+    "            outcome = INTERRUPT\n"
+    "        else:\n"
+    "            outcome = ERROR\n"
+    "        try:\n"
+    "            message = str(exc)\n"
+    "        except BaseException:\n"
+    "            message = '<exception str() failed>'\n"
+    "        try:\n"
+    "            tb = _traceback(exc)\n"
+    "        except BaseException:\n"
+    "            tb = None\n"
+    "        texts = [None, name, message, tb]\n"
+    "    flags = 0\n"
+    "    for i, s in enumerate(texts):\n"
+    "        if s is not None:\n"
+    "            texts[i], cut = _text(s, limit)\n"
+    "            flags |= TRUNCATED if cut else 0\n"
+    "    return (outcome, flags, *texts)\n"
+    "\n"
+    "def run(count, data, limit):\n"
+    "    try:\n"
+    "        value, exc = _execute(f'<cell {count}>', data), None\n"
+    "    except BaseException as e:\n"
+    "        value, exc = None, e\n"
+    "    try:\n"
+    "        _flush()\n"
+    "        return _report(value, exc, limit)\n"
+    "    finally:\n"
+    "        # The exception's frames may hold the cell's big locals: drop\n"
+    "        # them now, and collect cycles after a MemoryError.\n"
+    "        low = isinstance(exc, MemoryError)\n"
+    "        del value, exc\n"
+    "        if low:\n"
+    "            gc.collect()\n";
+
+static PyObject *run_fn;        /* the runner's run() */
+static PyThreadState *main_ts;  /* parked here while no cell runs */
+
+static _Noreturn void python_failed(const char *what)
+{
+    if (PyErr_Occurred())
+        PyErr_Print();
+    ci_fatal(CI_EXIT_PYTHON, "%s", what);
+}
+
+static void check_status(PyStatus st)
+{
+    if (PyStatus_Exception(st))
+        ci_fatal(CI_EXIT_PYTHON, "%s: %s", st.func ? st.func : "python",
+                 st.err_msg ? st.err_msg : "initialisation failed");
+}
+
+static void init_python(void)
+{
+    PyPreConfig pre;
+    PyConfig cfg;
+    PyStatus st;
+
+    /* The isolated configuration ignores the locale; without UTF-8 mode
+     * stdout would be ASCII and print('\u2713') would fail. */
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = 1;
+    check_status(Py_PreInitialize(&pre));
+
+    /* Isolated: no PYTHON* variables, no user site. */
+    PyConfig_InitIsolatedConfig(&cfg);
+    cfg.install_signal_handlers = 1; /* SIGINT -> KeyboardInterrupt */
+    cfg.buffered_stdio = 0;          /* output reaches the host as written */
+    st = PyConfig_SetString(&cfg, &cfg.home, CI_PYTHON_HOME);
+    if (!PyStatus_Exception(st))
+        st = Py_InitializeFromConfig(&cfg);
+    PyConfig_Clear(&cfg);
+    check_status(st);
+}
+
+static PyObject *warm_import(const char *name)
+{
+    PyObject *m = PyImport_ImportModule(name);
+
+    if (!m) {
+        PyErr_Print();
+        ci_fatal(CI_EXIT_PYTHON, "warm-up: cannot import %s", name);
+    }
+    return m;
+}
+
+/* Imported once here, so a cell finds them loaded. */
+static void warm(void)
+{
+    PyObject *mpl, *r;
+
+    Py_DECREF(warm_import("numpy"));
+    Py_DECREF(warm_import("pandas"));
+    mpl = warm_import("matplotlib");
+    r = PyObject_CallMethod(mpl, "use", "s", "Agg");
+    if (!r)
+        python_failed("warm-up: matplotlib.use('Agg') failed");
+    Py_DECREF(r);
+    Py_DECREF(mpl);
+    Py_DECREF(warm_import("matplotlib.pyplot"));
+}
+
+static void load_runner(void)
+{
+    PyObject *code, *globals, *r;
+
+    code = Py_CompileString(runner_src, "<codeinterp>", Py_file_input);
+    globals = PyDict_New();
+    if (!code || !globals ||
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
+        python_failed("cannot compile the cell runner");
+    r = PyEval_EvalCode(code, globals, globals);
+    if (!r)
+        python_failed("cannot start the cell runner");
+    run_fn = PyDict_GetItemString(globals, "run");
+    if (!run_fn)
+        python_failed("the cell runner has no run()");
+    Py_INCREF(run_fn);
+    Py_DECREF(r);
+    Py_DECREF(code);
+    Py_DECREF(globals);
+}
+
+void ci_interp_start(void)
+{
+    init_python();
+    warm();
+    load_runner();
+    main_ts = PyEval_SaveThread();
+}
+
+/* Takes the runner's tuple apart. Returns 0 if it is not what run()
+ * returns (a cell can reach the runner's globals and replace them). */
+static int unpack(PyObject *res, size_t limit, struct ci_cell *out)
+{
+    struct ci_text *texts[4] = {&out->value, &out->ename, &out->evalue,
+                                &out->traceback};
+    unsigned long num[2];
+
+    if (!PyTuple_CheckExact(res) || PyTuple_GET_SIZE(res) != 6)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        num[i] = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(res, i));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    if (num[0] > CI_OUTCOME_INTERRUPT || num[1] > CI_FLAG_TRUNCATED)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        PyObject *t = PyTuple_GET_ITEM(res, i + 2);
+
+        if (t == Py_None)
+            continue;
+        if (!PyBytes_CheckExact(t) || (size_t)PyBytes_GET_SIZE(t) > limit)
+            return 0;
+        texts[i]->data = PyBytes_AS_STRING(t);
+        texts[i]->len = (size_t)PyBytes_GET_SIZE(t);
+    }
+    out->outcome = (uint32_t)num[0];
+    out->flags = (uint32_t)num[1];
+    out->owner = res;
+    return 1;
+}
+
+/* The runner itself failed (interrupted or out of memory while
+ * reporting, or tampered with): say what we can without allocating. */
+static void describe_failure(struct ci_cell *out)
+{
+    static char name[128];
+    static const char why[] = "the cell runner failed; no more is known";
+    PyObject *type, *value, *tb;
+    const char *n = "SystemError", *dot;
+
+    PyErr_Fetch(&type, &value, &tb);
+    out->outcome = CI_OUTCOME_ERROR;
+    if (type && PyType_Check(type)) {
+        n = ((PyTypeObject *)type)->tp_name;
+        dot = strrchr(n, '.');
+        n = dot ? dot + 1 : n;
+        if (PyErr_GivenExceptionMatches(type, PyExc_MemoryError)) {
+            out->outcome = CI_OUTCOME_MEMORY;
+            n = "MemoryError"; /* as the runner names every subclass */
+        } else if (PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) {
+            out->outcome = CI_OUTCOME_INTERRUPT;
+        }
+    }
+    /* Copied: the type, and its name, may go away with the reference. */
+    snprintf(name, sizeof(name), "%s", n);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    out->ename = (struct ci_text){name, strlen(name)};
+    out->evalue = (struct ci_text){why, sizeof(why) - 1};
+}
+
+void ci_interp_run(uint32_t count, const char *src, size_t len,
+                   size_t output_limit, struct ci_cell *out)
+{
+    PyObject *res;
+
+    PyEval_RestoreThread(main_ts);
+    memset(out, 0, sizeof(*out));
+    /* A SIGINT that came after the previous cell ended is stale: clear it
+     * (3.11 clears the SIGINT flag here) so it cannot hit this cell. */
+    PyOS_InterruptOccurred();
+    res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
+                                (Py_ssize_t)len, (Py_ssize_t)output_limit);
+    /* Extensions' C stdio buffers, so their output precedes the RESULT. */
+    fflush(NULL);
+    if (!res) {
+        describe_failure(out);
+    } else if (!unpack(res, output_limit, out)) {
+        Py_DECREF(res);
+        memset(out, 0, sizeof(*out));
+        PyErr_SetString(PyExc_SystemError, "bad runner result");
+        describe_failure(out);
+    }
+}
+
+void ci_interp_cell_done(struct ci_cell *cell)
+{
+    Py_XDECREF((PyObject *)cell->owner);
+    cell->owner = NULL;
+    main_ts = PyEval_SaveThread();
+}

@@ -1,0 +1,342 @@
+/*
+ * codeinterp-worker: one session's Python interpreter.
+ *
+ *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
+ *                     --output-limit BYTES
+ *
+ * The host starts it with the descriptors of lib/proto.h. Its life, in
+ * order: check the command line and descriptors, tie itself to the host,
+ * warm CPython with SIGINT blocked, lock itself down, say READY, then run
+ * one cell per RUN frame until the host closes the channel.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "worker.h"
+
+/* Four text fields of output_limit bytes each must fit a u32 frame. */
+#define MAX_OUTPUT_LIMIT (512u * 1024 * 1024)
+
+struct args {
+    pid_t parent;
+    struct ci_limits limits;
+};
+
+_Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("codeinterp-worker: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    _exit(code);
+}
+
+static _Noreturn void usage(const char *why)
+{
+    ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
+             "--memory BYTES --fsize BYTES --output-limit BYTES", why);
+}
+
+/* A decimal number from 1 to @max: digits only, no sign, no spaces. */
+static uint64_t parse_number(const char *opt, const char *s, uint64_t max)
+{
+    uint64_t v = 0;
+
+    for (const char *p = s; *p; p++) {
+        unsigned d = (unsigned)(*p - '0');
+
+        if (d > 9 || v > (max - d) / 10)
+            goto bad;
+        v = v * 10 + d;
+    }
+    if (v > 0)
+        return v;
+bad:
+    ci_fatal(CI_EXIT_USAGE, "%s wants a decimal number from 1 to %llu, "
+             "not '%s'", opt, (unsigned long long)max, s);
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+    static const char *const names[] = {"--parent", "--memory", "--fsize",
+                                        "--output-limit"};
+    uint64_t val[4];
+    int seen[4] = {0};
+
+    if (argc != 9)
+        usage("wrong number of arguments");
+    for (int i = 1; i < argc; i += 2) {
+        int k = 0;
+
+        while (k < 4 && strcmp(argv[i], names[k]) != 0)
+            k++;
+        if (k == 4)
+            usage("unknown option");
+        if (seen[k]++)
+            usage("an option is given twice");
+        val[k] = parse_number(names[k], argv[i + 1],
+                              k == 0 ? (uint64_t)INT_MAX
+                              : k == 3 ? MAX_OUTPUT_LIMIT
+                              : (uint64_t)INT64_MAX);
+    }
+    a->parent = (pid_t)val[0];
+    a->limits.memory = val[1];
+    a->limits.fsize = val[2];
+    a->limits.output_limit = (size_t)val[3];
+}
+
+static void check_descriptors(void)
+{
+    for (int fd = CI_FD_STDIN; fd <= CI_FD_CHANNEL; fd++)
+        if (fcntl(fd, F_GETFD) < 0)
+            ci_fatal(CI_EXIT_DESCRIPTORS, "descriptor %d is not open", fd);
+    /* Anything else would be a host's leak, perhaps another session's
+     * channel: a cell must not inherit it. */
+    if (close_range(CI_FD_CHANNEL + 1, ~0u, 0) != 0)
+        ci_fatal(CI_EXIT_DESCRIPTORS, "close_range: %s", strerror(errno));
+}
+
+static void set_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    int err = pthread_sigmask(how, set, old);
+
+    if (err)
+        ci_fatal(CI_EXIT_SIGMASK, "pthread_sigmask: %s", strerror(err));
+}
+
+/* Exits as soon as the host's end of the channel closes, even while a
+ * cell keeps the main thread busy. Only hang-ups wake it: frames (POLLIN)
+ * are the main thread's business. */
+static void *watchdog(void *unused)
+{
+    struct pollfd p = {.fd = CI_FD_CHANNEL, .events = POLLRDHUP};
+
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    _exit(CI_EXIT_HOST_GONE);
+}
+
+/* The thread starts with every signal blocked, so SIGINT always goes to
+ * the main thread. */
+static void start_watchdog(void)
+{
+    sigset_t all, old;
+    pthread_attr_t attr;
+    pthread_t tid;
+    int err;
+
+    sigfillset(&all);
+    set_sigmask(SIG_SETMASK, &all, &old);
+    /* A small stack: the memory limit counts address space. */
+    err = pthread_attr_init(&attr);
+    if (!err)
+        err = pthread_attr_setstacksize(&attr, 64 * 1024);
+    if (!err)
+        err = pthread_create(&tid, &attr, watchdog, NULL);
+    if (err)
+        ci_fatal(CI_EXIT_WATCHDOG, "watchdog thread: %s", strerror(err));
+    pthread_attr_destroy(&attr);
+    pthread_detach(tid);
+    set_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ------------------------------------------------------------ channel */
+
+/* Sends a whole frame. A host that went away ends the worker. */
+static void send_frame(uint32_t type, struct iovec *iov, int n)
+{
+    struct ci_frame_header h = {.type = type, .len = 0};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+
+    for (int i = 1; i < n; i++)
+        h.len += (uint32_t)iov[i].iov_len;
+    iov[0].iov_base = &h;
+    iov[0].iov_len = sizeof(h);
+    while (msg.msg_iovlen > 0) {
+        ssize_t w = sendmsg(CI_FD_CHANNEL, &msg, MSG_NOSIGNAL);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EPIPE || errno == ECONNRESET)
+                _exit(CI_EXIT_HOST_GONE);
+            ci_fatal(CI_EXIT_PROTOCOL, "send: %s", strerror(errno));
+        }
+        while (msg.msg_iovlen > 0 && (size_t)w >= msg.msg_iov->iov_len) {
+            w -= (ssize_t)msg.msg_iov->iov_len;
+            msg.msg_iov++;
+            msg.msg_iovlen--;
+        }
+        if (msg.msg_iovlen > 0) {
+            msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + w;
+            msg.msg_iov->iov_len -= (size_t)w;
+        }
+    }
+}
+
+/* Reads exactly @len bytes. Returns 0 on EOF before the first byte (when
+ * @eof_ok); EOF anywhere else or an error is a protocol failure. */
+static int read_exact(void *buf, size_t len, int eof_ok)
+{
+    size_t got = 0;
+
+    while (got < len) {
+        ssize_t r = read(CI_FD_CHANNEL, (char *)buf + got, len - got);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            ci_fatal(CI_EXIT_PROTOCOL, "read: %s", strerror(errno));
+        if (r == 0) {
+            if (got == 0 && eof_ok)
+                return 0;
+            ci_fatal(CI_EXIT_PROTOCOL, "the channel closed inside a frame");
+        }
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+static void send_ready(void)
+{
+    uint32_t payload[2] = {CI_PROTO_VERSION, 0};
+    struct iovec iov[2] = {{0}, {payload, sizeof(payload)}};
+
+    send_frame(CI_FRAME_READY, iov, 2);
+}
+
+/* One field of a RESULT: its u32 tag and length, then its bytes. */
+struct field {
+    uint32_t head[2];
+    uint32_t num;
+};
+
+static int add_u32(struct iovec *iov, struct field *f, uint32_t tag,
+                   uint32_t v)
+{
+    f->head[0] = tag;
+    f->head[1] = sizeof(f->num);
+    f->num = v;
+    iov[0] = (struct iovec){f->head, sizeof(f->head)};
+    iov[1] = (struct iovec){&f->num, sizeof(f->num)};
+    return 2;
+}
+
+static int add_text(struct iovec *iov, struct field *f, uint32_t tag,
+                    const struct ci_text *t)
+{
+    if (!t->data)
+        return 0;
+    f->head[0] = tag;
+    f->head[1] = (uint32_t)t->len;
+    iov[0] = (struct iovec){f->head, sizeof(f->head)};
+    iov[1] = (struct iovec){(void *)t->data, t->len};
+    return 2;
+}
+
+static void send_result(const struct ci_cell *c)
+{
+    struct field f[6];
+    struct iovec iov[1 + 2 * 6];
+    int n = 1;
+
+    n += add_u32(iov + n, &f[0], CI_FIELD_OUTCOME, c->outcome);
+    n += add_u32(iov + n, &f[1], CI_FIELD_FLAGS, c->flags);
+    n += add_text(iov + n, &f[2], CI_FIELD_VALUE, &c->value);
+    n += add_text(iov + n, &f[3], CI_FIELD_ENAME, &c->ename);
+    n += add_text(iov + n, &f[4], CI_FIELD_EVALUE, &c->evalue);
+    n += add_text(iov + n, &f[5], CI_FIELD_TRACEBACK, &c->traceback);
+    send_frame(CI_FRAME_RESULT, iov, n);
+}
+
+/* The cell's source did not fit in memory: skip it and say so. */
+static void refuse_cell(size_t len)
+{
+    static const char ename[] = "MemoryError";
+    static const char evalue[] = "no memory to receive the cell";
+    char sink[4096];
+    struct ci_cell c = {
+        .outcome = CI_OUTCOME_MEMORY,
+        .ename = {ename, sizeof(ename) - 1},
+        .evalue = {evalue, sizeof(evalue) - 1},
+    };
+
+    while (len > 0) {
+        size_t n = len < sizeof(sink) ? len : sizeof(sink);
+
+        read_exact(sink, n, 0);
+        len -= n;
+    }
+    send_result(&c);
+}
+
+/* Reads RUN frames and answers each with one RESULT, until EOF. */
+static _Noreturn void serve(size_t output_limit)
+{
+    for (;;) {
+        struct ci_frame_header h;
+        uint32_t count;
+        struct ci_cell cell;
+        char *src;
+        size_t len;
+
+        if (!read_exact(&h, sizeof(h), 1))
+            _exit(CI_EXIT_HOST_GONE);
+        if (h.type != CI_FRAME_RUN || h.len < sizeof(count) ||
+            h.len - sizeof(count) > CI_MAX_CODE_BYTES)
+            ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32
+                     ", length %" PRIu32 ")", h.type, h.len);
+        read_exact(&count, sizeof(count), 0);
+        len = h.len - sizeof(count);
+        src = malloc(len + 1);
+        if (!src) {
+            refuse_cell(len);
+            continue;
+        }
+        read_exact(src, len, 0);
+        ci_interp_run(count, src, len, output_limit, &cell);
+        free(src);
+        send_result(&cell);
+        ci_interp_cell_done(&cell);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    sigset_t sigint;
+
+    parse_args(argc, argv, &a);
+    check_descriptors();
+    ci_tie_to_parent(a.parent);
+
+    /* Threads started while importing inherit a blocked SIGINT, so the
+     * host's interrupt can only land on the main thread. */
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    set_sigmask(SIG_BLOCK, &sigint, NULL);
+    start_watchdog();
+
+    ci_interp_start();
+    set_sigmask(SIG_UNBLOCK, &sigint, NULL);
+
+    ci_lockdown(a.parent, &a.limits);
+    send_ready();
+    serve(a.limits.output_limit);
+}

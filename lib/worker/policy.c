@@ -1,0 +1,356 @@
+/*
+ * The worker's seccomp policy: what a Python data-science process needs,
+ * one rule a line with its reason, applied with libseccomp.
+ *
+ * Anything not listed fails with EPERM, so a cell gets a Python exception
+ * and the session goes on. Among the calls refused that way on purpose:
+ * fork, vfork, execve, execveat (os.fork, subprocess, os.system fail
+ * cleanly); socket of any family, connect, bind, listen, accept (no
+ * network); tkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_*
+ * (signals leave the process only through kill and tgkill, checked
+ * below); chown, setuid and the other credential calls; seccomp itself.
+ *
+ * The filter is for x86_64 only. Any other architecture, i386's int 0x80
+ * included, takes the bad-architecture action, which kills the process;
+ * so do x32 numbers (bit 0x40000000), for which libseccomp adds that same
+ * check to an x86_64-only filter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#ifndef __x86_64__
+#error "the seccomp policy is written for x86_64"
+#endif
+
+/* The flags glibc's pthread_create passes to clone. */
+#define THREAD_FLAGS                                                     \
+    (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |  \
+     CLONE_SYSVSEM)
+/* Namespaces, which a thread of ours never creates. */
+#define NEW_NAMESPACES                                                   \
+    (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |       \
+     CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+enum cond {
+    ANY,     /* no condition on the arguments */
+    EQ,      /* argument == value, all 64 bits */
+    MASKED,  /* (argument & mask) == value, all 64 bits */
+    SELF,    /* argument == the worker's pid */
+};
+
+struct rule {
+    int nr;
+    const char *name;
+    uint32_t action;
+    enum cond cond;
+    unsigned arg;
+    uint64_t mask;
+    uint64_t value;
+};
+
+#define RULE(act, sys, c, a, m, v) {SCMP_SYS(sys), #sys, act, c, a, m, v}
+#define ALLOW(sys) RULE(SCMP_ACT_ALLOW, sys, ANY, 0, 0, 0)
+#define ALLOW_IF(sys, a, v) RULE(SCMP_ACT_ALLOW, sys, EQ, a, 0, v)
+#define ALLOW_MASKED(sys, a, m, v) RULE(SCMP_ACT_ALLOW, sys, MASKED, a, m, v)
+#define ALLOW_SELF(sys, a) RULE(SCMP_ACT_ALLOW, sys, SELF, a, 0, 0)
+#define FAIL(sys, err) RULE(SCMP_ACT_ERRNO(err), sys, ANY, 0, 0, 0)
+#define KILL(sys) RULE(SCMP_ACT_KILL_PROCESS, sys, ANY, 0, 0, 0)
+
+static const struct rule rules[] = {
+    /* memory */
+    ALLOW(brk),                    /* malloc */
+    ALLOW(mmap),                   /* malloc, dlopen, numpy memmap */
+    ALLOW(munmap),
+    ALLOW(mprotect),               /* dlopen, thread stack guards */
+    ALLOW(mremap),                 /* realloc of large blocks */
+    ALLOW(madvise),                /* malloc trimming, numpy hugepages */
+    ALLOW(msync),                  /* mmap.flush, numpy memmap */
+
+    /* descriptors */
+    ALLOW(read),
+    ALLOW(write),
+    ALLOW(pread64),
+    ALLOW(pwrite64),
+    ALLOW(readv),
+    ALLOW(writev),
+    ALLOW(preadv),
+    ALLOW(pwritev),
+    ALLOW(preadv2),
+    ALLOW(pwritev2),
+    ALLOW(lseek),
+    ALLOW(close),
+    ALLOW(close_range),            /* os.closerange */
+    ALLOW(dup),
+    ALLOW(dup2),
+    ALLOW(dup3),
+    ALLOW(fstat),
+    ALLOW(fstatfs),                /* os.fstatvfs */
+    ALLOW(ftruncate),
+    ALLOW(fsync),
+    ALLOW(fdatasync),
+    ALLOW(fallocate),              /* os.posix_fallocate */
+    ALLOW(fadvise64),              /* os.posix_fadvise */
+    ALLOW(flock),                  /* fcntl.flock on the cell's own files */
+    ALLOW(getdents64),             /* os.listdir, os.scandir */
+    ALLOW(sendfile),               /* shutil.copyfile */
+    ALLOW(copy_file_range),        /* os.copy_file_range */
+    ALLOW(pipe),
+    ALLOW(pipe2),                  /* os.pipe */
+    ALLOW(eventfd2),               /* os.eventfd */
+    /* fcntl: descriptor flags and locks. Not F_SETOWN, F_SETOWN_EX or
+     * F_SETSIG, which would let SIGIO reach another process, nor
+     * F_SETLEASE or F_NOTIFY, which signal too. */
+    ALLOW_IF(fcntl, 1, F_DUPFD),
+    ALLOW_IF(fcntl, 1, F_DUPFD_CLOEXEC),
+    ALLOW_IF(fcntl, 1, F_GETFD),
+    ALLOW_IF(fcntl, 1, F_SETFD),
+    ALLOW_IF(fcntl, 1, F_GETFL),
+    ALLOW_IF(fcntl, 1, F_SETFL),   /* O_NONBLOCK; O_ASYNC signals nobody */
+    ALLOW_IF(fcntl, 1, F_GETLK),
+    ALLOW_IF(fcntl, 1, F_SETLK),
+    ALLOW_IF(fcntl, 1, F_SETLKW),
+    ALLOW_IF(fcntl, 1, F_OFD_GETLK),
+    ALLOW_IF(fcntl, 1, F_OFD_SETLK),
+    ALLOW_IF(fcntl, 1, F_OFD_SETLKW),
+    ALLOW_IF(fcntl, 1, F_GETPIPE_SZ),
+    /* ioctl: the few requests Python and its libraries make, compared on
+     * all 64 bits so TIOCSTI with high bits set cannot slip through (the
+     * kernel reads only the low 32). */
+    ALLOW_IF(ioctl, 1, TCGETS),    /* isatty() */
+    ALLOW_IF(ioctl, 1, TIOCGWINSZ), /* os.get_terminal_size() */
+    ALLOW_IF(ioctl, 1, FIONBIO),   /* socket.setblocking() */
+    ALLOW_IF(ioctl, 1, FIOCLEX),   /* os.set_inheritable(): EPERM raises */
+    ALLOW_IF(ioctl, 1, FIONCLEX),
+    ALLOW_IF(ioctl, 1, FIONREAD),  /* bytes waiting on a pipe or socket */
+
+    /* paths: the cell works in its workspace; the host, not the filter,
+     * guards against the links a cell may plant there */
+    ALLOW(open),
+    ALLOW(openat),
+    ALLOW(stat),
+    ALLOW(lstat),
+    ALLOW(newfstatat),
+    ALLOW(statx),
+    ALLOW(statfs),                 /* os.statvfs, shutil.disk_usage */
+    ALLOW(access),
+    ALLOW(faccessat),
+    ALLOW(faccessat2),             /* glibc falls back only on ENOSYS */
+    ALLOW(readlink),
+    ALLOW(readlinkat),
+    ALLOW(getcwd),
+    ALLOW(chdir),
+    ALLOW(fchdir),
+    ALLOW(mkdir),
+    ALLOW(mkdirat),
+    ALLOW(rmdir),
+    ALLOW(unlink),
+    ALLOW(unlinkat),
+    ALLOW(rename),
+    ALLOW(renameat),
+    ALLOW(renameat2),
+    ALLOW(link),
+    ALLOW(linkat),
+    ALLOW(symlink),
+    ALLOW(symlinkat),
+    ALLOW(chmod),
+    ALLOW(fchmod),
+    ALLOW(fchmodat),
+    ALLOW(utimensat),              /* os.utime */
+    ALLOW(truncate),
+    ALLOW(umask),
+    ALLOW(listxattr),              /* shutil.copy2 raises if listing */
+    ALLOW(llistxattr),             /* fails with EPERM (setting may) */
+    ALLOW(flistxattr),
+    ALLOW(getxattr),
+    ALLOW(lgetxattr),
+    ALLOW(fgetxattr),
+
+    /* threads (numpy, OpenBLAS, threading) and the process itself */
+    ALLOW_MASKED(clone, 0, THREAD_FLAGS | NEW_NAMESPACES, THREAD_FLAGS),
+    FAIL(clone3, ENOSYS),          /* glibc then falls back to clone */
+    ALLOW(futex),
+    ALLOW(set_robust_list),
+    ALLOW(rseq),
+    ALLOW(set_tid_address),
+    ALLOW(sched_yield),
+    ALLOW(sched_getaffinity),      /* OpenBLAS and os.sched_getaffinity */
+    ALLOW(getcpu),
+    ALLOW(exit),
+    ALLOW(exit_group),
+    ALLOW(getpid),
+    ALLOW(gettid),
+    ALLOW(getppid),
+    ALLOW(getpgrp),
+    ALLOW(getpgid),
+    ALLOW(getsid),
+    ALLOW(getuid),
+    ALLOW(geteuid),
+    ALLOW(getgid),
+    ALLOW(getegid),
+    ALLOW(getresuid),
+    ALLOW(getresgid),
+    ALLOW(getgroups),
+    ALLOW(uname),
+    ALLOW(sysinfo),                /* glibc's qsort sizes its buffer */
+    ALLOW(getrusage),
+    ALLOW(times),
+    ALLOW(getrlimit),
+    ALLOW_IF(prlimit64, 0, 0),     /* resource module, own process only */
+    ALLOW_IF(prctl, 0, PR_SET_NAME),
+    ALLOW_IF(prctl, 0, PR_GET_NAME),
+    ALLOW(getrandom),              /* os.urandom, hash seeds */
+
+    /* signals, to the worker itself only */
+    ALLOW(rt_sigaction),
+    ALLOW(rt_sigprocmask),
+    ALLOW(rt_sigreturn),
+    ALLOW(rt_sigpending),
+    ALLOW(rt_sigsuspend),
+    ALLOW(rt_sigtimedwait),        /* signal.sigwait */
+    ALLOW(sigaltstack),
+    ALLOW(restart_syscall),
+    ALLOW_SELF(kill, 0),           /* os.kill(os.getpid(), ...) */
+    ALLOW_SELF(tgkill, 0),         /* raise(), signal.pthread_kill */
+    ALLOW(getitimer),
+    ALLOW(setitimer),              /* signal.setitimer */
+    ALLOW(alarm),                  /* signal.alarm */
+
+    /* time */
+    ALLOW(clock_gettime),          /* when the vDSO does not answer */
+    ALLOW(clock_getres),
+    ALLOW(gettimeofday),
+    ALLOW(time),
+    ALLOW(nanosleep),
+    ALLOW(clock_nanosleep),        /* time.sleep */
+
+    /* waiting */
+    ALLOW(poll),
+    ALLOW(ppoll),
+    ALLOW(select),
+    ALLOW(pselect6),
+    ALLOW(epoll_create1),          /* asyncio */
+    ALLOW(epoll_ctl),
+    ALLOW(epoll_wait),
+    ALLOW(epoll_pwait),
+
+    /* sockets: only pairs, which reach nothing outside (asyncio's
+     * self-pipe); the rest works on those and on the channel */
+    ALLOW_IF(socketpair, 0, AF_UNIX),
+    ALLOW(sendto),
+    ALLOW(recvfrom),
+    ALLOW(sendmsg),
+    ALLOW(recvmsg),
+    ALLOW(shutdown),
+    ALLOW(getsockname),
+    ALLOW(getpeername),
+    ALLOW(getsockopt),
+    ALLOW(setsockopt),
+
+    /* reaching other processes or the kernel's soft spots: kill at once */
+    KILL(ptrace),
+    KILL(process_vm_readv),
+    KILL(process_vm_writev),
+    KILL(bpf),
+    KILL(perf_event_open),
+    KILL(userfaultfd),
+    KILL(keyctl),
+    KILL(add_key),
+    KILL(request_key),
+    KILL(io_uring_setup),          /* io_uring escapes seccomp */
+    KILL(io_uring_enter),
+    KILL(io_uring_register),
+    KILL(mount),
+    KILL(umount2),
+    KILL(unshare),
+    KILL(setns),
+    KILL(pivot_root),
+    KILL(chroot),
+    KILL(init_module),
+    KILL(finit_module),
+    KILL(delete_module),
+    KILL(kexec_load),
+    KILL(kexec_file_load),
+    KILL(open_by_handle_at),
+    KILL(name_to_handle_at),
+    KILL(fsopen),
+    KILL(fsconfig),
+    KILL(fsmount),
+    KILL(fspick),
+    KILL(move_mount),
+    KILL(open_tree),
+    KILL(mount_setattr),
+    KILL(iopl),
+    KILL(ioperm),
+    KILL(swapon),
+    KILL(swapoff),
+    KILL(reboot),
+    KILL(acct),
+    KILL(quotactl),
+};
+
+static _Noreturn void failed(const char *what, const char *name, int rc)
+{
+    ci_fatal(CI_EXIT_SECCOMP, "seccomp: %s%s%s: %s", what, name ? " " : "",
+             name ? name : "", strerror(-rc));
+}
+
+static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
+{
+    struct scmp_arg_cmp cmp = {0};
+    unsigned n = 1;
+    int rc;
+
+    switch (r->cond) {
+    case ANY:
+        n = 0;
+        break;
+    case EQ:
+        cmp = SCMP_CMP64(r->arg, SCMP_CMP_EQ, r->value);
+        break;
+    case MASKED:
+        cmp = SCMP_CMP64(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value);
+        break;
+    case SELF:
+        cmp = SCMP_CMP64(r->arg, SCMP_CMP_EQ, (uint64_t)self);
+        break;
+    }
+    rc = seccomp_rule_add_exact_array(ctx, r->action, r->nr, n, &cmp);
+    if (rc < 0)
+        failed("rule for", r->name, rc);
+}
+
+void ci_policy_load(void)
+{
+    scmp_filter_ctx ctx;
+    pid_t self = getpid();
+    int rc;
+
+    ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+    if (!ctx)
+        failed("seccomp_init", NULL, -ENOMEM);
+    /* OpenBLAS and the watchdog already run: the filter must cover every
+     * thread. */
+    rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    /* libseccomp's default kills only the thread, leaving a hung worker. */
+    if (rc == 0)
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+                              SCMP_ACT_KILL_PROCESS);
+    if (rc < 0)
+        failed("filter attributes", NULL, rc);
+    for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
+        add_rule(ctx, &rules[i], self);
+    rc = seccomp_load(ctx);
+    if (rc < 0)
+        failed("seccomp_load", NULL, rc);
+    seccomp_release(ctx);
+}

@@ -1,0 +1,97 @@
+/*
+ * What the files of codeinterp-worker share: its exit codes, its fatal
+ * exit, and the interfaces of interp.c, lockdown.c and policy.c.
+ * Nothing here is seen by the host, which only shares lib/proto.h.
+ */
+#ifndef CI_WORKER_H
+#define CI_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Exit codes. Each start-up failure has its own so the host can name it;
+ * after READY only 0 and 3 come from the worker itself (a cell may call
+ * os._exit() with any code).
+ */
+enum ci_exit {
+    CI_EXIT_HOST_GONE = 0,    /* the host closed the channel */
+    CI_EXIT_USAGE = 2,        /* bad command line */
+    CI_EXIT_PROTOCOL = 3,     /* a malformed frame, or the channel failed */
+    CI_EXIT_DESCRIPTORS = 4,  /* descriptors 0-3 are not all open */
+    CI_EXIT_PDEATHSIG = 5,    /* prctl(PR_SET_PDEATHSIG) failed */
+    CI_EXIT_PARENT = 6,       /* the parent is not --parent (it died) */
+    CI_EXIT_SIGMASK = 7,      /* pthread_sigmask failed */
+    CI_EXIT_WATCHDOG = 8,     /* the channel watchdog thread did not start */
+    CI_EXIT_PYTHON = 9,       /* CPython did not start or warm up */
+    CI_EXIT_SETSID = 10,      /* setsid failed */
+    CI_EXIT_DUMPABLE = 11,    /* prctl(PR_SET_DUMPABLE) failed */
+    CI_EXIT_RLIMIT = 12,      /* setrlimit failed */
+    CI_EXIT_NO_NEW_PRIVS = 13, /* prctl(PR_SET_NO_NEW_PRIVS) failed */
+    CI_EXIT_SECCOMP = 14,     /* the seccomp filter was not built or loaded */
+    CI_EXIT_LANDLOCK = 15,    /* Landlock exists but refused our ruleset */
+};
+
+/* The limits from the command line, in bytes. */
+struct ci_limits {
+    uint64_t memory;       /* RLIMIT_AS */
+    uint64_t fsize;        /* RLIMIT_FSIZE */
+    size_t output_limit;   /* cap of each text field of a RESULT */
+};
+
+/* Prints "codeinterp-worker: <message>" on stderr and exits with @code. */
+_Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------ interp.c */
+
+/* A text field of a RESULT: UTF-8 without NULs; data is NULL if absent. */
+struct ci_text {
+    const char *data;
+    size_t len;
+};
+
+/* What became of one cell, as the RESULT frame carries it. */
+struct ci_cell {
+    uint32_t outcome;         /* enum ci_outcome */
+    uint32_t flags;           /* CI_FLAG_* */
+    struct ci_text value;
+    struct ci_text ename;
+    struct ci_text evalue;
+    struct ci_text traceback;
+    void *owner;              /* keeps the texts alive; private to interp.c */
+};
+
+/* Starts CPython (isolated, UTF-8, unbuffered stdio, SIGINT handler) and
+ * imports numpy, pandas and matplotlib. Exits with CI_EXIT_PYTHON on
+ * failure. Returns without holding the GIL. */
+void ci_interp_start(void);
+
+/*
+ * Runs one cell of @len bytes of UTF-8 source as cell number @count and
+ * fills @out. Never fails: whatever goes wrong becomes the outcome. The
+ * texts cut at @output_limit bytes. Returns holding the GIL, which
+ * ci_interp_cell_done() releases with the texts.
+ */
+void ci_interp_run(uint32_t count, const char *src, size_t len,
+                   size_t output_limit, struct ci_cell *out);
+void ci_interp_cell_done(struct ci_cell *cell);
+
+/* ---------------------------------------------------------- lockdown.c */
+
+/* Sets the parent-death signal to SIGKILL and checks that the parent is
+ * still @parent; exits with CI_EXIT_PDEATHSIG or CI_EXIT_PARENT. */
+void ci_tie_to_parent(pid_t parent);
+
+/* The lockdown, in order, the seccomp filter last; every failure exits
+ * with its own code. */
+void ci_lockdown(pid_t parent, const struct ci_limits *limits);
+
+/* ------------------------------------------------------------ policy.c */
+
+/* Builds the seccomp filter and loads it on every thread; exits with
+ * CI_EXIT_SECCOMP on failure. Must come after PR_SET_NO_NEW_PRIVS. */
+void ci_policy_load(void);
+
+#endif /* CI_WORKER_H */
