@@ -157,7 +157,9 @@ static pid_t spawner_fork(struct spawn_job *j)
     pthread_cond_broadcast(&spawner_cond);
     while (!j->done)
         pthread_cond_wait(&spawner_cond, &spawner_lock);
-    spawner_job = NULL;
+    /* Another caller may have posted its job since ours was done. */
+    if (spawner_job == j)
+        spawner_job = NULL;
     pthread_cond_broadcast(&spawner_cond);
     pthread_mutex_unlock(&spawner_lock);
     return j->pid;

@@ -47,6 +47,21 @@ static size_t field(unsigned char *buf, size_t at, uint32_t tag, const void *p, 
     return at + 8 + len;
 }
 
+/* Reads exactly @n bytes: the host sends a frame's parts with separate
+ * send() calls, so one read() may return only the first of them. */
+static int get(void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t k = read(CI_FD_CHANNEL, c, n);
+        if (k <= 0)
+            return -1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 static size_t outcome(unsigned char *buf, size_t at, uint32_t o)
 {
     return field(buf, at, CI_FIELD_OUTCOME, &o, 4);
@@ -69,10 +84,9 @@ static int fake_worker(void)
         pause();
     frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
-        if (read(CI_FD_CHANNEL, &h, sizeof h) != (ssize_t)sizeof h || h.len < 4 ||
-            h.len - 4 >= sizeof code)
+        if (get(&h, sizeof h) < 0 || h.len < 4 || h.len - 4 >= sizeof code)
             _exit(98);
-        if (read(CI_FD_CHANNEL, buf, h.len) != (ssize_t)h.len)
+        if (get(buf, h.len) < 0)
             _exit(98);
         memcpy(code, buf + 4, h.len - 4);
         code[h.len - 4] = '\0';

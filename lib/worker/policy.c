@@ -46,6 +46,7 @@ enum cond {
     EQ,      /* argument == value, all 64 bits */
     MASKED,  /* (argument & mask) == value, all 64 bits */
     SELF,    /* argument == the worker's pid */
+    EQ2,     /* argument == value, and argument arg2 == value2 */
 };
 
 struct rule {
@@ -56,13 +57,16 @@ struct rule {
     unsigned arg;
     uint64_t mask;
     uint64_t value;
+    unsigned arg2;
+    uint64_t value2;
 };
 
-#define RULE(act, sys, c, a, m, v) {SCMP_SYS(sys), #sys, act, c, a, m, v}
+#define RULE(act, sys, c, a, m, v) {SCMP_SYS(sys), #sys, act, c, a, m, v, 0, 0}
 #define ALLOW(sys) RULE(SCMP_ACT_ALLOW, sys, ANY, 0, 0, 0)
 #define ALLOW_IF(sys, a, v) RULE(SCMP_ACT_ALLOW, sys, EQ, a, 0, v)
 #define ALLOW_MASKED(sys, a, m, v) RULE(SCMP_ACT_ALLOW, sys, MASKED, a, m, v)
 #define ALLOW_SELF(sys, a) RULE(SCMP_ACT_ALLOW, sys, SELF, a, 0, 0)
+#define ALLOW_IF2(sys, a, v, a2, v2) {SCMP_SYS(sys), #sys, SCMP_ACT_ALLOW, EQ2, a, 0, v, a2, v2}
 #define FAIL(sys, err) RULE(SCMP_ACT_ERRNO(err), sys, ANY, 0, 0, 0)
 #define KILL(sys) RULE(SCMP_ACT_KILL_PROCESS, sys, ANY, 0, 0, 0)
 
@@ -205,7 +209,9 @@ static const struct rule rules[] = {
     ALLOW(getrusage),
     ALLOW(times),
     ALLOW(getrlimit),
-    ALLOW_IF(prlimit64, 0, 0),     /* resource module, own process only */
+    /* resource.getrlimit: own process, and read only (new_limit NULL), so
+     * a cell holding CAP_SYS_RESOURCE cannot raise its hard limits */
+    ALLOW_IF2(prlimit64, 0, 0, 2, 0),
     ALLOW_IF(prctl, 0, PR_SET_NAME),
     ALLOW_IF(prctl, 0, PR_GET_NAME),
     ALLOW(getrandom),              /* os.urandom, hash seeds */
@@ -306,7 +312,7 @@ static _Noreturn void failed(const char *what, const char *name, int rc)
 
 static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
 {
-    struct scmp_arg_cmp cmp = {0};
+    struct scmp_arg_cmp cmp[2] = {{0}};
     unsigned n = 1;
     int rc;
 
@@ -315,16 +321,21 @@ static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
         n = 0;
         break;
     case EQ:
-        cmp = SCMP_CMP64(r->arg, SCMP_CMP_EQ, r->value);
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, r->value);
+        break;
+    case EQ2:
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, r->value);
+        cmp[1] = SCMP_CMP64(r->arg2, SCMP_CMP_EQ, r->value2);
+        n = 2;
         break;
     case MASKED:
-        cmp = SCMP_CMP64(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value);
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value);
         break;
     case SELF:
-        cmp = SCMP_CMP64(r->arg, SCMP_CMP_EQ, (uint64_t)self);
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, (uint64_t)self);
         break;
     }
-    rc = seccomp_rule_add_exact_array(ctx, r->action, r->nr, n, &cmp);
+    rc = seccomp_rule_add_exact_array(ctx, r->action, r->nr, n, cmp);
     if (rc < 0)
         failed("rule for", r->name, rc);
 }

@@ -1,0 +1,282 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+const char *h_status_name(ci_status st)
+{
+    switch (st) {
+    case CI_STATUS_OK: return "OK";
+    case CI_STATUS_ERROR: return "ERROR";
+    case CI_STATUS_TIMEOUT: return "TIMEOUT";
+    case CI_STATUS_MEMORY: return "MEMORY";
+    case CI_STATUS_KILLED: return "KILLED";
+    }
+    return "?";
+}
+
+static const char *orn(const char *s)
+{
+    return s ? s : "(null)";
+}
+
+void h_dump(const ci_result *r)
+{
+    size_t olen = 0, elen = 0;
+    const char *o = ci_result_stdout(r, &olen);
+    const char *e = ci_result_stderr(r, &elen);
+    fprintf(stderr,
+            "--- result: status %s, count %d, truncated %d\n"
+            "    value: %.2000s\n    error: %s: %.2000s\n"
+            "    traceback: %.4000s\n    stdout (%zu bytes): %.2000s\n"
+            "    stderr (%zu bytes): %.2000s\n",
+            h_status_name(ci_result_status(r)), ci_result_execution_count(r),
+            ci_result_truncated(r), orn(ci_result_value(r)),
+            orn(ci_result_error_name(r)), orn(ci_result_error_value(r)),
+            orn(ci_result_traceback(r)), olen, orn(o), elen, orn(e));
+}
+
+ci_config *h_config(const struct h_limits *lim)
+{
+    ci_config *cfg = ci_config_new();
+    assert_non_null(cfg);
+    if (!lim)
+        return cfg;
+    if (lim->timeout_ms)
+        assert_int_equal(ci_config_set_timeout_ms(cfg, lim->timeout_ms), CI_OK);
+    if (lim->grace_ms)
+        assert_int_equal(ci_config_set_grace_ms(cfg, lim->grace_ms), CI_OK);
+    if (lim->memory)
+        assert_int_equal(ci_config_set_memory_limit(cfg, lim->memory), CI_OK);
+    if (lim->output)
+        assert_int_equal(ci_config_set_output_limit(cfg, lim->output), CI_OK);
+    if (lim->file)
+        assert_int_equal(ci_config_set_file_limit(cfg, lim->file), CI_OK);
+    if (lim->root)
+        assert_int_equal(ci_config_set_workspace_root(cfg, lim->root), CI_OK);
+    return cfg;
+}
+
+ci_session *h_session(const struct h_limits *lim)
+{
+    ci_config *cfg = h_config(lim);
+    ci_session *s = NULL;
+    int rc = ci_session_new(&s, cfg);
+    ci_config_free(cfg);
+    if (rc != CI_OK)
+        fail_msg("ci_session_new: %d (%s): %s", rc, ci_strerror(rc),
+                 ci_session_errmsg(NULL));
+    assert_non_null(s);
+    return s;
+}
+
+ci_result *h_run(ci_session *s, const char *code)
+{
+    ci_result *r = NULL;
+    int rc = ci_run(s, code, &r);
+    if (rc != CI_OK)
+        fail_msg("ci_run: %d (%s): %s\n  cell: %s", rc, ci_strerror(rc),
+                 ci_session_errmsg(s), code);
+    assert_non_null(r);
+    return r;
+}
+
+ci_result *h_run_status(ci_session *s, const char *code, ci_status want)
+{
+    ci_result *r = h_run(s, code);
+    ci_status got = ci_result_status(r);
+    if (got != want) {
+        h_dump(r);
+        fail_msg("cell status %s, expected %s\n  cell: %s", h_status_name(got),
+                 h_status_name(want), code);
+    }
+    return r;
+}
+
+void h_expect(ci_session *s, const char *code, const char *value, const char *out)
+{
+    ci_result *r = h_run_status(s, code, CI_STATUS_OK);
+    const char *v = ci_result_value(r);
+    if (value == NULL ? v != NULL : (v == NULL || strcmp(v, value) != 0)) {
+        h_dump(r);
+        fail_msg("value %s, expected %s\n  cell: %s", orn(v), orn(value), code);
+    }
+    if (out) {
+        size_t len = 0;
+        const char *o = ci_result_stdout(r, &len);
+        if (len != strlen(out) || memcmp(o, out, len) != 0) {
+            h_dump(r);
+            fail_msg("stdout differs, expected \"%s\"\n  cell: %s", out, code);
+        }
+    }
+    ci_result_free(r);
+}
+
+void h_ensure_alive(ci_session *s)
+{
+    if (ci_session_pid(s) > 0)
+        return;
+    int rc = ci_session_restart(s);
+    if (rc != CI_OK)
+        fail_msg("ci_session_restart: %d (%s): %s", rc, ci_strerror(rc),
+                 ci_session_errmsg(s));
+}
+
+static void *watchdog_main(void *arg)
+{
+    int seconds = (int)(intptr_t)arg;
+    struct timespec ts = {seconds, 0};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    fprintf(stderr, "watchdog: still running after %d s, a hang; giving up\n", seconds);
+    _exit(3);
+}
+
+void h_watchdog(int seconds)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, watchdog_main, (void *)(intptr_t)seconds) == 0)
+        pthread_detach(t);
+}
+
+int64_t h_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *h_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    char *path = h_fmt("%s/ci-test-XXXXXX", base);
+    if (!mkdtemp(path))
+        fail_msg("mkdtemp %s: %s", path, strerror(errno));
+    return path;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (flag == FTW_DP || flag == FTW_D) {
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+    return 0;
+}
+
+/* Makes every directory under @path writable and searchable first, so a
+ * cell's chmod 0 cannot stop the removal. */
+static int open_up(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (flag == FTW_D || flag == FTW_DNR)
+        chmod(path, 0700);
+    return 0;
+}
+
+void h_rmtree(const char *path)
+{
+    if (!path)
+        return;
+    nftw(path, open_up, 16, FTW_PHYS);
+    nftw(path, rm_one, 16, FTW_PHYS | FTW_DEPTH);
+}
+
+void h_write_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        fail_msg("open %s: %s", path, strerror(errno));
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            fail_msg("write %s: %s", path, strerror(errno));
+        p += n;
+        len -= (size_t)n;
+    }
+    close(fd);
+}
+
+char *h_read_file(const char *path, size_t *lenp)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (len == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    if (lenp)
+        *lenp = len;
+    return buf;
+}
+
+char *h_fmt(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    assert_non_null(s);
+    return s;
+}
+
+int h_utf8_valid(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        size_t n;
+        unsigned min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1, min = 0x80, c &= 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2, min = 0x800, c &= 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3, min = 0x10000, c &= 0x07;
+        } else {
+            return 0;
+        }
+        if (i + n >= len)
+            return 0;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            c = (c << 6) | (s[i + k] & 0x3F);
+        }
+        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            return 0;
+        i += n + 1;
+    }
+    return 1;
+}

@@ -1,0 +1,95 @@
+/*
+ * Small helpers shared by the test programs: start a session with a few
+ * settings, run a cell and check its fate, make and remove test-owned
+ * temporary directories. Every helper fails the current cmocka test (it
+ * never returns a half-valid object) and prints what the cell did first,
+ * so a failure says why.
+ */
+#ifndef CI_TEST_HELPERS_H
+#define CI_TEST_HELPERS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+/* cmocka.h needs the three above. */
+#include <cmocka.h>
+
+#include "codeinterp.h"
+
+/* Settings for h_config(); 0 keeps the library default. */
+struct h_limits {
+    unsigned long timeout_ms;
+    unsigned long grace_ms;
+    unsigned long long memory;
+    size_t output;
+    unsigned long long file;
+    const char *root;
+};
+
+/* A config with @lim applied (NULL: all defaults); asserts each setter. */
+ci_config *h_config(const struct h_limits *lim);
+
+/* A new session with @lim (NULL: defaults); asserts CI_OK. */
+ci_session *h_session(const struct h_limits *lim);
+
+/* Runs @code, asserts ci_run returned CI_OK with a result. */
+ci_result *h_run(ci_session *s, const char *code);
+
+/* Like h_run, and asserts the status, printing the result if it differs. */
+ci_result *h_run_status(ci_session *s, const char *code, ci_status want);
+
+/* Runs @code, asserts CI_STATUS_OK and that the value is @value (NULL: no
+ * value) and stdout is @out (NULL: not checked). Frees the result. */
+void h_expect(ci_session *s, const char *code, const char *value, const char *out);
+
+/* Prints everything a result holds, to stderr, for a failing test. */
+void h_dump(const ci_result *r);
+
+/* Restarts @s if its worker is dead; asserts the restart succeeded. */
+void h_ensure_alive(ci_session *s);
+
+/* Ends the program with a message if it is still running after @seconds:
+ * a hang fails fast instead of using up make check's time. */
+void h_watchdog(int seconds);
+
+/* Milliseconds on the monotonic clock. */
+int64_t h_now_ms(void);
+
+/* mkdtemp under $TMPDIR or /tmp; a malloc'ed path. */
+char *h_tmpdir(void);
+/* rm -rf @path without following links (nftw FTW_PHYS); NULL is a no-op. */
+void h_rmtree(const char *path);
+
+/* Writes @len bytes of @data to @path (created 0600), asserts success. */
+void h_write_file(const char *path, const void *data, size_t len);
+/* Reads @path into a malloc'ed, NUL-terminated buffer; NULL if it cannot. */
+char *h_read_file(const char *path, size_t *len);
+
+/* snprintf into a malloc'ed string. */
+char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* 1 if @s[0..len) is valid UTF-8. */
+int h_utf8_valid(const char *s, size_t len);
+
+/* A status's name, for messages. */
+const char *h_status_name(ci_status st);
+
+#define h_assert_str(a, b) assert_string_equal((a) ? (a) : "(null)", (b))
+#define h_assert_contains(hay, needle)                                        \
+    do {                                                                      \
+        const char *h_hay_ = (hay);                                           \
+        if (!h_hay_ || !strstr(h_hay_, (needle))) {                           \
+            fail_msg("expected \"%s\" in \"%s\"", (needle), h_hay_ ? h_hay_ : "(null)"); \
+        }                                                                     \
+    } while (0)
+#define h_assert_not_contains(hay, needle)                                    \
+    do {                                                                      \
+        const char *h_hay_ = (hay);                                           \
+        if (h_hay_ && strstr(h_hay_, (needle))) {                             \
+            fail_msg("did not expect \"%s\" in \"%s\"", (needle), h_hay_);    \
+        }                                                                     \
+    } while (0)
+
+#endif /* CI_TEST_HELPERS_H */

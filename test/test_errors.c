@@ -1,0 +1,332 @@
+/*
+ * A cell that raises: status, exception name and message, a traceback
+ * that shows the cell's frames and none of the worker's, and a session
+ * that carries on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+
+static ci_session *S;
+
+static int group_setup(void **state)
+{
+    ci_config *cfg = ci_config_new();
+    /* input() must fail at once; a hang would show as TIMEOUT, not a stall. */
+    if (!cfg || ci_config_set_timeout_ms(cfg, 10000) != CI_OK ||
+        ci_session_new(&S, cfg) != CI_OK) {
+        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
+        ci_config_free(cfg);
+        return -1;
+    }
+    ci_config_free(cfg);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    ci_session_free(S);
+    return 0;
+}
+
+static int setup_alive(void **state)
+{
+    h_ensure_alive(S);
+    return 0;
+}
+
+/* The worker's own frames and names must not show in a cell's traceback. */
+static void assert_no_worker_frames(const char *tb)
+{
+    h_assert_not_contains(tb, "codeinterp");
+    h_assert_not_contains(tb, "<frozen");
+    h_assert_not_contains(tb, "<string>");
+    h_assert_not_contains(tb, "runpy");
+    h_assert_not_contains(tb, "interp.c");
+    h_assert_not_contains(tb, "in _run");
+    h_assert_not_contains(tb, "in run_cell");
+    h_assert_not_contains(tb, "in _execute");
+    h_assert_not_contains(tb, "in run\n");
+    h_assert_not_contains(tb, "exec(");
+}
+
+static void assert_session_carries_on(void)
+{
+    h_expect(S, "after = 20\nafter + 1", "21", "");
+}
+
+static void test_zero_division_is_error_with_name_and_message(void **state)
+{
+    ci_result *r = h_run_status(S, "1/0", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "ZeroDivisionError");
+    h_assert_str(ci_result_error_value(r), "division by zero");
+    assert_null(ci_result_value(r));
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_traceback_shows_cell_frame_and_line(void **state)
+{
+    ci_result *r = h_run_status(S, "a = 1\nb = 0\na/b", CI_STATUS_ERROR);
+    const char *tb = ci_result_traceback(r);
+    assert_non_null(tb);
+    char *where = h_fmt("File \"<cell %d>\", line 3", ci_result_execution_count(r));
+    h_assert_contains(tb, "Traceback (most recent call last):");
+    h_assert_contains(tb, where);
+    h_assert_contains(tb, "a/b");
+    h_assert_contains(tb, "ZeroDivisionError: division by zero");
+    free(where);
+    ci_result_free(r);
+}
+
+static void test_traceback_has_no_worker_frames(void **state)
+{
+    ci_result *r = h_run_status(S, "1/0", CI_STATUS_ERROR);
+    const char *tb = ci_result_traceback(r);
+    assert_non_null(tb);
+    h_assert_contains(tb, "1/0");
+    assert_no_worker_frames(tb);
+    /* Exactly one frame: the cell's. */
+    const char *p = tb;
+    int frames = 0;
+    while ((p = strstr(p, "  File \"")) != NULL) {
+        frames++;
+        p++;
+    }
+    if (frames != 1)
+        fail_msg("expected 1 frame, found %d in:\n%s", frames, tb);
+    ci_result_free(r);
+}
+
+static void test_traceback_spans_cells(void **state)
+{
+    ci_result *r = h_run_status(S, "def boom():\n    x = 1\n    raise ValueError('inner')\n",
+                                CI_STATUS_OK);
+    int def_cell = ci_result_execution_count(r);
+    ci_result_free(r);
+
+    r = h_run_status(S, "y = 2\nboom()", CI_STATUS_ERROR);
+    int call_cell = ci_result_execution_count(r);
+    h_assert_str(ci_result_error_name(r), "ValueError");
+    h_assert_str(ci_result_error_value(r), "inner");
+    const char *tb = ci_result_traceback(r);
+    char *outer = h_fmt("File \"<cell %d>\", line 2", call_cell);
+    char *inner = h_fmt("File \"<cell %d>\", line 3, in boom", def_cell);
+    h_assert_contains(tb, outer);
+    h_assert_contains(tb, inner);
+    h_assert_contains(tb, "boom()");
+    h_assert_contains(tb, "raise ValueError('inner')");
+    /* The outer frame comes first, as Python prints it. */
+    assert_true(strstr(tb, outer) < strstr(tb, inner));
+    assert_no_worker_frames(tb);
+    free(outer);
+    free(inner);
+    ci_result_free(r);
+}
+
+static void test_syntax_error_is_error_and_runs_nothing(void **state)
+{
+    ci_result *r = h_run_status(S, "syn_ran = 1\nx = (", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "SyntaxError");
+    h_assert_contains(ci_result_error_value(r), "was never closed");
+    const char *tb = ci_result_traceback(r);
+    if (tb) {
+        char *where = h_fmt("File \"<cell %d>\", line 2", ci_result_execution_count(r));
+        h_assert_contains(tb, where);
+        assert_no_worker_frames(tb);
+        free(where);
+    }
+    ci_result_free(r);
+
+    r = h_run_status(S, "syn_ran", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "NameError");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_indentation_error_is_reported(void **state)
+{
+    ci_result *r = h_run_status(S, "if True:\nx = 1", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "IndentationError");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_system_exit_is_error_and_worker_survives(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = h_run_status(S, "raise SystemExit(3)", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "SystemExit");
+    h_assert_str(ci_result_error_value(r), "3");
+    ci_result_free(r);
+
+    r = h_run_status(S, "import sys\nsys.exit('bye')", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "SystemExit");
+    h_assert_str(ci_result_error_value(r), "bye");
+    ci_result_free(r);
+
+    assert_int_equal(ci_session_pid(S), pid);
+    assert_session_carries_on();
+}
+
+static void test_keyboard_interrupt_raised_by_cell_is_error(void **state)
+{
+    ci_result *r = h_run_status(S, "raise KeyboardInterrupt", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_input_raises_eof_error_at_once(void **state)
+{
+    int64_t t0 = h_now_ms();
+    ci_result *r = h_run_status(S, "input('name? ')", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "EOFError");
+    assert_true(h_now_ms() - t0 < 8000);
+    ci_result_free(r);
+
+    r = h_run_status(S, "import sys\nsys.stdin.read()", CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "''");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_earlier_state_survives_an_error(void **state)
+{
+    h_expect(S, "kept = [1, 2]", NULL, "");
+    ci_result *r = h_run_status(S, "kept.append(3)\nraise RuntimeError('x')\nkept.append(4)",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "RuntimeError");
+    ci_result_free(r);
+    h_expect(S, "kept", "[1, 2, 3]", "");
+}
+
+static void test_custom_exception_class_name(void **state)
+{
+    ci_result *r = h_run_status(S, "class MyErr(Exception):\n    pass\nraise MyErr('custom', 2)",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "MyErr");
+    h_assert_str(ci_result_error_value(r), "('custom', 2)");
+    ci_result_free(r);
+}
+
+static void test_exception_whose_str_fails_is_still_reported(void **state)
+{
+    ci_result *r = h_run_status(S,
+                                "class BadStr(Exception):\n"
+                                "    def __str__(self):\n        raise RuntimeError('no str')\n"
+                                "raise BadStr()",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "BadStr");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_lone_surrogate_in_message_gives_valid_utf8(void **state)
+{
+    ci_result *r = h_run_status(S, "raise ValueError('bad \\udcff end')", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "ValueError");
+    const char *v = ci_result_error_value(r);
+    assert_non_null(v);
+    assert_true(h_utf8_valid(v, strlen(v)));
+    h_assert_contains(v, "bad ");
+    const char *tb = ci_result_traceback(r);
+    if (tb)
+        assert_true(h_utf8_valid(tb, strlen(tb)));
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_lone_surrogate_in_repr_gives_valid_utf8(void **state)
+{
+    ci_result *r = h_run(S, "class R:\n    def __repr__(self):\n        return 'r\\udcffr'\nR()");
+    /* Either the repr comes back as valid UTF-8 (the surrogate replaced)
+     * or the cell fails cleanly; the worker must not die of it. */
+    ci_status st = ci_result_status(r);
+    if (st == CI_STATUS_OK) {
+        const char *v = ci_result_value(r);
+        assert_non_null(v);
+        assert_true(h_utf8_valid(v, strlen(v)));
+        assert_int_equal(v[0], 'r');
+    } else if (st != CI_STATUS_ERROR) {
+        h_dump(r);
+        fail_msg("status %s", h_status_name(st));
+    }
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_exception_in_repr_is_error(void **state)
+{
+    ci_result *r = h_run_status(S,
+                                "class BadRepr:\n    def __repr__(self):\n"
+                                "        raise RuntimeError('bad repr')\nBadRepr()",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "RuntimeError");
+    h_assert_str(ci_result_error_value(r), "bad repr");
+    assert_null(ci_result_value(r));
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_deep_recursion_is_recursion_error(void **state)
+{
+    ci_result *r = h_run_status(S, "def f(n):\n    return f(n + 1)\nf(0)", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "RecursionError");
+    h_assert_contains(ci_result_error_value(r), "maximum recursion depth exceeded");
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
+static void test_chained_exception_is_named_by_the_last(void **state)
+{
+    ci_result *r = h_run_status(S,
+                                "try:\n    {}['k']\nexcept KeyError:\n"
+                                "    raise TypeError('second')",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "TypeError");
+    h_assert_str(ci_result_error_value(r), "second");
+    const char *tb = ci_result_traceback(r);
+    h_assert_contains(tb, "KeyError: 'k'");
+    h_assert_contains(tb, "During handling of the above exception, another exception occurred:");
+    assert_no_worker_frames(tb);
+    ci_result_free(r);
+}
+
+static void test_stderr_stays_clean_of_the_traceback(void **state)
+{
+    ci_result *r = h_run_status(S, "1/0", CI_STATUS_ERROR);
+    size_t len = 99;
+    ci_result_stderr(r, &len);
+    assert_int_equal(len, 0);
+    ci_result_stdout(r, &len);
+    assert_int_equal(len, 0);
+    ci_result_free(r);
+}
+
+int main(void)
+{
+    h_watchdog(120);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_zero_division_is_error_with_name_and_message, setup_alive),
+        cmocka_unit_test_setup(test_traceback_shows_cell_frame_and_line, setup_alive),
+        cmocka_unit_test_setup(test_traceback_has_no_worker_frames, setup_alive),
+        cmocka_unit_test_setup(test_traceback_spans_cells, setup_alive),
+        cmocka_unit_test_setup(test_syntax_error_is_error_and_runs_nothing, setup_alive),
+        cmocka_unit_test_setup(test_indentation_error_is_reported, setup_alive),
+        cmocka_unit_test_setup(test_system_exit_is_error_and_worker_survives, setup_alive),
+        cmocka_unit_test_setup(test_keyboard_interrupt_raised_by_cell_is_error, setup_alive),
+        cmocka_unit_test_setup(test_input_raises_eof_error_at_once, setup_alive),
+        cmocka_unit_test_setup(test_earlier_state_survives_an_error, setup_alive),
+        cmocka_unit_test_setup(test_custom_exception_class_name, setup_alive),
+        cmocka_unit_test_setup(test_exception_whose_str_fails_is_still_reported, setup_alive),
+        cmocka_unit_test_setup(test_lone_surrogate_in_message_gives_valid_utf8, setup_alive),
+        cmocka_unit_test_setup(test_lone_surrogate_in_repr_gives_valid_utf8, setup_alive),
+        cmocka_unit_test_setup(test_exception_in_repr_is_error, setup_alive),
+        cmocka_unit_test_setup(test_deep_recursion_is_recursion_error, setup_alive),
+        cmocka_unit_test_setup(test_chained_exception_is_named_by_the_last, setup_alive),
+        cmocka_unit_test_setup(test_stderr_stays_clean_of_the_traceback, setup_alive),
+    };
+    return cmocka_run_group_tests_name("errors", tests, group_setup, group_teardown);
+}

@@ -1,0 +1,455 @@
+/*
+ * Moving files in and out of the workspace, and the links a cell may
+ * plant to reach the host's files. The group's session lives under a
+ * test-owned root with a 2 MiB file limit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#define FILE_LIMIT (2u * 1024 * 1024)
+
+static ci_session *S;
+static char *root;    /* workspace root given to the session */
+static char *outside; /* a test-owned directory outside any workspace */
+
+static int group_setup(void **state)
+{
+    root = h_tmpdir();
+    outside = h_tmpdir();
+    ci_config *cfg = ci_config_new();
+    if (!cfg || ci_config_set_workspace_root(cfg, root) != CI_OK ||
+        ci_config_set_file_limit(cfg, FILE_LIMIT) != CI_OK || ci_session_new(&S, cfg) != CI_OK) {
+        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
+        ci_config_free(cfg);
+        return -1;
+    }
+    ci_config_free(cfg);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    ci_session_free(S);
+    h_rmtree(root);
+    h_rmtree(outside);
+    free(root);
+    free(outside);
+    return 0;
+}
+
+static int setup_alive(void **state)
+{
+    h_ensure_alive(S);
+    return 0;
+}
+
+static char *ws_path(const char *name)
+{
+    return h_fmt("%s/%s", ci_session_workspace(S), name);
+}
+
+/* Gets @name, asserts @want and that nothing came back. */
+static void assert_get_fails(const char *name, int want)
+{
+    void *data = &data;
+    size_t len = 99;
+    int rc = ci_session_get_file(S, name, &data, &len);
+    if (rc != want)
+        fail_msg("get_file(\"%s\") = %d (%s), expected %d (%s)", name ? name : "(null)", rc,
+                 ci_strerror(rc), want, ci_strerror(want));
+    assert_null(data);
+    assert_int_equal(len, 0);
+}
+
+static void assert_get_equals(const char *name, const void *want, size_t want_len)
+{
+    void *data = NULL;
+    size_t len = 0;
+    int rc = ci_session_get_file(S, name, &data, &len);
+    if (rc != CI_OK)
+        fail_msg("get_file(\"%s\") = %d (%s): %s", name, rc, ci_strerror(rc),
+                 ci_session_errmsg(S));
+    assert_non_null(data);
+    assert_int_equal(len, want_len);
+    assert_memory_equal(data, want, want_len);
+    assert_int_equal(((char *)data)[len], '\0');
+    ci_free(data);
+}
+
+/* ------------------------------------------------------------ round trip */
+
+static void test_put_get_round_trips_bytes_with_nuls(void **state)
+{
+    const char bytes[] = "a\0b\0\xff\xfe\n\r";
+    assert_int_equal(ci_session_put_file(S, "nuls.bin", bytes, sizeof bytes), CI_OK);
+    assert_get_equals("nuls.bin", bytes, sizeof bytes);
+}
+
+static void test_put_get_round_trips_empty_file(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, "empty.bin", "", 0), CI_OK);
+    assert_get_equals("empty.bin", "", 0);
+    h_expect(S, "import os\nos.path.getsize('empty.bin')", "0", "");
+}
+
+static void test_put_get_round_trips_one_megabyte(void **state)
+{
+    size_t n = 1u << 20;
+    unsigned char *buf = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)(i * 2654435761u >> 13);
+    assert_int_equal(ci_session_put_file(S, "mb.bin", buf, n), CI_OK);
+    assert_get_equals("mb.bin", buf, n);
+    h_expect(S, "import os\nos.path.getsize('mb.bin')", "1048576", "");
+    free(buf);
+}
+
+static void test_put_replaces_a_longer_file(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, "ow.txt", "long content", 12), CI_OK);
+    assert_int_equal(ci_session_put_file(S, "ow.txt", "x", 1), CI_OK);
+    assert_get_equals("ow.txt", "x", 1);
+}
+
+static void test_cell_reads_a_put_file(void **state)
+{
+    const char csv[] = "a,b\n1,2\n3,4\n";
+    assert_int_equal(ci_session_put_file(S, "in.csv", csv, strlen(csv)), CI_OK);
+    h_expect(S, "open('in.csv').read()", "'a,b\\n1,2\\n3,4\\n'", "");
+    h_expect(S, "import pandas as pd\nint(pd.read_csv('in.csv')['b'].sum())", "6", "");
+}
+
+static void test_get_returns_a_file_the_cell_wrote(void **state)
+{
+    h_expect(S, "with open('out.txt', 'w') as f:\n    f.write('written by cell')", NULL, "");
+    assert_get_equals("out.txt", "written by cell", 15);
+}
+
+static void test_files_in_subdirectories(void **state)
+{
+    h_expect(S, "import os\nos.makedirs('sub/dir', exist_ok=True)\n"
+                "open('sub/dir/f.txt', 'w').write('deep');",
+             NULL, "");
+    assert_get_equals("sub/dir/f.txt", "deep", 4);
+    assert_int_equal(ci_session_put_file(S, "sub/dir/g.txt", "put deep", 8), CI_OK);
+    h_expect(S, "open('sub/dir/g.txt').read()", "'put deep'", "");
+}
+
+static void test_non_ascii_name(void **state)
+{
+    const char *name = "donn\xc3\xa9" "es \xc3\xa0.txt";
+    assert_int_equal(ci_session_put_file(S, name, "u", 1), CI_OK);
+    h_expect(S, "open('donn\xc3\xa9" "es \xc3\xa0.txt').read()", "'u'", "");
+    assert_get_equals(name, "u", 1);
+}
+
+/* ----------------------------------------------------------------- names */
+
+static const char *const bad_names[] = {
+    "", "/etc/passwd", "../x", "a/../b", ".", "..", "./a", "a/.", "a/./b", "x/..",
+};
+
+static void test_refused_names_are_einval_for_put(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, NULL, "x", 1), CI_EINVAL);
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        int rc = ci_session_put_file(S, bad_names[i], "x", 1);
+        if (rc != CI_EINVAL)
+            fail_msg("put_file(\"%s\") = %d, expected CI_EINVAL", bad_names[i], rc);
+    }
+    /* Nothing was written beside the workspace. */
+    char *sibling = h_fmt("%s/../x", ci_session_workspace(S));
+    assert_int_equal(access(sibling, F_OK), -1);
+    free(sibling);
+}
+
+static void test_refused_names_are_einval_for_get(void **state)
+{
+    assert_get_fails(NULL, CI_EINVAL);
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++)
+        assert_get_fails(bad_names[i], CI_EINVAL);
+}
+
+static void test_get_of_missing_file_is_enoent(void **state)
+{
+    assert_get_fails("no-such-file", CI_ENOENT);
+    assert_get_fails("no-such-dir/file", CI_ENOENT);
+}
+
+static void test_put_into_missing_directory_is_enoent(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, "no-such-dir/x", "x", 1), CI_ENOENT);
+}
+
+static void test_put_through_a_file_is_eunsafe(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, "plain", "p", 1), CI_OK);
+    assert_int_equal(ci_session_put_file(S, "plain/x", "x", 1), CI_EUNSAFE);
+}
+
+/* ---------------------------------------------------------------- limits */
+
+static void test_put_at_file_limit_is_ok_and_over_is_etoobig(void **state)
+{
+    char *buf = calloc(1, FILE_LIMIT + 1);
+    assert_int_equal(ci_session_put_file(S, "limit.bin", buf, FILE_LIMIT), CI_OK);
+    assert_int_equal(ci_session_put_file(S, "over.bin", buf, FILE_LIMIT + 1), CI_ETOOBIG);
+    char *over = ws_path("over.bin");
+    assert_int_equal(access(over, F_OK), -1);
+    free(over);
+    free(buf);
+}
+
+static void test_get_at_file_limit_is_ok_and_over_is_etoobig(void **state)
+{
+    /* The cell cannot write past the limit (RLIMIT_FSIZE), so we do. */
+    char *buf = malloc(FILE_LIMIT + 1);
+    memset(buf, 'g', FILE_LIMIT + 1);
+    char *at = ws_path("at-limit.bin"), *over = ws_path("over-limit.bin");
+    h_write_file(at, buf, FILE_LIMIT);
+    h_write_file(over, buf, FILE_LIMIT + 1);
+    assert_get_equals("at-limit.bin", buf, FILE_LIMIT);
+    assert_get_fails("over-limit.bin", CI_ETOOBIG);
+    free(at);
+    free(over);
+    free(buf);
+}
+
+static void test_cell_cannot_write_past_file_limit(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = h_run_status(S, "with open('toolong.bin', 'wb') as f:\n"
+                                   "    f.write(b'x' * (3 * 1024 * 1024))",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "OSError");
+    h_assert_contains(ci_result_error_value(r), "File too large");
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(S), pid);
+    h_expect(S, "import os\nos.path.getsize('toolong.bin')", "2097152", "");
+}
+
+/* ----------------------------------------------------------------- links */
+
+static void test_get_of_planted_symlink_is_eunsafe(void **state)
+{
+    h_expect(S, "import os\nos.symlink('/etc/passwd', 'link')", NULL, "");
+    assert_get_fails("link", CI_EUNSAFE);
+}
+
+static void test_get_of_relative_symlink_inside_workspace_is_eunsafe(void **state)
+{
+    h_expect(S, "import os\nopen('target.txt', 'w').write('t')\n"
+                "os.symlink('target.txt', 'rel-link');",
+             NULL, "");
+    assert_get_fails("rel-link", CI_EUNSAFE);
+}
+
+static void test_get_through_symlinked_directory_is_eunsafe(void **state)
+{
+    h_expect(S, "import os\nos.symlink('/etc', 'etcdir')", NULL, "");
+    assert_get_fails("etcdir/passwd", CI_EUNSAFE);
+    /* Even when the link stays inside the workspace. */
+    h_expect(S, "import os\nos.makedirs('real', exist_ok=True)\n"
+                "open('real/f', 'w').write('x')\nos.symlink('real', 'alias')",
+             NULL, "");
+    assert_get_fails("alias/f", CI_EUNSAFE);
+}
+
+static void test_put_through_symlinked_directory_is_eunsafe(void **state)
+{
+    char *code = h_fmt("import os\nos.symlink('%s', 'outdir')", outside);
+    h_expect(S, code, NULL, "");
+    assert_int_equal(ci_session_put_file(S, "outdir/pwned", "x", 1), CI_EUNSAFE);
+    char *pwned = h_fmt("%s/pwned", outside);
+    assert_int_equal(access(pwned, F_OK), -1);
+    free(pwned);
+    free(code);
+}
+
+static void test_get_of_hardlink_to_outside_file_is_eunsafe(void **state)
+{
+    char *secret = h_fmt("%s/secret", outside);
+    h_write_file(secret, "host secret", 11);
+    char *link_path = ws_path("hardlink");
+    if (link(secret, link_path) != 0)
+        fail_msg("link %s -> %s: %s", secret, link_path, strerror(errno));
+    assert_get_fails("hardlink", CI_EUNSAFE);
+    free(link_path);
+    free(secret);
+}
+
+static void test_put_over_planted_symlink_replaces_the_link(void **state)
+{
+    char *target = h_fmt("%s/victim-target", outside);
+    h_write_file(target, "original", 8);
+    char *code = h_fmt("import os\nos.symlink('%s', 'victim')", target);
+    h_expect(S, code, NULL, "");
+
+    assert_int_equal(ci_session_put_file(S, "victim", "new", 3), CI_OK);
+
+    size_t len = 0;
+    char *t = h_read_file(target, &len);
+    assert_non_null(t);
+    assert_int_equal(len, 8);
+    assert_string_equal(t, "original");
+    char *v = ws_path("victim");
+    struct stat st;
+    assert_int_equal(lstat(v, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_get_equals("victim", "new", 3);
+    free(v);
+    free(t);
+    free(code);
+    free(target);
+}
+
+static void test_put_over_planted_hardlink_leaves_the_outside_file(void **state)
+{
+    char *target = h_fmt("%s/hl-target", outside);
+    h_write_file(target, "untouched", 9);
+    char *lp = ws_path("hl-victim");
+    assert_int_equal(link(target, lp), 0);
+
+    assert_int_equal(ci_session_put_file(S, "hl-victim", "changed", 7), CI_OK);
+    size_t len = 0;
+    char *t = h_read_file(target, &len);
+    assert_int_equal(len, 9);
+    assert_string_equal(t, "untouched");
+    assert_get_equals("hl-victim", "changed", 7);
+    free(t);
+    free(lp);
+    free(target);
+}
+
+static void test_get_of_fifo_is_eunsafe_and_does_not_block(void **state)
+{
+    /* Made by the test: the policy may refuse mknod to cells, but the
+     * host must not hang on a FIFO however it got there. */
+    char *fifo = ws_path("fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_get_fails("fifo", CI_EUNSAFE);
+    free(fifo);
+}
+
+static void test_get_of_directory_is_eunsafe(void **state)
+{
+    h_expect(S, "import os\nos.makedirs('adir', exist_ok=True)", NULL, "");
+    assert_get_fails("adir", CI_EUNSAFE);
+}
+
+/* ------------------------------------------------------------- workspace */
+
+static void test_workspace_is_cwd_under_the_root_and_private(void **state)
+{
+    const char *ws = ci_session_workspace(S);
+    assert_non_null(ws);
+    /* <root>/codeinterp-XXXXXX/workspace */
+    char *prefix = h_fmt("%s/codeinterp-", root);
+    assert_memory_equal(ws, prefix, strlen(prefix));
+    const char *rest = ws + strlen(prefix);
+    assert_int_equal(strlen(rest), 6 + strlen("/workspace"));
+    assert_string_equal(rest + 6, "/workspace");
+
+    char *want = h_fmt("'%s'", ws);
+    h_expect(S, "import os\nos.getcwd()", want, "");
+
+    struct stat st;
+    assert_int_equal(stat(ws, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    char *dir = strdup(ws);
+    *strrchr(dir, '/') = '\0';
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    free(dir);
+    free(want);
+    free(prefix);
+}
+
+static void test_free_removes_the_session_directory_without_following_links(void **state)
+{
+    char *keep_dir = h_fmt("%s/keep-dir", outside);
+    char *keep_file = h_fmt("%s/keep-dir/keep.txt", outside);
+    char *keep_top = h_fmt("%s/keep-top.txt", outside);
+    assert_int_equal(mkdir(keep_dir, 0700), 0);
+    h_write_file(keep_file, "keep me", 7);
+    h_write_file(keep_top, "me too", 6);
+
+    struct h_limits lim = {.root = root};
+    ci_session *s = h_session(&lim);
+    char *dir = strdup(ci_session_workspace(s));
+    *strrchr(dir, '/') = '\0';
+    char *code = h_fmt("import os\n"
+                       "os.makedirs('a/b/c')\nopen('a/b/c/f.txt', 'w').write('x')\n"
+                       "os.symlink('%s', 'a/outdir')\n"
+                       "os.symlink('%s', 'a/b/outfile')\n"
+                       "os.symlink('/', 'rootlink')\n"
+                       "os.makedirs('locked/inner')\nopen('locked/inner/g', 'w').write('y')\n"
+                       "os.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)",
+                       keep_dir, keep_top);
+    h_expect(s, code, NULL, "");
+    ci_session_free(s);
+
+    struct stat st;
+    assert_int_equal(lstat(dir, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    size_t len = 0;
+    char *t = h_read_file(keep_file, &len);
+    assert_non_null(t);
+    assert_string_equal(t, "keep me");
+    free(t);
+    t = h_read_file(keep_top, &len);
+    assert_non_null(t);
+    assert_string_equal(t, "me too");
+    free(t);
+    assert_int_equal(stat(root, &st), 0);
+
+    free(code);
+    free(dir);
+    free(keep_top);
+    free(keep_file);
+    free(keep_dir);
+}
+
+int main(void)
+{
+    h_watchdog(120);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_put_get_round_trips_bytes_with_nuls, setup_alive),
+        cmocka_unit_test_setup(test_put_get_round_trips_empty_file, setup_alive),
+        cmocka_unit_test_setup(test_put_get_round_trips_one_megabyte, setup_alive),
+        cmocka_unit_test_setup(test_put_replaces_a_longer_file, setup_alive),
+        cmocka_unit_test_setup(test_cell_reads_a_put_file, setup_alive),
+        cmocka_unit_test_setup(test_get_returns_a_file_the_cell_wrote, setup_alive),
+        cmocka_unit_test_setup(test_files_in_subdirectories, setup_alive),
+        cmocka_unit_test_setup(test_non_ascii_name, setup_alive),
+        cmocka_unit_test_setup(test_refused_names_are_einval_for_put, setup_alive),
+        cmocka_unit_test_setup(test_refused_names_are_einval_for_get, setup_alive),
+        cmocka_unit_test_setup(test_get_of_missing_file_is_enoent, setup_alive),
+        cmocka_unit_test_setup(test_put_into_missing_directory_is_enoent, setup_alive),
+        cmocka_unit_test_setup(test_put_through_a_file_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_put_at_file_limit_is_ok_and_over_is_etoobig, setup_alive),
+        cmocka_unit_test_setup(test_get_at_file_limit_is_ok_and_over_is_etoobig, setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_write_past_file_limit, setup_alive),
+        cmocka_unit_test_setup(test_get_of_planted_symlink_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_get_of_relative_symlink_inside_workspace_is_eunsafe,
+                               setup_alive),
+        cmocka_unit_test_setup(test_get_through_symlinked_directory_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_put_through_symlinked_directory_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_get_of_hardlink_to_outside_file_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_put_over_planted_symlink_replaces_the_link, setup_alive),
+        cmocka_unit_test_setup(test_put_over_planted_hardlink_leaves_the_outside_file,
+                               setup_alive),
+        cmocka_unit_test_setup(test_get_of_fifo_is_eunsafe_and_does_not_block, setup_alive),
+        cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, setup_alive),
+        cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
+                               setup_alive),
+    };
+    return cmocka_run_group_tests_name("files", tests, group_setup, group_teardown);
+}

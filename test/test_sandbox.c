@@ -1,0 +1,578 @@
+/*
+ * The worker's lockdown, tested by what a cell can and cannot do and by
+ * what the host sees of the worker in /proc.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#define CANARY_NAME "CI_TEST_CANARY"
+#define CANARY_VALUE "ci-canary-value-7f3a9"
+
+static ci_session *S;
+static char *tmp;         /* test-owned directory */
+static char *canary_path; /* a file we hold open, inheritable, across the spawn */
+static int canary_fd = -1;
+static int canary_pipe[2] = {-1, -1};
+
+static int group_setup(void **state)
+{
+    tmp = h_tmpdir();
+    canary_path = h_fmt("%s/canary-file", tmp);
+    h_write_file(canary_path, "secret", 6);
+    /* Inheritable on purpose: no O_CLOEXEC. */
+    canary_fd = open(canary_path, O_RDONLY);
+    if (canary_fd < 0 || pipe(canary_pipe) != 0)
+        return -1;
+    setenv(CANARY_NAME, CANARY_VALUE, 1);
+    int rc = ci_session_new(&S, NULL);
+    unsetenv(CANARY_NAME);
+    if (rc != CI_OK) {
+        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    ci_session_free(S);
+    close(canary_fd);
+    close(canary_pipe[0]);
+    close(canary_pipe[1]);
+    h_rmtree(tmp);
+    free(canary_path);
+    free(tmp);
+    return 0;
+}
+
+static int setup_alive(void **state)
+{
+    h_ensure_alive(S);
+    return 0;
+}
+
+/* @value is "('<name>', rest)" with name one of the OSErrors a refused
+ * call gives. */
+static void assert_refused(const char *code, const char *rest)
+{
+    ci_result *r = h_run_status(S, code, CI_STATUS_OK);
+    const char *v = ci_result_value(r);
+    char *perm = h_fmt("('PermissionError'%s)", rest);
+    char *oserr = h_fmt("('OSError'%s)", rest);
+    if (!v || (strcmp(v, perm) != 0 && strcmp(v, oserr) != 0)) {
+        h_dump(r);
+        fail_msg("value %s, expected %s (or OSError)", v ? v : "(null)", perm);
+    }
+    free(perm);
+    free(oserr);
+    ci_result_free(r);
+    h_expect(S, "'still here'", "'still here'", "");
+}
+
+/* ------------------------------------------------------------ processes */
+
+static void test_subprocess_is_refused(void **state)
+{
+    assert_refused("import os, subprocess\n"
+                   "try:\n    subprocess.run(['/bin/sh', '-c', ': > sp_ran'])\n    r = 'ran'\n"
+                   "except OSError as e:\n    r = type(e).__name__\n"
+                   "r, os.path.exists('sp_ran')",
+                   ", False");
+}
+
+static void test_os_system_does_not_run_the_command(void **state)
+{
+    h_expect(S,
+             "import os\n"
+             "try:\n    rc = os.system(': > sys_ran')\n"
+             "except OSError as e:\n    rc = type(e).__name__\n"
+             "rc != 0, os.path.exists('sys_ran')",
+             "(True, False)", "");
+}
+
+static void test_fork_is_refused(void **state)
+{
+    assert_refused("import os\n"
+                   "try:\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+                   "    r = 'forked'\n"
+                   "except OSError as e:\n    r = type(e).__name__\n"
+                   "r, 0",
+                   ", 0");
+}
+
+static void test_multiprocessing_is_refused(void **state)
+{
+    ci_result *r = h_run(S, "import multiprocessing\n"
+                            "p = multiprocessing.Process(target=print)\np.start()\np.join()");
+    /* No second process: the cell fails (it may not be killed for it). */
+    assert_int_equal(ci_result_status(r), CI_STATUS_ERROR);
+    ci_result_free(r);
+    h_expect(S, "'still here'", "'still here'", "");
+}
+
+/* -------------------------------------------------------------- network */
+
+static void test_socket_is_refused(void **state)
+{
+    assert_refused("import socket\n"
+                   "try:\n    socket.socket()\n    r = 'made'\n"
+                   "except OSError as e:\n    r = type(e).__name__\n"
+                   "r, 1",
+                   ", 1");
+}
+
+static void test_unix_and_udp_sockets_are_refused(void **state)
+{
+    assert_refused("import socket\nres = []\n"
+                   "for fam, typ in [(socket.AF_UNIX, socket.SOCK_STREAM),\n"
+                   "                 (socket.AF_INET, socket.SOCK_DGRAM),\n"
+                   "                 (socket.AF_INET6, socket.SOCK_STREAM)]:\n"
+                   "    try:\n        socket.socket(fam, typ)\n        res.append('made')\n"
+                   "    except OSError as e:\n        res.append(type(e).__name__)\n"
+                   "res[0], res[1:] == res[:1] * 2",
+                   ", True");
+}
+
+/* ---------------------------------------------------------- environment */
+
+static void test_host_environment_does_not_reach_the_worker(void **state)
+{
+    /* The canary is assembled in the cell so its source does not hold it.
+     * A non-dumpable worker of a non-root host cannot read its own
+     * /proc/self/environ (root owns it); os.environ is checked anyway. */
+    h_expect(S,
+             "import os\nk = 'CI_TEST_' + 'CANARY'\nv = ('ci-canary-' + 'value-7f3a9').encode()\n"
+             "try:\n    env = open('/proc/self/environ', 'rb').read()\n"
+             "except PermissionError:\n    env = b''\n"
+             "k in os.environ, v in b''.join(os.environb.values()), k.encode() in env, v in env",
+             "(False, False, False, False)", "");
+}
+
+static void test_worker_environ_seen_from_host_has_no_canary(void **state)
+{
+    char *path = h_fmt("/proc/%d/environ", ci_session_pid(S));
+    size_t len = 0;
+    char *env = h_read_file(path, &len);
+    if (!env && errno == EACCES && geteuid() != 0) {
+        /* Not dumpable: only root may read it, and neither may a cell. */
+        free(path);
+        skip();
+    }
+    if (!env)
+        fail_msg("cannot read %s: %s", path, strerror(errno));
+    assert_null(memmem(env, len, CANARY_NAME, strlen(CANARY_NAME)));
+    assert_null(memmem(env, len, CANARY_VALUE, strlen(CANARY_VALUE)));
+    free(env);
+    free(path);
+}
+
+/* ---------------------------------------------------------- descriptors */
+
+/* Lists the worker's descriptors from inside; asserts exactly 0-3, of
+ * the kinds proto.h gives, and none of them our canary. */
+static void assert_worker_descriptors(void)
+{
+    ci_result *r = h_run_status(S,
+                                "import os\nlinks = []\n"
+                                "for f in sorted(os.listdir('/proc/self/fd'), key=int):\n"
+                                "    try:\n"
+                                "        links.append((int(f), os.readlink('/proc/self/fd/' + f)))\n"
+                                "    except OSError:\n"
+                                "        pass\n"
+                                "for f, l in links:\n    print(f, l)\n"
+                                "[f for f, l in links], [l.split(':')[0] for f, l in links]",
+                                CI_STATUS_OK);
+    size_t len = 0;
+    const char *o = ci_result_stdout(r, &len);
+    if (strstr(o, canary_path))
+        fail_msg("the worker holds our canary file open:\n%s", o);
+    const char *want = "([0, 1, 2, 3], ['/dev/null', 'pipe', 'pipe', 'socket'])";
+    if (!ci_result_value(r) || strcmp(ci_result_value(r), want) != 0) {
+        h_dump(r);
+        fail_msg("descriptors %s, expected %s", ci_result_value(r), want);
+    }
+    ci_result_free(r);
+}
+
+/* Runs first, on the worker as spawned: a cell that leaks descriptors
+ * (multiprocessing does when fork fails) would spoil the count. */
+static void test_only_descriptors_0_to_3_are_open(void **state)
+{
+    assert_worker_descriptors();
+    /* A restarted worker inherits nothing of the old one's either. */
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    assert_worker_descriptors();
+}
+
+/* --------------------------------------------------------------- seccomp */
+
+/* Checks one /proc/<pid>/task/<tid>/status file. */
+static void assert_task_locked(const char *status_path)
+{
+    char *st = h_read_file(status_path, NULL);
+    if (!st)
+        return; /* the thread ended meanwhile */
+    if (!strstr(st, "\nSeccomp:\t2\n"))
+        fail_msg("%s has no seccomp filter:\n%s", status_path, st);
+    if (!strstr(st, "\nNoNewPrivs:\t1\n"))
+        fail_msg("%s lacks no_new_privs:\n%s", status_path, st);
+    free(st);
+}
+
+static int assert_all_tasks_locked(int pid)
+{
+    char *dir = h_fmt("/proc/%d/task", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("cannot open %s", dir);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = h_fmt("%s/%s/status", dir, e->d_name);
+        assert_task_locked(path);
+        free(path);
+        n++;
+    }
+    closedir(d);
+    free(dir);
+    return n;
+}
+
+static void test_every_thread_has_seccomp_and_no_new_privs(void **state)
+{
+    int pid = ci_session_pid(S);
+    assert_true(pid > 0);
+    assert_true(assert_all_tasks_locked(pid) >= 1);
+}
+
+static void test_threads_started_by_a_cell_are_locked_too(void **state)
+{
+    h_expect(S,
+             "import threading\nsb_ev = threading.Event()\n"
+             "sb_t = threading.Thread(target=sb_ev.wait, daemon=True)\nsb_t.start()",
+             NULL, "");
+    int n = assert_all_tasks_locked(ci_session_pid(S));
+    h_expect(S, "sb_ev.set()\nsb_t.join()", NULL, "");
+    assert_true(n >= 2);
+}
+
+static void test_kill_listed_syscall_is_sandbox_violation(void **state)
+{
+#if defined(__x86_64__)
+    const char *code = "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)";
+#elif defined(__aarch64__)
+    const char *code = "import ctypes\nctypes.CDLL(None).syscall(117, 0, 0, 0, 0)";
+#else
+    skip();
+    const char *code = "";
+#endif
+    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    assert_non_null(ci_result_error_value(r));
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(S), -1);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    h_expect(S, "'restarted'", "'restarted'", "");
+}
+
+static void test_ptrace_through_python_is_sandbox_violation(void **state)
+{
+    /* The same call the friendly way a cell would try it. */
+    ci_result *r = h_run_status(S,
+                                "import ctypes, os\nlibc = ctypes.CDLL(None)\n"
+                                "libc.ptrace(16, os.getppid(), 0, 0)",
+                                CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    ci_result_free(r);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
+/* --------------------------------------------------- the policy, probed */
+
+/*
+ * As bubblewrap's try-syscall: each call is made with arguments the kernel
+ * would refuse or that harm nothing, so EPERM can only come from the
+ * filter; the kernel's own answer is in the comment.
+ */
+static void test_refused_calls_fail_with_eperm_from_the_filter(void **state)
+{
+    h_expect(S,
+             "import ctypes, errno\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "def probe(nr, *args):\n"
+             "    ctypes.set_errno(0)\n"
+             "    rc = libc.syscall(nr, *[ctypes.c_long(a) for a in args])\n"
+             "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
+             "[probe(59, 0, 0, 0),\n"                   /* execve(NULL): EFAULT */
+             " probe(56, 0x10000, 0, 0, 0, 0),\n"       /* clone(CLONE_THREAD): EINVAL */
+             " probe(56, 0x10f00 | 0x10000000, 0, 0, 0, 0),\n" /* thread + NEWUSER: EINVAL */
+             " probe(41, 12345, 1, 0),\n"              /* socket(no such family): EAFNOSUPPORT */
+             " probe(105, -1)]\n",                      /* setuid(-1): EINVAL */
+             "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EPERM']", "");
+}
+
+static void test_signals_reach_only_the_worker_itself(void **state)
+{
+    /* Signal 0 delivers nothing: only the permission check runs. */
+    h_expect(S,
+             "import os\nres = []\n"
+             "for pid in (os.getppid(), 1, 0, -1):\n"
+             "    try:\n        os.kill(pid, 0)\n        res.append('sent')\n"
+             "    except OSError as e:\n        res.append(type(e).__name__)\n"
+             "os.kill(os.getpid(), 0)\nres",
+             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']",
+             "");
+}
+
+static void test_dangerous_ioctl_and_fcntl_are_refused(void **state)
+{
+    /* TIOCSTI on /dev/null: ENOTTY from the kernel; F_SETOWN on a pipe
+     * would succeed. */
+    h_expect(S,
+             "import fcntl, os, termios\nres = []\n"
+             "for f in (lambda: fcntl.ioctl(0, termios.TIOCSTI, b'x'),\n"
+             "          lambda: fcntl.fcntl(1, fcntl.F_SETOWN, os.getpid())):\n"
+             "    try:\n        f()\n        res.append('done')\n"
+             "    except OSError as e:\n        res.append(type(e).__name__)\n"
+             "res",
+             "['PermissionError', 'PermissionError']", "");
+}
+
+static void test_dumpable_cannot_be_turned_back_on(void **state)
+{
+    h_expect(S,
+             "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+             "rc = libc.prctl(4, 1, 0, 0, 0)\n" /* PR_SET_DUMPABLE */
+             "rc, ctypes.get_errno()",
+             "(-1, 1)", "");
+}
+
+static void test_resource_limits_cannot_be_raised(void **state)
+{
+    /* Defaults: 2 GiB of address space, 1 GiB files. Even a worker that
+     * runs as root must not get them back. */
+    h_expect(S,
+             "import resource\nres = []\n"
+             "for lim in (resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE):\n"
+             "    try:\n"
+             "        resource.setrlimit(lim, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
+             "        res.append('raised')\n"
+             "    except (ValueError, OSError) as e:\n"
+             "        res.append(type(e).__name__)\n"
+             "res, resource.getrlimit(resource.RLIMIT_AS), resource.getrlimit(resource.RLIMIT_FSIZE)",
+             "(['ValueError', 'ValueError', 'ValueError'], (2147483648, 2147483648), "
+             "(1073741824, 1073741824))",
+             "");
+}
+
+static void test_host_memory_cannot_be_opened(void **state)
+{
+    /* Same uid as the host, so only the worker's Landlock domain stands
+     * between a cell and the host's memory. */
+    h_expect(S,
+             "import os\nres = []\n"
+             "for mode in ('rb', 'r+b'):\n"
+             "    try:\n"
+             "        open(f'/proc/{os.getppid()}/mem', mode)\n"
+             "        res.append('opened')\n"
+             "    except OSError as e:\n"
+             "        res.append(type(e).__name__)\n"
+             "res, open('/proc/self/mem', 'rb').readable()",
+             "(['PermissionError', 'PermissionError'], True)", "");
+}
+
+static void test_socketpair_and_asyncio_still_work(void **state)
+{
+    h_expect(S,
+             "import asyncio, socket\na, b = socket.socketpair()\na.send(b'x')\n"
+             "async def main():\n    await asyncio.sleep(0)\n    return 'loop ran'\n"
+             "b.recv(1), asyncio.run(main())",
+             "(b'x', 'loop ran')", "");
+}
+
+static void assert_violation(const char *code)
+{
+    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(S), -1);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
+static void test_io_uring_is_sandbox_violation(void **state)
+{
+    assert_violation("import ctypes\nctypes.CDLL(None).syscall(425, 1, 0)");
+}
+
+static void test_i386_syscall_is_sandbox_violation(void **state)
+{
+#if defined(__x86_64__)
+    /* mov eax, 20 (i386 getpid); int 0x80; ret */
+    assert_violation("import ctypes, mmap\n"
+                     "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
+                     "m.write(b'\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3')\n"
+                     "addr = ctypes.addressof(ctypes.c_char.from_buffer(m))\n"
+                     "ctypes.CFUNCTYPE(ctypes.c_int)(addr)()");
+#else
+    skip();
+#endif
+}
+
+static void test_x32_syscall_is_sandbox_violation(void **state)
+{
+#if defined(__x86_64__)
+    assert_violation("import ctypes\nctypes.CDLL(None).syscall(0x40000000 + 39)");
+#else
+    skip();
+#endif
+}
+
+/* ------------------------------------------------------- host death */
+
+static const char *self_exe;
+
+/* The --host-then-die mode: start a session, tell the parent the worker's
+ * pid through @fd, then wait to be killed. */
+static int host_then_die(int fd)
+{
+    ci_session *s = NULL;
+    if (ci_session_new(&s, NULL) != CI_OK)
+        return 1;
+    int pid = ci_session_pid(s);
+    if (write(fd, &pid, sizeof pid) != (ssize_t)sizeof pid)
+        return 1;
+    for (;;)
+        pause();
+}
+
+/* 'Z' for a zombie, 0 when the process is gone. */
+static char proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
+}
+
+static void test_worker_dies_with_its_host(void **state)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(fds[0]);
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", fds[1]);
+        execl(self_exe, self_exe, "--host-then-die", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    int worker = -1;
+    ssize_t n = read(fds[0], &worker, sizeof worker);
+    close(fds[0]);
+    if (n != (ssize_t)sizeof worker) {
+        kill(host, SIGKILL);
+        waitpid(host, NULL, 0);
+        fail_msg("the helper host did not start a session");
+    }
+    assert_true(worker > 0);
+    assert_int_not_equal(proc_state(worker), 0);
+
+    assert_int_equal(kill(host, SIGKILL), 0);
+    assert_int_equal(waitpid(host, NULL, 0), host);
+
+    int64_t t0 = h_now_ms();
+    char st;
+    while ((st = proc_state(worker)) != 0 && st != 'Z' && h_now_ms() - t0 < 10000)
+        usleep(20 * 1000);
+    if (st != 0 && st != 'Z') {
+        kill(worker, SIGKILL);
+        fail_msg("worker %d still running (state %c) 10 s after its host died", worker, st);
+    }
+}
+
+/* ----------------------------------------------------------- the process */
+
+static void test_worker_is_our_child_in_its_own_session(void **state)
+{
+    int pid = ci_session_pid(S);
+    char *path = h_fmt("/proc/%d/status", pid);
+    char *st = h_read_file(path, NULL);
+    assert_non_null(st);
+    char *want = h_fmt("\nPPid:\t%d\n", (int)getpid());
+    h_assert_contains(st, want);
+    assert_int_equal(getsid(pid), pid);
+    assert_int_equal(getpgid(pid), pid);
+    free(want);
+    free(st);
+    free(path);
+}
+
+static void test_cell_sees_its_parent_is_the_host(void **state)
+{
+    char *want = h_fmt("%d", (int)getpid());
+    h_expect(S, "import os\nos.getppid()", want, "");
+    free(want);
+}
+
+int main(int argc, char **argv)
+{
+    h_watchdog(120);
+    if (argc == 3 && strcmp(argv[1], "--host-then-die") == 0)
+        return host_then_die(atoi(argv[2]));
+    self_exe = "/proc/self/exe";
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        self_exe = exe;
+    }
+
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_only_descriptors_0_to_3_are_open, setup_alive),
+        cmocka_unit_test_setup(test_subprocess_is_refused, setup_alive),
+        cmocka_unit_test_setup(test_os_system_does_not_run_the_command, setup_alive),
+        cmocka_unit_test_setup(test_fork_is_refused, setup_alive),
+        cmocka_unit_test_setup(test_multiprocessing_is_refused, setup_alive),
+        cmocka_unit_test_setup(test_socket_is_refused, setup_alive),
+        cmocka_unit_test_setup(test_unix_and_udp_sockets_are_refused, setup_alive),
+        cmocka_unit_test_setup(test_host_environment_does_not_reach_the_worker, setup_alive),
+        cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, setup_alive),
+        cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, setup_alive),
+        cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, setup_alive),
+        cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, setup_alive),
+        cmocka_unit_test_setup(test_cell_sees_its_parent_is_the_host, setup_alive),
+        cmocka_unit_test_setup(test_refused_calls_fail_with_eperm_from_the_filter, setup_alive),
+        cmocka_unit_test_setup(test_signals_reach_only_the_worker_itself, setup_alive),
+        cmocka_unit_test_setup(test_dangerous_ioctl_and_fcntl_are_refused, setup_alive),
+        cmocka_unit_test_setup(test_dumpable_cannot_be_turned_back_on, setup_alive),
+        cmocka_unit_test_setup(test_resource_limits_cannot_be_raised, setup_alive),
+        cmocka_unit_test_setup(test_host_memory_cannot_be_opened, setup_alive),
+        cmocka_unit_test_setup(test_socketpair_and_asyncio_still_work, setup_alive),
+        cmocka_unit_test(test_worker_dies_with_its_host),
+        /* These kill the worker; the setup restarts it for the next. */
+        cmocka_unit_test_setup(test_kill_listed_syscall_is_sandbox_violation, setup_alive),
+        cmocka_unit_test_setup(test_ptrace_through_python_is_sandbox_violation, setup_alive),
+        cmocka_unit_test_setup(test_io_uring_is_sandbox_violation, setup_alive),
+        cmocka_unit_test_setup(test_i386_syscall_is_sandbox_violation, setup_alive),
+        cmocka_unit_test_setup(test_x32_syscall_is_sandbox_violation, setup_alive),
+    };
+    return cmocka_run_group_tests_name("sandbox", tests, group_setup, group_teardown);
+}
