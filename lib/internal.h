@@ -135,7 +135,7 @@ ci_result *ci_result_new(void);
 /* Decodes a RESULT payload from the untrusted worker into @r: checks every
  * tag, length and byte. CI_OK, CI_EPROTO (with @why set), or CI_ENOMEM. */
 int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t field_cap,
-                     uint32_t *outcome, const char **why);
+                     uint32_t *outcome, uint32_t *count, const char **why);
 char *ci_strdup(const char *s);
 
 #endif /* CI_INTERNAL_H */

@@ -51,8 +51,10 @@ struct ci_frame_header {
     uint32_t len;
 };
 
-/* Fields of a RESULT frame. OUTCOME is required; the rest are optional and
- * each may appear at most once. */
+/* Fields of a RESULT frame. OUTCOME and COUNT are required; the rest are
+ * optional; each may appear at most once. COUNT lets the host tell a late
+ * answer to an earlier cell (or one a cell forged on descriptor 3) from
+ * the answer to the cell it is waiting for. */
 enum ci_field_tag {
     CI_FIELD_OUTCOME = 1,   /* u32, one of enum ci_outcome */
     CI_FIELD_VALUE = 2,     /* repr of the last expression */
@@ -60,6 +62,7 @@ enum ci_field_tag {
     CI_FIELD_EVALUE = 4,    /* str(exception) */
     CI_FIELD_TRACEBACK = 5, /* formatted traceback, cell frames only */
     CI_FIELD_FLAGS = 6,     /* u32, CI_FLAG_* */
+    CI_FIELD_COUNT = 7,     /* u32, the RUN's execution count, echoed */
 };
 
 enum ci_outcome {

@@ -65,7 +65,7 @@ static char *text_copy(const unsigned char *p, size_t n)
 }
 
 int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t field_cap,
-                     uint32_t *outcome, const char **why)
+                     uint32_t *outcome, uint32_t *count, const char **why)
 {
     unsigned seen = 0;
     while (len > 0) {
@@ -92,6 +92,7 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
         switch (tag) {
         case CI_FIELD_OUTCOME:
         case CI_FIELD_FLAGS:
+        case CI_FIELD_COUNT:
             if (flen != 4) {
                 *why = "integer field of the wrong size";
                 return CI_EPROTO;
@@ -103,6 +104,8 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
                     return CI_EPROTO;
                 }
                 *outcome = word;
+            } else if (tag == CI_FIELD_COUNT) {
+                *count = word;
             } else {
                 if (word & ~CI_FLAG_TRUNCATED) {
                     *why = "unknown flag";
@@ -145,6 +148,10 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
     }
     if (!(seen & (1u << CI_FIELD_OUTCOME))) {
         *why = "no outcome";
+        return CI_EPROTO;
+    }
+    if (!(seen & (1u << CI_FIELD_COUNT))) {
+        *why = "no execution count";
         return CI_EPROTO;
     }
     if (*outcome != CI_OUTCOME_OK && !r->error_name) {

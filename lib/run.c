@@ -106,14 +106,18 @@ static void classify(struct run *run, uint32_t outcome)
 /* Handles one whole frame from the worker. 1: the run is over. */
 static int on_frame(struct run *run)
 {
-    uint32_t outcome = CI_OUTCOME_ERROR;
+    uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
     const char *why = "unexpected frame type";
     char msg[160];
     int rc;
 
     if (run->rd.type == CI_FRAME_RESULT) {
         rc = ci_result_decode(run->r, run->rd.payload, run->rd.len, run->s->cfg.output_limit,
-                              &outcome, &why);
+                              &outcome, &count, &why);
+        if (rc == CI_OK && count != (uint32_t)run->r->execution_count) {
+            rc = CI_EPROTO;
+            why = "a result for another cell";
+        }
         if (rc == CI_OK) {
             /* Everything the cell printed was written before the RESULT
              * frame: it is in the pipes now. */

@@ -52,7 +52,7 @@ static void describe_end(int st, const char **name, char *value, size_t valuelen
 void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                     char *value, size_t valuelen)
 {
-    int st = 0, reaped = 0;
+    int st = 0, reaped = 0, lost = 0;
 
     *name = "WorkerDied";
     snprintf(value, valuelen, "the worker is gone");
@@ -67,8 +67,10 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
             reaped = 1;
             break;
         }
-        if (r < 0 && errno != EINTR) /* ECHILD: the host reaped it behind our back */
+        if (r < 0 && errno != EINTR) { /* ECHILD: the host reaped it behind our back */
+            lost = 1;
             break;
+        }
         left = deadline_ms - ci_now_ms();
         if (left <= 0)
             break;
@@ -79,7 +81,7 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
             usleep(5000);
         }
     }
-    if (!reaped && errno != ECHILD) {
+    if (!reaped && !lost) {
         kill(w->pid, SIGKILL);
         while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
             ;

@@ -62,8 +62,12 @@ static int get(void *p, size_t n)
     return 0;
 }
 
+static uint32_t run_count; /* the execution count of the RUN being answered */
+
+/* The two fields every RESULT needs: the echoed count and the outcome. */
 static size_t outcome(unsigned char *buf, size_t at, uint32_t o)
 {
+    at = field(buf, at, CI_FIELD_COUNT, &run_count, 4);
     return field(buf, at, CI_FIELD_OUTCOME, &o, 4);
 }
 
@@ -88,6 +92,7 @@ static int fake_worker(void)
             _exit(98);
         if (get(buf, h.len) < 0)
             _exit(98);
+        memcpy(&run_count, buf, 4);
         memcpy(code, buf + 4, h.len - 4);
         code[h.len - 4] = '\0';
 
@@ -124,7 +129,19 @@ static int fake_worker(void)
             n = outcome(buf, n, CI_OUTCOME_OK);
             frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "no-outcome")) {
-            n = field(buf, 0, CI_FIELD_VALUE, "1", 1);
+            n = field(buf, 0, CI_FIELD_COUNT, &run_count, 4);
+            n = field(buf, n, CI_FIELD_VALUE, "1", 1);
+            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+        } else if (!strcmp(code, "no-count")) {
+            uint32_t ok = CI_OUTCOME_OK;
+            n = field(buf, 0, CI_FIELD_OUTCOME, &ok, 4);
+            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+        } else if (!strcmp(code, "answer-twice")) {
+            /* A forged early answer, then the real one: the second lands
+             * while the host waits for the next cell. */
+            n = outcome(buf, 0, CI_OUTCOME_OK);
+            n = field(buf, n, CI_FIELD_VALUE, "1", 1);
+            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
             frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "bad-outcome")) {
             n = outcome(buf, 0, 77);
@@ -251,6 +268,26 @@ static void test_missing_or_bad_outcome_is_refused(void **state)
     expect_killed("error-without-name", "ProtocolError", "without a name");
 }
 
+static void test_missing_execution_count_is_refused(void **state)
+{
+    expect_killed("no-count", "ProtocolError", "no execution count");
+}
+
+static void test_answer_for_another_cell_is_refused(void **state)
+{
+    ci_session *s = h_session(&fast);
+    ci_result *r = h_run_status(s, "answer-twice", CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "1");
+    ci_result_free(r);
+    /* The second answer to cell 1 must not pass for cell 2's. */
+    r = h_run_status(s, "good", CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "ProtocolError");
+    h_assert_contains(ci_result_error_value(r), "a result for another cell");
+    assert_int_equal(ci_result_execution_count(r), 2);
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
 static void test_unexpected_frame_type_is_refused(void **state)
 {
     expect_killed("wrong-type", "ProtocolError", "unexpected frame type");
@@ -346,6 +383,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_nul_in_text_is_refused),
         cmocka_unit_test(test_unknown_and_repeated_fields_are_refused),
         cmocka_unit_test(test_missing_or_bad_outcome_is_refused),
+        cmocka_unit_test(test_missing_execution_count_is_refused),
+        cmocka_unit_test(test_answer_for_another_cell_is_refused),
         cmocka_unit_test(test_unexpected_frame_type_is_refused),
         cmocka_unit_test(test_text_over_output_limit_is_refused),
         cmocka_unit_test(test_half_a_frame_then_silence_is_killed_at_the_deadline),

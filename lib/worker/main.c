@@ -250,12 +250,13 @@ static int add_text(struct iovec *iov, struct field *f, uint32_t tag,
     return 2;
 }
 
-static void send_result(const struct ci_cell *c)
+static void send_result(const struct ci_cell *c, uint32_t count)
 {
-    struct field f[6];
-    struct iovec iov[1 + 2 * 6];
+    struct field f[7];
+    struct iovec iov[1 + 2 * 7];
     int n = 1;
 
+    n += add_u32(iov + n, &f[6], CI_FIELD_COUNT, count);
     n += add_u32(iov + n, &f[0], CI_FIELD_OUTCOME, c->outcome);
     n += add_u32(iov + n, &f[1], CI_FIELD_FLAGS, c->flags);
     n += add_text(iov + n, &f[2], CI_FIELD_VALUE, &c->value);
@@ -266,7 +267,7 @@ static void send_result(const struct ci_cell *c)
 }
 
 /* The cell's source did not fit in memory: skip it and say so. */
-static void refuse_cell(size_t len)
+static void refuse_cell(size_t len, uint32_t count)
 {
     static const char ename[] = "MemoryError";
     static const char evalue[] = "no memory to receive the cell";
@@ -283,7 +284,7 @@ static void refuse_cell(size_t len)
         read_exact(sink, n, 0);
         len -= n;
     }
-    send_result(&c);
+    send_result(&c, count);
 }
 
 /* Reads RUN frames and answers each with one RESULT, until EOF. */
@@ -306,13 +307,13 @@ static _Noreturn void serve(size_t output_limit)
         len = h.len - sizeof(count);
         src = malloc(len + 1);
         if (!src) {
-            refuse_cell(len);
+            refuse_cell(len, count);
             continue;
         }
         read_exact(src, len, 0);
         ci_interp_run(count, src, len, output_limit, &cell);
         free(src);
-        send_result(&cell);
+        send_result(&cell, count);
         ci_interp_cell_done(&cell);
     }
 }
