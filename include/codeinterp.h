@@ -73,10 +73,11 @@ typedef struct ci_result ci_result;
     X(CI_EIO, -7, "input/output error")                                     \
     X(CI_ENOENT, -8, "no such file in the workspace")                       \
     X(CI_ETOOBIG, -9, "size over the limit")                                \
-    X(CI_EUNSAFE, -10, "refused: a link, or not a regular file")
+    X(CI_EUNSAFE, -10, "refused: a link, or not a regular file")          \
+    X(CI_ESANDBOX, -11, "a required sandbox layer is not available")
 
 #define CI_ERROR_ENUM_(name, value, message) name = value,
-enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -10 };
+enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -11 };
 #undef CI_ERROR_ENUM_
 
 /*
@@ -111,6 +112,29 @@ typedef enum {
     CI_STATUS_KILLED
 } ci_status;
 
+/*
+ * Sandbox layers, as ci_session_sandbox() reports them and
+ * ci_config_require_sandbox() demands them. Each bit is set only when the
+ * worker applied that layer before reading its first cell.
+ *  CI_SANDBOX_SECCOMP       the seccomp allowlist (seccomp(2), filter mode)
+ *                           on every thread
+ *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
+ *                           RLIMIT_NOFILE (setrlimit(2))
+ *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS)
+ *  CI_SANDBOX_LANDLOCK      a Landlock domain (Documentation/userspace-api/
+ *                           landlock.rst): no ptrace-mode access to
+ *                           processes outside it (the host's
+ *                           /proc/PID/mem), no execution of files, and as
+ *                           the kernel's ABI allows, no TCP bind or connect
+ *                           (ABI 4) and no signals or abstract unix
+ *                           sockets out of it (ABI 6). It does not yet
+ *                           restrict reading or writing paths.
+ */
+#define CI_SANDBOX_SECCOMP 0x1u
+#define CI_SANDBOX_RLIMITS 0x2u
+#define CI_SANDBOX_NO_NEW_PRIVS 0x4u
+#define CI_SANDBOX_LANDLOCK 0x8u
+
 /* ---------------------------------------------------------------- config */
 
 /*
@@ -124,6 +148,16 @@ CI_API ci_config *ci_config_new(void);
 
 /* ci_config_free - frees @cfg; NULL is a no-op. */
 CI_API void ci_config_free(ci_config *cfg);
+
+/*
+ * ci_config_require_sandbox - the layers (CI_SANDBOX_* bits) without which
+ * ci_session_new() and ci_session_restart() fail with CI_ESANDBOX instead
+ * of running cells; default CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS |
+ * CI_SANDBOX_NO_NEW_PRIVS. Demanding CI_SANDBOX_LANDLOCK makes sessions
+ * fail on kernels without Landlock (before 5.13, or with it disabled).
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @mask has unknown bits.
+ */
+CI_API int ci_config_require_sandbox(ci_config *cfg, unsigned mask);
 
 /*
  * ci_config_set_timeout_ms - wall-clock limit of one ci_run(), in
@@ -211,7 +245,9 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
  * @return CI_OK; CI_EINVAL if @out is NULL; CI_ENOMEM; CI_EIO if the
  *         workspace cannot be created; CI_ESPAWN if the worker cannot be
  *         started or does not become ready within the startup timeout;
- *         CI_EPROTO if its first message is malformed. The detail of a
+ *         CI_EPROTO if its first message is malformed; CI_ESANDBOX if a
+ *         layer demanded by ci_config_require_sandbox() is missing (the
+ *         message names it). The detail of a
  *         failure is kept per thread: ci_session_errmsg(NULL) returns it
  *         until the calling thread's next ci_session_new().
  * Blocks for the worker's start-up (about a second on 2 cores).
@@ -231,7 +267,8 @@ CI_API void ci_session_free(ci_session *s);
  * interpreter state, execution count back to 0, same workspace and
  * files. Works on live and dead sessions alike.
  * @return CI_OK; CI_EINVAL if @s is NULL; CI_EBUSY during a run;
- *         CI_ESPAWN, CI_EPROTO, CI_ENOMEM as for ci_session_new(); on
+ *         CI_ESPAWN, CI_EPROTO, CI_ESANDBOX, CI_ENOMEM as for
+ *         ci_session_new(); on
  *         failure the session is dead and may be restarted again.
  */
 CI_API int ci_session_restart(ci_session *s);
@@ -252,6 +289,12 @@ CI_API const char *ci_session_errmsg(const ci_session *s);
  * @return NULL if @s is NULL.
  */
 CI_API const char *ci_session_workspace(const ci_session *s);
+
+/*
+ * ci_session_sandbox - the CI_SANDBOX_* layers the session's current
+ * worker applied; 0 if @s is NULL or the worker is dead.
+ */
+CI_API unsigned ci_session_sandbox(const ci_session *s);
 
 /*
  * ci_session_pid - the worker's process id.

@@ -15,6 +15,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
     cfg->output_limit = 1 * MIB;
+    cfg->required_layers = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS;
     cfg->workspace_root = NULL;
 }
 
@@ -94,6 +95,14 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes)
     if (!cfg || bytes == 0)
         return CI_EINVAL;
     cfg->file_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_require_sandbox(ci_config *cfg, unsigned mask)
+{
+    if (!cfg || (mask & ~(unsigned)CI_LAYER_ALL))
+        return CI_EINVAL;
+    cfg->required_layers = mask;
     return CI_OK;
 }
 

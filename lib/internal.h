@@ -21,6 +21,7 @@ struct ci_config {
     unsigned long long memory_limit;
     unsigned long long file_limit;
     size_t output_limit;
+    unsigned required_layers; /* CI_SANDBOX_* */
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
 };
 
@@ -36,6 +37,7 @@ struct ci_worker {
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */
     int err;     /* the worker's fd 2, non-blocking read end */
+    unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
 };
 
 struct ci_session {

@@ -14,8 +14,8 @@
  *
  * Worker -> host
  *   READY   once, after the lockdown and before reading any cell.
- *           payload: u32 CI_PROTO_VERSION, u32 sandbox layers (bit mask,
- *           reserved, 0 for now).
+ *           payload: u32 CI_PROTO_VERSION, u32 the sandbox layers applied
+ *           (CI_LAYER_* bits).
  *   RESULT  once per RUN. payload: a sequence of fields, each
  *           u32 tag (CI_FIELD_*), u32 len, len bytes. Text fields are UTF-8
  *           without NUL bytes; each is at most the output limit.
@@ -71,6 +71,13 @@ enum ci_outcome {
     CI_OUTCOME_MEMORY = 2,    /* the cell raised MemoryError */
     CI_OUTCOME_INTERRUPT = 3, /* the cell raised KeyboardInterrupt */
 };
+
+/* READY's layer bits; the same values as the public CI_SANDBOX_* bits. */
+#define CI_LAYER_SECCOMP 0x1u
+#define CI_LAYER_RLIMITS 0x2u
+#define CI_LAYER_NO_NEW_PRIVS 0x4u
+#define CI_LAYER_LANDLOCK 0x8u
+#define CI_LAYER_ALL 0xFu
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

@@ -24,6 +24,7 @@ static void worker_close(struct ci_worker *w)
     close_fd(&w->out);
     close_fd(&w->err);
     w->pid = 0;
+    w->layers = 0;
 }
 
 /* A sentence for how a reaped worker ended; the name is static. */
@@ -138,9 +139,11 @@ static int await_ready(ci_session *s)
         if (n == 0)
             continue;
         if (n == 1 && rd.type == CI_FRAME_READY && rd.len == 8) {
-            uint32_t version;
+            uint32_t version, layers;
             memcpy(&version, rd.payload, 4);
-            if (version == CI_PROTO_VERSION) {
+            memcpy(&layers, rd.payload + 4, 4);
+            if (version == CI_PROTO_VERSION && !(layers & ~CI_LAYER_ALL)) {
+                w->layers = layers;
                 rc = CI_OK;
                 break;
             }
@@ -169,12 +172,43 @@ static int await_ready(ci_session *s)
     return rc;
 }
 
+_Static_assert(CI_LAYER_SECCOMP == CI_SANDBOX_SECCOMP && CI_LAYER_RLIMITS == CI_SANDBOX_RLIMITS &&
+                   CI_LAYER_NO_NEW_PRIVS == CI_SANDBOX_NO_NEW_PRIVS &&
+                   CI_LAYER_LANDLOCK == CI_SANDBOX_LANDLOCK,
+               "READY's layer bits are the public CI_SANDBOX_* bits");
+
+/* Refuses a worker that lacks a layer the config demands. */
+static int check_layers(ci_session *s)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {{CI_SANDBOX_SECCOMP, "seccomp"},
+                 {CI_SANDBOX_RLIMITS, "rlimits"},
+                 {CI_SANDBOX_NO_NEW_PRIVS, "no_new_privs"},
+                 {CI_SANDBOX_LANDLOCK, "landlock (the kernel has no Landlock, or it is disabled)"}};
+    unsigned missing = s->cfg.required_layers & ~s->worker.layers;
+    size_t i;
+
+    if (!missing)
+        return CI_OK;
+    for (i = 0; i < sizeof names / sizeof *names; i++)
+        if (missing & names[i].bit)
+            break;
+    ci_set_errmsg(s, "a required sandbox layer is not available: %s",
+                  i < sizeof names / sizeof *names ? names[i].name : "?");
+    ci_worker_stop(&s->worker);
+    return CI_ESANDBOX;
+}
+
 int ci_worker_start(ci_session *s)
 {
     int rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
         return rc;
     rc = await_ready(s);
+    if (rc == CI_OK)
+        rc = check_layers(s);
     if (rc == CI_OK)
         s->errmsg[0] = '\0';
     return rc;
@@ -238,6 +272,11 @@ CI_API int ci_session_restart(ci_session *s)
 CI_API const char *ci_session_workspace(const ci_session *s)
 {
     return s ? s->workspace : NULL;
+}
+
+CI_API unsigned ci_session_sandbox(const ci_session *s)
+{
+    return s && s->worker.pid > 0 ? s->worker.layers : 0;
 }
 
 CI_API int ci_session_pid(const ci_session *s)

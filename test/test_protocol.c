@@ -76,7 +76,7 @@ static int fake_worker(void)
     static unsigned char buf[1 << 16];
     char cwd[PATH_MAX], code[256];
     struct ci_frame_header h;
-    uint32_t ready[2] = {CI_PROTO_VERSION, 0};
+    uint32_t ready[2] = {CI_PROTO_VERSION, CI_LAYER_ALL};
     size_t n;
 
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */
@@ -86,6 +86,8 @@ static int fake_worker(void)
     }
     if (getcwd(cwd, sizeof cwd) && strstr(cwd, "silent-start"))
         pause();
+    if (getcwd(cwd, sizeof cwd) && strstr(cwd, "no-layers"))
+        ready[1] = CI_LAYER_RLIMITS;
     frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
         if (get(&h, sizeof h) < 0 || h.len < 4 || h.len - 4 >= sizeof code)
@@ -349,6 +351,28 @@ static void test_bad_ready_fails_session_new_with_eproto(void **state)
     free(root);
 }
 
+static void test_missing_required_layer_fails_session_new(void **state)
+{
+    char *root = h_tmpdir(), *dir = h_fmt("%s/no-layers", root);
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(ci_config_set_workspace_root(cfg, dir), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_ESANDBOX);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), "required sandbox layer is not available: seccomp");
+    /* Asking for less lets the same worker through. */
+    assert_int_equal(ci_config_require_sandbox(cfg, CI_SANDBOX_RLIMITS), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    assert_int_equal(ci_session_sandbox(s), CI_SANDBOX_RLIMITS);
+    ci_session_free(s);
+    assert_int_equal(rmdir(dir), 0); /* nothing left behind */
+    ci_config_free(cfg);
+    h_rmtree(root);
+    free(dir);
+    free(root);
+}
+
 static void test_silent_start_fails_at_the_startup_timeout(void **state)
 {
     char *root = h_tmpdir(), *dir = h_fmt("%s/silent-start", root);
@@ -393,6 +417,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exit_status_is_reported),
         cmocka_unit_test(test_worker_closing_its_channel_is_dead),
         cmocka_unit_test(test_bad_ready_fails_session_new_with_eproto),
+        cmocka_unit_test(test_missing_required_layer_fails_session_new),
         cmocka_unit_test(test_silent_start_fails_at_the_startup_timeout),
     };
     return cmocka_run_group_tests(tests, use_fake, unuse_fake);

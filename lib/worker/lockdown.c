@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proto.h"
 #include "worker.h"
 
 void ci_tie_to_parent(pid_t parent)
@@ -62,7 +63,7 @@ struct landlock_attr_v6 {
  * policy. Best effort: a kernel without Landlock still has the seccomp
  * filter and the rlimits.
  */
-static void landlock_confine(void)
+static int landlock_confine(void)
 {
     struct landlock_attr_v6 attr = {.handled_access_fs = LL_ACCESS_FS_EXECUTE};
     size_t size = offsetof(struct landlock_attr_v6, handled_access_net);
@@ -70,7 +71,7 @@ static void landlock_confine(void)
     int fd;
 
     if (abi < 1)
-        return;
+        return 0;
     if (abi >= 4) {
         attr.handled_access_net = LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP;
         size = offsetof(struct landlock_attr_v6, scoped);
@@ -85,10 +86,13 @@ static void landlock_confine(void)
     if (syscall(SYS_landlock_restrict_self, fd, 0) != 0)
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_restrict_self: %s", strerror(errno));
     close(fd);
+    return 1;
 }
 
-void ci_lockdown(pid_t parent, const struct ci_limits *limits)
+uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
 {
+    uint32_t layers = CI_LAYER_RLIMITS | CI_LAYER_NO_NEW_PRIVS | CI_LAYER_SECCOMP;
+
     /* Our own session: no controlling terminal, and out of the host's
      * process group and its job-control signals. */
     if (setsid() < 0)
@@ -109,6 +113,8 @@ void ci_lockdown(pid_t parent, const struct ci_limits *limits)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_NO_NEW_PRIVS, "prctl(PR_SET_NO_NEW_PRIVS): %s",
                  strerror(errno));
-    landlock_confine();
+    if (landlock_confine())
+        layers |= CI_LAYER_LANDLOCK;
     ci_policy_load();
+    return layers; /* every other step exits the worker if it fails */
 }

@@ -213,9 +213,9 @@ static int read_exact(void *buf, size_t len, int eof_ok)
     return 1;
 }
 
-static void send_ready(void)
+static void send_ready(uint32_t layers)
 {
-    uint32_t payload[2] = {CI_PROTO_VERSION, 0};
+    uint32_t payload[2] = {CI_PROTO_VERSION, layers};
     struct iovec iov[2] = {{0}, {payload, sizeof(payload)}};
 
     send_frame(CI_FRAME_READY, iov, 2);
@@ -337,7 +337,6 @@ int main(int argc, char **argv)
     ci_interp_start();
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
-    ci_lockdown(a.parent, &a.limits);
-    send_ready();
+    send_ready(ci_lockdown(a.parent, &a.limits));
     serve(a.limits.output_limit);
 }

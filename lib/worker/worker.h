@@ -85,8 +85,9 @@ void ci_interp_cell_done(struct ci_cell *cell);
 void ci_tie_to_parent(pid_t parent);
 
 /* The lockdown, in order, the seccomp filter last; every failure exits
- * with its own code. */
-void ci_lockdown(pid_t parent, const struct ci_limits *limits);
+ * with its own code. Returns the CI_LAYER_* bits applied (Landlock is
+ * best effort). */
+uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits);
 
 /* ------------------------------------------------------------ policy.c */
 
