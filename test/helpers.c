@@ -43,24 +43,34 @@ void h_dump(const ci_result *r)
             orn(ci_result_traceback(r)), olen, orn(o), elen, orn(e));
 }
 
+/* Applies the settings of @lim that are not 0 to @cfg. Returns CI_OK, or
+ * the first setter's error with its name in *@what. */
+static int apply_limits(ci_config *cfg, const struct h_limits *lim, const char **what)
+{
+    int rc = CI_OK;
+    if (lim->timeout_ms && (rc = ci_config_set_timeout_ms(cfg, lim->timeout_ms)) != CI_OK)
+        *what = "ci_config_set_timeout_ms";
+    else if (lim->grace_ms && (rc = ci_config_set_grace_ms(cfg, lim->grace_ms)) != CI_OK)
+        *what = "ci_config_set_grace_ms";
+    else if (lim->memory && (rc = ci_config_set_memory_limit(cfg, lim->memory)) != CI_OK)
+        *what = "ci_config_set_memory_limit";
+    else if (lim->output && (rc = ci_config_set_output_limit(cfg, lim->output)) != CI_OK)
+        *what = "ci_config_set_output_limit";
+    else if (lim->file && (rc = ci_config_set_file_limit(cfg, lim->file)) != CI_OK)
+        *what = "ci_config_set_file_limit";
+    else if (lim->root && (rc = ci_config_set_workspace_root(cfg, lim->root)) != CI_OK)
+        *what = "ci_config_set_workspace_root";
+    return rc;
+}
+
 ci_config *h_config(const struct h_limits *lim)
 {
     ci_config *cfg = ci_config_new();
     assert_non_null(cfg);
-    if (!lim)
-        return cfg;
-    if (lim->timeout_ms)
-        assert_int_equal(ci_config_set_timeout_ms(cfg, lim->timeout_ms), CI_OK);
-    if (lim->grace_ms)
-        assert_int_equal(ci_config_set_grace_ms(cfg, lim->grace_ms), CI_OK);
-    if (lim->memory)
-        assert_int_equal(ci_config_set_memory_limit(cfg, lim->memory), CI_OK);
-    if (lim->output)
-        assert_int_equal(ci_config_set_output_limit(cfg, lim->output), CI_OK);
-    if (lim->file)
-        assert_int_equal(ci_config_set_file_limit(cfg, lim->file), CI_OK);
-    if (lim->root)
-        assert_int_equal(ci_config_set_workspace_root(cfg, lim->root), CI_OK);
+    const char *what = NULL;
+    int rc = lim ? apply_limits(cfg, lim, &what) : CI_OK;
+    if (rc != CI_OK)
+        fail_msg("%s: %d (%s)", what, rc, ci_strerror(rc));
     return cfg;
 }
 
@@ -75,6 +85,43 @@ ci_session *h_session(const struct h_limits *lim)
                  ci_session_errmsg(NULL));
     assert_non_null(s);
     return s;
+}
+
+/* The session h_group_session() made last. */
+static ci_session *group_session;
+
+int h_group_session(ci_session **s, const struct h_limits *lim)
+{
+    ci_config *cfg = ci_config_new();
+    if (!cfg) {
+        fprintf(stderr, "group setup: ci_config_new failed\n");
+        return -1;
+    }
+    const char *what = "ci_session_new";
+    int rc = lim ? apply_limits(cfg, lim, &what) : CI_OK;
+    if (rc == CI_OK)
+        rc = ci_session_new(s, cfg);
+    ci_config_free(cfg);
+    if (rc != CI_OK) {
+        fprintf(stderr, "group setup: %s: %d (%s): %s\n", what, rc, ci_strerror(rc),
+                ci_session_errmsg(NULL));
+        return -1;
+    }
+    group_session = *s;
+    return 0;
+}
+
+int h_group_teardown(void **state)
+{
+    ci_session_free(group_session);
+    group_session = NULL;
+    return 0;
+}
+
+int h_setup_alive(void **state)
+{
+    h_ensure_alive(group_session);
+    return 0;
 }
 
 ci_result *h_run(ci_session *s, const char *code)
@@ -115,6 +162,26 @@ void h_expect(ci_session *s, const char *code, const char *value, const char *ou
             h_dump(r);
             fail_msg("stdout differs, expected \"%s\"\n  cell: %s", out, code);
         }
+    }
+    ci_result_free(r);
+}
+
+void h_expect_error(ci_session *s, const char *code, const char *name, const char *value)
+{
+    ci_result *r = h_run_status(s, code, CI_STATUS_ERROR);
+    const char *n = ci_result_error_name(r);
+    const char *v = ci_result_error_value(r);
+    if (!n || strcmp(n, name) != 0) {
+        h_dump(r);
+        fail_msg("error name %s, expected %s\n  cell: %s", orn(n), name, code);
+    }
+    if (value && (!v || strcmp(v, value) != 0)) {
+        h_dump(r);
+        fail_msg("error value %s, expected %s\n  cell: %s", orn(v), value, code);
+    }
+    if (ci_result_value(r)) {
+        h_dump(r);
+        fail_msg("a failed cell gave the value %s\n  cell: %s", ci_result_value(r), code);
     }
     ci_result_free(r);
 }

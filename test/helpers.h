@@ -3,7 +3,8 @@
  * settings, run a cell and check its fate, make and remove test-owned
  * temporary directories. Every helper fails the current cmocka test (it
  * never returns a half-valid object) and prints what the cell did first,
- * so a failure says why.
+ * so a failure says why; the group fixtures below are the exception, as
+ * cmocka wants a group setup to return, not fail.
  */
 #ifndef CI_TEST_HELPERS_H
 #define CI_TEST_HELPERS_H
@@ -34,6 +35,25 @@ ci_config *h_config(const struct h_limits *lim);
 /* A new session with @lim (NULL: defaults); asserts CI_OK. */
 ci_session *h_session(const struct h_limits *lim);
 
+/*
+ * The group's session: a test program whose tests share one session makes
+ * it in its group setup with h_group_session(), passes h_group_teardown to
+ * cmocka_run_group_tests_name() (or calls it from a teardown of its own),
+ * and gives each test that needs a live worker h_setup_alive as setup.
+ */
+
+/* Starts *@s with @lim (NULL: defaults) and makes it the group's session.
+ * Does not assert: on failure prints why to stderr and returns -1; 0 on
+ * success. */
+int h_group_session(ci_session **s, const struct h_limits *lim);
+
+/* Frees the group's session; always 0. */
+int h_group_teardown(void **state);
+
+/* h_ensure_alive() on the group's session: a test before may have killed
+ * its worker. Always 0. */
+int h_setup_alive(void **state);
+
 /* Runs @code, asserts ci_run returned CI_OK with a result. */
 ci_result *h_run(ci_session *s, const char *code);
 
@@ -43,6 +63,11 @@ ci_result *h_run_status(ci_session *s, const char *code, ci_status want);
 /* Runs @code, asserts CI_STATUS_OK and that the value is @value (NULL: no
  * value) and stdout is @out (NULL: not checked). Frees the result. */
 void h_expect(ci_session *s, const char *code, const char *value, const char *out);
+
+/* Runs @code, asserts CI_STATUS_ERROR, that the exception is named @name,
+ * that its message is @value (NULL: not checked) and that the cell gave
+ * no value. Frees the result. */
+void h_expect_error(ci_session *s, const char *code, const char *name, const char *value);
 
 /* Prints everything a result holds, to stderr, for a failing test. */
 void h_dump(const ci_result *r);

@@ -44,6 +44,7 @@ static void test_session_getters_on_null(void **state)
 {
     assert_null(ci_session_workspace(NULL));
     assert_int_equal(ci_session_pid(NULL), -1);
+    assert_int_equal(ci_session_sandbox(NULL), 0);
     assert_int_equal(ci_session_restart(NULL), CI_EINVAL);
 }
 
@@ -172,6 +173,20 @@ static void test_workspace_root_bounds(void **state)
     ci_config_free(cfg);
 }
 
+static void test_require_sandbox_bounds(void **state)
+{
+    ci_config *cfg = ci_config_new();
+    const unsigned all = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS |
+                         CI_SANDBOX_LANDLOCK;
+
+    assert_int_equal(ci_config_require_sandbox(NULL, 0), CI_EINVAL);
+    assert_int_equal(ci_config_require_sandbox(cfg, all << 1), CI_EINVAL);
+    assert_int_equal(ci_config_require_sandbox(cfg, 0x80000000u), CI_EINVAL);
+    assert_int_equal(ci_config_require_sandbox(cfg, all), CI_OK);
+    assert_int_equal(ci_config_require_sandbox(cfg, 0), CI_OK);
+    ci_config_free(cfg);
+}
+
 /* ---------------------------------------------------------------- codes */
 
 #define H_CODE_(name, value, message) {name, #name, message},
@@ -185,7 +200,7 @@ static const struct {
 
 static void test_strerror_gives_each_code_its_listed_message(void **state)
 {
-    assert_int_equal(NCODES, 11);
+    assert_int_equal(NCODES, 12);
     for (size_t i = 0; i < NCODES; i++) {
         const char *m = ci_strerror(codes[i].code);
         assert_non_null(m);
@@ -208,7 +223,7 @@ static void test_strerror_messages_are_distinct_and_not_empty(void **state)
 
 static void test_strerror_unknown_codes(void **state)
 {
-    const int unknown[] = {1, 2, 42, CI_ERROR_LAST_ - 1, -11, -100, INT_MIN, INT_MAX};
+    const int unknown[] = {1, 2, 42, CI_ERROR_LAST_ - 1, -12, -100, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         h_assert_str(ci_strerror(unknown[i]), "unknown error");
 }
@@ -226,7 +241,8 @@ static void test_error_codes_have_their_documented_values(void **state)
     assert_int_equal(CI_ENOENT, -8);
     assert_int_equal(CI_ETOOBIG, -9);
     assert_int_equal(CI_EUNSAFE, -10);
-    assert_int_equal(CI_ERROR_LAST_, -10);
+    assert_int_equal(CI_ESANDBOX, -11);
+    assert_int_equal(CI_ERROR_LAST_, -11);
 }
 
 /* ------------------------------------------------- failed ci_session_new */
@@ -385,20 +401,7 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    ci_config *cfg = ci_config_new();
-    if (!cfg || ci_session_new(&S, cfg) != CI_OK) {
-        fprintf(stderr, "group setup: ci_session_new: %s\n", ci_session_errmsg(NULL));
-        ci_config_free(cfg);
-        return -1;
-    }
-    ci_config_free(cfg);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    ci_session_free(S);
-    return 0;
+    return h_group_session(&S, NULL);
 }
 
 static void test_run_with_null_code_or_out_is_einval(void **state)
@@ -603,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_output_limit_bounds),
         cmocka_unit_test(test_file_limit_bounds),
         cmocka_unit_test(test_workspace_root_bounds),
+        cmocka_unit_test(test_require_sandbox_bounds),
         cmocka_unit_test(test_strerror_gives_each_code_its_listed_message),
         cmocka_unit_test(test_strerror_messages_are_distinct_and_not_empty),
         cmocka_unit_test(test_strerror_unknown_codes),
@@ -629,6 +633,6 @@ int main(void)
         cmocka_unit_test(test_free_kills_and_reaps_the_worker),
     };
     int failed = cmocka_run_group_tests_name("api", plain, NULL, NULL);
-    failed += cmocka_run_group_tests_name("api_live", live, group_setup, group_teardown);
+    failed += cmocka_run_group_tests_name("api_live", live, group_setup, h_group_teardown);
     return failed ? 1 : 0;
 }

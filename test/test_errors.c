@@ -12,28 +12,8 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    ci_config *cfg = ci_config_new();
     /* input() must fail at once; a hang would show as TIMEOUT, not a stall. */
-    if (!cfg || ci_config_set_timeout_ms(cfg, 10000) != CI_OK ||
-        ci_session_new(&S, cfg) != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        ci_config_free(cfg);
-        return -1;
-    }
-    ci_config_free(cfg);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    ci_session_free(S);
-    return 0;
-}
-
-static int setup_alive(void **state)
-{
-    h_ensure_alive(S);
-    return 0;
+    return h_group_session(&S, &(struct h_limits){.timeout_ms = 10000});
 }
 
 /* The worker's own frames and names must not show in a cell's traceback. */
@@ -58,11 +38,7 @@ static void assert_session_carries_on(void)
 
 static void test_zero_division_is_error_with_name_and_message(void **state)
 {
-    ci_result *r = h_run_status(S, "1/0", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "ZeroDivisionError");
-    h_assert_str(ci_result_error_value(r), "division by zero");
-    assert_null(ci_result_value(r));
-    ci_result_free(r);
+    h_expect_error(S, "1/0", "ZeroDivisionError", "division by zero");
     assert_session_carries_on();
 }
 
@@ -139,32 +115,21 @@ static void test_syntax_error_is_error_and_runs_nothing(void **state)
     }
     ci_result_free(r);
 
-    r = h_run_status(S, "syn_ran", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "NameError");
-    ci_result_free(r);
+    h_expect_error(S, "syn_ran", "NameError", NULL);
     assert_session_carries_on();
 }
 
 static void test_indentation_error_is_reported(void **state)
 {
-    ci_result *r = h_run_status(S, "if True:\nx = 1", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "IndentationError");
-    ci_result_free(r);
+    h_expect_error(S, "if True:\nx = 1", "IndentationError", NULL);
     assert_session_carries_on();
 }
 
 static void test_system_exit_is_error_and_worker_survives(void **state)
 {
     int pid = ci_session_pid(S);
-    ci_result *r = h_run_status(S, "raise SystemExit(3)", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "SystemExit");
-    h_assert_str(ci_result_error_value(r), "3");
-    ci_result_free(r);
-
-    r = h_run_status(S, "import sys\nsys.exit('bye')", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "SystemExit");
-    h_assert_str(ci_result_error_value(r), "bye");
-    ci_result_free(r);
+    h_expect_error(S, "raise SystemExit(3)", "SystemExit", "3");
+    h_expect_error(S, "import sys\nsys.exit('bye')", "SystemExit", "bye");
 
     assert_int_equal(ci_session_pid(S), pid);
     assert_session_carries_on();
@@ -172,9 +137,7 @@ static void test_system_exit_is_error_and_worker_survives(void **state)
 
 static void test_keyboard_interrupt_raised_by_cell_is_error(void **state)
 {
-    ci_result *r = h_run_status(S, "raise KeyboardInterrupt", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
-    ci_result_free(r);
+    h_expect_error(S, "raise KeyboardInterrupt", "KeyboardInterrupt", NULL);
     assert_session_carries_on();
 }
 
@@ -195,31 +158,24 @@ static void test_input_raises_eof_error_at_once(void **state)
 static void test_earlier_state_survives_an_error(void **state)
 {
     h_expect(S, "kept = [1, 2]", NULL, "");
-    ci_result *r = h_run_status(S, "kept.append(3)\nraise RuntimeError('x')\nkept.append(4)",
-                                CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "RuntimeError");
-    ci_result_free(r);
+    h_expect_error(S, "kept.append(3)\nraise RuntimeError('x')\nkept.append(4)", "RuntimeError",
+                   NULL);
     h_expect(S, "kept", "[1, 2, 3]", "");
 }
 
 static void test_custom_exception_class_name(void **state)
 {
-    ci_result *r = h_run_status(S, "class MyErr(Exception):\n    pass\nraise MyErr('custom', 2)",
-                                CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "MyErr");
-    h_assert_str(ci_result_error_value(r), "('custom', 2)");
-    ci_result_free(r);
+    h_expect_error(S, "class MyErr(Exception):\n    pass\nraise MyErr('custom', 2)", "MyErr",
+                   "('custom', 2)");
 }
 
 static void test_exception_whose_str_fails_is_still_reported(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class BadStr(Exception):\n"
-                                "    def __str__(self):\n        raise RuntimeError('no str')\n"
-                                "raise BadStr()",
-                                CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "BadStr");
-    ci_result_free(r);
+    h_expect_error(S,
+                   "class BadStr(Exception):\n"
+                   "    def __str__(self):\n        raise RuntimeError('no str')\n"
+                   "raise BadStr()",
+                   "BadStr", NULL);
     assert_session_carries_on();
 }
 
@@ -259,14 +215,10 @@ static void test_lone_surrogate_in_repr_gives_valid_utf8(void **state)
 
 static void test_exception_in_repr_is_error(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class BadRepr:\n    def __repr__(self):\n"
-                                "        raise RuntimeError('bad repr')\nBadRepr()",
-                                CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "RuntimeError");
-    h_assert_str(ci_result_error_value(r), "bad repr");
-    assert_null(ci_result_value(r));
-    ci_result_free(r);
+    h_expect_error(S,
+                   "class BadRepr:\n    def __repr__(self):\n"
+                   "        raise RuntimeError('bad repr')\nBadRepr()",
+                   "RuntimeError", "bad repr");
     assert_session_carries_on();
 }
 
@@ -309,24 +261,24 @@ int main(void)
 {
     h_watchdog(120);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_zero_division_is_error_with_name_and_message, setup_alive),
-        cmocka_unit_test_setup(test_traceback_shows_cell_frame_and_line, setup_alive),
-        cmocka_unit_test_setup(test_traceback_has_no_worker_frames, setup_alive),
-        cmocka_unit_test_setup(test_traceback_spans_cells, setup_alive),
-        cmocka_unit_test_setup(test_syntax_error_is_error_and_runs_nothing, setup_alive),
-        cmocka_unit_test_setup(test_indentation_error_is_reported, setup_alive),
-        cmocka_unit_test_setup(test_system_exit_is_error_and_worker_survives, setup_alive),
-        cmocka_unit_test_setup(test_keyboard_interrupt_raised_by_cell_is_error, setup_alive),
-        cmocka_unit_test_setup(test_input_raises_eof_error_at_once, setup_alive),
-        cmocka_unit_test_setup(test_earlier_state_survives_an_error, setup_alive),
-        cmocka_unit_test_setup(test_custom_exception_class_name, setup_alive),
-        cmocka_unit_test_setup(test_exception_whose_str_fails_is_still_reported, setup_alive),
-        cmocka_unit_test_setup(test_lone_surrogate_in_message_gives_valid_utf8, setup_alive),
-        cmocka_unit_test_setup(test_lone_surrogate_in_repr_gives_valid_utf8, setup_alive),
-        cmocka_unit_test_setup(test_exception_in_repr_is_error, setup_alive),
-        cmocka_unit_test_setup(test_deep_recursion_is_recursion_error, setup_alive),
-        cmocka_unit_test_setup(test_chained_exception_is_named_by_the_last, setup_alive),
-        cmocka_unit_test_setup(test_stderr_stays_clean_of_the_traceback, setup_alive),
+        cmocka_unit_test_setup(test_zero_division_is_error_with_name_and_message, h_setup_alive),
+        cmocka_unit_test_setup(test_traceback_shows_cell_frame_and_line, h_setup_alive),
+        cmocka_unit_test_setup(test_traceback_has_no_worker_frames, h_setup_alive),
+        cmocka_unit_test_setup(test_traceback_spans_cells, h_setup_alive),
+        cmocka_unit_test_setup(test_syntax_error_is_error_and_runs_nothing, h_setup_alive),
+        cmocka_unit_test_setup(test_indentation_error_is_reported, h_setup_alive),
+        cmocka_unit_test_setup(test_system_exit_is_error_and_worker_survives, h_setup_alive),
+        cmocka_unit_test_setup(test_keyboard_interrupt_raised_by_cell_is_error, h_setup_alive),
+        cmocka_unit_test_setup(test_input_raises_eof_error_at_once, h_setup_alive),
+        cmocka_unit_test_setup(test_earlier_state_survives_an_error, h_setup_alive),
+        cmocka_unit_test_setup(test_custom_exception_class_name, h_setup_alive),
+        cmocka_unit_test_setup(test_exception_whose_str_fails_is_still_reported, h_setup_alive),
+        cmocka_unit_test_setup(test_lone_surrogate_in_message_gives_valid_utf8, h_setup_alive),
+        cmocka_unit_test_setup(test_lone_surrogate_in_repr_gives_valid_utf8, h_setup_alive),
+        cmocka_unit_test_setup(test_exception_in_repr_is_error, h_setup_alive),
+        cmocka_unit_test_setup(test_deep_recursion_is_recursion_error, h_setup_alive),
+        cmocka_unit_test_setup(test_chained_exception_is_named_by_the_last, h_setup_alive),
+        cmocka_unit_test_setup(test_stderr_stays_clean_of_the_traceback, h_setup_alive),
     };
-    return cmocka_run_group_tests_name("errors", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("errors", tests, group_setup, h_group_teardown);
 }

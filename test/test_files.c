@@ -22,30 +22,16 @@ static int group_setup(void **state)
 {
     root = h_tmpdir();
     outside = h_tmpdir();
-    ci_config *cfg = ci_config_new();
-    if (!cfg || ci_config_set_workspace_root(cfg, root) != CI_OK ||
-        ci_config_set_file_limit(cfg, FILE_LIMIT) != CI_OK || ci_session_new(&S, cfg) != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        ci_config_free(cfg);
-        return -1;
-    }
-    ci_config_free(cfg);
-    return 0;
+    return h_group_session(&S, &(struct h_limits){.root = root, .file = FILE_LIMIT});
 }
 
 static int group_teardown(void **state)
 {
-    ci_session_free(S);
+    h_group_teardown(state);
     h_rmtree(root);
     h_rmtree(outside);
     free(root);
     free(outside);
-    return 0;
-}
-
-static int setup_alive(void **state)
-{
-    h_ensure_alive(S);
     return 0;
 }
 
@@ -80,6 +66,17 @@ static void assert_get_equals(const char *name, const void *want, size_t want_le
     assert_memory_equal(data, want, want_len);
     assert_int_equal(((char *)data)[len], '\0');
     ci_free(data);
+}
+
+/* Asserts the host file @path holds exactly the text @want. */
+static void assert_host_file(const char *path, const char *want)
+{
+    size_t len = 0;
+    char *t = h_read_file(path, &len);
+    assert_non_null(t);
+    assert_int_equal(len, strlen(want));
+    assert_string_equal(t, want);
+    free(t);
 }
 
 /* ------------------------------------------------------------ round trip */
@@ -293,18 +290,13 @@ static void test_put_over_planted_symlink_replaces_the_link(void **state)
 
     assert_int_equal(ci_session_put_file(S, "victim", "new", 3), CI_OK);
 
-    size_t len = 0;
-    char *t = h_read_file(target, &len);
-    assert_non_null(t);
-    assert_int_equal(len, 8);
-    assert_string_equal(t, "original");
+    assert_host_file(target, "original");
     char *v = ws_path("victim");
     struct stat st;
     assert_int_equal(lstat(v, &st), 0);
     assert_true(S_ISREG(st.st_mode));
     assert_get_equals("victim", "new", 3);
     free(v);
-    free(t);
     free(code);
     free(target);
 }
@@ -317,12 +309,8 @@ static void test_put_over_planted_hardlink_leaves_the_outside_file(void **state)
     assert_int_equal(link(target, lp), 0);
 
     assert_int_equal(ci_session_put_file(S, "hl-victim", "changed", 7), CI_OK);
-    size_t len = 0;
-    char *t = h_read_file(target, &len);
-    assert_int_equal(len, 9);
-    assert_string_equal(t, "untouched");
+    assert_host_file(target, "untouched");
     assert_get_equals("hl-victim", "changed", 7);
-    free(t);
     free(lp);
     free(target);
 }
@@ -398,15 +386,8 @@ static void test_free_removes_the_session_directory_without_following_links(void
     struct stat st;
     assert_int_equal(lstat(dir, &st), -1);
     assert_int_equal(errno, ENOENT);
-    size_t len = 0;
-    char *t = h_read_file(keep_file, &len);
-    assert_non_null(t);
-    assert_string_equal(t, "keep me");
-    free(t);
-    t = h_read_file(keep_top, &len);
-    assert_non_null(t);
-    assert_string_equal(t, "me too");
-    free(t);
+    assert_host_file(keep_file, "keep me");
+    assert_host_file(keep_top, "me too");
     assert_int_equal(stat(root, &st), 0);
 
     free(code);
@@ -420,36 +401,36 @@ int main(void)
 {
     h_watchdog(120);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_put_get_round_trips_bytes_with_nuls, setup_alive),
-        cmocka_unit_test_setup(test_put_get_round_trips_empty_file, setup_alive),
-        cmocka_unit_test_setup(test_put_get_round_trips_one_megabyte, setup_alive),
-        cmocka_unit_test_setup(test_put_replaces_a_longer_file, setup_alive),
-        cmocka_unit_test_setup(test_cell_reads_a_put_file, setup_alive),
-        cmocka_unit_test_setup(test_get_returns_a_file_the_cell_wrote, setup_alive),
-        cmocka_unit_test_setup(test_files_in_subdirectories, setup_alive),
-        cmocka_unit_test_setup(test_non_ascii_name, setup_alive),
-        cmocka_unit_test_setup(test_refused_names_are_einval_for_put, setup_alive),
-        cmocka_unit_test_setup(test_refused_names_are_einval_for_get, setup_alive),
-        cmocka_unit_test_setup(test_get_of_missing_file_is_enoent, setup_alive),
-        cmocka_unit_test_setup(test_put_into_missing_directory_is_enoent, setup_alive),
-        cmocka_unit_test_setup(test_put_through_a_file_is_eunsafe, setup_alive),
-        cmocka_unit_test_setup(test_put_at_file_limit_is_ok_and_over_is_etoobig, setup_alive),
-        cmocka_unit_test_setup(test_get_at_file_limit_is_ok_and_over_is_etoobig, setup_alive),
-        cmocka_unit_test_setup(test_cell_cannot_write_past_file_limit, setup_alive),
-        cmocka_unit_test_setup(test_get_of_planted_symlink_is_eunsafe, setup_alive),
+        cmocka_unit_test_setup(test_put_get_round_trips_bytes_with_nuls, h_setup_alive),
+        cmocka_unit_test_setup(test_put_get_round_trips_empty_file, h_setup_alive),
+        cmocka_unit_test_setup(test_put_get_round_trips_one_megabyte, h_setup_alive),
+        cmocka_unit_test_setup(test_put_replaces_a_longer_file, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_reads_a_put_file, h_setup_alive),
+        cmocka_unit_test_setup(test_get_returns_a_file_the_cell_wrote, h_setup_alive),
+        cmocka_unit_test_setup(test_files_in_subdirectories, h_setup_alive),
+        cmocka_unit_test_setup(test_non_ascii_name, h_setup_alive),
+        cmocka_unit_test_setup(test_refused_names_are_einval_for_put, h_setup_alive),
+        cmocka_unit_test_setup(test_refused_names_are_einval_for_get, h_setup_alive),
+        cmocka_unit_test_setup(test_get_of_missing_file_is_enoent, h_setup_alive),
+        cmocka_unit_test_setup(test_put_into_missing_directory_is_enoent, h_setup_alive),
+        cmocka_unit_test_setup(test_put_through_a_file_is_eunsafe, h_setup_alive),
+        cmocka_unit_test_setup(test_put_at_file_limit_is_ok_and_over_is_etoobig, h_setup_alive),
+        cmocka_unit_test_setup(test_get_at_file_limit_is_ok_and_over_is_etoobig, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_write_past_file_limit, h_setup_alive),
+        cmocka_unit_test_setup(test_get_of_planted_symlink_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_get_of_relative_symlink_inside_workspace_is_eunsafe,
-                               setup_alive),
-        cmocka_unit_test_setup(test_get_through_symlinked_directory_is_eunsafe, setup_alive),
-        cmocka_unit_test_setup(test_put_through_symlinked_directory_is_eunsafe, setup_alive),
-        cmocka_unit_test_setup(test_get_of_hardlink_to_outside_file_is_eunsafe, setup_alive),
-        cmocka_unit_test_setup(test_put_over_planted_symlink_replaces_the_link, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_get_through_symlinked_directory_is_eunsafe, h_setup_alive),
+        cmocka_unit_test_setup(test_put_through_symlinked_directory_is_eunsafe, h_setup_alive),
+        cmocka_unit_test_setup(test_get_of_hardlink_to_outside_file_is_eunsafe, h_setup_alive),
+        cmocka_unit_test_setup(test_put_over_planted_symlink_replaces_the_link, h_setup_alive),
         cmocka_unit_test_setup(test_put_over_planted_hardlink_leaves_the_outside_file,
-                               setup_alive),
-        cmocka_unit_test_setup(test_get_of_fifo_is_eunsafe_and_does_not_block, setup_alive),
-        cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, setup_alive),
-        cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_get_of_fifo_is_eunsafe_and_does_not_block, h_setup_alive),
+        cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, h_setup_alive),
+        cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, h_setup_alive),
         cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
-                               setup_alive),
+                               h_setup_alive),
     };
     return cmocka_run_group_tests_name("files", tests, group_setup, group_teardown);
 }

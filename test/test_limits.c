@@ -19,29 +19,9 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    ci_config *cfg = ci_config_new();
-    if (!cfg || ci_config_set_timeout_ms(cfg, TIMEOUT_MS) != CI_OK ||
-        ci_config_set_grace_ms(cfg, GRACE_MS) != CI_OK ||
-        ci_config_set_memory_limit(cfg, 1ull << 30) != CI_OK ||
-        ci_config_set_output_limit(cfg, 4096) != CI_OK || ci_session_new(&S, cfg) != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        ci_config_free(cfg);
-        return -1;
-    }
-    ci_config_free(cfg);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    ci_session_free(S);
-    return 0;
-}
-
-static int setup_alive(void **state)
-{
-    h_ensure_alive(S);
-    return 0;
+    struct h_limits lim = {
+        .timeout_ms = TIMEOUT_MS, .grace_ms = GRACE_MS, .memory = 1ull << 30, .output = 4096};
+    return h_group_session(&S, &lim);
 }
 
 /* Runs @code, asserts it ended with @want within the deadline. */
@@ -54,6 +34,14 @@ static ci_result *run_limited(const char *code, ci_status want)
         fail_msg("ci_run took %lld ms, over timeout %d + grace %d + 1500", (long long)took,
                  TIMEOUT_MS, GRACE_MS);
     return r;
+}
+
+/* run_limited(), then asserts the error's name is @name. */
+static void expect_limited(const char *code, ci_status want, const char *name)
+{
+    ci_result *r = run_limited(code, want);
+    h_assert_str(ci_result_error_name(r), name);
+    ci_result_free(r);
 }
 
 /* After a KILLED cell: the session is dead until restarted, then works
@@ -132,9 +120,7 @@ static void test_busy_loop_times_out_and_state_survives(void **state)
 static void test_sleep_times_out(void **state)
 {
     int pid = ci_session_pid(S);
-    ci_result *r = run_limited("import time\ntime.sleep(100)", CI_STATUS_TIMEOUT);
-    h_assert_str(ci_result_error_name(r), "TimeoutError");
-    ci_result_free(r);
+    expect_limited("import time\ntime.sleep(100)", CI_STATUS_TIMEOUT, "TimeoutError");
     assert_int_equal(ci_session_pid(S), pid);
     h_expect(S, "'next'", "'next'", "");
 }
@@ -174,11 +160,9 @@ static void test_cell_ignoring_sigint_is_killed_after_grace(void **state)
 
 static void test_cell_swallowing_keyboard_interrupt_is_killed_after_grace(void **state)
 {
-    ci_result *r = run_limited("while True:\n    try:\n        while True:\n            pass\n"
-                               "    except KeyboardInterrupt:\n        pass",
-                               CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Timeout");
-    ci_result_free(r);
+    expect_limited("while True:\n    try:\n        while True:\n            pass\n"
+                   "    except KeyboardInterrupt:\n        pass",
+                   CI_STATUS_KILLED, "Timeout");
     assert_dead_then_restarts();
 }
 
@@ -187,11 +171,9 @@ static void test_cell_stuck_in_c_code_is_killed_after_grace(void **state)
     /* Draining an endless iterator in C never returns to the eval loop,
      * so KeyboardInterrupt is never raised. (A catastrophic regex is no
      * such case: the regex engine of Python 3.11 checks for signals.) */
-    ci_result *r = run_limited("import collections, itertools\n"
-                               "collections.deque(itertools.count(), maxlen=0)",
-                               CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Timeout");
-    ci_result_free(r);
+    expect_limited("import collections, itertools\n"
+                   "collections.deque(itertools.count(), maxlen=0)",
+                   CI_STATUS_KILLED, "Timeout");
     assert_dead_then_restarts();
 }
 
@@ -201,27 +183,22 @@ static void test_huge_bytearray_is_memory_error(void **state)
 {
     int pid = ci_session_pid(S);
     h_expect(S, "mem_before = 'kept'", NULL, "");
-    ci_result *r = run_limited("b = bytearray(2 * 1024**3)", CI_STATUS_MEMORY);
-    h_assert_str(ci_result_error_name(r), "MemoryError");
-    ci_result_free(r);
+    expect_limited("b = bytearray(2 * 1024**3)", CI_STATUS_MEMORY, "MemoryError");
     assert_int_equal(ci_session_pid(S), pid);
     h_expect(S, "mem_before, 'b' in globals()", "('kept', False)", "");
 }
 
 static void test_huge_numpy_array_is_memory_error(void **state)
 {
-    ci_result *r = run_limited("import numpy\na = numpy.ones((2**31,))", CI_STATUS_MEMORY);
-    h_assert_str(ci_result_error_name(r), "MemoryError");
-    ci_result_free(r);
+    expect_limited("import numpy\na = numpy.ones((2**31,))", CI_STATUS_MEMORY, "MemoryError");
     h_expect(S, "import numpy\nint(numpy.ones((1000,)).sum())", "1000", "");
 }
 
 static void test_interruptible_regex_times_out(void **state)
 {
     int pid = ci_session_pid(S);
-    ci_result *r = run_limited("import re\nre.match('(a+)+$', 'a' * 40 + 'b')", CI_STATUS_TIMEOUT);
-    h_assert_str(ci_result_error_name(r), "TimeoutError");
-    ci_result_free(r);
+    expect_limited("import re\nre.match('(a+)+$', 'a' * 40 + 'b')", CI_STATUS_TIMEOUT,
+                   "TimeoutError");
     assert_int_equal(ci_session_pid(S), pid);
 }
 
@@ -229,11 +206,9 @@ static void test_gradual_growth_is_memory_error_and_memory_comes_back(void **sta
 {
     /* bytes(n) is calloc'ed: address space runs out without touching
      * (and paying for) a gigabyte of pages within the timeout. */
-    ci_result *r = run_limited("def grow():\n    chunks = []\n    while True:\n"
-                               "        chunks.append(bytes(10**7))\ngrow()",
-                               CI_STATUS_MEMORY);
-    h_assert_str(ci_result_error_name(r), "MemoryError");
-    ci_result_free(r);
+    expect_limited("def grow():\n    chunks = []\n    while True:\n"
+                   "        chunks.append(bytes(10**7))\ngrow()",
+                   CI_STATUS_MEMORY, "MemoryError");
     /* The chunks were the function's: they are freed, 100 MB fit again. */
     h_expect(S, "x = bytearray(100 * 1024 * 1024)\nlen(x)", "104857600", "");
     h_expect(S, "del x", NULL, "");
@@ -282,11 +257,9 @@ static void test_sigkill_from_the_cell_kills_worker(void **state)
 static void test_cell_scribbling_on_the_channel_is_protocol_error(void **state)
 {
     /* Descriptor 3 is the protocol's socket: a frame header of garbage. */
-    ci_result *r = run_limited("import os\nos.write(3, b'garbage!garbage!')\n"
-                               "import time\ntime.sleep(0.2)",
-                               CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "ProtocolError");
-    ci_result_free(r);
+    expect_limited("import os\nos.write(3, b'garbage!garbage!')\n"
+                   "import time\ntime.sleep(0.2)",
+                   CI_STATUS_KILLED, "ProtocolError");
     assert_dead_then_restarts();
 }
 
@@ -338,9 +311,7 @@ static void test_files_work_on_a_dead_session_and_survive_restart(void **state)
 
 static void test_restart_of_a_dead_session_twice(void **state)
 {
-    ci_result *r = run_limited("import os\nos._exit(0)", CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "WorkerDied");
-    ci_result_free(r);
+    expect_limited("import os\nos._exit(0)", CI_STATUS_KILLED, "WorkerDied");
     assert_int_equal(ci_session_restart(S), CI_OK);
     int pid = ci_session_pid(S);
     assert_int_equal(ci_session_restart(S), CI_OK);
@@ -355,31 +326,31 @@ int main(void)
 {
     h_watchdog(150);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_worker_rlimits_are_the_configured_ones, setup_alive),
-        cmocka_unit_test_setup(test_busy_loop_times_out_and_state_survives, setup_alive),
-        cmocka_unit_test_setup(test_sleep_times_out, setup_alive),
-        cmocka_unit_test_setup(test_timeout_is_per_run, setup_alive),
-        cmocka_unit_test_setup(test_endless_output_times_out_with_capped_output, setup_alive),
-        cmocka_unit_test_setup(test_cell_ignoring_sigint_is_killed_after_grace, setup_alive),
+        cmocka_unit_test_setup(test_worker_rlimits_are_the_configured_ones, h_setup_alive),
+        cmocka_unit_test_setup(test_busy_loop_times_out_and_state_survives, h_setup_alive),
+        cmocka_unit_test_setup(test_sleep_times_out, h_setup_alive),
+        cmocka_unit_test_setup(test_timeout_is_per_run, h_setup_alive),
+        cmocka_unit_test_setup(test_endless_output_times_out_with_capped_output, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_ignoring_sigint_is_killed_after_grace, h_setup_alive),
         cmocka_unit_test_setup(test_cell_swallowing_keyboard_interrupt_is_killed_after_grace,
-                               setup_alive),
-        cmocka_unit_test_setup(test_cell_stuck_in_c_code_is_killed_after_grace, setup_alive),
-        cmocka_unit_test_setup(test_interruptible_regex_times_out, setup_alive),
-        cmocka_unit_test_setup(test_huge_bytearray_is_memory_error, setup_alive),
-        cmocka_unit_test_setup(test_huge_numpy_array_is_memory_error, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_cell_stuck_in_c_code_is_killed_after_grace, h_setup_alive),
+        cmocka_unit_test_setup(test_interruptible_regex_times_out, h_setup_alive),
+        cmocka_unit_test_setup(test_huge_bytearray_is_memory_error, h_setup_alive),
+        cmocka_unit_test_setup(test_huge_numpy_array_is_memory_error, h_setup_alive),
         cmocka_unit_test_setup(test_gradual_growth_is_memory_error_and_memory_comes_back,
-                               setup_alive),
-        cmocka_unit_test_setup(test_os_exit_kills_worker_and_names_the_code, setup_alive),
-        cmocka_unit_test_setup(test_segfault_kills_worker_and_names_the_signal, setup_alive),
-        cmocka_unit_test_setup(test_sigkill_from_the_cell_kills_worker, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_os_exit_kills_worker_and_names_the_code, h_setup_alive),
+        cmocka_unit_test_setup(test_segfault_kills_worker_and_names_the_signal, h_setup_alive),
+        cmocka_unit_test_setup(test_sigkill_from_the_cell_kills_worker, h_setup_alive),
         cmocka_unit_test_setup(test_cell_scribbling_on_the_channel_is_protocol_error,
-                               setup_alive),
-        cmocka_unit_test_setup(test_cell_closing_the_channel_kills_the_worker, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_cell_closing_the_channel_kills_the_worker, h_setup_alive),
         cmocka_unit_test_setup(test_cell_closing_its_stdout_leaves_the_session_usable,
-                               setup_alive),
+                               h_setup_alive),
         cmocka_unit_test_setup(test_files_work_on_a_dead_session_and_survive_restart,
-                               setup_alive),
-        cmocka_unit_test_setup(test_restart_of_a_dead_session_twice, setup_alive),
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_restart_of_a_dead_session_twice, h_setup_alive),
     };
-    return cmocka_run_group_tests_name("limits", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("limits", tests, group_setup, h_group_teardown);
 }

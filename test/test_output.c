@@ -14,27 +14,7 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    ci_config *cfg = ci_config_new();
-    if (!cfg || ci_config_set_output_limit(cfg, LIMIT) != CI_OK ||
-        ci_session_new(&S, cfg) != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        ci_config_free(cfg);
-        return -1;
-    }
-    ci_config_free(cfg);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    ci_session_free(S);
-    return 0;
-}
-
-static int setup_alive(void **state)
-{
-    h_ensure_alive(S);
-    return 0;
+    return h_group_session(&S, &(struct h_limits){.output = LIMIT});
 }
 
 static void assert_stream(const char *got, size_t got_len, const void *want, size_t want_len)
@@ -165,13 +145,19 @@ static int all_bytes_are(const char *p, size_t len, char c)
     return 1;
 }
 
+/* A stream cut at the limit: exactly LIMIT bytes, every one @c. */
+static void assert_cut_stream(const char *p, size_t len, char c)
+{
+    assert_int_equal(len, LIMIT);
+    assert_true(all_bytes_are(p, len, c));
+}
+
 static void test_megabyte_of_stdout_is_cut_at_limit(void **state)
 {
     ci_result *r = h_run_status(S, "print('x' * 1000000)", CI_STATUS_OK);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
-    assert_int_equal(len, LIMIT);
-    assert_true(all_bytes_are(o, len, 'x'));
+    assert_cut_stream(o, len, 'x');
     assert_int_equal(o[LIMIT], '\0');
     assert_int_not_equal(ci_result_truncated(r), 0);
     o = ci_result_stderr(r, &len);
@@ -185,8 +171,7 @@ static void test_stderr_is_capped_separately(void **state)
                                 CI_STATUS_OK);
     size_t len = 0;
     const char *o = ci_result_stderr(r, &len);
-    assert_int_equal(len, LIMIT);
-    assert_true(all_bytes_are(o, len, 'e'));
+    assert_cut_stream(o, len, 'e');
     o = ci_result_stdout(r, &len);
     assert_stream(o, len, "small\n", 6);
     assert_int_not_equal(ci_result_truncated(r), 0);
@@ -210,8 +195,7 @@ static void test_200_mb_of_output_is_not_buffered_by_the_host(void **state)
                                 CI_STATUS_OK);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
-    assert_int_equal(len, LIMIT);
-    assert_true(all_bytes_are(o, len, 'y'));
+    assert_cut_stream(o, len, 'y');
     assert_int_not_equal(ci_result_truncated(r), 0);
     h_assert_str(ci_result_value(r), "'done'");
     ci_result_free(r);
@@ -229,11 +213,9 @@ static void test_both_streams_flooded_at_once_do_not_deadlock(void **state)
                                 CI_STATUS_OK);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
-    assert_int_equal(len, LIMIT);
-    assert_true(all_bytes_are(o, len, 'o'));
+    assert_cut_stream(o, len, 'o');
     o = ci_result_stderr(r, &len);
-    assert_int_equal(len, LIMIT);
-    assert_true(all_bytes_are(o, len, 'e'));
+    assert_cut_stream(o, len, 'e');
     h_assert_str(ci_result_value(r), "'ok'");
     ci_result_free(r);
 }
@@ -299,27 +281,27 @@ int main(void)
 {
     h_watchdog(120);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_stdout_and_stderr_are_separate, setup_alive),
-        cmocka_unit_test_setup(test_print_without_newline_is_flushed_at_cell_end, setup_alive),
-        cmocka_unit_test_setup(test_os_write_to_fd_1_and_2_is_captured, setup_alive),
-        cmocka_unit_test_setup(test_python_and_fd_writes_keep_their_order, setup_alive),
-        cmocka_unit_test_setup(test_c_level_printf_is_captured, setup_alive),
-        cmocka_unit_test_setup(test_c_level_write_to_stderr_is_captured, setup_alive),
-        cmocka_unit_test_setup(test_output_does_not_carry_over_to_next_cell, setup_alive),
-        cmocka_unit_test_setup(test_output_of_a_failing_cell_is_kept, setup_alive),
-        cmocka_unit_test_setup(test_non_utf8_bytes_arrive_exactly, setup_alive),
-        cmocka_unit_test_setup(test_small_output_is_not_truncated, setup_alive),
-        cmocka_unit_test_setup(test_output_exactly_at_limit_is_not_truncated, setup_alive),
-        cmocka_unit_test_setup(test_output_one_byte_over_limit_is_truncated, setup_alive),
-        cmocka_unit_test_setup(test_megabyte_of_stdout_is_cut_at_limit, setup_alive),
-        cmocka_unit_test_setup(test_stderr_is_capped_separately, setup_alive),
-        cmocka_unit_test_setup(test_200_mb_of_output_is_not_buffered_by_the_host, setup_alive),
-        cmocka_unit_test_setup(test_both_streams_flooded_at_once_do_not_deadlock, setup_alive),
-        cmocka_unit_test_setup(test_long_repr_value_is_cut_at_limit_and_flagged, setup_alive),
-        cmocka_unit_test_setup(test_long_utf8_value_is_cut_on_a_character_boundary, setup_alive),
-        cmocka_unit_test_setup(test_value_under_limit_is_not_flagged, setup_alive),
-        cmocka_unit_test_setup(test_long_error_message_is_cut_and_flagged, setup_alive),
-        cmocka_unit_test_setup(test_output_from_a_cell_thread_is_captured, setup_alive),
+        cmocka_unit_test_setup(test_stdout_and_stderr_are_separate, h_setup_alive),
+        cmocka_unit_test_setup(test_print_without_newline_is_flushed_at_cell_end, h_setup_alive),
+        cmocka_unit_test_setup(test_os_write_to_fd_1_and_2_is_captured, h_setup_alive),
+        cmocka_unit_test_setup(test_python_and_fd_writes_keep_their_order, h_setup_alive),
+        cmocka_unit_test_setup(test_c_level_printf_is_captured, h_setup_alive),
+        cmocka_unit_test_setup(test_c_level_write_to_stderr_is_captured, h_setup_alive),
+        cmocka_unit_test_setup(test_output_does_not_carry_over_to_next_cell, h_setup_alive),
+        cmocka_unit_test_setup(test_output_of_a_failing_cell_is_kept, h_setup_alive),
+        cmocka_unit_test_setup(test_non_utf8_bytes_arrive_exactly, h_setup_alive),
+        cmocka_unit_test_setup(test_small_output_is_not_truncated, h_setup_alive),
+        cmocka_unit_test_setup(test_output_exactly_at_limit_is_not_truncated, h_setup_alive),
+        cmocka_unit_test_setup(test_output_one_byte_over_limit_is_truncated, h_setup_alive),
+        cmocka_unit_test_setup(test_megabyte_of_stdout_is_cut_at_limit, h_setup_alive),
+        cmocka_unit_test_setup(test_stderr_is_capped_separately, h_setup_alive),
+        cmocka_unit_test_setup(test_200_mb_of_output_is_not_buffered_by_the_host, h_setup_alive),
+        cmocka_unit_test_setup(test_both_streams_flooded_at_once_do_not_deadlock, h_setup_alive),
+        cmocka_unit_test_setup(test_long_repr_value_is_cut_at_limit_and_flagged, h_setup_alive),
+        cmocka_unit_test_setup(test_long_utf8_value_is_cut_on_a_character_boundary, h_setup_alive),
+        cmocka_unit_test_setup(test_value_under_limit_is_not_flagged, h_setup_alive),
+        cmocka_unit_test_setup(test_long_error_message_is_cut_and_flagged, h_setup_alive),
+        cmocka_unit_test_setup(test_output_from_a_cell_thread_is_captured, h_setup_alive),
     };
-    return cmocka_run_group_tests_name("output", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("output", tests, group_setup, h_group_teardown);
 }

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/landlock.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,30 +34,20 @@ static int group_setup(void **state)
     if (canary_fd < 0 || pipe(canary_pipe) != 0)
         return -1;
     setenv(CANARY_NAME, CANARY_VALUE, 1);
-    int rc = ci_session_new(&S, NULL);
+    int rc = h_group_session(&S, NULL);
     unsetenv(CANARY_NAME);
-    if (rc != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 static int group_teardown(void **state)
 {
-    ci_session_free(S);
+    h_group_teardown(state);
     close(canary_fd);
     close(canary_pipe[0]);
     close(canary_pipe[1]);
     h_rmtree(tmp);
     free(canary_path);
     free(tmp);
-    return 0;
-}
-
-static int setup_alive(void **state)
-{
-    h_ensure_alive(S);
     return 0;
 }
 
@@ -248,6 +240,15 @@ static int assert_all_tasks_locked(int pid)
     return n;
 }
 
+static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
+{
+    unsigned want = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS;
+    /* Landlock is reported exactly when the kernel offers it. */
+    if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
+        want |= CI_SANDBOX_LANDLOCK;
+    assert_int_equal(ci_session_sandbox(S), want);
+}
+
 static void test_every_thread_has_seccomp_and_no_new_privs(void **state)
 {
     int pid = ci_session_pid(S);
@@ -266,6 +267,18 @@ static void test_threads_started_by_a_cell_are_locked_too(void **state)
     assert_true(n >= 2);
 }
 
+/* Runs @code; asserts the filter killed the worker for it (a
+ * SandboxViolation that says why, the session dead), then restarts. */
+static void assert_violation(const char *code)
+{
+    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    assert_non_null(ci_result_error_value(r));
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(S), -1);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
 static void test_kill_listed_syscall_is_sandbox_violation(void **state)
 {
 #if defined(__x86_64__)
@@ -276,25 +289,15 @@ static void test_kill_listed_syscall_is_sandbox_violation(void **state)
     skip();
     const char *code = "";
 #endif
-    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "SandboxViolation");
-    assert_non_null(ci_result_error_value(r));
-    ci_result_free(r);
-    assert_int_equal(ci_session_pid(S), -1);
-    assert_int_equal(ci_session_restart(S), CI_OK);
+    assert_violation(code);
     h_expect(S, "'restarted'", "'restarted'", "");
 }
 
 static void test_ptrace_through_python_is_sandbox_violation(void **state)
 {
     /* The same call the friendly way a cell would try it. */
-    ci_result *r = h_run_status(S,
-                                "import ctypes, os\nlibc = ctypes.CDLL(None)\n"
-                                "libc.ptrace(16, os.getppid(), 0, 0)",
-                                CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "SandboxViolation");
-    ci_result_free(r);
-    assert_int_equal(ci_session_restart(S), CI_OK);
+    assert_violation("import ctypes, os\nlibc = ctypes.CDLL(None)\n"
+                     "libc.ptrace(16, os.getppid(), 0, 0)");
 }
 
 /* --------------------------------------------------- the policy, probed */
@@ -398,15 +401,6 @@ static void test_socketpair_and_asyncio_still_work(void **state)
              "async def main():\n    await asyncio.sleep(0)\n    return 'loop ran'\n"
              "b.recv(1), asyncio.run(main())",
              "(b'x', 'loop ran')", "");
-}
-
-static void assert_violation(const char *code)
-{
-    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "SandboxViolation");
-    ci_result_free(r);
-    assert_int_equal(ci_session_pid(S), -1);
-    assert_int_equal(ci_session_restart(S), CI_OK);
 }
 
 static void test_io_uring_is_sandbox_violation(void **state)
@@ -546,33 +540,34 @@ int main(int argc, char **argv)
     }
 
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_only_descriptors_0_to_3_are_open, setup_alive),
-        cmocka_unit_test_setup(test_subprocess_is_refused, setup_alive),
-        cmocka_unit_test_setup(test_os_system_does_not_run_the_command, setup_alive),
-        cmocka_unit_test_setup(test_fork_is_refused, setup_alive),
-        cmocka_unit_test_setup(test_multiprocessing_is_refused, setup_alive),
-        cmocka_unit_test_setup(test_socket_is_refused, setup_alive),
-        cmocka_unit_test_setup(test_unix_and_udp_sockets_are_refused, setup_alive),
-        cmocka_unit_test_setup(test_host_environment_does_not_reach_the_worker, setup_alive),
-        cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, setup_alive),
-        cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, setup_alive),
-        cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, setup_alive),
-        cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, setup_alive),
-        cmocka_unit_test_setup(test_cell_sees_its_parent_is_the_host, setup_alive),
-        cmocka_unit_test_setup(test_refused_calls_fail_with_eperm_from_the_filter, setup_alive),
-        cmocka_unit_test_setup(test_signals_reach_only_the_worker_itself, setup_alive),
-        cmocka_unit_test_setup(test_dangerous_ioctl_and_fcntl_are_refused, setup_alive),
-        cmocka_unit_test_setup(test_dumpable_cannot_be_turned_back_on, setup_alive),
-        cmocka_unit_test_setup(test_resource_limits_cannot_be_raised, setup_alive),
-        cmocka_unit_test_setup(test_host_memory_cannot_be_opened, setup_alive),
-        cmocka_unit_test_setup(test_socketpair_and_asyncio_still_work, setup_alive),
+        cmocka_unit_test_setup(test_only_descriptors_0_to_3_are_open, h_setup_alive),
+        cmocka_unit_test_setup(test_subprocess_is_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_os_system_does_not_run_the_command, h_setup_alive),
+        cmocka_unit_test_setup(test_fork_is_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_multiprocessing_is_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_socket_is_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_unix_and_udp_sockets_are_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_host_environment_does_not_reach_the_worker, h_setup_alive),
+        cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, h_setup_alive),
+        cmocka_unit_test_setup(test_sandbox_reports_the_layers_this_kernel_has, h_setup_alive),
+        cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, h_setup_alive),
+        cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, h_setup_alive),
+        cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_sees_its_parent_is_the_host, h_setup_alive),
+        cmocka_unit_test_setup(test_refused_calls_fail_with_eperm_from_the_filter, h_setup_alive),
+        cmocka_unit_test_setup(test_signals_reach_only_the_worker_itself, h_setup_alive),
+        cmocka_unit_test_setup(test_dangerous_ioctl_and_fcntl_are_refused, h_setup_alive),
+        cmocka_unit_test_setup(test_dumpable_cannot_be_turned_back_on, h_setup_alive),
+        cmocka_unit_test_setup(test_resource_limits_cannot_be_raised, h_setup_alive),
+        cmocka_unit_test_setup(test_host_memory_cannot_be_opened, h_setup_alive),
+        cmocka_unit_test_setup(test_socketpair_and_asyncio_still_work, h_setup_alive),
         cmocka_unit_test(test_worker_dies_with_its_host),
         /* These kill the worker; the setup restarts it for the next. */
-        cmocka_unit_test_setup(test_kill_listed_syscall_is_sandbox_violation, setup_alive),
-        cmocka_unit_test_setup(test_ptrace_through_python_is_sandbox_violation, setup_alive),
-        cmocka_unit_test_setup(test_io_uring_is_sandbox_violation, setup_alive),
-        cmocka_unit_test_setup(test_i386_syscall_is_sandbox_violation, setup_alive),
-        cmocka_unit_test_setup(test_x32_syscall_is_sandbox_violation, setup_alive),
+        cmocka_unit_test_setup(test_kill_listed_syscall_is_sandbox_violation, h_setup_alive),
+        cmocka_unit_test_setup(test_ptrace_through_python_is_sandbox_violation, h_setup_alive),
+        cmocka_unit_test_setup(test_io_uring_is_sandbox_violation, h_setup_alive),
+        cmocka_unit_test_setup(test_i386_syscall_is_sandbox_violation, h_setup_alive),
+        cmocka_unit_test_setup(test_x32_syscall_is_sandbox_violation, h_setup_alive),
     };
     return cmocka_run_group_tests_name("sandbox", tests, group_setup, group_teardown);
 }

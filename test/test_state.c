@@ -12,17 +12,7 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    if (ci_session_new(&S, NULL) != CI_OK) {
-        fprintf(stderr, "group setup: %s\n", ci_session_errmsg(NULL));
-        return -1;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    ci_session_free(S);
-    return 0;
+    return h_group_session(&S, NULL);
 }
 
 static void test_state_persists_across_cells(void **state)
@@ -119,14 +109,8 @@ static void test_two_sessions_are_independent(void **state)
     h_expect(S, "only_in_S = 1", NULL, "");
     h_expect(other, "only_in_other = 2", NULL, "");
 
-    ci_result *r = h_run_status(other, "only_in_S", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "NameError");
-    h_assert_str(ci_result_error_value(r), "name 'only_in_S' is not defined");
-    ci_result_free(r);
-
-    r = h_run_status(S, "only_in_other", CI_STATUS_ERROR);
-    h_assert_str(ci_result_error_name(r), "NameError");
-    ci_result_free(r);
+    h_expect_error(other, "only_in_S", "NameError", "name 'only_in_S' is not defined");
+    h_expect_error(S, "only_in_other", "NameError", NULL);
 
     assert_int_not_equal(ci_session_pid(S), ci_session_pid(other));
     assert_string_not_equal(ci_session_workspace(S), ci_session_workspace(other));
@@ -239,5 +223,5 @@ int main(void)
         cmocka_unit_test(test_preloaded_libraries_import),
         cmocka_unit_test(test_matplotlib_saves_a_png_in_the_workspace),
     };
-    return cmocka_run_group_tests_name("state", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("state", tests, group_setup, h_group_teardown);
 }
