@@ -123,12 +123,18 @@ int main(int argc, char **argv)
 {
     unsigned long timeout_ms = 30000;
     int opt;
-    while ((opt = getopt(argc, argv, "t:")) != -1) {
+    while ((opt = getopt(argc, argv, "ht:")) != -1) {
         char *end;
-        if (opt == 't' && (timeout_ms = strtoul(optarg, &end, 10), *end == '\0'))
+        /* strtoul would take "-5" as a huge number: digits only. */
+        if (opt == 't' && optarg[0] >= '0' && optarg[0] <= '9' &&
+            (timeout_ms = strtoul(optarg, &end, 10), *end == '\0'))
             continue;
-        fprintf(stderr, "usage: %s [-t TIMEOUT_MS]\n", argv[0]);
-        return 2;
+        fprintf(opt == 'h' ? stdout : stderr,
+                "usage: %s [-t TIMEOUT_MS]\n"
+                "Reads Python cells from stdin, each ended by a blank line, and runs them\n"
+                "in one sandboxed session. -t sets each cell's timeout (default 30000).\n",
+                argv[0]);
+        return opt == 'h' ? 0 : 2;
     }
 
     ci_config *cfg = ci_config_new();

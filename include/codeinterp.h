@@ -187,7 +187,7 @@ CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms);
 /*
  * ci_config_set_memory_limit - the worker's address-space limit
  * (RLIMIT_AS, setrlimit(2)), in bytes; default 2 GiB. The interpreter
- * with numpy, pandas and matplotlib loaded uses about 300 MiB of it.
+ * with numpy, pandas and matplotlib loaded uses about 200 MiB of it.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is under 512 MiB.
  */
 CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes);
@@ -250,7 +250,7 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
  *         message names it). The detail of a
  *         failure is kept per thread: ci_session_errmsg(NULL) returns it
  *         until the calling thread's next ci_session_new().
- * Blocks for the worker's start-up (about a second on 2 cores).
+ * Blocks for the worker's start-up (about 0.6 s on 2 cores).
  */
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
 

@@ -466,12 +466,16 @@ static char proc_state(int pid)
 
 static void test_worker_dies_with_its_host(void **state)
 {
+    /* The dead host cannot remove its session directory: keep it under a
+     * root of the test's own, removed below. */
+    char *root = h_tmpdir();
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t host = fork();
     assert_true(host >= 0);
     if (host == 0) {
         close(fds[0]);
+        setenv("TMPDIR", root, 1);
         char arg[16];
         snprintf(arg, sizeof arg, "%d", fds[1]);
         execl(self_exe, self_exe, "--host-then-die", arg, (char *)NULL);
@@ -500,6 +504,8 @@ static void test_worker_dies_with_its_host(void **state)
         kill(worker, SIGKILL);
         fail_msg("worker %d still running (state %c) 10 s after its host died", worker, st);
     }
+    h_rmtree(root);
+    free(root);
 }
 
 /* ----------------------------------------------------------- the process */
