@@ -28,7 +28,7 @@ LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 WORKER_SRC := $(wildcard lib/worker/*.c)
 WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
-TESTS      := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c))
+TESTS      := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c test/attacks/test_*.c))
 TEST_HELPERS := $(filter-out test/test_%.c,$(wildcard test/*.c))
 
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
