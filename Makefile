@@ -64,7 +64,8 @@ $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
 
 # Tests link the static library, so they can reach internal functions too.
-$(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(BUILD)/libcodeinterp.a
+TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h
+$(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka -lpthread
 
