@@ -115,25 +115,81 @@ typedef enum {
 /*
  * Sandbox layers, as ci_session_sandbox() reports them and
  * ci_config_require_sandbox() demands them. Each bit is set only when the
- * worker applied that layer before reading its first cell.
+ * worker applied that layer before reading its first cell; the layers
+ * marked "best effort" are skipped, and their bits left clear, where the
+ * kernel or a container refuses them.
  *  CI_SANDBOX_SECCOMP       the seccomp allowlist (seccomp(2), filter mode)
  *                           on every thread
  *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
  *                           RLIMIT_NOFILE (setrlimit(2))
  *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS)
- *  CI_SANDBOX_LANDLOCK      a Landlock domain (Documentation/userspace-api/
- *                           landlock.rst): no ptrace-mode access to
- *                           processes outside it (the host's
- *                           /proc/PID/mem), no execution of files, and as
- *                           the kernel's ABI allows, no TCP bind or connect
- *                           (ABI 4) and no signals or abstract unix
- *                           sockets out of it (ABI 6). It does not yet
- *                           restrict reading or writing paths.
+ *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (Documentation/
+ *                           userspace-api/landlock.rst) that handles every
+ *                           filesystem right the kernel's ABI knows and
+ *                           grants only these: reading /usr (and /lib,
+ *                           /lib64 where they are not links into /usr),
+ *                           /etc/ld.so.cache, /etc/localtime,
+ *                           /etc/matplotlibrc, /etc/mime.types,
+ *                           /sys/devices/system/cpu, the worker's own
+ *                           /proc/<pid> and /dev/zero, /dev/random,
+ *                           /dev/urandom; reading and writing /dev/null;
+ *                           and in the session's workspace, config and tmp
+ *                           directories reading, writing, truncating,
+ *                           creating and removing regular files and
+ *                           directories, and moving them between the three.
+ *                           What an older ABI cannot express is looser or
+ *                           stricter: truncate(2) by path is unrestricted
+ *                           before ABI 3, device ioctls before ABI 5, and on
+ *                           ABI 1 a rename across directories fails with
+ *                           EXDEV even inside the session. Symbolic links,
+ *                           FIFOs, sockets and device nodes cannot be made,
+ *                           no file can be executed, and no other process's
+ *                           /proc entries (the host's environ and cmdline)
+ *                           can be read. Being in a domain also denies
+ *                           ptrace-mode access to processes outside it
+ *                           (the host's /proc/PID/mem). As the ABI allows:
+ *                           no TCP bind or connect (ABI 4), no signals or
+ *                           abstract unix sockets out of it (ABI 6).
+ *  CI_SANDBOX_UNPRIVILEGED  the worker holds no root uid and no capability:
+ *                           none of its real, effective and saved uids is 0
+ *                           and its effective, permitted, inheritable and
+ *                           ambient capability sets are empty (checked by
+ *                           the worker with getresuid(2), capget(2) and
+ *                           PR_CAP_AMBIENT). A worker started by a root host
+ *                           switches to uid and gid 65534 (nobody and
+ *                           nogroup on Debian; the id is fixed), with no
+ *                           supplementary groups, an empty bounding set and
+ *                           locked securebits (capabilities(7)); the host
+ *                           then gives it the session directory. A worker
+ *                           of an unprivileged host keeps the host's uid
+ *                           and drops any capability it inherited.
+ *  CI_SANDBOX_USERNS        best effort: the worker lives in a user
+ *                           namespace of its own (user_namespaces(7)), its
+ *                           uid and gid mapped to themselves and to nothing
+ *                           else (where an LSM refuses even that map, they
+ *                           read as 65534 inside); the capabilities that
+ *                           namespace gave it are dropped, and would reach
+ *                           nothing outside.
+ *  CI_SANDBOX_NETNS         best effort: a network namespace of its own
+ *                           (network_namespaces(7)) holding only a loopback
+ *                           that is down: no interface, address or port of
+ *                           the host, 127.0.0.1 included, is reachable.
+ *  CI_SANDBOX_IPCNS         best effort: an IPC namespace of its own
+ *                           (ipc_namespaces(7)): no System V IPC object or
+ *                           POSIX message queue is shared with the host.
+ *  CI_SANDBOX_UTSNS         best effort: a UTS namespace of its own
+ *                           (uts_namespaces(7)): its hostname is the host's
+ *                           copy, and changing it would change only its own.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
 #define CI_SANDBOX_NO_NEW_PRIVS 0x4u
 #define CI_SANDBOX_LANDLOCK 0x8u
+#define CI_SANDBOX_UNPRIVILEGED 0x10u
+#define CI_SANDBOX_USERNS 0x20u
+#define CI_SANDBOX_NETNS 0x40u
+#define CI_SANDBOX_IPCNS 0x80u
+#define CI_SANDBOX_UTSNS 0x100u
 
 /* ---------------------------------------------------------------- config */
 
@@ -154,7 +210,9 @@ CI_API void ci_config_free(ci_config *cfg);
  * ci_session_new() and ci_session_restart() fail with CI_ESANDBOX instead
  * of running cells; default CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS |
  * CI_SANDBOX_NO_NEW_PRIVS. Demanding CI_SANDBOX_LANDLOCK makes sessions
- * fail on kernels without Landlock (before 5.13, or with it disabled).
+ * fail on kernels without Landlock (before 5.13, or with it disabled);
+ * demanding a namespace bit makes them fail where the kernel or a
+ * container refuses that namespace.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @mask has unknown bits.
  */
 CI_API int ci_config_require_sandbox(ci_config *cfg, unsigned mask);
@@ -214,7 +272,10 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes);
 /*
  * ci_config_set_workspace_root - the directory under which each session
  * creates its private directory; default $TMPDIR, else /tmp. The string
- * is copied.
+ * is copied. When the host runs as root its workers run as uid 65534
+ * (see CI_SANDBOX_UNPRIVILEGED), which must be able to search every
+ * directory down to @dir (as /tmp allows); if it cannot, the worker does
+ * not start (CI_ESPAWN, and the message says so).
  * @return CI_OK; CI_EINVAL if an argument is NULL, @dir is empty, not
  *         absolute or longer than 3000 bytes; CI_ENOMEM.
  */
@@ -224,8 +285,9 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
 
 /*
  * ci_session_new - starts a session: a private directory
- * (<root>/codeinterp-XXXXXX, mode 0700) whose "workspace" subdirectory is
- * the cell's working directory, and a worker process that embeds
+ * (<root>/codeinterp-XXXXXX, mode 0700; owned by uid and gid 65534 with
+ * its subdirectories when the host runs as root) whose "workspace"
+ * subdirectory is the cell's working directory, and a worker process that embeds
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
  * down (see README, "Security model") before it reads any cell.
  *
@@ -306,7 +368,9 @@ CI_API int ci_session_pid(const ci_session *s);
  * ci_session_put_file - writes @len bytes of @data to the file @name in
  * the workspace, replacing any file of that name atomically (a
  * temporary file renamed into place, so a link a cell planted under that
- * name is replaced, never written through).
+ * name is replaced, never written through). The file has mode 0600 and
+ * belongs to the worker's uid (65534 when the host runs as root), so the
+ * cell can read and overwrite it.
  * @name: relative to the workspace; "/" separates existing
  *        subdirectories. Empty names, absolute paths, "." or ".."
  *        components and paths through symbolic links are refused.

@@ -11,6 +11,9 @@
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
  *       tmp/                      TMPDIR of the worker
+ *
+ * A root host's worker runs as CI_WORKER_UID (see lib/worker/privileges.c),
+ * so the host gives it these four directories and every file it puts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +43,16 @@ static int openat2_safe(int dirfd, const char *name, int flags, mode_t mode)
 
 /* ---- creating and removing the session directory ---- */
 
+/* Gives @name in @dirfd ("" for @dirfd itself) to the worker's uid when
+ * the host is root, since the worker is not; else a no-op. 0 or -1. */
+static int give_to_worker(int dirfd, const char *name)
+{
+    if (geteuid() != 0)
+        return 0;
+    return fchownat(dirfd, name, CI_WORKER_UID, CI_WORKER_GID,
+                    AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH));
+}
+
 int ci_workspace_create(ci_session *s)
 {
     const char *root = s->cfg.workspace_root;
@@ -67,8 +80,13 @@ int ci_workspace_create(ci_session *s)
     snprintf(s->workspace, n + sizeof "/workspace", "%s/workspace", s->dir);
     dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     for (i = 0; dirfd >= 0 && i < 3; i++)
-        if (mkdirat(dirfd, subdirs[i], 0700) < 0)
+        if (mkdirat(dirfd, subdirs[i], 0700) < 0 || give_to_worker(dirfd, subdirs[i]) < 0)
             break;
+    /* The session directory itself stays the host's, searchable only: a
+     * worker of another uid can reach its three directories but can put
+     * nothing beside them, nor rename them. */
+    if (i == 3 && geteuid() == 0 && chmod(s->dir, 0711) < 0)
+        i = 0;
     if (dirfd < 0 || i < 3) {
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
         if (dirfd >= 0)
@@ -144,28 +162,18 @@ static void remove_dir(int top, int parent, const char *name, int depth, unsigne
 
 void ci_workspace_remove(ci_session *s)
 {
-    unsigned moved = 0, before;
+    unsigned moved = 0;
     int top;
 
     if (s->workspace_fd >= 0)
         close(s->workspace_fd);
     s->workspace_fd = -1;
+    /* Everything in it goes, whatever its name: deep trees are flattened
+     * into the session directory itself as they are met, and its removal
+     * passes repeat until a pass finds nothing left. */
     if (s->dir && (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        /* Deep trees are flattened into the session directory as they are
-         * met; each pass removes them, until nothing new was moved up. */
-        do {
-            static const char *const subdirs[] = {"workspace", "config", "tmp"};
-            char flat[32];
-            before = moved;
-            for (int i = 0; i < 3; i++)
-                remove_dir(top, top, subdirs[i], 0, &moved);
-            for (unsigned k = 0; k < moved; k++) {
-                snprintf(flat, sizeof flat, ".deep-%u", k);
-                remove_dir(top, top, flat, 0, &moved);
-            }
-        } while (moved != before);
+        remove_dir(top, AT_FDCWD, s->dir, 0, &moved);
         close(top);
-        rmdir(s->dir);
     }
     free(s->dir);
     free(s->workspace);
@@ -255,7 +263,10 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
         close(dirfd);
         return rc;
     }
-    while (done < len) {
+    /* Owned by the worker, so the cell can read and overwrite it. */
+    if (give_to_worker(fd, "") < 0)
+        rc = open_error(s, "cannot give to the worker", name, errno);
+    while (rc == CI_OK && done < len) {
         ssize_t n = write(fd, (const char *)data + done, len - done);
         if (n < 0 && errno == EINTR)
             continue;

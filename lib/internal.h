@@ -34,6 +34,7 @@ void ci_config_clear(struct ci_config *cfg);
 struct ci_worker {
     pid_t pid;
     int pidfd;   /* readable when the worker has exited */
+    int procfd;  /* O_PATH /proc/<pid>, held only to pin its dentry (spawn.c) */
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */
     int err;     /* the worker's fd 2, non-blocking read end */

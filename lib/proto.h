@@ -77,7 +77,17 @@ enum ci_outcome {
 #define CI_LAYER_RLIMITS 0x2u
 #define CI_LAYER_NO_NEW_PRIVS 0x4u
 #define CI_LAYER_LANDLOCK 0x8u
-#define CI_LAYER_ALL 0xFu
+#define CI_LAYER_UNPRIVILEGED 0x10u
+#define CI_LAYER_USERNS 0x20u
+#define CI_LAYER_NETNS 0x40u
+#define CI_LAYER_IPCNS 0x80u
+#define CI_LAYER_UTSNS 0x100u
+#define CI_LAYER_ALL 0x1FFu
+
+/* The user and group a worker started as root switches to ("nobody" and
+ * "nogroup" on Debian). A root host hands the session directory to them. */
+#define CI_WORKER_UID 65534u
+#define CI_WORKER_GID 65534u
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

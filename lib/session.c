@@ -20,6 +20,7 @@ static void close_fd(int *fd)
 static void worker_close(struct ci_worker *w)
 {
     close_fd(&w->pidfd);
+    close_fd(&w->procfd);
     close_fd(&w->channel);
     close_fd(&w->out);
     close_fd(&w->err);
@@ -174,7 +175,14 @@ static int await_ready(ci_session *s)
 
 _Static_assert(CI_LAYER_SECCOMP == CI_SANDBOX_SECCOMP && CI_LAYER_RLIMITS == CI_SANDBOX_RLIMITS &&
                    CI_LAYER_NO_NEW_PRIVS == CI_SANDBOX_NO_NEW_PRIVS &&
-                   CI_LAYER_LANDLOCK == CI_SANDBOX_LANDLOCK,
+                   CI_LAYER_LANDLOCK == CI_SANDBOX_LANDLOCK &&
+                   CI_LAYER_UNPRIVILEGED == CI_SANDBOX_UNPRIVILEGED &&
+                   CI_LAYER_USERNS == CI_SANDBOX_USERNS && CI_LAYER_NETNS == CI_SANDBOX_NETNS &&
+                   CI_LAYER_IPCNS == CI_SANDBOX_IPCNS && CI_LAYER_UTSNS == CI_SANDBOX_UTSNS &&
+                   CI_LAYER_ALL == (CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS |
+                                    CI_SANDBOX_NO_NEW_PRIVS | CI_SANDBOX_LANDLOCK |
+                                    CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS |
+                                    CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS),
                "READY's layer bits are the public CI_SANDBOX_* bits");
 
 /* Refuses a worker that lacks a layer the config demands. */
@@ -186,7 +194,12 @@ static int check_layers(ci_session *s)
     } names[] = {{CI_SANDBOX_SECCOMP, "seccomp"},
                  {CI_SANDBOX_RLIMITS, "rlimits"},
                  {CI_SANDBOX_NO_NEW_PRIVS, "no_new_privs"},
-                 {CI_SANDBOX_LANDLOCK, "landlock (the kernel has no Landlock, or it is disabled)"}};
+                 {CI_SANDBOX_LANDLOCK, "landlock (the kernel has no Landlock, or it is disabled)"},
+                 {CI_SANDBOX_UNPRIVILEGED, "unprivileged (the worker kept a root uid or a capability)"},
+                 {CI_SANDBOX_USERNS, "user namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_NETNS, "network namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 
@@ -231,7 +244,8 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
         return CI_ENOMEM;
     }
     s->workspace_fd = -1;
-    s->worker = (struct ci_worker){.pid = 0, .pidfd = -1, .channel = -1, .out = -1, .err = -1};
+    s->worker = (struct ci_worker){
+        .pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1, .err = -1};
     ci_config_defaults(&defaults);
     if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) != CI_OK ||
         (rc = ci_workspace_create(s)) != CI_OK || (rc = ci_worker_start(s)) != CI_OK) {

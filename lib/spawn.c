@@ -189,7 +189,7 @@ static void close_fd(int *fd)
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
 {
     char a_parent[32], a_memory[32], a_fsize[32], a_output[32];
-    char e_home[4200], e_mpl[4200], e_tmp[4200];
+    char e_home[4200], e_mpl[4200], e_tmp[4200], procpath[32];
     const char *path = getenv("CODEINTERP_WORKER");
     struct spawn_job j;
     int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -267,13 +267,24 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
         int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
         snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
                  n == sizeof report ? strerror(report[1]) : "no report");
-        s->worker = (struct ci_worker){.pid = pid, .pidfd = -1, .channel = -1, .out = -1, .err = -1};
+        s->worker = (struct ci_worker){
+            .pid = pid, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1, .err = -1};
         ci_worker_stop(&s->worker); /* reaps the failed child */
         goto fail;
     }
 
     s->worker.pid = pid;
     s->worker.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    /*
+     * The worker's Landlock rule for its own /proc/<pid> names that
+     * directory's inode, and procfs builds a new inode whenever an unused
+     * dentry was evicted (memory pressure, drop_caches): the cell would
+     * lose /proc/self. Holding the directory open pins the dentry; the
+     * worker cannot hold it itself without a descriptor cells would see.
+     * Best effort: without it the cell only risks losing /proc/self.
+     */
+    snprintf(procpath, sizeof procpath, "/proc/%ld", (long)pid);
+    s->worker.procfd = open(procpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
     s->worker.channel = chan[0];
     s->worker.out = out[0];
     s->worker.err = err[0];

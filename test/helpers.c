@@ -228,6 +228,10 @@ char *h_tmpdir(void)
     char *path = h_fmt("%s/ci-test-XXXXXX", base);
     if (!mkdtemp(path))
         fail_msg("mkdtemp %s: %s", path, strerror(errno));
+    /* Searchable by others: a root test's workers run as uid 65534 and
+     * must pass through a workspace root made here. Not listable. */
+    if (chmod(path, 0711) != 0)
+        fail_msg("chmod %s: %s", path, strerror(errno));
     return path;
 }
 

@@ -82,7 +82,8 @@ void h_watchdog(int seconds);
 /* Milliseconds on the monotonic clock. */
 int64_t h_now_ms(void);
 
-/* mkdtemp under $TMPDIR or /tmp; a malloc'ed path. */
+/* mkdtemp under $TMPDIR or /tmp, then mode 0711 (a root test's workers,
+ * uid 65534, must pass through it); a malloc'ed path. */
 char *h_tmpdir(void);
 /* rm -rf @path without following links (nftw FTW_PHYS); NULL is a no-op. */
 void h_rmtree(const char *path);

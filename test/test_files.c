@@ -68,6 +68,20 @@ static void assert_get_equals(const char *name, const void *want, size_t want_le
     ci_free(data);
 }
 
+/*
+ * Plants the symbolic link @name -> @target in the workspace. From the
+ * test, not a cell: where the kernel has Landlock a cell cannot make
+ * links, but without it one can, and the host must refuse a link however
+ * it got there.
+ */
+static void plant_symlink(const char *target, const char *name)
+{
+    char *path = ws_path(name);
+    if (symlink(target, path) != 0)
+        fail_msg("symlink %s -> %s: %s", path, target, strerror(errno));
+    free(path);
+}
+
 /* Asserts the host file @path holds exactly the text @want. */
 static void assert_host_file(const char *path, const char *want)
 {
@@ -120,6 +134,27 @@ static void test_cell_reads_a_put_file(void **state)
     assert_int_equal(ci_session_put_file(S, "in.csv", csv, strlen(csv)), CI_OK);
     h_expect(S, "open('in.csv').read()", "'a,b\\n1,2\\n3,4\\n'", "");
     h_expect(S, "import pandas as pd\nint(pd.read_csv('in.csv')['b'].sum())", "6", "");
+}
+
+static void test_cell_can_overwrite_and_remove_a_put_file(void **state)
+{
+    assert_int_equal(ci_session_put_file(S, "given.txt", "from host", 9), CI_OK);
+    /* A root host's worker is uid 65534: the file must be its own. */
+    char *path = ws_path("given.txt");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    if (geteuid() == 0) {
+        assert_int_equal(st.st_uid, 65534);
+        assert_int_equal(st.st_gid, 65534);
+    } else {
+        assert_int_equal(st.st_uid, geteuid());
+    }
+    h_expect(S, "open('given.txt', 'r+').write('from cell'); open('given.txt').read()",
+             "'from cell'", "");
+    assert_get_equals("given.txt", "from cell", 9);
+    h_expect(S, "import os\nos.remove('given.txt')\nos.path.exists('given.txt')", "False", "");
+    free(path);
 }
 
 static void test_get_returns_a_file_the_cell_wrote(void **state)
@@ -235,38 +270,36 @@ static void test_cell_cannot_write_past_file_limit(void **state)
 
 static void test_get_of_planted_symlink_is_eunsafe(void **state)
 {
-    h_expect(S, "import os\nos.symlink('/etc/passwd', 'link')", NULL, "");
+    plant_symlink("/etc/passwd", "link");
     assert_get_fails("link", CI_EUNSAFE);
 }
 
 static void test_get_of_relative_symlink_inside_workspace_is_eunsafe(void **state)
 {
-    h_expect(S, "import os\nopen('target.txt', 'w').write('t')\n"
-                "os.symlink('target.txt', 'rel-link');",
-             NULL, "");
+    h_expect(S, "open('target.txt', 'w').write('t');", NULL, "");
+    plant_symlink("target.txt", "rel-link");
     assert_get_fails("rel-link", CI_EUNSAFE);
 }
 
 static void test_get_through_symlinked_directory_is_eunsafe(void **state)
 {
-    h_expect(S, "import os\nos.symlink('/etc', 'etcdir')", NULL, "");
+    plant_symlink("/etc", "etcdir");
     assert_get_fails("etcdir/passwd", CI_EUNSAFE);
     /* Even when the link stays inside the workspace. */
     h_expect(S, "import os\nos.makedirs('real', exist_ok=True)\n"
-                "open('real/f', 'w').write('x')\nos.symlink('real', 'alias')",
+                "open('real/f', 'w').write('x');",
              NULL, "");
+    plant_symlink("real", "alias");
     assert_get_fails("alias/f", CI_EUNSAFE);
 }
 
 static void test_put_through_symlinked_directory_is_eunsafe(void **state)
 {
-    char *code = h_fmt("import os\nos.symlink('%s', 'outdir')", outside);
-    h_expect(S, code, NULL, "");
+    plant_symlink(outside, "outdir");
     assert_int_equal(ci_session_put_file(S, "outdir/pwned", "x", 1), CI_EUNSAFE);
     char *pwned = h_fmt("%s/pwned", outside);
     assert_int_equal(access(pwned, F_OK), -1);
     free(pwned);
-    free(code);
 }
 
 static void test_get_of_hardlink_to_outside_file_is_eunsafe(void **state)
@@ -285,8 +318,7 @@ static void test_put_over_planted_symlink_replaces_the_link(void **state)
 {
     char *target = h_fmt("%s/victim-target", outside);
     h_write_file(target, "original", 8);
-    char *code = h_fmt("import os\nos.symlink('%s', 'victim')", target);
-    h_expect(S, code, NULL, "");
+    plant_symlink(target, "victim");
 
     assert_int_equal(ci_session_put_file(S, "victim", "new", 3), CI_OK);
 
@@ -297,7 +329,6 @@ static void test_put_over_planted_symlink_replaces_the_link(void **state)
     assert_true(S_ISREG(st.st_mode));
     assert_get_equals("victim", "new", 3);
     free(v);
-    free(code);
     free(target);
 }
 
@@ -347,13 +378,28 @@ static void test_workspace_is_cwd_under_the_root_and_private(void **state)
     char *want = h_fmt("'%s'", ws);
     h_expect(S, "import os\nos.getcwd()", want, "");
 
+    /* Private to the worker's uid: 65534 for a root host, else ours. */
+    uid_t owner = geteuid() == 0 ? 65534 : geteuid();
     struct stat st;
     assert_int_equal(stat(ws, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0700);
+    assert_int_equal(st.st_uid, owner);
     char *dir = strdup(ws);
     *strrchr(dir, '/') = '\0';
+    static const char *const parts[] = {"/config", "/tmp"};
+    for (size_t i = 0; i < 2; i++) {
+        char *p = h_fmt("%s%s", dir, parts[i]);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_int_equal(st.st_uid, owner);
+        free(p);
+    }
+    /* The session directory stays the host's: a root host's worker may
+     * only pass through it (0711), so it can add nothing beside its own
+     * three directories. */
     assert_int_equal(stat(dir, &st), 0);
-    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(st.st_mode & 07777, geteuid() == 0 ? 0711 : 0700);
     free(dir);
     free(want);
     free(prefix);
@@ -372,15 +418,20 @@ static void test_free_removes_the_session_directory_without_following_links(void
     ci_session *s = h_session(&lim);
     char *dir = strdup(ci_session_workspace(s));
     *strrchr(dir, '/') = '\0';
-    char *code = h_fmt("import os\n"
-                       "os.makedirs('a/b/c')\nopen('a/b/c/f.txt', 'w').write('x')\n"
-                       "os.symlink('%s', 'a/outdir')\n"
-                       "os.symlink('%s', 'a/b/outfile')\n"
-                       "os.symlink('/', 'rootlink')\n"
-                       "os.makedirs('locked/inner')\nopen('locked/inner/g', 'w').write('y')\n"
-                       "os.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)",
-                       keep_dir, keep_top);
-    h_expect(s, code, NULL, "");
+    h_expect(s,
+             "import os\n"
+             "os.makedirs('a/b/c')\nopen('a/b/c/f.txt', 'w').write('x')\n"
+             "os.makedirs('locked/inner')\nopen('locked/inner/g', 'w').write('y')\n"
+             "os.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)",
+             NULL, "");
+    /* Links out of the workspace, planted by us (see plant_symlink). */
+    const char *links[][2] = {{keep_dir, "a/outdir"}, {keep_top, "a/b/outfile"}, {"/", "rootlink"}};
+    for (size_t i = 0; i < 3; i++) {
+        char *path = h_fmt("%s/%s", ci_session_workspace(s), links[i][1]);
+        if (symlink(links[i][0], path) != 0)
+            fail_msg("symlink %s: %s", path, strerror(errno));
+        free(path);
+    }
     ci_session_free(s);
 
     struct stat st;
@@ -390,7 +441,6 @@ static void test_free_removes_the_session_directory_without_following_links(void
     assert_host_file(keep_top, "me too");
     assert_int_equal(stat(root, &st), 0);
 
-    free(code);
     free(dir);
     free(keep_top);
     free(keep_file);
@@ -406,6 +456,7 @@ int main(void)
         cmocka_unit_test_setup(test_put_get_round_trips_one_megabyte, h_setup_alive),
         cmocka_unit_test_setup(test_put_replaces_a_longer_file, h_setup_alive),
         cmocka_unit_test_setup(test_cell_reads_a_put_file, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_can_overwrite_and_remove_a_put_file, h_setup_alive),
         cmocka_unit_test_setup(test_get_returns_a_file_the_cell_wrote, h_setup_alive),
         cmocka_unit_test_setup(test_files_in_subdirectories, h_setup_alive),
         cmocka_unit_test_setup(test_non_ascii_name, h_setup_alive),

@@ -5,10 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/landlock.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +22,7 @@
 #define CANARY_VALUE "ci-canary-value-7f3a9"
 
 static ci_session *S;
-static char *tmp;         /* test-owned directory */
+static char *tmp;         /* test-owned directory, mode 0711 */
 static char *canary_path; /* a file we hold open, inheritable, across the spawn */
 static int canary_fd = -1;
 static int canary_pipe[2] = {-1, -1};
@@ -240,13 +243,72 @@ static int assert_all_tasks_locked(int pid)
     return n;
 }
 
+static const struct {
+    int flag;
+    unsigned layer;
+} other_namespaces[] = {
+    {CLONE_NEWNET, CI_SANDBOX_NETNS},
+    {CLONE_NEWIPC, CI_SANDBOX_IPCNS},
+    {CLONE_NEWUTS, CI_SANDBOX_UTSNS},
+};
+
+/* In a forked child, which has one thread as unshare(CLONE_NEWUSER)
+ * wants: the namespaces this kernel gives a process that tries them as
+ * the worker does (first as it starts, then as uid 65534 if it started
+ * as root, inside a user namespace if it gets one). Their CI_SANDBOX_*
+ * bits. */
+static unsigned namespaces_this_kernel_gives(void)
+{
+    int fds[2];
+    unsigned got = 0;
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (size_t i = 0; i < 3; i++)
+            if (unshare(other_namespaces[i].flag) == 0)
+                got |= other_namespaces[i].layer;
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                               setresuid(65534, 65534, 65534) != 0))
+            _exit(1);
+        if (unshare(CLONE_NEWUSER) == 0)
+            got |= CI_SANDBOX_USERNS;
+        for (size_t i = 0; i < 3; i++)
+            if (!(got & other_namespaces[i].layer) && unshare(other_namespaces[i].flag) == 0)
+                got |= other_namespaces[i].layer;
+        _exit(write(fds[1], &got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], &got, sizeof got);
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (n != (ssize_t)sizeof got || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("the namespace probe failed");
+    return got;
+}
+
 static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
 {
-    unsigned want = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS;
+    /* Never root and no capabilities: always possible. */
+    unsigned want = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS |
+                    CI_SANDBOX_UNPRIVILEGED;
     /* Landlock is reported exactly when the kernel offers it. */
     if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
         want |= CI_SANDBOX_LANDLOCK;
+    /* And each namespace exactly when the kernel gives it. */
+    want |= namespaces_this_kernel_gives();
     assert_int_equal(ci_session_sandbox(S), want);
+}
+
+/* Skips the current test, saying why, when the worker lacks @layer (the
+ * test above checks that it lacks only what this kernel cannot give). */
+static void require_layer(unsigned layer, const char *name)
+{
+    if (!(ci_session_sandbox(S) & layer)) {
+        print_message("      skipped: this kernel gives the worker no %s\n", name);
+        skip();
+    }
 }
 
 static void test_every_thread_has_seccomp_and_no_new_privs(void **state)
@@ -380,8 +442,10 @@ static void test_resource_limits_cannot_be_raised(void **state)
 
 static void test_host_memory_cannot_be_opened(void **state)
 {
-    /* Same uid as the host, so only the worker's Landlock domain stands
-     * between a cell and the host's memory. */
+    /* For a worker of an unprivileged host, which has the host's uid,
+     * only the Landlock domain stands between a cell and the host's
+     * memory. Its own maps, guarded by the same ptrace-mode check, stay
+     * readable: the refusal is about the host. */
     h_expect(S,
              "import os\nres = []\n"
              "for mode in ('rb', 'r+b'):\n"
@@ -390,7 +454,7 @@ static void test_host_memory_cannot_be_opened(void **state)
              "        res.append('opened')\n"
              "    except OSError as e:\n"
              "        res.append(type(e).__name__)\n"
-             "res, open('/proc/self/mem', 'rb').readable()",
+             "res, len(open('/proc/self/maps', 'rb').read()) > 0",
              "(['PermissionError', 'PermissionError'], True)", "");
 }
 
@@ -429,6 +493,309 @@ static void test_x32_syscall_is_sandbox_violation(void **state)
 #else
     skip();
 #endif
+}
+
+/* ------------------------------------------------------------ credentials */
+
+/* The value of the field @name ("Uid") of a /proc status text. */
+static char *status_field(const char *st, const char *name)
+{
+    char *key = h_fmt("\n%s:\t", name);
+    const char *p = strstr(st, key);
+    if (!p)
+        fail_msg("no %s in the worker's status", name);
+    p += strlen(key);
+    char *v = strndup(p, strcspn(p, "\n"));
+    free(key);
+    return v;
+}
+
+static void test_worker_runs_without_root_or_capabilities(void **state)
+{
+    char *path = h_fmt("/proc/%d/status", ci_session_pid(S));
+    char *st = h_read_file(path, NULL);
+    assert_non_null(st);
+    static const char *const caps[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
+    char *uid = status_field(st, "Uid"), *gid = status_field(st, "Gid");
+    if (geteuid() == 0) {
+        h_assert_str(uid, "65534\t65534\t65534\t65534");
+        h_assert_str(gid, "65534\t65534\t65534\t65534");
+        h_assert_contains(st, "\nGroups:\t \n");
+        for (size_t i = 0; i < 5; i++) {
+            char *v = status_field(st, caps[i]);
+            if (strcmp(v, "0000000000000000") != 0)
+                fail_msg("%s is %s in the worker of a root host", caps[i], v);
+            free(v);
+        }
+    } else {
+        /* Not root: the worker keeps our uid; its bounding set is empty
+         * only if it got a user namespace, so it is not checked. */
+        print_message("      not root: the switch to uid 65534 is not tested\n");
+        char *want = h_fmt("%d\t%d\t%d\t%d", (int)getuid(), (int)getuid(), (int)getuid(),
+                           (int)getuid());
+        h_assert_str(uid, want);
+        free(want);
+        for (size_t i = 0; i < 5; i++) {
+            char *v = status_field(st, caps[i]);
+            if (i != 3 && strcmp(v, "0000000000000000") != 0)
+                fail_msg("%s is %s in the worker", caps[i], v);
+            free(v);
+        }
+    }
+    h_expect(S, "import os\nos.getuid() != 0, os.geteuid() != 0", "(True, True)", "");
+    free(uid);
+    free(gid);
+    free(st);
+    free(path);
+}
+
+static void test_root_host_needs_a_root_the_worker_can_pass(void **state)
+{
+    if (geteuid() != 0) {
+        print_message("      skipped: not root, so the worker keeps our uid\n");
+        skip();
+    }
+    /* 0700 and ours: uid 65534 cannot reach a session directory in it. */
+    char *root = h_fmt("%s/private-root", tmp);
+    assert_int_equal(mkdir(root, 0700), 0);
+    ci_config *cfg = h_config(&(struct h_limits){.root = root});
+    ci_session *s = NULL;
+    assert_int_equal(ci_session_new(&s, cfg), CI_ESPAWN);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), "uid 65534 cannot reach its workspace");
+    assert_int_equal(rmdir(root), 0); /* nothing left behind */
+    ci_config_free(cfg);
+    free(root);
+}
+
+/* ------------------------------------------------------------ filesystem */
+
+/* Defines try_(f): 'done', or the name of the OSError f raised. */
+#define TRY_PY                                                              \
+    "import os\n"                                                           \
+    "def try_(f):\n"                                                        \
+    "    try:\n        f()\n        return 'done'\n"                        \
+    "    except OSError as e:\n        return type(e).__name__\n"
+
+static void test_cell_cannot_read_the_hosts_configuration(void **state)
+{
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    /* /etc/passwd is world-readable: only Landlock refuses it. */
+    h_expect(S,
+             TRY_PY "([try_(lambda: open(p).read()) for p in\n"
+                    "    ('/etc/passwd', '/etc/shadow', '/etc/hostname', '/root/.bashrc')]\n"
+                    " + [try_(lambda: os.listdir('/etc'))])",
+             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+             "'PermissionError']",
+             "");
+}
+
+static void test_cell_cannot_write_outside_its_directories(void **state)
+{
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    /* /tmp is world-writable: only Landlock refuses it. */
+    char *name = h_fmt("ci-escape-%d", (int)getpid());
+    char *code = h_fmt(TRY_PY "site = '/usr/lib/python3/dist-packages/'\n"
+                              "[try_(lambda: open('/tmp/%s', 'w')),\n"
+                              " try_(lambda: os.mkdir('/tmp/%s')),\n"
+                              " try_(lambda: open(site + '%s.py', 'w')),\n"
+                              " try_(lambda: open(site + '%s.pth', 'w')),\n"
+                              " try_(lambda: open(os.environ['HOME'] + '/../%s', 'w')),\n"
+                              " try_(lambda: os.mkdir('../%s')),\n"
+                              " try_(lambda: os.rename('../workspace', '../%s')),\n"
+                              " try_(lambda: os.rmdir('../tmp'))]",
+                       name, name, name, name, name, name, name);
+    /* The last four: the session directory itself has no rule, so what
+     * is beside the three directories, and they themselves, stay put. */
+    h_expect(S, code,
+             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+             "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']",
+             "");
+    char *paths[] = {h_fmt("/tmp/%s", name), h_fmt("/usr/lib/python3/dist-packages/%s.py", name),
+                     h_fmt("/usr/lib/python3/dist-packages/%s.pth", name)};
+    for (size_t i = 0; i < 3; i++) {
+        if (access(paths[i], F_OK) == 0)
+            fail_msg("the cell created %s", paths[i]);
+        free(paths[i]);
+    }
+    free(code);
+    free(name);
+}
+
+/* 1 if uid 65534 (or we, when not root) can read @path, tried in a
+ * forked child: what file modes alone allow. */
+static int readable_by_the_workers_uid(const char *path)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                               setresuid(65534, 65534, 65534) != 0))
+            _exit(2);
+        _exit(open(path, O_RDONLY) >= 0 ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void test_cell_cannot_read_a_world_readable_file_outside(void **state)
+{
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    char *dir = h_fmt("%s/world-readable", tmp);
+    char *file = h_fmt("%s/canary.txt", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(chmod(dir, 0755), 0);
+    h_write_file(file, "world-readable canary", 21);
+    assert_int_equal(chmod(file, 0644), 0);
+    /* The modes let the worker's uid in: only Landlock can stop it. */
+    assert_true(readable_by_the_workers_uid(file));
+    char *code = h_fmt(TRY_PY "[try_(lambda: open('%s').read()), try_(lambda: os.listdir('%s'))]",
+                       file, dir);
+    h_expect(S, code, "['PermissionError', 'PermissionError']", "");
+    free(code);
+    free(file);
+    free(dir);
+}
+
+static void test_cell_cannot_read_the_hosts_proc_entries(void **state)
+{
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    /* cmdline is world-readable; environ would leak the host's secrets.
+     * The worker's own entries stay readable. */
+    h_expect(S,
+             TRY_PY "([try_(lambda: open(f'/proc/{os.getppid()}/{n}', 'rb').read())\n"
+                    "  for n in ('environ', 'cmdline', 'status')]\n"
+                    " + [try_(lambda: os.listdir(f'/proc/{os.getppid()}')),\n"
+                    "    try_(lambda: open('/proc/1/cmdline').read()),\n"
+                    "    try_(lambda: open('/proc/self/cmdline').read()),\n"
+                    "    try_(lambda: open(f'/proc/{os.getpid()}/status').read()),\n"
+                    "    try_(lambda: os.listdir('/proc/thread-self/fd'))])",
+             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+             "'PermissionError', 'done', 'done', 'done']",
+             "");
+}
+
+static void test_own_proc_entries_survive_dentry_eviction(void **state)
+{
+    /* The rule for /proc/<pid> names an inode; procfs builds a new one
+     * when the unused dentry is evicted, unless the host pins it. */
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    if (geteuid() != 0) {
+        print_message("      skipped: dropping the kernel's caches needs root\n");
+        skip();
+    }
+    h_expect(S, "len(open('/proc/self/status').read()) > 0", "True", "");
+    /* Thrice: a recently used dentry survives a pass (its second chance
+     * on the LRU). */
+    sync();
+    for (int i = 0; i < 3; i++) {
+        int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "2", 1), 1);
+        close(fd);
+    }
+    h_expect(S, "len(open('/proc/self/status').read()) > 0", "True", "");
+}
+
+static void test_cell_cannot_make_links_fifos_or_devices(void **state)
+{
+    require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
+    /* symlink is allowed by the seccomp filter: Landlock refuses it.
+     * (mknod is refused by both.) */
+    h_expect(S,
+             TRY_PY "res = []\n"
+                    "for d in ('.', os.environ['TMPDIR']):\n"
+                    "    res += [try_(lambda: os.symlink('/etc/passwd', d + '/ln')),\n"
+                    "            try_(lambda: os.symlink('x', d + '/ln')),\n"
+                    "            try_(lambda: os.mkfifo(d + '/ff')),\n"
+                    "            try_(lambda: os.mknod(d + '/nod', 0o600 | 0o020000, os.makedev(1, 3)))]\n"
+                    "res, [n for n in os.listdir('.') + os.listdir(os.environ['TMPDIR'])\n"
+                    "      if n in ('ln', 'ff', 'nod')]",
+             "(['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+             "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError'], [])",
+             "");
+}
+
+static void test_cell_works_in_its_workspace_and_tmpdir(void **state)
+{
+    /* Everything a cell does with its own files, in both directories
+     * and between them (Landlock's REFER). */
+    h_expect(S,
+             "import os, shutil, sqlite3, tempfile\n"
+             "res = []\n"
+             "for d in ('.', os.environ['TMPDIR']):\n"
+             "    os.makedirs(d + '/sb_dir/sub')\n"
+             "    with open(d + '/sb_dir/sub/f', 'w') as f:\n        f.write('hello world')\n"
+             "    os.truncate(d + '/sb_dir/sub/f', 5)\n"
+             "    with open(d + '/sb_dir/sub/f', 'r+') as f:\n        f.truncate(4)\n"
+             "    res.append(open(d + '/sb_dir/sub/f').read())\n"
+             "    os.rename(d + '/sb_dir/sub/f', d + '/sb_dir/g')\n"
+             "    os.link(d + '/sb_dir/g', d + '/sb_dir/h')\n"
+             "    os.remove(d + '/sb_dir/h')\n"
+             "    os.rmdir(d + '/sb_dir/sub')\n"
+             "os.replace('sb_dir/g', os.environ['TMPDIR'] + '/from_ws')\n"
+             "os.replace(os.environ['TMPDIR'] + '/sb_dir/g', 'from_tmp')\n"
+             "res.append(open(os.environ['TMPDIR'] + '/from_ws').read() + open('from_tmp').read())\n"
+             "with tempfile.TemporaryDirectory() as t:\n"
+             "    open(t + '/x', 'w').write('x')\n"
+             "    res.append(os.listdir(t))\n"
+             "con = sqlite3.connect('sb.sqlite')\n"
+             "con.execute('create table t(x)'); con.execute('insert into t values (7)'); con.commit()\n"
+             "res.append(con.execute('select x from t').fetchone()[0]); con.close()\n"
+             "for p in ('sb.sqlite', 'from_tmp', os.environ['TMPDIR'] + '/from_ws'):\n"
+             "    os.remove(p)\n"
+             "for d in ('.', os.environ['TMPDIR']):\n"
+             "    shutil.rmtree(d + '/sb_dir')\n"
+             "res, [n for n in os.listdir('.') + os.listdir(os.environ['TMPDIR'])\n"
+             "      if n.startswith(('sb', 'from_'))]",
+             "(['hell', 'hell', 'hellhell', ['x'], 7], [])", "");
+}
+
+/* ------------------------------------------------------------ namespaces */
+
+static void test_network_namespace_has_only_loopback(void **state)
+{
+    require_layer(CI_SANDBOX_NETNS, "network namespace");
+    /* /proc/self/net is the reader's network namespace. A loopback that
+     * is up would have ::1 (if_inet6, absent without IPv6) and a local
+     * route to 127.0.0.1 (fib_trie). */
+    h_expect(S,
+             "import os\nnet = '/proc/self/net/'\n"
+             "([l.split(':')[0].strip() for l in open(net + 'dev').read().splitlines()[2:]],\n"
+             " open(net + 'if_inet6').read() if os.path.exists(net + 'if_inet6') else '',\n"
+             " '127.0.0.1' in open(net + 'fib_trie').read())",
+             "(['lo'], '', False)", "");
+}
+
+static void test_namespaces_are_the_workers_own(void **state)
+{
+    static const struct {
+        const char *name;
+        unsigned layer;
+    } ns[] = {{"user", CI_SANDBOX_USERNS},
+              {"net", CI_SANDBOX_NETNS},
+              {"ipc", CI_SANDBOX_IPCNS},
+              {"uts", CI_SANDBOX_UTSNS}};
+    unsigned layers = ci_session_sandbox(S);
+    for (size_t i = 0; i < 4; i++) {
+        char *path = h_fmt("/proc/self/ns/%s", ns[i].name), mine[128];
+        ssize_t n = readlink(path, mine, sizeof mine - 1);
+        assert_true(n > 0);
+        mine[n] = '\0';
+        char *code = h_fmt("import os\nos.readlink('%s')", path);
+        ci_result *r = h_run_status(S, code, CI_STATUS_OK);
+        const char *theirs = ci_result_value(r);
+        assert_non_null(theirs);
+        /* The value is the repr: 'net:[4026531840]'. */
+        int same = strlen(theirs) == (size_t)n + 2 && memcmp(theirs + 1, mine, (size_t)n) == 0;
+        if (same == !!(layers & ns[i].layer))
+            fail_msg("%s namespace: worker %s, host %s, layer %s", ns[i].name, theirs, mine,
+                     layers & ns[i].layer ? "reported" : "not reported");
+        ci_result_free(r);
+        free(code);
+        free(path);
+    }
 }
 
 /* ------------------------------------------------------- host death */
@@ -556,6 +923,17 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_host_environment_does_not_reach_the_worker, h_setup_alive),
         cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, h_setup_alive),
         cmocka_unit_test_setup(test_sandbox_reports_the_layers_this_kernel_has, h_setup_alive),
+        cmocka_unit_test_setup(test_worker_runs_without_root_or_capabilities, h_setup_alive),
+        cmocka_unit_test(test_root_host_needs_a_root_the_worker_can_pass),
+        cmocka_unit_test_setup(test_cell_cannot_read_the_hosts_configuration, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_write_outside_its_directories, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_read_a_world_readable_file_outside, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_read_the_hosts_proc_entries, h_setup_alive),
+        cmocka_unit_test_setup(test_own_proc_entries_survive_dentry_eviction, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_make_links_fifos_or_devices, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_works_in_its_workspace_and_tmpdir, h_setup_alive),
+        cmocka_unit_test_setup(test_network_namespace_has_only_loopback, h_setup_alive),
+        cmocka_unit_test_setup(test_namespaces_are_the_workers_own, h_setup_alive),
         cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, h_setup_alive),
         cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, h_setup_alive),
         cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, h_setup_alive),

@@ -1,8 +1,13 @@
 /*
- * The worker's lockdown, in the order it runs. The seccomp filter comes
- * last because it forbids the calls the other steps make.
+ * The worker's lockdown, in the order it runs: ci_isolate() early in
+ * main(), while the worker is single-threaded (credentials and
+ * namespaces, see privileges.c and namespaces.c); ci_lockdown() after the
+ * warm-up, Landlock late because the warm-up does what no rule allows
+ * (matplotlib runs fc-list, which reads /etc/fonts), and the seccomp
+ * filter last because it forbids the calls the other steps make.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/landlock.h>
 #include <signal.h>
 #include <stddef.h>
@@ -10,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,40 +46,157 @@ static void limit(int resource, const char *name, rlim_t value)
 /*
  * Landlock's ruleset attribute as of ABI 6 (Documentation/userspace-api/
  * landlock.rst); Debian 12's <linux/landlock.h> predates its last two
- * fields, so the layout and the flags are spelled out here.
+ * fields and the newer access rights, so they are spelled out here.
  */
 struct landlock_attr_v6 {
     uint64_t handled_access_fs;
     uint64_t handled_access_net; /* ABI 4 */
     uint64_t scoped;             /* ABI 6 */
 };
-#define LL_ACCESS_FS_EXECUTE (1ULL << 0)
-#define LL_ACCESS_NET_BIND_TCP (1ULL << 0)
-#define LL_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define LL_SCOPE_SIGNAL (1ULL << 1)
 
+/* The rights that make sense on a file rather than a directory. */
+#define LL_FS_FILE_RIGHTS                                                   \
+    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |  \
+     LL_FS_IOCTL_DEV)
+#define RO (LL_FS_READ_FILE | LL_FS_READ_DIR)
+/* The session's directories: everything a cell does with files, but no
+ * symbolic links (a cell could aim them at the host's files), no FIFOs,
+ * sockets or device nodes, no execution and no device ioctls. */
+#define RW                                                                  \
+    (RO | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_MAKE_REG |              \
+     LL_FS_MAKE_DIR | LL_FS_REMOVE_FILE | LL_FS_REMOVE_DIR | LL_FS_REFER)
+
+/* Every filesystem right the running ABI knows; handling them all means
+ * whatever no rule grants is denied. */
+static uint64_t fs_rights(long abi)
+{
+    uint64_t rights = (LL_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0-12 */
+
+    if (abi >= 2)
+        rights |= LL_FS_REFER;
+    if (abi >= 3)
+        rights |= LL_FS_TRUNCATE;
+    if (abi >= 5)
+        rights |= LL_FS_IOCTL_DEV;
+    return rights;
+}
+
 /*
- * A Landlock domain of our own. Being inside any domain is what matters
- * most here: the kernel then refuses ptrace-mode access to processes
- * outside it, so a cell cannot open the host's /proc/PID/mem even with the
- * host's uid. The domain also forbids execution of files, all TCP bind
- * and connect (ABI 4+), and signals or abstract unix sockets that leave it
- * (ABI 6+). Read and write rules for paths come with the full filesystem
- * policy. Best effort: a kernel without Landlock still has the seccomp
- * filter and the rlimits.
+ * What a cell may read outside its session directory: what the warm
+ * interpreter still opens, and nothing of the host's configuration.
+ * Directories are opened without following a final link: on merged-usr
+ * systems /lib and /lib64 are links into /usr, which is already allowed.
+ * /proc/self is the exception, a link on purpose: it names the worker's
+ * own /proc/<pid>, and no other process's (the host's environ and
+ * cmdline included).
+ */
+static const struct {
+    const char *path;
+    uint64_t access; /* cut to the file rights on a file */
+    int follow;      /* follow a final symbolic link */
+} system_paths[] = {
+    {"/usr", RO, 0},                     /* the interpreter, its packages, fonts, zoneinfo */
+    {"/lib", RO, 0},                     /* where /lib and /lib64 are not links into /usr */
+    {"/lib64", RO, 0},
+    {"/etc/ld.so.cache", RO, 1},         /* dlopen of extensions a cell imports (scipy) */
+    {"/etc/localtime", RO, 1},           /* time.localtime(), datetime.now() */
+    {"/etc/matplotlibrc", RO, 1},        /* Debian's matplotlib defaults (rc_file_defaults) */
+    {"/etc/mime.types", RO, 1},          /* mimetypes raises if it exists but cannot be read */
+    {"/sys/devices/system/cpu", RO, 0},  /* os.cpu_count(), OpenBLAS */
+    {"/proc/self", RO, 1},               /* the worker's own /proc/<pid> only */
+    {"/dev/null", RO | LL_FS_WRITE_FILE, 1},
+    {"/dev/zero", RO, 1},
+    {"/dev/random", RO, 1},
+    {"/dev/urandom", RO, 1},
+};
+
+/* Adds a rule for the directory or file open at @fd; @access is cut to
+ * what the ABI handles and, on a file, to the file rights. */
+static void allow(int ruleset, int fd, uint64_t access, uint64_t handled, const char *what)
+{
+    struct landlock_path_beneath_attr rule = {.parent_fd = fd};
+    struct stat st;
+
+    if (fstat(fd, &st) != 0)
+        ci_fatal(CI_EXIT_LANDLOCK, "fstat %s: %s", what, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        access &= LL_FS_FILE_RIGHTS;
+    rule.allowed_access = access & handled;
+    if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
+        ci_fatal(CI_EXIT_LANDLOCK, "landlock_add_rule %s: %s", what, strerror(errno));
+}
+
+static void allow_paths(int ruleset, uint64_t handled)
+{
+    static const char *const session[] = {"workspace", "config", "tmp"};
+    int dir, fd;
+
+    for (size_t i = 0; i < sizeof system_paths / sizeof *system_paths; i++) {
+        fd = open(system_paths[i].path,
+                  O_PATH | O_CLOEXEC | (system_paths[i].follow ? 0 : O_NOFOLLOW | O_DIRECTORY));
+        if (fd < 0)
+            continue; /* missing here, or a link: no rule, so no access */
+        allow(ruleset, fd, system_paths[i].access, handled, system_paths[i].path);
+        close(fd);
+    }
+    /* The cwd is the workspace; its parent, the session directory, gets
+     * no rule itself, so a cell cannot rename or remove its three
+     * directories, nor put anything beside them. */
+    dir = open("..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        ci_fatal(CI_EXIT_LANDLOCK, "open the session directory: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof session / sizeof *session; i++) {
+        fd = openat(dir, session[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            ci_fatal(CI_EXIT_LANDLOCK, "open the session's %s: %s", session[i], strerror(errno));
+        allow(ruleset, fd, RW, handled, session[i]);
+        close(fd);
+    }
+    close(dir);
+}
+
+/*
+ * A Landlock domain of our own. Being inside any domain means the kernel
+ * refuses ptrace-mode access to processes outside it (the host's
+ * /proc/PID/mem). The domain handles every filesystem right the ABI
+ * knows and grants them only by the rules above: read-only system paths,
+ * read-write session directories, nothing else; it forbids execution of
+ * files everywhere, all TCP bind and connect (ABI 4+), and signals or
+ * abstract unix sockets that leave it (ABI 6+). Best effort: a kernel
+ * without Landlock still has the seccomp filter and the rlimits.
  */
 static int landlock_confine(void)
 {
-    struct landlock_attr_v6 attr = {.handled_access_fs = LL_ACCESS_FS_EXECUTE};
+    struct landlock_attr_v6 attr = {0};
     size_t size = offsetof(struct landlock_attr_v6, handled_access_net);
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     int fd;
 
     if (abi < 1)
         return 0;
+    attr.handled_access_fs = fs_rights(abi);
     if (abi >= 4) {
-        attr.handled_access_net = LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP;
+        attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         size = offsetof(struct landlock_attr_v6, scoped);
     }
     if (abi >= 6) {
@@ -83,10 +206,29 @@ static int landlock_confine(void)
     fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (fd < 0)
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_create_ruleset: %s", strerror(errno));
+    allow_paths(fd, attr.handled_access_fs);
     if (syscall(SYS_landlock_restrict_self, fd, 0) != 0)
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_restrict_self: %s", strerror(errno));
     close(fd);
     return 1;
+}
+
+uint32_t ci_isolate(pid_t parent)
+{
+    uint32_t layers;
+
+    /* Only a root worker can do these yet; it does them now so that it
+     * has them even where user namespaces are forbidden. */
+    layers = ci_unshare_others(0);
+    ci_leave_root();
+    layers |= ci_unshare_user();
+    /* With the capabilities the new user namespace gave us, if any. */
+    layers |= ci_unshare_others(layers);
+    ci_drop_capabilities();
+    layers |= ci_check_unprivileged();
+    /* Leaving root cleared the parent-death signal (commit_creds). */
+    ci_tie_to_parent(parent);
+    return layers;
 }
 
 uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)

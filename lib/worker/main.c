@@ -6,8 +6,14 @@
  *
  * The host starts it with the descriptors of lib/proto.h. Its life, in
  * order: check the command line and descriptors, tie itself to the host,
- * warm CPython with SIGINT blocked, lock itself down, say READY, then run
- * one cell per RUN frame until the host closes the channel.
+ * isolate itself (namespaces, never root, no capabilities) while it has
+ * one thread, start the watchdog thread, warm CPython with SIGINT
+ * blocked, lock itself down, say READY, then run one cell per RUN frame
+ * until the host closes the channel.
+ *
+ * The isolation comes before any thread because unshare(CLONE_NEWUSER)
+ * refuses a multithreaded process, and before Python so that no module's
+ * import code ever runs as root.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -322,10 +328,12 @@ int main(int argc, char **argv)
 {
     struct args a;
     sigset_t sigint;
+    uint32_t layers;
 
     parse_args(argc, argv, &a);
     check_descriptors();
     ci_tie_to_parent(a.parent);
+    layers = ci_isolate(a.parent);
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */
@@ -337,6 +345,7 @@ int main(int argc, char **argv)
     ci_interp_start();
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
-    send_ready(ci_lockdown(a.parent, &a.limits));
+    layers |= ci_lockdown(a.parent, &a.limits);
+    send_ready(layers);
     serve(a.limits.output_limit);
 }

@@ -1,6 +1,7 @@
 /*
  * What the files of codeinterp-worker share: its exit codes, its fatal
- * exit, and the interfaces of interp.c, lockdown.c and policy.c.
+ * exit, and the interfaces of interp.c, lockdown.c, privileges.c,
+ * namespaces.c and policy.c.
  * Nothing here is seen by the host, which only shares lib/proto.h.
  */
 #ifndef CI_WORKER_H
@@ -31,6 +32,8 @@ enum ci_exit {
     CI_EXIT_NO_NEW_PRIVS = 13, /* prctl(PR_SET_NO_NEW_PRIVS) failed */
     CI_EXIT_SECCOMP = 14,     /* the seccomp filter was not built or loaded */
     CI_EXIT_LANDLOCK = 15,    /* Landlock exists but refused our ruleset */
+    CI_EXIT_PRIVILEGES = 16,  /* leaving root or dropping capabilities failed */
+    CI_EXIT_NAMESPACES = 17,  /* unshare failed other than by being refused */
 };
 
 /* The limits from the command line, in bytes. */
@@ -84,10 +87,44 @@ void ci_interp_cell_done(struct ci_cell *cell);
  * still @parent; exits with CI_EXIT_PDEATHSIG or CI_EXIT_PARENT. */
 void ci_tie_to_parent(pid_t parent);
 
-/* The lockdown, in order, the seccomp filter last; every failure exits
- * with its own code. Returns the CI_LAYER_* bits applied (Landlock is
- * best effort). */
+/* The first part of the lockdown, run while the worker is still
+ * single-threaded: namespaces, never root, no capabilities, then the
+ * parent-death signal again. Returns the CI_LAYER_* bits it applied
+ * (UNPRIVILEGED and the namespaces; each namespace is best effort). */
+uint32_t ci_isolate(pid_t parent);
+
+/* The rest of the lockdown, in order, the seccomp filter last; every
+ * failure exits with its own code. Returns the CI_LAYER_* bits applied
+ * (Landlock is best effort). */
 uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits);
+
+/* -------------------------------------------------------- privileges.c */
+
+/* If any of our uids is 0: locks the securebits, empties the bounding
+ * set, then switches to CI_WORKER_UID/GID with no supplementary groups
+ * and checks the workspace is still reachable. Exits with
+ * CI_EXIT_PRIVILEGES if any of that fails. */
+void ci_leave_root(void);
+
+/* Empties the ambient, effective, permitted and inheritable capability
+ * sets, and with CAP_SETPCAP the bounding set too (and locks the
+ * securebits). Exits with CI_EXIT_PRIVILEGES on an unexpected failure. */
+void ci_drop_capabilities(void);
+
+/* CI_LAYER_UNPRIVILEGED if none of our uids is 0 and the effective,
+ * permitted, inheritable and ambient capability sets are empty; else 0. */
+uint32_t ci_check_unprivileged(void);
+
+/* -------------------------------------------------------- namespaces.c */
+
+/* A user namespace of our own, our uid and gid mapped to themselves.
+ * CI_LAYER_USERNS, or 0 if the kernel refuses it. Single-threaded only. */
+uint32_t ci_unshare_user(void);
+
+/* New network, IPC and UTS namespaces, each one not in @have tried
+ * alone; the CI_LAYER_*NS bits of those made. Needs CAP_SYS_ADMIN (root,
+ * or inside our user namespace); refusals are skipped. */
+uint32_t ci_unshare_others(uint32_t have);
 
 /* ------------------------------------------------------------ policy.c */
 

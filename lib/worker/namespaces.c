@@ -1,0 +1,102 @@
+/*
+ * Namespaces of the worker's own: user, network, IPC and UTS (mount and
+ * PID namespaces are not attempted).
+ *
+ * They are made early in main(), while the worker is single-threaded:
+ * unshare(CLONE_NEWUSER) refuses a process with more than one thread, and
+ * the watchdog and OpenBLAS start threads. Each one is best effort: where
+ * the kernel or a container refuses it, it is skipped and not reported.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "worker.h"
+
+/* The answers of a kernel, or a container's seccomp profile, that does
+ * not give us the namespace; anything else is a failure worth dying for. */
+static int refused(int err)
+{
+    return err == EPERM || err == EINVAL || err == ENOSPC || err == EUSERS ||
+           err == EACCES || err == ENOSYS;
+}
+
+static const struct {
+    int flag;
+    uint32_t layer;
+    const char *name;
+} others[] = {
+    {CLONE_NEWNET, CI_LAYER_NETNS, "CLONE_NEWNET"}, /* a down loopback and nothing else */
+    {CLONE_NEWIPC, CI_LAYER_IPCNS, "CLONE_NEWIPC"}, /* no System V IPC or POSIX queues shared */
+    {CLONE_NEWUTS, CI_LAYER_UTSNS, "CLONE_NEWUTS"}, /* a hostname of its own */
+};
+
+uint32_t ci_unshare_others(uint32_t have)
+{
+    uint32_t got = 0;
+
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        if (have & others[i].layer)
+            continue;
+        if (unshare(others[i].flag) == 0)
+            got |= others[i].layer;
+        else if (!refused(errno))
+            ci_fatal(CI_EXIT_NAMESPACES, "unshare(%s): %s", others[i].name,
+                     strerror(errno));
+    }
+    return got;
+}
+
+/* A failure is tolerated (see ci_unshare_user). */
+static void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        ssize_t n = write(fd, text, strlen(text));
+        (void)n;
+        close(fd);
+    }
+}
+
+uint32_t ci_unshare_user(void)
+{
+    /* Read before unsharing: inside, until the maps are written, our
+     * ids read as the overflow id. */
+    unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+    char map[64];
+
+    if (unshare(CLONE_NEWUSER) != 0) {
+        if (refused(errno))
+            return 0;
+        ci_fatal(CI_EXIT_NAMESPACES, "unshare(CLONE_NEWUSER): %s", strerror(errno));
+    }
+    /*
+     * Our own uid and gid, each mapped to itself and nothing else, so
+     * files keep their owners as seen inside. An unprivileged process may
+     * write exactly these maps (the gid map only after setgroups is
+     * denied), but only while dumpable: otherwise root owns its
+     * /proc/self files, and leaving uid 0 made a root-started worker
+     * non-dumpable. It is dumpable for these three writes only.
+     *
+     * An LSM may refuse the maps (Ubuntu's restriction of unprivileged
+     * user namespaces does). The namespace is ours all the same and its
+     * capabilities reach nothing outside; only our ids read as the
+     * overflow id inside. So a refused map is not an error.
+     */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_NAMESPACES, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+    write_text("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
+    write_text("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", gid, gid);
+    write_text("/proc/self/gid_map", map);
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_NAMESPACES, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+    return CI_LAYER_USERNS;
+}
