@@ -1,0 +1,557 @@
+/*
+ * Shared helpers of the attack suite (test/attacks/test_<kind>.c). Static
+ * inline, as the Makefile links only the helpers in test/ (not in
+ * test/attacks/) into the tests.
+ *
+ * Every attack program:
+ *  - calls a_main_prologue() first thing in main(): it re-executes the
+ *    program with a secret environment variable and a secret argument
+ *    added, so the secrets are in the host's environment and command line
+ *    from its very start, as a real agent host's API key would be;
+ *  - starts its sessions with a_group_session() / a_session_new(), which
+ *    refuse to hand out a worker that is not under a seccomp filter: as
+ *    root, an unfiltered kill(-1) or a write to /usr would hit the machine,
+ *    not a sandbox;
+ *  - gives each test a_setup_alive as setup, which restarts a worker a
+ *    previous attack killed and checks the new one is filtered too;
+ *  - asserts from the host side that the attack had no effect, and that
+ *    the cell ended with a clear error or a SandboxViolation.
+ *
+ * A secret a cell searches for never stands in the cell's source as such:
+ * cells get it as two hex-encoded halves (a_py_pair) and look for the
+ * first half followed by the second, so the worker never holds the whole
+ * secret unless it leaked in.
+ */
+#ifndef CI_ATTACK_H
+#define CI_ATTACK_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/* The host's secret environment variable, and the prefix of the secret
+ * argument, both added by a_main_prologue(). */
+#define A_ENV_NAME "CI_ATTACK_HOST_SECRET"
+#define A_ARG_PREFIX "--ci-attack-argv-secret="
+
+/* Exception names of a refused call. */
+#define A_OSERR "PermissionError|OSError"
+
+/* ------------------------------------------------------------ secrets */
+
+/* Writes 2 * @nbytes random hex digits and a NUL to @out. */
+static inline void a_random_hex(char *out, size_t nbytes)
+{
+    unsigned char buf[64];
+    if (nbytes > sizeof buf)
+        nbytes = sizeof buf;
+    size_t got = 0;
+    while (got < nbytes) {
+        ssize_t n = getrandom(buf + got, nbytes - got, 0);
+        if (n > 0)
+            got += (size_t)n;
+        else if (errno != EINTR)
+            abort();
+    }
+    for (size_t i = 0; i < nbytes; i++)
+        snprintf(out + 2 * i, 3, "%02x", buf[i]);
+}
+
+/* Hex of @len bytes of @s, malloc'ed. */
+static inline char *a_hex(const char *s, size_t len)
+{
+    char *out = malloc(2 * len + 1);
+    assert_non_null(out);
+    for (size_t i = 0; i < len; i++)
+        snprintf(out + 2 * i, 3, "%02x", (unsigned char)s[i]);
+    out[2 * len] = '\0';
+    return out;
+}
+
+/* A Python expression for @secret as a pair (first half, second half) of
+ * bytes, spelled in hex so neither the source nor any one object holds
+ * the secret. Malloc'ed. */
+static inline char *a_py_pair(const char *secret)
+{
+    size_t len = strlen(secret), half = len / 2;
+    char *a = a_hex(secret, half), *b = a_hex(secret + half, len - half);
+    char *expr = h_fmt("(bytes.fromhex('%s'), bytes.fromhex('%s'))", a, b);
+    free(a);
+    free(b);
+    return expr;
+}
+
+/* Python source defining has(data, pair): whether @data holds the pair's
+ * halves back to back. Cells that search for secrets start with it. */
+#define A_PY_HAS                                                         \
+    "def has(data, pair):\n"                                             \
+    "    a, b = pair\n"                                                  \
+    "    i = data.find(a)\n"                                             \
+    "    while i >= 0:\n"                                                \
+    "        if data[i + len(a):i + len(a) + len(b)] == b:\n"            \
+    "            return True\n"                                          \
+    "        i = data.find(a, i + 1)\n"                                  \
+    "    return False\n"
+
+/* Python source defining sc(nr, *args): a raw system call through ctypes
+ * that raises OSError (PermissionError for EPERM) when it fails. */
+#define A_PY_SYSCALL                                                     \
+    "import ctypes, os\n"                                                \
+    "libc = ctypes.CDLL(None, use_errno=True)\n"                         \
+    "libc.syscall.restype = ctypes.c_long\n"                             \
+    "def sc(nr, *args):\n"                                               \
+    "    ctypes.set_errno(0)\n"                                          \
+    "    r = libc.syscall(ctypes.c_long(nr),\n"                          \
+    "                     *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])\n" \
+    "    if r == -1:\n"                                                  \
+    "        e = ctypes.get_errno()\n"                                   \
+    "        raise OSError(e, os.strerror(e))\n"                         \
+    "    return r\n"
+
+/* The secret argument a_main_prologue() added, or NULL. */
+static inline const char *a_argv_secret(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], A_ARG_PREFIX, strlen(A_ARG_PREFIX)) == 0)
+            return argv[i] + strlen(A_ARG_PREFIX);
+    return NULL;
+}
+
+/*
+ * Re-executes the program with A_ENV_NAME in its environment and a secret
+ * argument, unless they are already there; then starts the watchdog. A
+ * variable set with setenv() after start-up would live only in the heap;
+ * this one is in the initial environment block, as a real host's secrets
+ * are, and must not reach the worker either.
+ */
+static inline void a_main_prologue(int argc, char **argv, int watchdog_s)
+{
+    if (!getenv(A_ENV_NAME) || !a_argv_secret(argc, argv)) {
+        char env[80], arg[80];
+        snprintf(env, sizeof env, "ci-env-secret-");
+        a_random_hex(env + strlen(env), 16);
+        snprintf(arg, sizeof arg, A_ARG_PREFIX "ci-argv-secret-");
+        a_random_hex(arg + strlen(arg), 16);
+        setenv(A_ENV_NAME, env, 1);
+        char **nargv = calloc((size_t)argc + 2, sizeof *nargv);
+        if (!nargv)
+            abort();
+        for (int i = 0; i < argc; i++)
+            nargv[i] = argv[i];
+        nargv[argc] = arg;
+        execv("/proc/self/exe", nargv);
+        fprintf(stderr, "attack suite: cannot re-execute itself: %s\n", strerror(errno));
+        exit(1);
+    }
+    h_watchdog(watchdog_s);
+}
+
+/* The secret a_main_prologue() put in the host's heap: a_plant_heap_secret()
+ * fills it; volatile so it stays in memory. */
+static volatile char *a_heap_secret __attribute__((unused));
+static char a_heap_secret_copy[64] __attribute__((unused));
+
+static inline void a_plant_heap_secret(void)
+{
+    char s[64];
+    snprintf(s, sizeof s, "ci-heap-secret-");
+    a_random_hex(s + strlen(s), 16);
+    a_heap_secret = malloc(sizeof s);
+    if (!a_heap_secret)
+        abort();
+    memcpy((char *)a_heap_secret, s, sizeof s);
+    memcpy(a_heap_secret_copy, s, sizeof s);
+}
+
+/* Asserts the heap secret is still what a_plant_heap_secret() wrote. */
+static inline void a_assert_heap_secret_intact(void)
+{
+    if (memcmp((const char *)a_heap_secret, a_heap_secret_copy, sizeof a_heap_secret_copy) != 0)
+        fail_msg("ATTACK SUCCEEDED: the host's heap secret was overwritten");
+}
+
+/* ------------------------------------------------ the filter, verified */
+
+/* 1 if every thread of @pid has "Seccomp:\t2" (a filter) in its status. */
+static inline int a_pid_filtered(int pid)
+{
+    if (pid <= 0)
+        return 0;
+    char *dir = h_fmt("/proc/%d/task", pid);
+    DIR *d = opendir(dir);
+    int n = 0, ok = d != NULL;
+    struct dirent *e;
+    while (ok && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = h_fmt("%s/%s/status", dir, e->d_name);
+        char *st = h_read_file(path, NULL);
+        /* A thread that ended meanwhile has no status: not a failure. */
+        if (st && !strstr(st, "\nSeccomp:\t2\n"))
+            ok = 0;
+        n += st != NULL;
+        free(st);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return ok && n > 0;
+}
+
+/* 0 if @s's worker is filtered; else says so loudly and returns -1. */
+static inline int a_verify(ci_session *s)
+{
+    int pid = ci_session_pid(s);
+    if (a_pid_filtered(pid))
+        return 0;
+    fprintf(stderr,
+            "\n*** REFUSING TO RUN ATTACKS: worker %d is not under a seccomp filter "
+            "(no \"Seccomp:\\t2\" in /proc/%d/status of each thread). As root, an "
+            "unfiltered kill(-1) or write to /usr would hit the machine itself. ***\n\n",
+            pid, pid);
+    return -1;
+}
+
+/* Fails the current test unless @s's worker is filtered. */
+static inline void a_assert_filtered(ci_session *s)
+{
+    if (a_verify(s) != 0)
+        fail_msg("worker %d is not filtered: not running the attack", ci_session_pid(s));
+}
+
+/* A session with @lim, checked filtered; NULL (having said why) if it
+ * cannot be started or is not filtered. Does not assert: for group
+ * setups. */
+static inline ci_session *a_session_new(const struct h_limits *lim)
+{
+    ci_config *cfg = ci_config_new();
+    if (!cfg)
+        return NULL;
+    int rc = CI_OK;
+    if (lim) {
+        if (lim->timeout_ms && rc == CI_OK)
+            rc = ci_config_set_timeout_ms(cfg, lim->timeout_ms);
+        if (lim->grace_ms && rc == CI_OK)
+            rc = ci_config_set_grace_ms(cfg, lim->grace_ms);
+        if (lim->memory && rc == CI_OK)
+            rc = ci_config_set_memory_limit(cfg, lim->memory);
+        if (lim->output && rc == CI_OK)
+            rc = ci_config_set_output_limit(cfg, lim->output);
+        if (lim->file && rc == CI_OK)
+            rc = ci_config_set_file_limit(cfg, lim->file);
+        if (lim->root && rc == CI_OK)
+            rc = ci_config_set_workspace_root(cfg, lim->root);
+    }
+    ci_session *s = NULL;
+    if (rc == CI_OK)
+        rc = ci_session_new(&s, cfg);
+    ci_config_free(cfg);
+    if (rc != CI_OK) {
+        fprintf(stderr, "attack setup: session: %d (%s): %s\n", rc, ci_strerror(rc),
+                ci_session_errmsg(NULL));
+        return NULL;
+    }
+    if (a_verify(s) != 0) {
+        ci_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The group's session, as h_group_session() keeps it, for a_setup_alive. */
+static ci_session *a_group __attribute__((unused));
+
+/* h_group_session() plus the filter check; 0 or -1. */
+static inline int a_group_session(ci_session **s, const struct h_limits *lim)
+{
+    if (h_group_session(s, lim) != 0)
+        return -1;
+    a_group = *s;
+    return a_verify(*s);
+}
+
+/* Restarts @s if it is dead, and asserts its worker is filtered. */
+static inline void a_alive(ci_session *s)
+{
+    h_ensure_alive(s);
+    a_assert_filtered(s);
+}
+
+/* Setup of every attack test: the group's worker alive and filtered. */
+static inline int a_setup_alive(void **state)
+{
+    h_setup_alive(state);
+    return a_verify(a_group);
+}
+
+/* --------------------------------------------------- running an attack */
+
+/* 1 if @name is one of the '|'-separated names in @names. */
+static inline int a_name_in(const char *name, const char *names)
+{
+    size_t n = strlen(name);
+    for (const char *p = names; p && *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+/* After a cell that raised: the worker is the same and still runs cells. */
+static inline void a_assert_continues(ci_session *s, int pid)
+{
+    assert_int_equal(ci_session_pid(s), pid);
+    h_expect(s, "'still here'", "'still here'", NULL);
+}
+
+/*
+ * Runs attack cell @code, written to raise if the attack is stopped and to
+ * end normally if it worked. Asserts it was stopped with a clear status:
+ * CI_STATUS_ERROR with an exception named in @names ('|'-separated), the
+ * session going on; or CI_STATUS_KILLED with "SandboxViolation", after
+ * which the session is restarted and checked filtered again. Returns the
+ * status.
+ */
+static inline ci_status a_stopped(ci_session *s, const char *code, const char *names)
+{
+    int pid = ci_session_pid(s);
+    ci_result *r = h_run(s, code);
+    ci_status st = ci_result_status(r);
+    const char *n = ci_result_error_name(r);
+    if (st == CI_STATUS_ERROR && n && a_name_in(n, names)) {
+        ci_result_free(r);
+        a_assert_continues(s, pid);
+        return st;
+    }
+    if (st == CI_STATUS_KILLED && n && strcmp(n, "SandboxViolation") == 0) {
+        ci_result_free(r);
+        assert_int_equal(ci_session_pid(s), -1);
+        a_alive(s);
+        return st;
+    }
+    h_dump(r);
+    if (st == CI_STATUS_OK)
+        fail_msg("ATTACK SUCCEEDED: the cell ran to its end\n  cell: %s", code);
+    fail_msg("the attack ended with %s %s, expected an error in {%s} or SandboxViolation\n"
+             "  cell: %s",
+             h_status_name(st), n ? n : "(no error)", names, code);
+    return st;
+}
+
+/* Runs @code, asserts CI_STATUS_OK and value @want; on another value
+ * reports ATTACK SUCCEEDED with @what. */
+static inline void a_expect_value(ci_session *s, const char *code, const char *want,
+                                  const char *what)
+{
+    ci_result *r = h_run(s, code);
+    const char *v = ci_result_value(r);
+    if (ci_result_status(r) != CI_STATUS_OK) {
+        h_dump(r);
+        fail_msg("probe cell failed with %s, expected value %s\n  cell: %s",
+                 h_status_name(ci_result_status(r)), want, code);
+    }
+    if (!v || strcmp(v, want) != 0) {
+        h_dump(r);
+        fail_msg("ATTACK SUCCEEDED: %s: value %s, expected %s\n  cell: %s", what,
+                 v ? v : "(null)", want, code);
+    }
+    ci_result_free(r);
+}
+
+/* ------------------------------------------------- host-side evidence */
+
+/* A test-owned directory of @mode, so that only the sandbox (not the
+ * permission bits) keeps a worker of another uid out of it. */
+static inline char *a_tmpdir(mode_t mode)
+{
+    char *d = h_tmpdir();
+    if (chmod(d, mode) != 0)
+        fail_msg("chmod %s: %s", d, strerror(errno));
+    return d;
+}
+
+/* Writes @text to @path with @mode (umask ignored). */
+static inline void a_write_canary(const char *path, const char *text, mode_t mode)
+{
+    h_write_file(path, text, strlen(text));
+    if (chmod(path, mode) != 0)
+        fail_msg("chmod %s: %s", path, strerror(errno));
+}
+
+/* An inotify descriptor watching @path for any access. */
+static inline int a_watch(const char *path)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0)
+        fail_msg("inotify_init1: %s", strerror(errno));
+    uint32_t mask = IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE |
+                    IN_DELETE_SELF | IN_MOVE_SELF | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+                    IN_MOVED_TO;
+    if (inotify_add_watch(fd, path, mask) < 0)
+        fail_msg("inotify_add_watch %s: %s", path, strerror(errno));
+    return fd;
+}
+
+/* The events @fd has seen since the last call, OR'ed; 0 for none. */
+static inline uint32_t a_watch_events(int fd)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    uint32_t mask = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (char *p = buf; p < buf + n;) {
+            struct inotify_event *ev = (struct inotify_event *)p;
+            mask |= ev->mask;
+            p += sizeof *ev + ev->len;
+        }
+    }
+    return mask & ~IN_IGNORED;
+}
+
+/* Asserts the watch saw nothing, then closes it. */
+static inline void a_assert_untouched(int watch, const char *what)
+{
+    uint32_t m = a_watch_events(watch);
+    close(watch);
+    if (m)
+        fail_msg("ATTACK SUCCEEDED: %s was accessed from the worker (inotify mask 0x%x)", what,
+                 m);
+}
+
+/* Asserts @path holds exactly @want. */
+static inline void a_assert_file_is(const char *path, const char *want)
+{
+    size_t len = 0;
+    char *t = h_read_file(path, &len);
+    if (!t)
+        fail_msg("ATTACK SUCCEEDED: %s is gone: %s", path, strerror(errno));
+    if (len != strlen(want) || memcmp(t, want, len) != 0)
+        fail_msg("ATTACK SUCCEEDED: %s was changed to \"%.200s\"", path, t);
+    free(t);
+}
+
+/* Asserts nothing is at @path; removes what an attack left there. */
+static inline void a_assert_absent(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            h_rmtree(path);
+        else
+            unlink(path);
+        fail_msg("ATTACK SUCCEEDED: %s was created from the worker", path);
+    }
+}
+
+/* The fields of /proc/@pid/stat after the command name; 0 if gone. */
+static inline int a_proc_stat(int pid, char *state, int *ppid, int *sid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    int pgrp;
+    if (!p || sscanf(p + 1, " %c %d %d %d", state, ppid, &pgrp, sid) != 4)
+        return 0;
+    return 1;
+}
+
+/* Processes other than @worker in @worker's session (setsid made it its
+ * leader) or with it as parent: what a cell that forked left behind.
+ * Kills each (they are ours) and returns how many there were. */
+static inline int a_kill_strays(int worker)
+{
+    int found = 0;
+    if (worker <= 0)
+        return 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == worker)
+            continue;
+        char st;
+        int ppid, sid;
+        if (!a_proc_stat((int)pid, &st, &ppid, &sid))
+            continue;
+        if (sid == worker || ppid == worker) {
+            fprintf(stderr, "stray process %ld (parent %d, session %d) of worker %d\n", pid,
+                    ppid, sid, worker);
+            kill((pid_t)pid, SIGKILL);
+            found++;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Asserts no process came of @worker's cell and that the cell did not
+ * leave @marker (a name in @s's workspace; NULL for none). */
+static inline void a_assert_no_process(ci_session *s, int worker, const char *marker)
+{
+    /* A child the cell did start needs a moment to show its effect. */
+    usleep(100 * 1000);
+    int strays = a_kill_strays(worker);
+    if (marker) {
+        char *p = h_fmt("%s/%s", ci_session_workspace(s), marker);
+        struct stat st;
+        int made = lstat(p, &st) == 0;
+        unlink(p);
+        free(p);
+        if (made)
+            fail_msg("ATTACK SUCCEEDED: a new process ran and left %s in the workspace", marker);
+    }
+    if (strays)
+        fail_msg("ATTACK SUCCEEDED: the cell started %d process(es)", strays);
+}
+
+/* The value of "@key:\t" in /proc/self/status, or -1. */
+static inline long a_self_status(const char *key)
+{
+    char *st = h_read_file("/proc/self/status", NULL);
+    long v = -1;
+    char *want = h_fmt("\n%s:", key);
+    char *p = st ? strstr(st, want) : NULL;
+    if (p)
+        v = strtol(p + strlen(want), NULL, 10);
+    free(want);
+    free(st);
+    return v;
+}
+
+/* Python string literal of @s (no quotes or backslashes in test paths). */
+static inline char *a_pystr(const char *s)
+{
+    if (strchr(s, '\'') || strchr(s, '\\') || strchr(s, '\n'))
+        fail_msg("path %s cannot be quoted simply", s);
+    return h_fmt("'%s'", s);
+}
+
+#endif /* CI_ATTACK_H */

@@ -1,0 +1,186 @@
+/*
+ * Reading outside the workspace: the machine's password files, the home
+ * directory of the user running the host, another live session's
+ * workspace, and a canary file of the test's own. Canaries are 0644 in
+ * 0755 directories, so only the sandbox, not the permission bits, can keep
+ * a worker out; the host watches each with inotify and must see no open.
+ */
+#include <pwd.h>
+
+#include "attack.h"
+
+static ci_session *A, *B; /* A attacks; B is the victim session */
+static char *root;        /* workspace root of both sessions */
+static char *dir;         /* test-owned, 0755 */
+static char *canary;      /* 0644 in dir */
+static char *home_canary; /* 0644 in the user's home */
+static char *b_secret;    /* a file put into B's workspace */
+static char secret_text[64], home_text[64], b_text[64];
+static char *code;
+
+static int group_setup(void **state)
+{
+    root = a_tmpdir(0755);
+    dir = a_tmpdir(0755);
+    canary = h_fmt("%s/canary", dir);
+    snprintf(secret_text, sizeof secret_text, "fs-read-canary-");
+    a_random_hex(secret_text + strlen(secret_text), 8);
+    a_write_canary(canary, secret_text, 0644);
+
+    struct passwd *pw = getpwuid(getuid());
+    if (!pw)
+        return -1;
+    home_canary = h_fmt("%s/.ci-attack-home-%d", pw->pw_dir, (int)getpid());
+    snprintf(home_text, sizeof home_text, "home-canary-");
+    a_random_hex(home_text + strlen(home_text), 8);
+    a_write_canary(home_canary, home_text, 0644);
+
+    struct h_limits lim = {.root = root};
+    if (a_group_session(&A, &lim) != 0 || !(B = a_session_new(&lim)))
+        return -1;
+    snprintf(b_text, sizeof b_text, "other-session-");
+    a_random_hex(b_text + strlen(b_text), 8);
+    if (ci_session_put_file(B, "secret.txt", b_text, strlen(b_text)) != CI_OK)
+        return -1;
+    b_secret = h_fmt("%s/secret.txt", ci_session_workspace(B));
+    return chmod(b_secret, 0644);
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    ci_session_free(B);
+    unlink(home_canary);
+    h_rmtree(dir);
+    h_rmtree(root);
+    free(b_secret);
+    free(home_canary);
+    free(canary);
+    free(dir);
+    free(root);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    free(code);
+    code = NULL;
+    return 0;
+}
+
+/* Runs a cell reading @path with @how (a Python expression of `p` giving
+ * bytes), which must fail; the file must see no access. */
+static void attack_read(const char *path, const char *how)
+{
+    int watch = a_watch(path);
+    char *lit = a_pystr(path);
+    code = h_fmt("import os\np = %s\ndata = %s\nlen(data) >= 0", lit, how);
+    a_stopped(A, code, A_OSERR);
+    a_assert_untouched(watch, path);
+    free(lit);
+}
+
+static void test_etc_shadow(void **state)
+{
+    /* Only the cell's answer: the test does not watch or read the
+     * machine's password hashes. Whether the read worked, never what. */
+    a_stopped(A, "data = open('/etc/' + 'shadow', 'rb').read()\nb':' in data", A_OSERR);
+}
+
+static void test_etc_passwd(void **state)
+{
+    a_stopped(A, "data = open('/etc/' + 'passwd', 'rb').read()\nb':' in data", A_OSERR);
+}
+
+static void test_home_directory_listing(void **state)
+{
+    char *home = h_fmt("%.*s", (int)(strrchr(home_canary, '/') - home_canary), home_canary);
+    char *lit = a_pystr(home);
+    code = h_fmt("import os\nlen(os.listdir(%s)) >= 0", lit);
+    a_stopped(A, code, A_OSERR);
+    free(lit);
+    free(home);
+}
+
+static void test_home_directory_canary(void **state)
+{
+    attack_read(home_canary, "open(p, 'rb').read()");
+}
+
+static void test_test_canary_with_open(void **state)
+{
+    attack_read(canary, "open(p, 'rb').read()");
+}
+
+static void test_test_canary_with_numpy_fromfile(void **state)
+{
+    attack_read(canary, "__import__('numpy').fromfile(p, dtype='uint8').tobytes()");
+}
+
+static void test_test_canary_with_os_open_and_mmap(void **state)
+{
+    attack_read(canary, "__import__('mmap').mmap(os.open(p, os.O_RDONLY), 0, "
+                        "prot=__import__('mmap').PROT_READ)[:]");
+}
+
+static void test_other_sessions_file_by_absolute_path(void **state)
+{
+    attack_read(b_secret, "open(p, 'rb').read()");
+    void *data = NULL;
+    size_t len = 0;
+    assert_int_equal(ci_session_get_file(B, "secret.txt", &data, &len), CI_OK);
+    assert_int_equal(len, strlen(b_text));
+    assert_memory_equal(data, b_text, len);
+    ci_free(data);
+}
+
+static void test_other_sessions_file_by_relative_path(void **state)
+{
+    /* ../../<B's session directory>/workspace/secret.txt from A's cwd. */
+    const char *bw = ci_session_workspace(B);
+    const char *end = strrchr(bw, '/');
+    const char *start = end - 1;
+    while (start > bw && *start != '/')
+        start--;
+    char *rel = h_fmt("../..%.*s/workspace/secret.txt", (int)(end - start), start);
+    int watch = a_watch(b_secret);
+    char *lit = a_pystr(rel);
+    code = h_fmt("data = open(%s, 'rb').read()\nlen(data) >= 0", lit);
+    a_stopped(A, code, A_OSERR);
+    a_assert_untouched(watch, b_secret);
+    free(lit);
+    free(rel);
+}
+
+static void test_listing_the_workspace_root_finds_no_other_session(void **state)
+{
+    a_stopped(A, "import os\nlen(os.listdir(os.path.dirname(os.path.dirname(os.getcwd())))) >= 0",
+              A_OSERR);
+}
+
+static void test_listing_tmp(void **state)
+{
+    a_stopped(A, "import os\nlen(os.listdir('/tmp')) >= 0", A_OSERR);
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_etc_shadow),
+        T(test_etc_passwd),
+        T(test_home_directory_listing),
+        T(test_home_directory_canary),
+        T(test_test_canary_with_open),
+        T(test_test_canary_with_numpy_fromfile),
+        T(test_test_canary_with_os_open_and_mmap),
+        T(test_other_sessions_file_by_absolute_path),
+        T(test_other_sessions_file_by_relative_path),
+        T(test_listing_the_workspace_root_finds_no_other_session),
+        T(test_listing_tmp),
+    };
+#undef T
+    return cmocka_run_group_tests_name("attacks: reading outside the workspace", tests,
+                                       group_setup, group_teardown);
+}

@@ -1,0 +1,257 @@
+/*
+ * /proc as a way out: the worker's own environ must hold none of the
+ * host's secrets, and in the end state the worker reaches no other
+ * process's /proc entries (the host's environ, mem, fd/, maps, cmdline,
+ * cwd, root, status; a sentinel process of the test's), nor the machine's
+ * knobs under /proc/sys, nor the filesystem through its own
+ * /proc/self/root.
+ */
+#include <stdint.h>
+#include <sys/prctl.h>
+
+#include "attack.h"
+
+static ci_session *S;
+static char *dir;          /* test-owned, 0755 */
+static char *canary;       /* 0644 in dir, held open by the host */
+static int canary_fd = -1; /* inheritable */
+static pid_t sentinel = -1;
+static const char *argv_secret;
+static char *code;
+
+static int group_setup(void **state)
+{
+    a_plant_heap_secret();
+    dir = a_tmpdir(0755);
+    canary = h_fmt("%s/canary", dir);
+    a_write_canary(canary, "proc-canary", 0644);
+    canary_fd = open(canary, O_RDONLY);
+    if (canary_fd < 0)
+        return -1;
+    sentinel = fork();
+    if (sentinel == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            pause();
+    }
+    if (sentinel < 0)
+        return -1;
+    return a_group_session(&S, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    if (sentinel > 0) {
+        kill(sentinel, SIGKILL);
+        waitpid(sentinel, NULL, 0);
+    }
+    close(canary_fd);
+    h_rmtree(dir);
+    free(canary);
+    free(dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    free(code);
+    code = NULL;
+    return 0;
+}
+
+/* The attack: reading @path (Python f-string, `ppid` and `os` at hand)
+ * with @how (of `p`, giving bytes) must fail. */
+static void attack_read(const char *path, const char *how)
+{
+    free(code);
+    code = h_fmt("import os\nppid = os.getppid()\np = f'%s'\ndata = %s\nlen(data) >= 0", path,
+                 how);
+    a_stopped(S, code, A_OSERR "|ProcessLookupError");
+}
+
+/* ------------------------------------------------------ the worker's own */
+
+static void test_own_environ_holds_no_host_secret(void **state)
+{
+    char *env = a_py_pair(getenv(A_ENV_NAME)), *name = a_py_pair(A_ENV_NAME);
+    code = h_fmt(A_PY_HAS "import os\n"
+                 "try:\n    raw = open('/proc/self/environ', 'rb').read()\n"
+                 "except PermissionError:\n    raw = b''\n"
+                 "envb = b'\\0'.join(k + b'=' + v for k, v in os.environb.items())\n"
+                 "[has(raw, %s), has(raw, %s), has(envb, %s), has(envb, %s)]",
+                 env, name, env, name);
+    a_expect_value(S, code, "[False, False, False, False]",
+                   "the host's secret variable is in the worker's environment");
+    free(env);
+    free(name);
+}
+
+/* ----------------------------------------------------------- the host's */
+
+static void test_host_environ(void **state)
+{
+    attack_read("/proc/{ppid}/environ", "open(p, 'rb').read()");
+}
+
+static void test_host_environ_through_its_task_directory(void **state)
+{
+    attack_read("/proc/{ppid}/task/{ppid}/environ", "open(p, 'rb').read()");
+}
+
+static void test_host_mem_at_its_heap_secret(void **state)
+{
+    char *pair = a_py_pair(a_heap_secret_copy);
+    code = h_fmt(A_PY_HAS "import os\n"
+                 "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDONLY)\n"
+                 "has(os.pread(fd, 64, %llu), %s)",
+                 (unsigned long long)(uintptr_t)a_heap_secret, pair);
+    a_stopped(S, code, A_OSERR);
+    free(pair);
+}
+
+static void test_host_mem_write(void **state)
+{
+    code = h_fmt("import os\n"
+                 "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_WRONLY)\n"
+                 "os.pwrite(fd, b'PWNED', %llu)",
+                 (unsigned long long)(uintptr_t)a_heap_secret);
+    a_stopped(S, code, A_OSERR);
+    a_assert_heap_secret_intact();
+}
+
+static void test_host_fd_directory_listing(void **state)
+{
+    attack_read("/proc/{ppid}/fd", "repr(os.listdir(p)).encode()");
+}
+
+static void test_host_descriptor_reopened_through_proc(void **state)
+{
+    /* The host holds a canary open: /proc/<host>/fd/N would reopen it. */
+    int watch = a_watch(canary);
+    char *path = h_fmt("/proc/{ppid}/fd/%d", canary_fd);
+    attack_read(path, "open(p, 'rb').read()");
+    a_assert_untouched(watch, canary);
+    free(path);
+}
+
+static void test_host_maps(void **state)
+{
+    attack_read("/proc/{ppid}/maps", "open(p, 'rb').read()");
+}
+
+static void test_host_cmdline(void **state)
+{
+    char *pair = a_py_pair(argv_secret);
+    code = h_fmt(A_PY_HAS "import os\n"
+                 "has(open(f'/proc/{os.getppid()}/cmdline', 'rb').read(), %s)",
+                 pair);
+    a_stopped(S, code, A_OSERR);
+    free(pair);
+}
+
+static void test_host_status(void **state)
+{
+    attack_read("/proc/{ppid}/status", "open(p, 'rb').read()");
+}
+
+static void test_host_cwd_and_root(void **state)
+{
+    /* The host's working directory, and / as the host sees it. */
+    attack_read("/proc/{ppid}/cwd", "repr(os.listdir(p)).encode()");
+    attack_read("/proc/{ppid}/root/etc", "repr(os.listdir(p)).encode()");
+}
+
+/* ---------------------------------------------------- other processes */
+
+static void test_sentinel_process_cmdline(void **state)
+{
+    char *path = h_fmt("/proc/%d/cmdline", (int)sentinel);
+    attack_read(path, "open(p, 'rb').read()");
+    free(path);
+}
+
+static void test_proc_listing_shows_no_other_process(void **state)
+{
+    /* Refused, or (in a pid namespace) only the worker itself. */
+    ci_result *r = h_run(S, "import os\n"
+                            "len([p for p in os.listdir('/proc') "
+                            "if p.isdigit() and int(p) != os.getpid()])");
+    ci_status st = ci_result_status(r);
+    const char *v = ci_result_value(r), *n = ci_result_error_name(r);
+    if (st == CI_STATUS_OK && v && strcmp(v, "0") == 0) {
+        ci_result_free(r);
+        return;
+    }
+    if (st == CI_STATUS_ERROR && n && a_name_in(n, A_OSERR)) {
+        ci_result_free(r);
+        h_expect(S, "'still here'", "'still here'", NULL);
+        return;
+    }
+    h_dump(r);
+    fail_msg("ATTACK SUCCEEDED: the cell sees %s other processes in /proc", v ? v : "?");
+}
+
+/* ----------------------------------------------------- the machine's */
+
+/* Opens the kernel knob @path for writing, never writes: a write would
+ * change the whole machine. */
+static void attack_knob(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        skip(); /* no such knob on this kernel: nothing to attack */
+    free(code);
+    code = h_fmt("import os\nos.close(os.open('%s', os.O_WRONLY))", path);
+    a_stopped(S, code, A_OSERR);
+}
+
+static void test_core_pattern_opened_for_writing(void **state)
+{
+    /* The program the kernel runs, as root, on every crash. */
+    attack_knob("/proc/sys/kernel/core_pattern");
+}
+
+static void test_hostname_opened_for_writing(void **state)
+{
+    attack_knob("/proc/sys/kernel/hostname");
+}
+
+static void test_own_root_link_to_etc_passwd(void **state)
+{
+    /* The worker's own /proc entry is open to it; its root link must not
+     * lead where paths cannot. */
+    attack_read("/proc/self/root/etc/passwd", "open(p, 'rb').read()");
+}
+
+static void test_own_cwd_link_up_to_the_workspace_root(void **state)
+{
+    attack_read("/proc/self/cwd/../..", "repr(os.listdir(p)).encode()");
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+    argv_secret = a_argv_secret(argc, argv);
+#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_own_environ_holds_no_host_secret),
+        T(test_host_environ),
+        T(test_host_environ_through_its_task_directory),
+        T(test_host_mem_at_its_heap_secret),
+        T(test_host_mem_write),
+        T(test_host_fd_directory_listing),
+        T(test_host_descriptor_reopened_through_proc),
+        T(test_host_maps),
+        T(test_host_cmdline),
+        T(test_host_status),
+        T(test_host_cwd_and_root),
+        T(test_sentinel_process_cmdline),
+        T(test_proc_listing_shows_no_other_process),
+        T(test_core_pattern_opened_for_writing),
+        T(test_hostname_opened_for_writing),
+        T(test_own_root_link_to_etc_passwd),
+        T(test_own_cwd_link_up_to_the_workspace_root),
+    };
+#undef T
+    return cmocka_run_group_tests_name("attacks: /proc", tests, group_setup, group_teardown);
+}

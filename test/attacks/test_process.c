@@ -1,0 +1,218 @@
+/*
+ * Attacks that start a new process, in every way Python and libc offer.
+ * Each new program would leave a marker file in the workspace; the host
+ * looks for the marker and for any process in the worker's session or
+ * with the worker as parent.
+ */
+#include "attack.h"
+
+static ci_session *S;
+
+static int group_setup(void **state)
+{
+    return a_group_session(&S, &(struct h_limits){.timeout_ms = 10000, .grace_ms = 500});
+}
+
+/* Runs @code, which must be stopped with an error in @names (or a
+ * SandboxViolation); asserts no process and no @marker came of it. */
+static void attack(const char *code, const char *names, const char *marker)
+{
+    int pid = ci_session_pid(S);
+    a_stopped(S, code, names);
+    a_assert_no_process(S, pid, marker);
+}
+
+static void test_os_system_runs_nothing(void **state)
+{
+    int pid = ci_session_pid(S);
+    /* os.system reports a failed start as a status, not an exception. */
+    a_expect_value(S,
+                   "import os\nrc = os.system('touch ran_system')\n"
+                   "rc != 0, os.WIFEXITED(rc) and os.WEXITSTATUS(rc) == 0",
+                   "(True, False)", "os.system ran its command");
+    a_assert_no_process(S, pid, "ran_system");
+}
+
+static void test_subprocess_run_argv(void **state)
+{
+    attack("import subprocess\nsubprocess.run(['/usr/bin/touch', 'ran_subprocess'])", A_OSERR,
+           "ran_subprocess");
+}
+
+static void test_subprocess_popen_shell(void **state)
+{
+    attack("import subprocess\n"
+           "subprocess.Popen('touch ran_shell', shell=True, close_fds=False).wait()",
+           A_OSERR, "ran_shell");
+}
+
+static void test_os_popen(void **state)
+{
+    attack("import os\nos.popen('touch ran_popen').read()", A_OSERR, "ran_popen");
+}
+
+static void test_os_execv_replaces_nothing(void **state)
+{
+    /* Were it to work the worker itself would become touch: the status
+     * would be KILLED WorkerDied, which a_stopped() refuses. */
+    attack("import os\nos.execv('/usr/bin/touch', ['touch', 'ran_execv'])", A_OSERR,
+           "ran_execv");
+}
+
+static void test_os_execve_of_a_shell(void **state)
+{
+    attack("import os\nos.execve('/bin/sh', ['sh', '-c', 'touch ran_execve'], {'PATH': '/bin'})",
+           A_OSERR, "ran_execve");
+}
+
+static void test_execveat_of_an_open_binary(void **state)
+{
+    /* execveat(fd, "", argv, envp, AT_EMPTY_PATH): exec by descriptor. */
+    attack(A_PY_SYSCALL
+           "fd = os.open('/bin/sh', os.O_RDONLY)\n"
+           "argv = (ctypes.c_char_p * 4)(b'sh', b'-c', b'touch ran_execveat', None)\n"
+           "envp = (ctypes.c_char_p * 1)(None)\n"
+           "sc(322, fd, ctypes.c_char_p(b''), argv, envp, 0x1000)",
+           A_OSERR, "ran_execveat");
+}
+
+static void test_os_fork(void **state)
+{
+    attack("import os, time\npid = os.fork()\n"
+           "if pid == 0:\n    open('ran_fork', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_fork");
+}
+
+static void test_os_forkpty(void **state)
+{
+    attack("import os, time\npid, fd = os.forkpty()\n"
+           "if pid == 0:\n    open('ran_forkpty', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_forkpty");
+}
+
+static void test_pty_fork(void **state)
+{
+    attack("import os, pty, time\npid, fd = pty.fork()\n"
+           "if pid == 0:\n    open('ran_ptyfork', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_ptyfork");
+}
+
+static void test_os_posix_spawn(void **state)
+{
+    attack("import os\nos.posix_spawn('/usr/bin/touch', ['touch', 'ran_posix_spawn'], {})",
+           A_OSERR, "ran_posix_spawn");
+}
+
+static void test_os_spawnlp_searches_path(void **state)
+{
+    attack("import os\nos.spawnlp(os.P_WAIT, 'touch', 'touch', 'ran_spawnlp')", A_OSERR,
+           "ran_spawnlp");
+}
+
+static void test_multiprocessing_process(void **state)
+{
+    attack("import multiprocessing\n"
+           "def mark():\n    open('ran_mp', 'w').close()\n"
+           "p = multiprocessing.get_context('fork').Process(target=mark)\np.start()\np.join()",
+           A_OSERR, "ran_mp");
+}
+
+static void test_multiprocessing_spawn_pool(void **state)
+{
+    attack("import multiprocessing\n"
+           "with multiprocessing.get_context('spawn').Pool(1) as pool:\n"
+           "    pool.apply(print)",
+           A_OSERR, NULL);
+}
+
+static void test_process_pool_executor(void **state)
+{
+    attack("import concurrent.futures as cf\n"
+           "with cf.ProcessPoolExecutor(1) as ex:\n    ex.submit(print).result()",
+           A_OSERR "|BrokenProcessPool", NULL);
+}
+
+static void test_raw_fork_syscall(void **state)
+{
+    attack(A_PY_SYSCALL "import time\npid = sc(57)\n"
+           "if pid == 0:\n    open('ran_rawfork', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_rawfork");
+}
+
+static void test_raw_vfork_syscall(void **state)
+{
+    /* A vfork child borrows the parent's memory: it only leaves the
+     * marker and exits. */
+    attack(A_PY_SYSCALL "import time\npid = sc(58)\n"
+           "if pid == 0:\n"
+           "    os.close(os.open('ran_vfork', os.O_CREAT | os.O_WRONLY, 0o644))\n"
+           "    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_vfork");
+}
+
+static void test_raw_clone_as_fork(void **state)
+{
+    /* clone(SIGCHLD, no stack): a fork under another name. */
+    attack(A_PY_SYSCALL "import signal, time\npid = sc(56, int(signal.SIGCHLD), 0, 0, 0, 0)\n"
+           "if pid == 0:\n    open('ran_clone', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_clone");
+}
+
+static void test_raw_clone_vm_without_thread(void **state)
+{
+    /* What posix_spawn does: CLONE_VM | CLONE_VFORK, a process sharing
+     * memory but not a thread. */
+    attack(A_PY_SYSCALL "import signal, time\n"
+           "pid = sc(56, 0x100 | 0x4000 | int(signal.SIGCHLD), 0, 0, 0, 0)\n"
+           "if pid == 0:\n"
+           "    os.close(os.open('ran_clonevm', os.O_CREAT | os.O_WRONLY, 0o644))\n"
+           "    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_clonevm");
+}
+
+static void test_raw_clone3(void **state)
+{
+    /* struct clone_args with only exit_signal = SIGCHLD: a fork. */
+    attack(A_PY_SYSCALL "import signal, time\n"
+           "args = (ctypes.c_uint64 * 11)()\nargs[4] = int(signal.SIGCHLD)\n"
+           "pid = sc(435, ctypes.byref(args), ctypes.sizeof(args))\n"
+           "if pid == 0:\n    open('ran_clone3', 'w').close()\n    os._exit(0)\n"
+           "time.sleep(0.2)",
+           A_OSERR, "ran_clone3");
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_os_system_runs_nothing, a_setup_alive),
+        cmocka_unit_test_setup(test_subprocess_run_argv, a_setup_alive),
+        cmocka_unit_test_setup(test_subprocess_popen_shell, a_setup_alive),
+        cmocka_unit_test_setup(test_os_popen, a_setup_alive),
+        cmocka_unit_test_setup(test_os_execv_replaces_nothing, a_setup_alive),
+        cmocka_unit_test_setup(test_os_execve_of_a_shell, a_setup_alive),
+        cmocka_unit_test_setup(test_execveat_of_an_open_binary, a_setup_alive),
+        cmocka_unit_test_setup(test_os_fork, a_setup_alive),
+        cmocka_unit_test_setup(test_os_forkpty, a_setup_alive),
+        cmocka_unit_test_setup(test_pty_fork, a_setup_alive),
+        cmocka_unit_test_setup(test_os_posix_spawn, a_setup_alive),
+        cmocka_unit_test_setup(test_os_spawnlp_searches_path, a_setup_alive),
+        cmocka_unit_test_setup(test_multiprocessing_process, a_setup_alive),
+        cmocka_unit_test_setup(test_multiprocessing_spawn_pool, a_setup_alive),
+        cmocka_unit_test_setup(test_process_pool_executor, a_setup_alive),
+        cmocka_unit_test_setup(test_raw_fork_syscall, a_setup_alive),
+        cmocka_unit_test_setup(test_raw_vfork_syscall, a_setup_alive),
+        cmocka_unit_test_setup(test_raw_clone_as_fork, a_setup_alive),
+        cmocka_unit_test_setup(test_raw_clone_vm_without_thread, a_setup_alive),
+        cmocka_unit_test_setup(test_raw_clone3, a_setup_alive),
+    };
+    return cmocka_run_group_tests_name("attacks: process creation", tests, group_setup,
+                                       h_group_teardown);
+}

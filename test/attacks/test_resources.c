@@ -1,0 +1,393 @@
+/*
+ * Exhausting the machine from a cell: processes, threads, memory, CPU in
+ * Python and in C, output, disk space, inodes and directory depth,
+ * descriptors. Each must end with a clear status within the limits, and
+ * leave the host as it was: no new process, its own memory and threads
+ * unchanged, the session usable or restartable, the session directory
+ * removed in full when the session is freed. The sessions' limits are
+ * small: 512 MiB of memory, 64 KiB of output, 4 MiB files, a 0.5 s grace,
+ * and a 3 s timeout, or 1 s for the session Q that runs the endless loops.
+ */
+#include <sys/statvfs.h>
+
+#include "attack.h"
+
+#define TIMEOUT_MS 3000
+#define LOOP_TIMEOUT_MS 1000
+#define GRACE_MS 500
+#define MEMORY (512ull << 20)
+#define OUTPUT (64 * 1024)
+#define FILE_LIMIT (4ull << 20)
+/* ci_run promises timeout + grace + 100 ms; the margin is for a loaded
+ * machine. */
+#define SLACK_MS 1500
+
+static ci_session *S, *Q;
+static char *root; /* workspace root, test-owned */
+static const struct h_limits *limits;
+
+static int group_setup(void **state)
+{
+    root = a_tmpdir(0755);
+    static struct h_limits lim = {.timeout_ms = TIMEOUT_MS, .grace_ms = GRACE_MS,
+                                  .memory = MEMORY, .output = OUTPUT, .file = FILE_LIMIT};
+    lim.root = root;
+    limits = &lim;
+    struct h_limits qlim = lim;
+    qlim.timeout_ms = LOOP_TIMEOUT_MS;
+    if (a_group_session(&S, &lim) != 0 || !(Q = a_session_new(&qlim)))
+        return -1;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    ci_session_free(Q);
+    h_rmtree(root);
+    free(root);
+    return 0;
+}
+
+/* Runs @code on @s (of timeout @timeout_ms), asserts ci_run came back
+ * within the deadline; returns the result. */
+static ci_result *run_on(ci_session *s, unsigned timeout_ms, const char *code)
+{
+    int64_t t0 = h_now_ms();
+    ci_result *r = h_run(s, code);
+    int64_t took = h_now_ms() - t0;
+    if (took > timeout_ms + GRACE_MS + SLACK_MS) {
+        h_dump(r);
+        fail_msg("ATTACK SUCCEEDED: ci_run held the host for %lld ms, over timeout %u + grace %d",
+                 (long long)took, timeout_ms, GRACE_MS);
+    }
+    return r;
+}
+
+static ci_result *run_timed(const char *code)
+{
+    return run_on(S, TIMEOUT_MS, code);
+}
+
+/* The endless loops, on Q. */
+static ci_result *run_loop(const char *code)
+{
+    return run_on(Q, LOOP_TIMEOUT_MS, code);
+}
+
+/* Asserts @r has status @st and error name @name. */
+static void assert_fate(ci_result *r, ci_status st, const char *name)
+{
+    const char *n = ci_result_error_name(r);
+    if (ci_result_status(r) != st || !n || strcmp(n, name) != 0) {
+        h_dump(r);
+        fail_msg("status %s %s, expected %s %s", h_status_name(ci_result_status(r)),
+                 n ? n : "(none)", h_status_name(st), name);
+    }
+}
+
+/* The value of @key (in kB) in /proc/@pid/status; -1 if none. */
+static long status_kb(int pid, const char *key)
+{
+    char *p = h_fmt("/proc/%d/status", pid);
+    char *st = h_read_file(p, NULL);
+    char *want = h_fmt("\n%s:", key);
+    char *at = st ? strstr(st, want) : NULL;
+    long v = at ? strtol(at + strlen(want), NULL, 10) : -1;
+    free(want);
+    free(st);
+    free(p);
+    return v;
+}
+
+/* Asserts the worker @pid has gone (or is a zombie about to be reaped). */
+static void assert_gone(int pid)
+{
+    char st;
+    int ppid, sid;
+    for (int i = 0; i < 50 && a_proc_stat(pid, &st, &ppid, &sid) && st != 'Z'; i++)
+        usleep(20 * 1000);
+    if (a_proc_stat(pid, &st, &ppid, &sid) && st != 'Z')
+        fail_msg("ATTACK SUCCEEDED: worker %d is still running (state %c) after it was killed",
+                 pid, st);
+}
+
+/* -------------------------------------------------------------- processes */
+
+static void test_fork_bomb(void **state)
+{
+    int pid = ci_session_pid(S);
+    a_stopped(S, "import os\nwhile True:\n    os.fork()", A_OSERR);
+    a_assert_no_process(S, pid, NULL);
+}
+
+static void test_thread_bomb(void **state)
+{
+    /* Threads that never end, until the worker cannot make more. */
+    int pid = ci_session_pid(S);
+    long host_threads = a_self_status("Threads");
+    ci_result *r = run_timed("import threading, time\n"
+                             "while True:\n"
+                             "    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()");
+    ci_status st = ci_result_status(r);
+    const char *n = ci_result_error_name(r);
+    int clear = (st == CI_STATUS_ERROR && n && strcmp(n, "RuntimeError") == 0) ||
+                (st == CI_STATUS_MEMORY && n && strcmp(n, "MemoryError") == 0) ||
+                st == CI_STATUS_TIMEOUT ||
+                (st == CI_STATUS_KILLED && n && strcmp(n, "Timeout") == 0);
+    if (!clear) {
+        h_dump(r);
+        fail_msg("the thread bomb ended with %s %s", h_status_name(st), n ? n : "(none)");
+    }
+    ci_result_free(r);
+    a_assert_no_process(S, pid, NULL);
+    assert_int_equal(a_self_status("Threads"), host_threads);
+    /* The worker is full of sleeping threads: a restart clears it. */
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    a_assert_filtered(S);
+    assert_gone(pid);
+    h_expect(S, "'fresh'", "'fresh'", NULL);
+}
+
+/* ----------------------------------------------------------------- memory */
+
+static void test_bytearray_bomb(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("b = bytearray(8 * 2**30)");
+    assert_fate(r, CI_STATUS_MEMORY, "MemoryError");
+    ci_result_free(r);
+    a_assert_continues(S, pid);
+}
+
+static void test_numpy_bomb_touching_its_pages(void **state)
+{
+    /* 128 MiB arrays of ones, every page written, until the limit. */
+    int pid = ci_session_pid(S);
+    long host_rss = a_self_status("VmRSS");
+    ci_result *r = run_timed("import numpy\nhoard = []\n"
+                             "def bomb():\n"
+                             "    while True:\n"
+                             "        hoard.append(numpy.ones(2**24))\n"
+                             "try:\n    bomb()\nfinally:\n    n = len(hoard)\n    hoard.clear()");
+    assert_fate(r, CI_STATUS_MEMORY, "MemoryError");
+    ci_result_free(r);
+    long peak = status_kb(pid, "VmPeak");
+    if (peak > (long)(MEMORY / 1024))
+        fail_msg("ATTACK SUCCEEDED: worker address space peaked at %ld kB, over the limit", peak);
+    if (a_self_status("VmRSS") > host_rss + 64 * 1024)
+        fail_msg("the host grew from %ld to %ld kB", host_rss, a_self_status("VmRSS"));
+    a_assert_continues(S, pid);
+    h_expect(S, "n > 0", "True", NULL);
+}
+
+static void test_anonymous_mmap_of_a_terabyte(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("import mmap\nm = mmap.mmap(-1, 2**40)");
+    const char *n = ci_result_error_name(r);
+    if (!((ci_result_status(r) == CI_STATUS_ERROR && n && strcmp(n, "OSError") == 0) ||
+          (ci_result_status(r) == CI_STATUS_MEMORY && n && strcmp(n, "MemoryError") == 0))) {
+        h_dump(r);
+        fail_msg("a terabyte mapping ended with %s %s", h_status_name(ci_result_status(r)),
+                 n ? n : "(none)");
+    }
+    ci_result_free(r);
+    a_assert_continues(S, pid);
+}
+
+/* -------------------------------------------------------------------- CPU */
+
+static void test_endless_python_loop(void **state)
+{
+    int pid = ci_session_pid(Q);
+    h_expect(Q, "kept = 'state'", NULL, NULL);
+    ci_result *r = run_loop("while True:\n    pass");
+    assert_fate(r, CI_STATUS_TIMEOUT, "TimeoutError");
+    ci_result_free(r);
+    a_assert_continues(Q, pid);
+    h_expect(Q, "kept", "'state'", NULL);
+}
+
+static void test_catastrophic_regex(void **state)
+{
+    /* Python 3.11's regex engine checks for signals: a timeout, not a
+     * kill. */
+    int pid = ci_session_pid(Q);
+    ci_result *r = run_loop("import re\nre.match(r'(a|aa)+$', 'a' * 64 + 'b')");
+    assert_fate(r, CI_STATUS_TIMEOUT, "TimeoutError");
+    ci_result_free(r);
+    a_assert_continues(Q, pid);
+}
+
+static void test_endless_loop_in_c(void **state)
+{
+    /* Draining an endless iterator never returns to the eval loop: the
+     * interrupt is not seen, and the grace period ends it. */
+    int pid = ci_session_pid(Q);
+    ci_result *r = run_loop("import collections, itertools\n"
+                             "collections.deque(itertools.count(), maxlen=0)");
+    assert_fate(r, CI_STATUS_KILLED, "Timeout");
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(Q), -1);
+    assert_gone(pid);
+    a_alive(Q);
+}
+
+/* ----------------------------------------------------------------- output */
+
+static void test_a_gigabyte_of_output(void **state)
+{
+    long host_hwm = a_self_status("VmHWM");
+    ci_result *r = run_timed("import os\nmb = b'x' * 2**20\n"
+                             "for _ in range(1024):\n    os.write(1, mb)");
+    ci_status st = ci_result_status(r);
+    if (st != CI_STATUS_OK && st != CI_STATUS_TIMEOUT) {
+        h_dump(r);
+        fail_msg("a gigabyte of output ended with %s", h_status_name(st));
+    }
+    size_t len = 0;
+    ci_result_stdout(r, &len);
+    assert_int_equal(len, OUTPUT);
+    assert_int_not_equal(ci_result_truncated(r), 0);
+    ci_result_free(r);
+    if (a_self_status("VmHWM") > host_hwm + 64 * 1024)
+        fail_msg("ATTACK SUCCEEDED: the host's memory peaked at %ld kB (from %ld kB)",
+                 a_self_status("VmHWM"), host_hwm);
+    h_expect(S, "'after the flood'", "'after the flood'", NULL);
+}
+
+/* ------------------------------------------------------------------- disk */
+
+static void test_filling_the_disk_is_bounded_per_file(void **state)
+{
+    /* 16 files at the 4 MiB limit (64 MiB in all), then one over it. */
+    struct statvfs before;
+    assert_int_equal(statvfs(root, &before), 0);
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("import os\n"
+                             "for i in range(16):\n"
+                             "    with open(f'fill{i}', 'wb') as f:\n"
+                             "        f.write(bytes(4 * 2**20))\n"
+                             "with open('over', 'wb') as f:\n"
+                             "    f.write(bytes(5 * 2**20))");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "[Errno 27]"); /* EFBIG */
+    ci_result_free(r);
+    char *over = h_fmt("%s/over", ci_session_workspace(S));
+    struct stat st;
+    assert_int_equal(stat(over, &st), 0);
+    assert_true((unsigned long long)st.st_size <= FILE_LIMIT);
+    free(over);
+    a_assert_continues(S, pid);
+    h_expect(S, "import glob, os\nfor f in glob.glob('fill*') + ['over']:\n    os.unlink(f)", NULL,
+             NULL);
+}
+
+static void test_sparse_file_of_a_terabyte(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("import os\nopen('sparse', 'wb').close()\nos.truncate('sparse', 2**40)");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "[Errno 27]");
+    ci_result_free(r);
+    char *p = h_fmt("%s/sparse", ci_session_workspace(S));
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    free(p);
+    a_assert_continues(S, pid);
+}
+
+/* The session of the inode test and its root: freed by its teardown too,
+ * should the test fail half-way. */
+static ci_session *inode_session;
+static char *inode_root;
+
+static int inode_teardown(void **state)
+{
+    ci_session_free(inode_session);
+    inode_session = NULL;
+    h_rmtree(inode_root);
+    free(inode_root);
+    inode_root = NULL;
+    return 0;
+}
+
+static void test_inodes_and_depth_are_removed_with_the_session(void **state)
+{
+    /* A session of its own under a root of its own: 1000 empty files and
+     * a directory chain far deeper than PATH_MAX, all gone after free. */
+    inode_root = a_tmpdir(0755);
+    struct h_limits lim = *limits;
+    lim.root = inode_root;
+    if (!(inode_session = a_session_new(&lim)))
+        fail_msg("cannot start the session");
+    ci_result *r = h_run(inode_session, "import os\n"
+                                        "os.mkdir('many')\n"
+                                        "for i in range(1000):\n"
+                                        "    open(f'many/{i}', 'w').close()\n"
+                                        "fd = os.open('.', os.O_RDONLY)\n"
+                                        "for i in range(400):\n"
+                                        "    os.mkdir('d' * 12)\n    os.chdir('d' * 12)\n"
+                                        "os.fchdir(fd)\nos.close(fd)\n'made'");
+    const char *v = ci_result_value(r);
+    if (ci_result_status(r) != CI_STATUS_OK || !v || strcmp(v, "'made'") != 0) {
+        h_dump(r);
+        fail_msg("the cell could not make its files");
+    }
+    ci_result_free(r);
+    h_expect(inode_session, "'still here'", "'still here'", NULL);
+    ci_session_free(inode_session);
+    inode_session = NULL;
+    DIR *d = opendir(inode_root);
+    assert_non_null(d);
+    struct dirent *e;
+    int left = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            left++;
+    closedir(d);
+    if (left)
+        fail_msg("ATTACK SUCCEEDED: %d entries left in the workspace root after free", left);
+}
+
+static void test_descriptor_exhaustion(void **state)
+{
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("def hoard():\n"
+                             "    files = []\n"
+                             "    while True:\n"
+                             "        files.append(open('/dev/null'))\n"
+                             "hoard()");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "[Errno 24]"); /* EMFILE */
+    ci_result_free(r);
+    a_assert_continues(S, pid);
+    h_expect(S, "import gc\ngc.collect()\nopen('/dev/null').close()", NULL, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+#define T(f) cmocka_unit_test_setup(f, a_setup_alive)
+    const struct CMUnitTest tests[] = {
+        T(test_fork_bomb),
+        T(test_bytearray_bomb),
+        T(test_numpy_bomb_touching_its_pages),
+        T(test_anonymous_mmap_of_a_terabyte),
+        T(test_descriptor_exhaustion),
+        T(test_filling_the_disk_is_bounded_per_file),
+        T(test_sparse_file_of_a_terabyte),
+        T(test_a_gigabyte_of_output),
+        T(test_endless_python_loop),
+        T(test_catastrophic_regex),
+        T(test_endless_loop_in_c),
+        T(test_thread_bomb),
+        cmocka_unit_test_setup_teardown(test_inodes_and_depth_are_removed_with_the_session,
+                                        a_setup_alive, inode_teardown),
+    };
+#undef T
+    return cmocka_run_group_tests_name("attacks: resources", tests, group_setup,
+                                       group_teardown);
+}

@@ -1,0 +1,187 @@
+/*
+ * Signals out of the worker: at the host, at every process (-1), at the
+ * worker's and the host's process groups, at init, at a sentinel process
+ * the test forked into its own process group, at another session's worker;
+ * by kill, killpg, tgkill, rt_sigqueueinfo, pidfd_send_signal and SIGIO.
+ * After each the host checks that it is alive with its secret environment
+ * intact, caught no signal, and that the sentinel and the other worker
+ * are alive.
+ */
+#include <sys/prctl.h>
+
+#include "attack.h"
+
+static ci_session *S, *B; /* B: the other session, a target */
+static pid_t sentinel = -1;
+static char env_copy[128];
+static volatile sig_atomic_t caught;
+static char *code;
+
+static void on_signal(int sig)
+{
+    caught = sig;
+}
+
+static int group_setup(void **state)
+{
+    snprintf(env_copy, sizeof env_copy, "%s", getenv(A_ENV_NAME));
+    /* Signals an attack could send that would not kill the host at once:
+     * caught, so a delivery is seen rather than fatal. */
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGIO, SIGURG, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &sa, NULL);
+    /* The sentinel: in the host's process group, dies with the host. */
+    sentinel = fork();
+    if (sentinel == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            pause();
+    }
+    if (sentinel < 0)
+        return -1;
+    if (a_group_session(&S, NULL) != 0 || !(B = a_session_new(NULL)))
+        return -1;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    ci_session_free(B);
+    if (sentinel > 0) {
+        kill(sentinel, SIGKILL);
+        waitpid(sentinel, NULL, 0);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    free(code);
+    code = NULL;
+    return 0;
+}
+
+/* The host is alive (we are here), its secret environment is intact, it
+ * caught no signal, and the sentinel and the other worker live. */
+static void assert_everyone_alive(void)
+{
+    if (caught)
+        fail_msg("ATTACK SUCCEEDED: the host caught signal %d", (int)caught);
+    const char *env = getenv(A_ENV_NAME);
+    if (!env || strcmp(env, env_copy) != 0)
+        fail_msg("the host's secret environment variable changed");
+    int status;
+    pid_t w = waitpid(sentinel, &status, WNOHANG);
+    if (w == sentinel)
+        fail_msg("ATTACK SUCCEEDED: the sentinel process died (status 0x%x)", status);
+    assert_int_equal(w, 0);
+    assert_int_equal(kill(sentinel, 0), 0);
+    int bpid = ci_session_pid(B);
+    if (bpid <= 0 || kill(bpid, 0) != 0)
+        fail_msg("ATTACK SUCCEEDED: the other session's worker died");
+    h_expect(B, "'B lives'", "'B lives'", NULL);
+}
+
+static void attack(const char *cell)
+{
+    a_stopped(S, cell, A_OSERR "|ProcessLookupError");
+    assert_everyone_alive();
+}
+
+static void test_sigkill_to_the_host(void **state)
+{
+    attack("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)");
+}
+
+static void test_sigterm_to_the_host(void **state)
+{
+    attack("import os, signal\nos.kill(os.getppid(), signal.SIGTERM)");
+}
+
+static void test_sigkill_to_every_process(void **state)
+{
+    /* kill(-1): as root, every process on the machine but init. */
+    attack("import os, signal\nos.kill(-1, signal.SIGKILL)");
+}
+
+static void test_killpg_of_its_own_group(void **state)
+{
+    attack("import os, signal\nos.killpg(0, signal.SIGKILL)");
+}
+
+static void test_killpg_of_the_hosts_group(void **state)
+{
+    /* The host's process group holds the sentinel (and make, and the
+     * shell that ran it). */
+    attack("import os, signal\nos.killpg(os.getpgid(os.getppid()), signal.SIGKILL)");
+}
+
+static void test_sigterm_to_init(void **state)
+{
+    attack("import os, signal\nos.kill(1, signal.SIGTERM)");
+}
+
+static void test_sigkill_to_the_sentinel(void **state)
+{
+    code = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", (int)sentinel);
+    attack(code);
+}
+
+static void test_sigkill_to_another_sessions_worker(void **state)
+{
+    code = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", ci_session_pid(B));
+    attack(code);
+}
+
+static void test_tgkill_of_the_hosts_main_thread(void **state)
+{
+    attack(A_PY_SYSCALL "import signal\n"
+           "sc(234, os.getppid(), os.getppid(), int(signal.SIGKILL))");
+}
+
+static void test_rt_sigqueueinfo_to_the_host(void **state)
+{
+    attack(A_PY_SYSCALL "import signal\ninfo = (ctypes.c_int * 32)(int(signal.SIGTERM), 0, -1)\n"
+           "sc(129, os.getppid(), int(signal.SIGTERM), ctypes.byref(info))");
+}
+
+static void test_pidfd_send_signal_to_the_host(void **state)
+{
+    attack(A_PY_SYSCALL "import signal\n"
+           "pidfd = sc(434, os.getppid(), 0)\n"
+           "sc(424, pidfd, int(signal.SIGKILL), 0, 0)");
+}
+
+static void test_sigio_to_the_host_through_f_setown(void **state)
+{
+    /* A pipe that signals its owner on every write; the owner the host. */
+    attack("import fcntl, os\nr, w = os.pipe()\n"
+           "fcntl.fcntl(r, fcntl.F_SETOWN, os.getppid())\n"
+           "fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\n"
+           "os.write(w, b'x')");
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_sigkill_to_the_host),
+        T(test_sigterm_to_the_host),
+        T(test_sigkill_to_every_process),
+        T(test_killpg_of_its_own_group),
+        T(test_killpg_of_the_hosts_group),
+        T(test_sigterm_to_init),
+        T(test_sigkill_to_the_sentinel),
+        T(test_sigkill_to_another_sessions_worker),
+        T(test_tgkill_of_the_hosts_main_thread),
+        T(test_rt_sigqueueinfo_to_the_host),
+        T(test_pidfd_send_signal_to_the_host),
+        T(test_sigio_to_the_host_through_f_setown),
+    };
+#undef T
+    return cmocka_run_group_tests_name("attacks: signals", tests, group_setup, group_teardown);
+}

@@ -1,0 +1,374 @@
+/*
+ * Raw system calls through ctypes, aimed at the host process or at the
+ * kernel's soft spots: ptrace, cross-process memory, io_uring, namespaces,
+ * bpf, perf, keys, file handles, mounts, terminal injection, x32 numbers,
+ * stealing descriptors, credentials, and the host's priority and limits.
+ * Each is checked where it would land: the host's tracer, memory, terminal,
+ * files, mounts, priority and limits.
+ */
+#include <pty.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <termios.h>
+
+#include "attack.h"
+
+static ci_session *S;
+static char *dir;          /* test-owned, 0755 */
+static char *canary;       /* 0644 in it */
+static int canary_fd = -1; /* held open by the host, inheritable */
+static int pty_master = -1, pty_slave = -1;
+static char pty_name[64];
+static char *code;         /* the current test's cell, freed by teardown */
+
+static int group_setup(void **state)
+{
+    a_plant_heap_secret();
+    dir = a_tmpdir(0755);
+    canary = h_fmt("%s/canary", dir);
+    char text[64];
+    snprintf(text, sizeof text, "syscalls-canary-");
+    a_random_hex(text + strlen(text), 8);
+    a_write_canary(canary, text, 0644);
+    canary_fd = open(canary, O_RDONLY); /* inheritable on purpose */
+    /* A terminal of the test's own, its slave side in raw mode so any byte
+     * pushed into its input shows at once; anyone may open it. */
+    pty_master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (canary_fd < 0 || pty_master < 0 || grantpt(pty_master) || unlockpt(pty_master) ||
+        ptsname_r(pty_master, pty_name, sizeof pty_name))
+        return -1;
+    pty_slave = open(pty_name, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    struct termios t;
+    if (pty_slave < 0 || tcgetattr(pty_slave, &t) != 0)
+        return -1;
+    cfmakeraw(&t);
+    if (tcsetattr(pty_slave, TCSANOW, &t) != 0 || chmod(pty_name, 0666) != 0)
+        return -1;
+    return a_group_session(&S, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    close(canary_fd);
+    close(pty_slave);
+    close(pty_master);
+    h_rmtree(dir);
+    free(canary);
+    free(dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    free(code);
+    code = NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------ the host process */
+
+static void test_ptrace_attach_to_the_host(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "sc(101, 16, os.getppid(), 0, 0)", A_OSERR); /* PTRACE_ATTACH */
+    assert_int_equal(a_self_status("TracerPid"), 0);
+}
+
+static void test_ptrace_seize_of_the_host(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "sc(101, 0x4206, os.getppid(), 0, 0)", A_OSERR); /* SEIZE */
+    assert_int_equal(a_self_status("TracerPid"), 0);
+}
+
+/* Python defining local/remote iovecs over the host's heap secret. */
+static char *iovecs(void)
+{
+    return h_fmt("class iovec(ctypes.Structure):\n"
+                 "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+                 "buf = ctypes.create_string_buffer(64)\n"
+                 "local = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)\n"
+                 "remote = iovec(%llu, 64)\n",
+                 (unsigned long long)(uintptr_t)a_heap_secret);
+}
+
+static void test_process_vm_readv_of_the_host_heap(void **state)
+{
+    char *iov = iovecs(), *pair = a_py_pair(a_heap_secret_copy);
+    code = h_fmt(A_PY_SYSCALL A_PY_HAS "%s"
+                 "n = sc(310, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
+                 "has(buf.raw, %s)",
+                 iov, pair);
+    a_stopped(S, code, A_OSERR);
+    free(iov);
+    free(pair);
+}
+
+static void test_process_vm_writev_into_the_host_heap(void **state)
+{
+    char *iov = iovecs();
+    code = h_fmt(A_PY_SYSCALL "%s"
+                 "ctypes.memset(buf, 0x41, 64)\n"
+                 "sc(311, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
+                 iov);
+    a_stopped(S, code, A_OSERR);
+    a_assert_heap_secret_intact();
+    free(iov);
+}
+
+static void test_pidfd_getfd_steals_a_host_descriptor(void **state)
+{
+    /* pidfd_open(host) then pidfd_getfd(its canary descriptor): a copy of
+     * a descriptor the host never meant to share. */
+    int watch = a_watch(canary);
+    code = h_fmt(A_PY_SYSCALL
+                 "pidfd = sc(434, os.getppid(), 0)\n"
+                 "fd = sc(438, pidfd, %d, 0)\n"
+                 "os.pread(fd, 100, 0)[:0]",
+                 canary_fd);
+    a_stopped(S, code, A_OSERR);
+    a_assert_untouched(watch, canary);
+}
+
+static void test_setpriority_of_the_host(void **state)
+{
+    errno = 0;
+    int before = getpriority(PRIO_PROCESS, 0);
+    assert_int_equal(errno, 0);
+    a_stopped(S, "import os\nos.setpriority(os.PRIO_PROCESS, os.getppid(), 19)", A_OSERR);
+    assert_int_equal(getpriority(PRIO_PROCESS, 0), before);
+}
+
+static void test_prlimit_of_the_host(void **state)
+{
+    struct rlimit before, after;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &before), 0);
+    a_stopped(S, "import os, resource\n"
+                 "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (4, 4))",
+              A_OSERR);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &after), 0);
+    assert_int_equal(after.rlim_cur, before.rlim_cur);
+    assert_int_equal(after.rlim_max, before.rlim_max);
+}
+
+/* ------------------------------------------------------- the worker itself */
+
+/* The owner of /proc/@pid/environ: root's while the process is not
+ * dumpable, the process's own uid once it is. */
+static uid_t proc_owner(int pid)
+{
+    char *p = h_fmt("/proc/%d/environ", pid);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    free(p);
+    return st.st_uid;
+}
+
+static void test_prctl_set_dumpable_again(void **state)
+{
+    int pid = ci_session_pid(S);
+    uid_t before = proc_owner(pid);
+    a_stopped(S, A_PY_SYSCALL "sc(157, 4, 1, 0, 0, 0)", A_OSERR); /* PR_SET_DUMPABLE */
+    if (ci_session_pid(S) == pid)
+        assert_int_equal(proc_owner(pid), before);
+}
+
+/* The Uid: and Gid: lines of /proc/@pid/status. */
+static char *creds(int pid)
+{
+    char *p = h_fmt("/proc/%d/status", pid);
+    char *st = h_read_file(p, NULL);
+    assert_non_null(st);
+    char *u = strstr(st, "\nUid:"), *g = strstr(st, "\nGroups:");
+    assert_true(u && g && g > u);
+    char *out = h_fmt("%.*s", (int)(g - u), u);
+    free(st);
+    free(p);
+    return out;
+}
+
+static void test_credentials_cannot_change(void **state)
+{
+    int pid = ci_session_pid(S);
+    char *before = creds(pid);
+    a_stopped(S, "import os\nos.setresgid(0, 0, 0)\nos.setresuid(0, 0, 0)\nos.setgroups([0])",
+              A_OSERR);
+    if (ci_session_pid(S) == pid) {
+        char *after = creds(pid);
+        assert_string_equal(after, before);
+        free(after);
+    }
+    free(before);
+}
+
+/* -------------------------------------------------- the kernel's soft spots */
+
+static void test_io_uring_setup(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "params = (ctypes.c_uint8 * 120)()\n"
+                 "sc(425, 8, ctypes.byref(params))",
+              A_OSERR);
+}
+
+static void test_unshare_user_and_mount_namespaces(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "sc(272, 0x10000000 | 0x00020000)", A_OSERR);
+}
+
+static void test_setns_into_the_hosts_namespace(void **state)
+{
+    /* The host's mount namespace if the cell can open it, else its own. */
+    a_stopped(S, A_PY_SYSCALL
+              "try:\n    fd = os.open(f'/proc/{os.getppid()}/ns/mnt', os.O_RDONLY)\n"
+              "except OSError:\n    fd = os.open('/proc/self/ns/uts', os.O_RDONLY)\n"
+              "sc(308, fd, 0)",
+              A_OSERR);
+}
+
+static void test_bpf_map_create(void **state)
+{
+    /* BPF_MAP_CREATE of an array map: 4-byte keys and values, 1 entry. */
+    a_stopped(S, A_PY_SYSCALL "attr = (ctypes.c_uint32 * 32)(2, 4, 4, 1)\n"
+                 "sc(321, 0, ctypes.byref(attr), ctypes.sizeof(attr))",
+              A_OSERR);
+}
+
+static void test_perf_event_open(void **state)
+{
+    /* A software cpu-clock counter on the host process. */
+    a_stopped(S, A_PY_SYSCALL "attr = (ctypes.c_uint32 * 32)()\n"
+                 "attr[0] = 1\nattr[1] = 128\n" /* PERF_TYPE_SOFTWARE, size */
+                 "sc(298, ctypes.byref(attr), os.getppid(), -1, -1, 0)",
+              A_OSERR);
+}
+
+static void test_keyctl_reads_the_session_keyring(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "sc(250, 0, -3, 0)", A_OSERR); /* GET_KEYRING_ID, session */
+}
+
+static void test_open_by_handle_at_shocker(void **state)
+{
+    /* The Docker "shocker" escape: a file handle opened anywhere on the
+     * filesystem, outside any path check. */
+    a_stopped(S, A_PY_SYSCALL
+              "handle = (ctypes.c_uint8 * 136)()\n"
+              "ctypes.c_uint32.from_buffer(handle).value = 128\n"
+              "mount_id = ctypes.c_int()\n"
+              "sc(303, -100, ctypes.c_char_p(b'/etc/passwd'), ctypes.byref(handle), "
+              "ctypes.byref(mount_id), 0)\n"
+              "fd = sc(304, -100, ctypes.byref(handle), os.O_RDONLY)\n"
+              "os.read(fd, 1)[:0]",
+              A_OSERR);
+}
+
+/* 1 if the host's mount table has a mount point ending in @tail. */
+static int host_has_mount(const char *tail)
+{
+    char *mi = h_read_file("/proc/self/mountinfo", NULL);
+    int found = mi && strstr(mi, tail) != NULL;
+    free(mi);
+    return found;
+}
+
+static void test_mount_tmpfs_over_the_workspace(void **state)
+{
+    char *name = h_fmt("ci-attack-mnt-%d", (int)getpid());
+    code = h_fmt(A_PY_SYSCALL "os.makedirs('%s', exist_ok=True)\n"
+                 "sc(165, ctypes.c_char_p(b'none'), ctypes.c_char_p(os.path.abspath('%s').encode()),"
+                 " ctypes.c_char_p(b'tmpfs'), 0, 0)",
+                 name, name);
+    a_stopped(S, code, A_OSERR);
+    if (host_has_mount(name))
+        fail_msg("ATTACK SUCCEEDED: a tmpfs is mounted at %s in the host's namespace", name);
+    free(name);
+}
+
+static void test_chroot_escape(void **state)
+{
+    a_stopped(S, A_PY_SYSCALL "os.makedirs('jail', exist_ok=True)\nos.chroot('jail')", A_OSERR);
+}
+
+static void test_x32_openat_of_the_canary(void **state)
+{
+    /* openat by its x32 number: the filter must not take it for another
+     * architecture's harmless call. */
+    int watch = a_watch(canary);
+    char *lit = a_pystr(canary);
+    code = h_fmt(A_PY_SYSCALL "fd = sc(0x40000000 | 257, -100, ctypes.c_char_p(%s.encode()), 0)\n"
+                 "os.read(fd, 100)[:0]",
+                 lit);
+    a_stopped(S, code, A_OSERR);
+    a_assert_untouched(watch, canary);
+    free(lit);
+}
+
+/* -------------------------------------------------------------- terminal */
+
+/* Asserts nothing was pushed into the test's terminal. */
+static void assert_no_terminal_input(void)
+{
+    char c;
+    ssize_t n = read(pty_slave, &c, 1);
+    if (n > 0)
+        fail_msg("ATTACK SUCCEEDED: the cell typed 0x%02x into the test's terminal",
+                 (unsigned char)c);
+    assert_true(n < 0 && errno == EAGAIN);
+}
+
+static void test_tiocsti_into_a_terminal(void **state)
+{
+    char *lit = a_pystr(pty_name);
+    code = h_fmt("import fcntl, os, termios\n"
+                 "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
+                 "fcntl.ioctl(fd, termios.TIOCSTI, b'x')",
+                 lit);
+    a_stopped(S, code, A_OSERR);
+    assert_no_terminal_input();
+    free(lit);
+}
+
+static void test_tiocsti_with_high_bits_set(void **state)
+{
+    /* The kernel reads the request's low 32 bits only. */
+    char *lit = a_pystr(pty_name);
+    code = h_fmt(A_PY_SYSCALL "import termios\n"
+                 "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
+                 "c = ctypes.c_char(b'y')\n"
+                 "sc(16, fd, (1 << 32) | termios.TIOCSTI, ctypes.byref(c))",
+                 lit);
+    a_stopped(S, code, A_OSERR);
+    assert_no_terminal_input();
+    free(lit);
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_prctl_set_dumpable_again),
+        T(test_credentials_cannot_change),
+        T(test_setpriority_of_the_host),
+        T(test_prlimit_of_the_host),
+        T(test_pidfd_getfd_steals_a_host_descriptor),
+        T(test_tiocsti_into_a_terminal),
+        T(test_tiocsti_with_high_bits_set),
+        T(test_ptrace_attach_to_the_host),
+        T(test_ptrace_seize_of_the_host),
+        T(test_process_vm_readv_of_the_host_heap),
+        T(test_process_vm_writev_into_the_host_heap),
+        T(test_io_uring_setup),
+        T(test_unshare_user_and_mount_namespaces),
+        T(test_setns_into_the_hosts_namespace),
+        T(test_bpf_map_create),
+        T(test_perf_event_open),
+        T(test_keyctl_reads_the_session_keyring),
+        T(test_open_by_handle_at_shocker),
+        T(test_mount_tmpfs_over_the_workspace),
+        T(test_chroot_escape),
+        T(test_x32_openat_of_the_canary),
+    };
+#undef T
+    return cmocka_run_group_tests_name("attacks: raw system calls", tests, group_setup,
+                                       group_teardown);
+}
