@@ -180,6 +180,32 @@ typedef enum {
  *  CI_SANDBOX_UTSNS         best effort: a UTS namespace of its own
  *                           (uts_namespaces(7)): its hostname is the host's
  *                           copy, and changing it would change only its own.
+ *  CI_SANDBOX_MNTNS         best effort: a mount namespace of its own
+ *                           (mount_namespaces(7)) whose root, after
+ *                           pivot_root(2), is a read-only tmpfs holding
+ *                           only: /usr read-only; /bin, /sbin, /lib, /lib64
+ *                           as the host has them (links into /usr, or
+ *                           read-only directories); read-only
+ *                           /etc/ld.so.cache, /etc/localtime,
+ *                           /etc/matplotlibrc, /etc/mime.types,
+ *                           /etc/alternatives, /etc/fonts, /etc/python3.11
+ *                           (the last three only for the warm-up: Landlock
+ *                           denies them to cells) and
+ *                           /sys/devices/system/cpu (those the host has);
+ *                           /dev/null, /dev/zero, /dev/random,
+ *                           /dev/urandom; the host's /proc (Landlock still
+ *                           limits it to the worker's own entries); a
+ *                           private tmpfs /tmp of 64 MiB; and the session
+ *                           directory, read-write, at its own path (the
+ *                           directories above it keep the host's owners
+ *                           and modes). The
+ *                           host's old root is detached: the rest of its
+ *                           files (/etc/passwd, /etc/shadow, /home, other
+ *                           sessions) do not exist for the worker, not even
+ *                           to stat(2). Every mount but /usr is noexec, and
+ *                           all are nosuid.
+ *  CI_SANDBOX_PIDNS         reserved for a PID namespace of the worker's
+ *                           own; not applied yet, so never set.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
@@ -190,6 +216,8 @@ typedef enum {
 #define CI_SANDBOX_NETNS 0x40u
 #define CI_SANDBOX_IPCNS 0x80u
 #define CI_SANDBOX_UTSNS 0x100u
+#define CI_SANDBOX_MNTNS 0x200u
+#define CI_SANDBOX_PIDNS 0x400u
 
 /* ---------------------------------------------------------------- config */
 
@@ -246,7 +274,8 @@ CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms);
  * ci_config_set_memory_limit - the worker's address-space limit
  * (RLIMIT_AS, setrlimit(2)), in bytes; default 2 GiB. The interpreter
  * with numpy, pandas and matplotlib loaded uses about 200 MiB of it.
- * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is under 512 MiB.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is under 512 MiB or
+ *         over INT64_MAX.
  */
 CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes);
 
@@ -265,7 +294,7 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
  * ci_config_set_file_limit - the largest file a cell may write
  * (RLIMIT_FSIZE) and the largest file ci_session_put_file() and
  * ci_session_get_file() move, in bytes; default 1 GiB.
- * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is 0.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is 0 or over INT64_MAX.
  */
 CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes);
 
@@ -431,7 +460,8 @@ CI_API ci_status ci_result_status(const ci_result *r);
 
 /*
  * ci_result_stdout, ci_result_stderr - everything the cell wrote to file
- * descriptor 1 (or 2), from Python or from C, up to the output limit.
+ * descriptor 1 (or 2), from Python or from C, up to the output limit,
+ * including what threads of earlier cells wrote since the last run.
  * The bytes are as written (not necessarily UTF-8, may hold NULs), with
  * a NUL after them that *@len does not count.
  * @len: receives the length in bytes; may be NULL.
@@ -467,8 +497,10 @@ CI_API const char *ci_result_error_name(const ci_result *r);
 
 /*
  * ci_result_error_value - the exception's message (str(exc)), or for
- * CI_STATUS_KILLED a sentence naming the exit code or signal; NULL when
- * the cell succeeded. Borrowed.
+ * CI_STATUS_KILLED a sentence naming the exit code or signal (for a
+ * "SandboxViolation", the forbidden system call when the worker could name
+ * it: "the cell made a forbidden system call (ptrace); the worker was
+ * killed"); NULL when the cell succeeded. Borrowed.
  */
 CI_API const char *ci_result_error_value(const ci_result *r);
 

@@ -1,4 +1,5 @@
 /* Session settings: defaults, validated setters, copies. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms)
 
 CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes)
 {
-    if (!cfg || bytes < 512 * MIB)
+    if (!cfg || bytes < 512 * MIB || bytes > INT64_MAX)
         return CI_EINVAL;
     cfg->memory_limit = bytes;
     return CI_OK;
@@ -92,7 +93,7 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes)
 
 CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes)
 {
-    if (!cfg || bytes == 0)
+    if (!cfg || bytes == 0 || bytes > INT64_MAX)
         return CI_EINVAL;
     cfg->file_limit = bytes;
     return CI_OK;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -118,10 +119,12 @@ static void unlock_dir(int parent, const char *name)
     close(fd);
 }
 
-/* Empties the directory @name in @parent and removes it. Below a depth of
- * 64 a subdirectory is moved up to @top instead of descended into, so any
- * depth is removed with a bounded number of descriptors and stack. */
-static void remove_dir(int top, int parent, const char *name, int depth, unsigned *moved)
+/* Empties the directory @name in @parent and removes it; 1 if it is gone.
+ * Below a depth of 64 a subdirectory is moved up to @top instead of
+ * descended into, so any depth is removed with a bounded number of
+ * descriptors and stack. Only progress repeats a pass, so a directory
+ * that cannot be emptied ends the loop instead of spinning. */
+static int remove_dir(int top, int parent, const char *name, int depth, unsigned *moved)
 {
     DIR *d;
     struct dirent *e;
@@ -130,10 +133,10 @@ static void remove_dir(int top, int parent, const char *name, int depth, unsigne
     unlock_dir(parent, name);
     fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return;
+        return 0;
     if (!(d = fdopendir(fd))) {
         close(fd);
-        return;
+        return 0;
     }
     do { /* again until a pass removes nothing: readdir may skip entries */
         removed = 0;
@@ -145,19 +148,22 @@ static void remove_dir(int top, int parent, const char *name, int depth, unsigne
                 removed = 1;
             } else if (errno == EISDIR) {
                 if (depth < 64) {
-                    remove_dir(top, fd, e->d_name, depth + 1, moved);
-                    removed = 1;
+                    if (remove_dir(top, fd, e->d_name, depth + 1, moved))
+                        removed = 1;
                 } else {
                     char flat[32];
                     snprintf(flat, sizeof flat, ".deep-%u", (*moved)++);
-                    if (renameat(fd, e->d_name, top, flat) == 0)
+                    /* Moving a directory rewrites its "..": it must be
+                     * writable, and a cell may have made it 0500. */
+                    unlock_dir(fd, e->d_name);
+                    if (renameat2(fd, e->d_name, top, flat, RENAME_NOREPLACE) == 0)
                         removed = 1;
                 }
             }
         }
     } while (removed);
     closedir(d);
-    unlinkat(parent, name, AT_REMOVEDIR);
+    return unlinkat(parent, name, AT_REMOVEDIR) == 0;
 }
 
 void ci_workspace_remove(ci_session *s)
@@ -221,9 +227,26 @@ static int open_error(ci_session *s, const char *what, const char *name, int err
     }
 }
 
+/* Creates a new file of a random name in @dirfd: a cell can see the
+ * workspace and must not be able to block a put by planting the names it
+ * would use. The descriptor, or -1 with errno. */
+static int create_temp(int dirfd, char *tmp, size_t size)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        unsigned long long r;
+        int fd;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            return -1;
+        snprintf(tmp, size, ".ci-put-%016llx", r);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
 CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data, size_t len)
 {
-    static unsigned counter;
     const char *base, *slash;
     char tmp[64];
     int dirfd, fd, rc = CI_OK;
@@ -255,9 +278,7 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
 
     /* Written aside, then renamed over the name: a link planted under that
      * name is replaced, never written through. */
-    snprintf(tmp, sizeof tmp, ".ci-put-%ld-%u", (long)getpid(),
-             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = create_temp(dirfd, tmp, sizeof tmp);
     if (fd < 0) {
         rc = open_error(s, "cannot create", name, errno);
         close(dirfd);

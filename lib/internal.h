@@ -129,8 +129,8 @@ struct ci_drain {
 /* Reads whatever is available on either pipe; never blocks. 0, or -1 when
  * memory ran out. */
 int ci_drain_pipes(struct ci_drain *d);
-/* Reads one pipe; 0 on EAGAIN, 1 on EOF (fd closed and set to -1), -1 on
- * ENOMEM. */
+/* Reads one pipe, at most 1 MiB; 0 when done for now, 1 on EOF (the fd
+ * set to -1), -1 on ENOMEM. */
 int ci_drain_one(struct ci_drain *d, int i);
 
 /* result.c */

@@ -19,6 +19,11 @@
  *   RESULT  once per RUN. payload: a sequence of fields, each
  *           u32 tag (CI_FIELD_*), u32 len, len bytes. Text fields are UTF-8
  *           without NUL bytes; each is at most the output limit.
+ *   VIOLATION  at most once, from the SIGSYS handler when a cell made a
+ *           system call the filter traps; the worker then dies by SIGSYS.
+ *           payload: u32 syscall number (below CI_VIOLATION_NR_MAX), then
+ *           its name, 1 to CI_VIOLATION_NAME_MAX bytes of [a-z0-9_], no
+ *           NUL. Never a result: the host still waits for the death.
  * Host -> worker
  *   RUN     payload: u32 execution count, then the cell's UTF-8 source.
  *
@@ -44,7 +49,12 @@ enum ci_frame_type {
     CI_FRAME_READY = 1,
     CI_FRAME_RUN = 2,
     CI_FRAME_RESULT = 3,
+    CI_FRAME_VIOLATION = 4,
 };
+
+/* Bounds of a VIOLATION frame's syscall number and name. */
+#define CI_VIOLATION_NR_MAX 512u
+#define CI_VIOLATION_NAME_MAX 32u
 
 struct ci_frame_header {
     uint32_t type;
@@ -82,7 +92,9 @@ enum ci_outcome {
 #define CI_LAYER_NETNS 0x40u
 #define CI_LAYER_IPCNS 0x80u
 #define CI_LAYER_UTSNS 0x100u
-#define CI_LAYER_ALL 0x1FFu
+#define CI_LAYER_MNTNS 0x200u
+#define CI_LAYER_PIDNS 0x400u
+#define CI_LAYER_ALL 0x7FFu
 
 /* The user and group a worker started as root switches to ("nobody" and
  * "nogroup" on Debian). A root host hands the session directory to them. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ struct run {
     int64_t deadline;  /* the timeout: interrupt */
     int64_t hard;      /* timeout + grace: kill */
     int interrupted;
+    char violation[CI_VIOLATION_NAME_MAX + 1]; /* a VIOLATION frame's name */
 };
 
 static int set_text(char **slot, const char *text)
@@ -50,12 +52,16 @@ static void end_killed(struct run *run, const char *name, const char *why)
     const char *end_name;
     char end[256], value[512];
 
-    ci_drain_pipes(&run->drain); /* what it wrote before it went */
-    if (why) /* we decided: it dies now */
+    if (why) /* we decided: it dies now, before a flood can delay us */
         kill(s->worker.pid, SIGKILL);
+    ci_drain_pipes(&run->drain); /* what it wrote before it went */
     ci_worker_reap(&s->worker, run->hard, &end_name, end, sizeof end);
     if (why)
         snprintf(value, sizeof value, "%s", why);
+    else if (run->violation[0] && strcmp(end_name, "SandboxViolation") == 0)
+        snprintf(value, sizeof value,
+                 "the cell made a forbidden system call (%s); the worker was killed",
+                 run->violation);
     else
         snprintf(value, sizeof value, "%s", end);
     run->r->status = CI_STATUS_KILLED;
@@ -103,7 +109,39 @@ static void classify(struct run *run, uint32_t outcome)
     }
 }
 
-/* Handles one whole frame from the worker. 1: the run is over. */
+/* A VIOLATION frame: u32 syscall number, then its name. 0 if it is well
+ * formed (the name is kept for when the worker dies), else -1 with @why. */
+static int on_violation(struct run *run, const char **why)
+{
+    const unsigned char *p = run->rd.payload;
+    size_t len = run->rd.len;
+    uint32_t nr;
+
+    if (run->violation[0]) {
+        *why = "a second violation report";
+        return -1;
+    }
+    if (len < sizeof nr + 1 || len > sizeof nr + CI_VIOLATION_NAME_MAX) {
+        *why = "a violation report of the wrong length";
+        return -1;
+    }
+    memcpy(&nr, p, sizeof nr);
+    if (nr >= CI_VIOLATION_NR_MAX) {
+        *why = "a violation report for an unknown system call";
+        return -1;
+    }
+    for (size_t i = sizeof nr; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_')) {
+            *why = "a violation report with a malformed name";
+            return -1;
+        }
+    memcpy(run->violation, p + sizeof nr, len - sizeof nr);
+    run->violation[len - sizeof nr] = '\0';
+    return 0;
+}
+
+/* Handles one whole frame from the worker. 1: the run is over; 0: wait
+ * on (a VIOLATION: the worker is about to die). */
 static int on_frame(struct run *run)
 {
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
@@ -111,7 +149,14 @@ static int on_frame(struct run *run)
     char msg[160];
     int rc;
 
-    if (run->rd.type == CI_FRAME_RESULT) {
+    if (run->rd.type == CI_FRAME_VIOLATION) {
+        if (on_violation(run, &why) == 0) {
+            ci_reader_reset(&run->rd);
+            return 0;
+        }
+    } else if (run->rd.type == CI_FRAME_RESULT && run->violation[0]) {
+        why = "a result after a violation report";
+    } else if (run->rd.type == CI_FRAME_RESULT) {
         rc = ci_result_decode(run->r, run->rd.payload, run->rd.len, run->s->cfg.output_limit,
                               &outcome, &count, &why);
         if (rc == CI_OK && count != (uint32_t)run->r->execution_count) {
@@ -178,8 +223,9 @@ static void await_result(struct run *run)
         }
         n = ci_reader_pump(&run->rd, w->channel);
         if (n == 1) {
-            on_frame(run);
-            return;
+            if (on_frame(run))
+                return;
+            continue;
         }
         if (n == -2) {
             end_killed(run, "ProtocolError",
@@ -193,6 +239,18 @@ static void await_result(struct run *run)
             return;
         }
     }
+}
+
+/* 1 if the channel holds bytes nobody asked for. EOF is not counted: the
+ * send then fails and the worker's end is reported as usual. */
+static int unsolicited(int channel)
+{
+    char byte;
+    ssize_t n;
+    do
+        n = recv(channel, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n > 0;
 }
 
 CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
@@ -242,8 +300,15 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
     run.hard = run.deadline + (int64_t)s->cfg.grace_ms;
 
     count = (uint32_t)run.r->execution_count;
-    if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, &count, sizeof count, code, len,
-                      run.hard, &run.drain) < 0) {
+    if (unsolicited(s->worker.channel)) {
+        /* Between runs the worker has nothing to say: bytes waiting now
+         * were written by a cell (descriptor 3 is within its reach), e.g.
+         * a result forged for this cell. */
+        end_killed(&run, "ProtocolError",
+                   "the worker sent data while no cell was running (a cell wrote to the "
+                   "protocol channel); it was killed");
+    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, &count, sizeof count, code, len,
+                             run.hard, &run.drain) < 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
                  strerror(errno));

@@ -1,7 +1,9 @@
 /* Sessions: new, free, restart; the worker's lifetime from start to reap. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,59 @@ static void describe_end(int st, const char **name, char *value, size_t valuelen
     }
 }
 
+/* A killed process normally exits at once, but the kernel may take long
+ * to tear it down (a cell can make closing its files slow: freeing a
+ * fragmented file on a discard-mounted disk took minutes here). Waits
+ * 50 ms for it; 1 if it was reaped into @st. */
+static int wait_briefly(struct ci_worker *w, int *st)
+{
+    int64_t end = ci_now_ms() + 50;
+    for (;;) {
+        pid_t r = waitpid(w->pid, st, WNOHANG);
+        int64_t left = end - ci_now_ms();
+        if (r == w->pid)
+            return 1;
+        if ((r < 0 && errno != EINTR) || left <= 0)
+            return 0;
+        if (w->pidfd >= 0) {
+            struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
+            poll(&p, 1, (int)left);
+        } else {
+            usleep(2000);
+        }
+    }
+}
+
+static void *reaper_main(void *arg)
+{
+    pid_t pid = (pid_t)(intptr_t)arg;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* Reaps a killed worker that is slow to exit on a detached thread, so no
+ * call waits for the kernel and no zombie is left. Without a thread it
+ * blocks: leaking the zombie would be worse. */
+static void reap_in_background(pid_t pid)
+{
+    pthread_attr_t attr;
+    pthread_t tid;
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* host signals stay on host threads */
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    rc = pthread_create(&tid, &attr, reaper_main, (void *)(intptr_t)pid);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        reaper_main((void *)(intptr_t)pid);
+}
+
 void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                     char *value, size_t valuelen)
 {
@@ -85,9 +140,11 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     }
     if (!reaped && !lost) {
         kill(w->pid, SIGKILL);
-        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        reaped = 1;
+        reaped = wait_briefly(w, &st);
+        if (!reaped) {
+            reap_in_background(w->pid);
+            snprintf(value, valuelen, "the worker was killed (SIGKILL) and is still exiting");
+        }
     }
     if (reaped)
         describe_end(st, name, value, valuelen);
@@ -100,7 +157,7 @@ void ci_worker_stop(struct ci_worker *w)
     char value[128];
     if (w->pid > 0)
         kill(w->pid, SIGKILL);
-    ci_worker_reap(w, ci_now_ms() + 5000, &name, value, sizeof value);
+    ci_worker_reap(w, ci_now_ms(), &name, value, sizeof value);
 }
 
 /* Waits for READY, keeping the start of the worker's stderr to explain a
@@ -179,10 +236,12 @@ _Static_assert(CI_LAYER_SECCOMP == CI_SANDBOX_SECCOMP && CI_LAYER_RLIMITS == CI_
                    CI_LAYER_UNPRIVILEGED == CI_SANDBOX_UNPRIVILEGED &&
                    CI_LAYER_USERNS == CI_SANDBOX_USERNS && CI_LAYER_NETNS == CI_SANDBOX_NETNS &&
                    CI_LAYER_IPCNS == CI_SANDBOX_IPCNS && CI_LAYER_UTSNS == CI_SANDBOX_UTSNS &&
+                   CI_LAYER_MNTNS == CI_SANDBOX_MNTNS && CI_LAYER_PIDNS == CI_SANDBOX_PIDNS &&
                    CI_LAYER_ALL == (CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS |
                                     CI_SANDBOX_NO_NEW_PRIVS | CI_SANDBOX_LANDLOCK |
                                     CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS |
-                                    CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS),
+                                    CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS |
+                                    CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS),
                "READY's layer bits are the public CI_SANDBOX_* bits");
 
 /* Refuses a worker that lacks a layer the config demands. */
@@ -199,7 +258,9 @@ static int check_layers(ci_session *s)
                  {CI_SANDBOX_USERNS, "user namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_NETNS, "network namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
-                 {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"}};
+                 {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_MNTNS, "mount namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_PIDNS, "PID namespace (not implemented yet)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 

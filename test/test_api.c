@@ -178,7 +178,8 @@ static void test_require_sandbox_bounds(void **state)
     ci_config *cfg = ci_config_new();
     const unsigned all = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS |
                          CI_SANDBOX_LANDLOCK | CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS |
-                         CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS;
+                         CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS |
+                         CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS;
 
     assert_int_equal(ci_config_require_sandbox(NULL, 0), CI_EINVAL);
     assert_int_equal(ci_config_require_sandbox(cfg, all << 1), CI_EINVAL);

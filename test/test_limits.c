@@ -177,6 +177,25 @@ static void test_cell_stuck_in_c_code_is_killed_after_grace(void **state)
     assert_dead_then_restarts();
 }
 
+static void test_flood_from_many_threads_is_killed_on_time(void **state)
+{
+    /* Sixteen threads keep both pipes full while the main thread ignores
+     * the interrupt: reading their output must not hold the host past the
+     * deadline. */
+    expect_limited("import os, signal, threading, time\n"
+                   "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                   "open('blob', 'wb').write(b'y' * (1 << 20))\n"
+                   "def flood(fd):\n"
+                   "    src = os.open('blob', os.O_RDONLY)\n"
+                   "    while True:\n"
+                   "        os.sendfile(fd, src, 0, 1 << 20)\n"
+                   "for i in range(16):\n"
+                   "    threading.Thread(target=flood, args=(1 + i % 2,), daemon=True).start()\n"
+                   "time.sleep(1000)",
+                   CI_STATUS_KILLED, "Timeout");
+    assert_dead_then_restarts();
+}
+
 /* -------------------------------------------------------------- memory */
 
 static void test_huge_bytearray_is_memory_error(void **state)
@@ -335,6 +354,7 @@ int main(void)
         cmocka_unit_test_setup(test_cell_swallowing_keyboard_interrupt_is_killed_after_grace,
                                h_setup_alive),
         cmocka_unit_test_setup(test_cell_stuck_in_c_code_is_killed_after_grace, h_setup_alive),
+        cmocka_unit_test_setup(test_flood_from_many_threads_is_killed_on_time, h_setup_alive),
         cmocka_unit_test_setup(test_interruptible_regex_times_out, h_setup_alive),
         cmocka_unit_test_setup(test_huge_bytearray_is_memory_error, h_setup_alive),
         cmocka_unit_test_setup(test_huge_numpy_array_is_memory_error, h_setup_alive),

@@ -268,6 +268,8 @@ static unsigned namespaces_this_kernel_gives(void)
         for (size_t i = 0; i < 3; i++)
             if (unshare(other_namespaces[i].flag) == 0)
                 got |= other_namespaces[i].layer;
+        if (unshare(CLONE_NEWNS) == 0)
+            got |= CI_SANDBOX_MNTNS;
         if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
                                setresuid(65534, 65534, 65534) != 0))
             _exit(1);
@@ -276,6 +278,8 @@ static unsigned namespaces_this_kernel_gives(void)
         for (size_t i = 0; i < 3; i++)
             if (!(got & other_namespaces[i].layer) && unshare(other_namespaces[i].flag) == 0)
                 got |= other_namespaces[i].layer;
+        if (!(got & CI_SANDBOX_MNTNS) && unshare(CLONE_NEWNS) == 0)
+            got |= CI_SANDBOX_MNTNS;
         _exit(write(fds[1], &got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
     }
     close(fds[1]);
@@ -577,17 +581,26 @@ static void test_root_host_needs_a_root_the_worker_can_pass(void **state)
     "    try:\n        f()\n        return 'done'\n"                        \
     "    except OSError as e:\n        return type(e).__name__\n"
 
+/* What a cell meets on a host path that the worker's mount namespace
+ * (if any) leaves out: nothing there; else Landlock's refusal. */
+static const char *absent(void)
+{
+    return (ci_session_sandbox(S) & CI_SANDBOX_MNTNS) ? "FileNotFoundError" : "PermissionError";
+}
+
 static void test_cell_cannot_read_the_hosts_configuration(void **state)
 {
     require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
-    /* /etc/passwd is world-readable: only Landlock refuses it. */
+    /* /etc/passwd is world-readable: only Landlock (or its absence from
+     * the mount namespace) refuses it. /etc itself is there either way. */
+    const char *a = absent();
+    char *want = h_fmt("['%s', '%s', '%s', '%s', 'PermissionError']", a, a, a, a);
     h_expect(S,
              TRY_PY "([try_(lambda: open(p).read()) for p in\n"
                     "    ('/etc/passwd', '/etc/shadow', '/etc/hostname', '/root/.bashrc')]\n"
                     " + [try_(lambda: os.listdir('/etc'))])",
-             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
-             "'PermissionError']",
-             "");
+             want, "");
+    free(want);
 }
 
 static void test_cell_cannot_write_outside_its_directories(void **state)
@@ -606,11 +619,15 @@ static void test_cell_cannot_write_outside_its_directories(void **state)
                               " try_(lambda: os.rmdir('../tmp'))]",
                        name, name, name, name, name, name, name);
     /* The last four: the session directory itself has no rule, so what
-     * is beside the three directories, and they themselves, stay put. */
-    h_expect(S, code,
-             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
-             "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']",
-             "");
+     * is beside the three directories, and they themselves, stay put. In
+     * the mount namespace /usr is a read-only mount (OSError, EROFS) and
+     * /tmp the worker's own, still refused by Landlock. */
+    const char *usr = (ci_session_sandbox(S) & CI_SANDBOX_MNTNS) ? "OSError" : "PermissionError";
+    char *want = h_fmt("['PermissionError', 'PermissionError', '%s', '%s', "
+                       "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']",
+                       usr, usr);
+    h_expect(S, code, want, "");
+    free(want);
     char *paths[] = {h_fmt("/tmp/%s", name), h_fmt("/usr/lib/python3/dist-packages/%s.py", name),
                      h_fmt("/usr/lib/python3/dist-packages/%s.pth", name)};
     for (size_t i = 0; i < 3; i++) {
@@ -652,7 +669,9 @@ static void test_cell_cannot_read_a_world_readable_file_outside(void **state)
     assert_true(readable_by_the_workers_uid(file));
     char *code = h_fmt(TRY_PY "[try_(lambda: open('%s').read()), try_(lambda: os.listdir('%s'))]",
                        file, dir);
-    h_expect(S, code, "['PermissionError', 'PermissionError']", "");
+    char *want = h_fmt("['%s', '%s']", absent(), absent());
+    h_expect(S, code, want, "");
+    free(want);
     free(code);
     free(file);
     free(dir);
@@ -899,6 +918,378 @@ static void test_cell_sees_its_parent_is_the_host(void **state)
     free(want);
 }
 
+/* ------------------------------------------ messages a model can act on */
+
+/* Runs @code; asserts it raised @name (or @alt, if not NULL) with exactly
+ * @message, and that the session goes on. */
+static void expect_policy_error(const char *code, const char *name, const char *alt,
+                                const char *message)
+{
+    ci_result *r = h_run_status(S, code, CI_STATUS_ERROR);
+    const char *n = ci_result_error_name(r);
+    if (!n || (strcmp(n, name) != 0 && (!alt || strcmp(n, alt) != 0))) {
+        h_dump(r);
+        fail_msg("raised %s, expected %s", n ? n : "(null)", name);
+    }
+    h_assert_str(ci_result_error_value(r), message);
+    h_assert_contains(ci_result_traceback(r), message);
+    ci_result_free(r);
+    h_expect(S, "'still here'", "'still here'", "");
+}
+
+/* The worker's own view of a path, without repr's quotes. */
+static char *worker_string(const char *expr)
+{
+    ci_result *r = h_run_status(S, expr, CI_STATUS_OK);
+    const char *v = ci_result_value(r);
+    assert_non_null(v);
+    char *s = h_fmt("%.*s", (int)strlen(v) - 2, v + 1);
+    ci_result_free(r);
+    return s;
+}
+
+static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
+{
+    const char *net = "network access is disabled in this sandbox";
+    const char *proc =
+        "creating processes is disabled in this sandbox (subprocess, os.system, os.fork)";
+    char *ws = worker_string("import os\nos.getcwd()");
+    char *tmpdir = worker_string("import os\nos.environ['TMPDIR']");
+    char *write = h_fmt("this sandbox can only write inside the session workspace (%s) "
+                        "and TMPDIR (%s)", ws, tmpdir);
+
+    expect_policy_error("import socket\nsocket.socket()", "PermissionError", NULL, net);
+    expect_policy_error("import socket\nsocket.create_connection(('127.0.0.1', 9))",
+                        "PermissionError", NULL, net);
+    expect_policy_error("import subprocess\nsubprocess.run(['true'])", "PermissionError",
+                        NULL, proc);
+    expect_policy_error("import os\nos.fork()", "PermissionError", NULL, proc);
+    expect_policy_error("import os\nos.kill(1, 0)", "PermissionError", NULL,
+                        "sending signals to other processes is disabled in this sandbox");
+    /* Landlock refuses /etc/passwd; a mount namespace hides it. */
+    expect_policy_error("open('/etc/passwd')", "PermissionError", "FileNotFoundError",
+                        "this sandbox can only read the session directories and the Python "
+                        "installation; /etc/passwd is outside them");
+    expect_policy_error("open('/tmp/x', 'w')", "PermissionError", NULL, write);
+    /* Inside the session, the kernel's own message stays. */
+    h_expect_error(S, "open('no such file')", "FileNotFoundError",
+                   "[Errno 2] No such file or directory: 'no such file'");
+    /* os.system keeps reporting a status; stderr says why. */
+    ci_result *r = h_run_status(S, "import os\nos.system('true') != 0", CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "True");
+    h_assert_contains(ci_result_stderr(r, NULL), proc);
+    ci_result_free(r);
+    free(write);
+    free(tmpdir);
+    free(ws);
+}
+
+/* The messages are not the boundary: past the audit hook, through libc
+ * by ctypes, the kernel still refuses each of those. */
+static void test_kernel_refuses_with_the_audit_hook_bypassed(void **state)
+{
+    h_expect(S,
+             "import ctypes, errno, os\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "def err(rc):\n"
+             "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
+             "res = [err(libc.socket(2, 1, 0)),\n"          /* AF_INET, SOCK_STREAM */
+             "       err(libc.socket(1, 1, 0)),\n"          /* AF_UNIX */
+             "       err(libc.syscall(57)),\n"              /* fork */
+             "       err(libc.kill(1, 0)),\n"
+             "       err(libc.open(b'/tmp/hook_bypass', os.O_WRONLY | os.O_CREAT, 0o600)),\n"
+             "       os.path.exists('/tmp/hook_bypass')]\n"
+             "res",
+             "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EACCES', False]", "");
+}
+
+/* numpy, pandas and matplotlib open files all the time: the hook lets
+ * them, and asyncio's socketpair still works. */
+static void test_audit_hook_leaves_libraries_alone(void **state)
+{
+    h_expect(S,
+             "import asyncio, socket, numpy as np, pandas as pd, matplotlib.pyplot as plt\n"
+             "pd.DataFrame({'a': np.arange(3)}).to_csv('hook.csv')\n"
+             "plt.plot([1, 2])\nplt.savefig('hook.png')\nplt.close('all')\n"
+             "a, b = socket.socketpair()\na.send(b'x')\n"
+             "asyncio.run(asyncio.sleep(0))\n"
+             "int(pd.read_csv('hook.csv')['a'].sum()), b.recv(1)",
+             "(3, b'x')", "");
+}
+
+/* ------------------------------------------------------ violations named */
+
+/* Runs @code; asserts the worker was killed for the call @name. */
+static void assert_named_violation(const char *code, const char *name)
+{
+    ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+    char *want = h_fmt("the cell made a forbidden system call (%s); the worker was killed", name);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    h_assert_str(ci_result_error_value(r), want);
+    free(want);
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(S), -1);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    h_expect(S, "'restarted'", "'restarted'", "");
+}
+
+static void test_violation_names_the_system_call(void **state)
+{
+    assert_named_violation("import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)", "ptrace");
+    assert_named_violation("import ctypes\nctypes.CDLL(None).syscall(272, 0)", "unshare");
+    assert_named_violation("import ctypes\nctypes.CDLL(None).syscall(425, 1, 0)",
+                           "io_uring_setup");
+    assert_named_violation("import ctypes\nctypes.CDLL(None).syscall(321, 0, 0, 0)", "bpf");
+    /* From a thread the cell started, too. */
+    assert_named_violation("import ctypes, threading\n"
+                           "t = threading.Thread(target=ctypes.CDLL(None).syscall,\n"
+                           "                     args=(101, 0, 0, 0, 0))\n"
+                           "t.start()\nt.join()",
+                           "ptrace");
+}
+
+/* A cell cannot replace the handler (rt_sigaction on SIGSYS is refused,
+ * high bits or not), and blocking SIGSYS does not save it: the kernel
+ * unblocks the signal it forces, and the worker still dies by it. */
+static void test_cell_cannot_escape_a_violation_by_its_signal_handling(void **state)
+{
+    h_expect(S,
+             "import ctypes, errno, signal\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "try:\n    signal.signal(signal.SIGSYS, lambda *a: None)\n    r = 'replaced'\n"
+             "except OSError as e:\n    r = errno.errorcode[e.errno]\n"
+             "act = (ctypes.c_char * 152)()\n"
+             "rc = libc.syscall(13, ctypes.c_long(31 | 1 << 32), act, None, 8)\n"
+             "r, rc, errno.errorcode[ctypes.get_errno()], signal.getsignal(signal.SIGSYS)",
+             "('EPERM', -1, 'EPERM', <Handlers.SIG_DFL: 0>)", "");
+    ci_result *r = h_run_status(S,
+                                "import ctypes, signal\n"
+                                "try:\n    signal.signal(signal.SIGSYS, lambda *a: None)\n"
+                                "except OSError:\n    pass\n"
+                                "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGSYS])\n"
+                                "ctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\n"
+                                "'survived'",
+                                CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "SandboxViolation");
+    ci_result_free(r);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    /* With the handler's stack taken away the signal cannot be delivered:
+     * the kernel kills the worker (by SIGSEGV) all the same. */
+    r = h_run_status(S,
+                     "import ctypes\nlibc = ctypes.CDLL(None)\n"
+                     "libc.sigaltstack((ctypes.c_long * 3)(0x1000, 0, 65536), None)\n"
+                     "libc.syscall(101, 0, 0, 0, 0)\n'survived'",
+                     CI_STATUS_KILLED);
+    assert_null(ci_result_value(r));
+    ci_result_free(r);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
+/* ------------------------------------------------ the mount namespace */
+
+/* The names in directory @path, sorted and joined by spaces. */
+static char *dir_names(const char *path)
+{
+    struct dirent **list;
+    int n = scandir(path, &list, NULL, alphasort);
+    if (n < 0)
+        fail_msg("scandir %s: %s", path, strerror(errno));
+    char *out = h_fmt("%s", "");
+    for (int i = 0; i < n; i++) {
+        if (strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0) {
+            char *next = h_fmt("%s%s%s", out, *out ? " " : "", list[i]->d_name);
+            free(out);
+            out = next;
+        }
+        free(list[i]);
+    }
+    free(list);
+    return out;
+}
+
+/* The first component of @path (absolute), e.g. "tmp" of "/tmp/a/b". */
+static char *first_component(const char *path)
+{
+    const char *end = strchr(path + 1, '/');
+    return h_fmt("%.*s", (int)(end ? end - path - 1 : (long)strlen(path + 1)), path + 1);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* @names sorted, without duplicates, joined by spaces. */
+static char *sorted_names(const char **names, size_t n)
+{
+    qsort(names, n, sizeof *names, cmp_names);
+    char *out = h_fmt("%s", "");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+            continue;
+        char *next = h_fmt("%s%s%s", out, *out ? " " : "", names[i]);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
+static void test_mount_namespace_root_holds_only_what_python_needs(void **state)
+{
+    require_layer(CI_SANDBOX_MNTNS, "mount namespace");
+    if (geteuid() != 0) {
+        print_message("      skipped: only root may look into /proc/<pid>/root of the worker\n");
+        skip();
+    }
+    int pid = ci_session_pid(S);
+    struct stat st;
+    /* The top level: what the host has of these, plus where the session is. */
+    static const char *const top[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+    const char *want_top[16];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof top / sizeof *top; i++) {
+        char *path = h_fmt("/%s", top[i]);
+        if (lstat(path, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
+            want_top[n++] = top[i];
+        free(path);
+    }
+    char *session_top = first_component(ci_session_workspace(S));
+    want_top[n++] = "dev";
+    want_top[n++] = "etc";
+    want_top[n++] = "proc";
+    want_top[n++] = "sys";
+    want_top[n++] = "tmp";
+    want_top[n++] = "usr";
+    want_top[n++] = session_top;
+    char *want = sorted_names(want_top, n);
+    char *root = h_fmt("/proc/%d/root", pid);
+    char *got = dir_names(root);
+    h_assert_str(got, want);
+    free(got);
+    free(want);
+
+    /* /etc: the files the Landlock rules allow, and the three directories
+     * the warm-up reads, as far as the host has them. */
+    static const char *const etc[] = {"ld.so.cache", "localtime", "matplotlibrc", "mime.types",
+                                      "alternatives", "fonts", "python3.11"};
+    const char *want_etc[16];
+    n = 0;
+    for (size_t i = 0; i < sizeof etc / sizeof *etc; i++) {
+        char *path = h_fmt("/etc/%s", etc[i]);
+        if (stat(path, &st) == 0)
+            want_etc[n++] = etc[i];
+        free(path);
+    }
+    want = sorted_names(want_etc, n);
+    char *path = h_fmt("%s/etc", root);
+    got = dir_names(path);
+    h_assert_str(got, want);
+    free(got);
+    free(want);
+    free(path);
+
+    path = h_fmt("%s/dev", root);
+    got = dir_names(path);
+    h_assert_str(got, "null random urandom zero");
+    free(got);
+    free(path);
+
+    /* The root is a read-only tmpfs (pivot_root happened, the old root
+     * is gone), /usr a read-only mount. */
+    path = h_fmt("/proc/%d/mountinfo", pid);
+    char *info = h_read_file(path, NULL);
+    int root_seen = 0, usr_seen = 0;
+    for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+        char mnt[4096], opts[256];
+        if (sscanf(line, "%*s %*s %*s %*s %4095s %255s", mnt, opts) != 2)
+            continue;
+        if (strcmp(mnt, "/") == 0) {
+            root_seen++;
+            assert_non_null(strstr(line, " - tmpfs "));
+            assert_true(strncmp(opts, "ro,", 3) == 0);
+        } else if (strcmp(mnt, "/usr") == 0) {
+            usr_seen++;
+            assert_true(strncmp(opts, "ro,", 3) == 0);
+        }
+    }
+    assert_int_equal(root_seen, 1);
+    assert_int_equal(usr_seen, 1);
+    free(info);
+    free(path);
+    free(root);
+    free(session_top);
+}
+
+static void test_host_files_do_not_exist_for_a_cell(void **state)
+{
+    require_layer(CI_SANDBOX_MNTNS, "mount namespace");
+    /* stat needs no Landlock right: only the mount namespace hides these. */
+    h_expect(S,
+             "import os\n"
+             "def st(p):\n"
+             "    try:\n        os.stat(p)\n        return 'there'\n"
+             "    except OSError as e:\n        return type(e).__name__\n"
+             "[st(p) for p in ('/etc/shadow', '/etc/passwd', '/home', '/root', '/var',\n"
+             "                 '/boot', '/etc/hostname', '/usr/bin/python3', '/etc/localtime')]",
+             "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+             "'FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+             "'FileNotFoundError', 'there', 'there']",
+             "");
+    /* The workspace is at the same path, and so are HOME and TMPDIR. */
+    h_expect(S, "import os\nall(os.path.isdir(os.environ[v]) for v in ('HOME', 'TMPDIR', 'MPLCONFIGDIR'))",
+             "True", "");
+    char *want = h_fmt("'%s'", ci_session_workspace(S));
+    h_expect(S, "import os\nos.getcwd()", want, "");
+    free(want);
+}
+
+static void test_tmp_is_private_to_the_worker(void **state)
+{
+    require_layer(CI_SANDBOX_MNTNS, "mount namespace");
+    /* A file in the host's /tmp is not in the worker's. */
+    char *name = h_fmt("ci-mntns-probe-%d", (int)getpid());
+    char *host_file = h_fmt("/tmp/%s", name);
+    h_write_file(host_file, "host", 4);
+    char *code = h_fmt("import os\nos.path.lexists('/tmp/%s')", name);
+    h_expect(S, code, "False", "");
+    free(code);
+    /* A cell cannot write there (Landlock), and nothing of it reaches
+     * the host's /tmp. */
+    code = h_fmt("import os\ntry:\n    open('/tmp/%s-cell', 'w')\n    r = 'written'\n"
+                 "except OSError as e:\n    r = type(e).__name__\nr", name);
+    h_expect(S, code, (ci_session_sandbox(S) & CI_SANDBOX_LANDLOCK) ? "'PermissionError'" : NULL,
+             "");
+    free(code);
+    char *cell_file = h_fmt("/tmp/%s-cell", name);
+    assert_int_equal(access(cell_file, F_OK), -1);
+    if (geteuid() == 0) {
+        /* The worker's /tmp is another filesystem; what is put in it is
+         * seen there only, and goes with the worker. */
+        int pid = ci_session_pid(S);
+        char *inside = h_fmt("/proc/%d/root/tmp/%s-inside", pid, name);
+        struct stat host_tmp, worker_tmp;
+        char *worker_tmp_path = h_fmt("/proc/%d/root/tmp", pid);
+        assert_int_equal(stat("/tmp", &host_tmp), 0);
+        assert_int_equal(stat(worker_tmp_path, &worker_tmp), 0);
+        assert_true(host_tmp.st_dev != worker_tmp.st_dev);
+        h_write_file(inside, "inside", 6);
+        code = h_fmt("import os\nos.path.exists('/tmp/%s-inside')", name);
+        h_expect(S, code, "True", "");
+        char *outside = h_fmt("/tmp/%s-inside", name);
+        assert_int_equal(access(outside, F_OK), -1);
+        assert_int_equal(ci_session_restart(S), CI_OK);
+        h_expect(S, code, "False", "");
+        free(outside);
+        free(code);
+        free(worker_tmp_path);
+        free(inside);
+    }
+    unlink(host_file);
+    free(cell_file);
+    free(host_file);
+    free(name);
+}
+
 int main(int argc, char **argv)
 {
     h_watchdog(120);
@@ -952,6 +1343,14 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_io_uring_is_sandbox_violation, h_setup_alive),
         cmocka_unit_test_setup(test_i386_syscall_is_sandbox_violation, h_setup_alive),
         cmocka_unit_test_setup(test_x32_syscall_is_sandbox_violation, h_setup_alive),
+        cmocka_unit_test_setup(test_blocked_actions_raise_messages_naming_the_policy, h_setup_alive),
+        cmocka_unit_test_setup(test_kernel_refuses_with_the_audit_hook_bypassed, h_setup_alive),
+        cmocka_unit_test_setup(test_audit_hook_leaves_libraries_alone, h_setup_alive),
+        cmocka_unit_test_setup(test_violation_names_the_system_call, h_setup_alive),
+        cmocka_unit_test_setup(test_cell_cannot_escape_a_violation_by_its_signal_handling, h_setup_alive),
+        cmocka_unit_test_setup(test_mount_namespace_root_holds_only_what_python_needs, h_setup_alive),
+        cmocka_unit_test_setup(test_host_files_do_not_exist_for_a_cell, h_setup_alive),
+        cmocka_unit_test_setup(test_tmp_is_private_to_the_worker, h_setup_alive),
     };
     return cmocka_run_group_tests_name("sandbox", tests, group_setup, group_teardown);
 }

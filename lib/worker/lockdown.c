@@ -220,10 +220,14 @@ uint32_t ci_isolate(pid_t parent)
     /* Only a root worker can do these yet; it does them now so that it
      * has them even where user namespaces are forbidden. */
     layers = ci_unshare_others(0);
+    /* As root, the mount namespace belongs to the host's user namespace:
+     * nothing in the worker's own can change its mounts. */
+    layers |= ci_mount_root(0);
     ci_leave_root();
     layers |= ci_unshare_user();
     /* With the capabilities the new user namespace gave us, if any. */
     layers |= ci_unshare_others(layers);
+    layers |= ci_mount_root(layers);
     ci_drop_capabilities();
     layers |= ci_check_unprivileged();
     /* Leaving root cleared the parent-death signal (commit_creds). */

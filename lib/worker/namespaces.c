@@ -1,6 +1,6 @@
 /*
- * Namespaces of the worker's own: user, network, IPC and UTS (mount and
- * PID namespaces are not attempted).
+ * Namespaces of the worker's own: user, network, IPC and UTS (the mount
+ * namespace is mounts.c's; a PID namespace is not attempted).
  *
  * They are made early in main(), while the worker is single-threaded:
  * unshare(CLONE_NEWUSER) refuses a process with more than one thread, and

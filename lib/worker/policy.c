@@ -9,6 +9,8 @@
  * network); tkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_*
  * (signals leave the process only through kill and tgkill, checked
  * below); chown, setuid and the other credential calls; seccomp itself.
+ * The calls at the end of the table are trapped instead: the worker names
+ * the call to the host and dies by SIGSYS (see on_sigsys).
  *
  * The filter is for x86_64 only. Any other architecture, i386's int 0x80
  * included, takes the bad-architecture action, which kills the process;
@@ -19,13 +21,16 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "proto.h"
 #include "worker.h"
 
 #ifndef __x86_64__
@@ -47,6 +52,8 @@ enum cond {
     MASKED,  /* (argument & mask) == value, all 64 bits */
     SELF,    /* argument == the worker's pid */
     EQ2,     /* argument == value, and argument arg2 == value2 */
+    EQ_MASKED2, /* argument == value, and (argument arg2 & mask) == value2 */
+    LT,      /* argument < value, unsigned, all 64 bits */
 };
 
 struct rule {
@@ -67,8 +74,13 @@ struct rule {
 #define ALLOW_MASKED(sys, a, m, v) RULE(SCMP_ACT_ALLOW, sys, MASKED, a, m, v)
 #define ALLOW_SELF(sys, a) RULE(SCMP_ACT_ALLOW, sys, SELF, a, 0, 0)
 #define ALLOW_IF2(sys, a, v, a2, v2) {SCMP_SYS(sys), #sys, SCMP_ACT_ALLOW, EQ2, a, 0, v, a2, v2}
+#define ALLOW_IF_MASKED2(sys, a, v, a2, m2, v2) \
+    {SCMP_SYS(sys), #sys, SCMP_ACT_ALLOW, EQ_MASKED2, a, m2, v, a2, v2}
 #define FAIL(sys, err) RULE(SCMP_ACT_ERRNO(err), sys, ANY, 0, 0, 0)
-#define KILL(sys) RULE(SCMP_ACT_KILL_PROCESS, sys, ANY, 0, 0, 0)
+#define ALLOW_LT(sys, a, v) RULE(SCMP_ACT_ALLOW, sys, LT, a, 0, v)
+/* Trapped, not killed outright: the SIGSYS handler below names the call
+ * to the host, then dies by SIGSYS. The call itself never runs. */
+#define KILL(sys) RULE(SCMP_ACT_TRAP, sys, ANY, 0, 0, 0)
 
 static const struct rule rules[] = {
     /* memory */
@@ -217,7 +229,14 @@ static const struct rule rules[] = {
     ALLOW(getrandom),              /* os.urandom, hash seeds */
 
     /* signals, to the worker itself only */
-    ALLOW(rt_sigaction),
+    /* rt_sigaction for any signal but SIGSYS, whose handler reports
+     * violations (see ci_policy_trap_install); reading it stays allowed.
+     * Compared on all 64 bits, so SIGSYS with high bits set is refused
+     * too (the kernel reads only the low 32). */
+    ALLOW_LT(rt_sigaction, 0, SIGSYS),
+    ALLOW_MASKED(rt_sigaction, 0, ~(uint64_t)0x1f, 0x20), /* 32 to 63 */
+    ALLOW_IF(rt_sigaction, 0, 64),
+    ALLOW_IF2(rt_sigaction, 0, SIGSYS, 1, 0),
     ALLOW(rt_sigprocmask),
     ALLOW(rt_sigreturn),
     ALLOW(rt_sigpending),
@@ -251,7 +270,11 @@ static const struct rule rules[] = {
 
     /* sockets: only pairs, which reach nothing outside (asyncio's
      * self-pipe); the rest works on those and on the channel */
-    ALLOW_IF(socketpair, 0, AF_UNIX),
+    /* AF_UNIX and SOCK_STREAM only (SOCK_CLOEXEC and SOCK_NONBLOCK may
+     * be or'ed in): a stream pair ignores destination addresses, while a
+     * datagram pair could sendto() a named unix socket outside */
+    ALLOW_IF_MASKED2(socketpair, 0, AF_UNIX, 1, ~(uint64_t)(SOCK_CLOEXEC | SOCK_NONBLOCK),
+                     SOCK_STREAM),
     ALLOW(sendto),
     ALLOW(recvfrom),
     ALLOW(sendmsg),
@@ -304,6 +327,73 @@ static const struct rule rules[] = {
     KILL(quotactl),
 };
 
+/* ------------------------------------------------- naming violations */
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS; glibc lacks it */
+#endif
+
+static char trap_stack[64 * 1024];
+
+/* The rule table's name for syscall @nr, if it is one we trap. */
+static const char *trapped_name(long nr)
+{
+    for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
+        if (rules[i].nr == nr && rules[i].action == SCMP_ACT_TRAP)
+            return rules[i].name;
+    return NULL;
+}
+
+/*
+ * SIGSYS from a trapped call: one VIOLATION frame naming it on the
+ * channel, then death by SIGSYS (SA_RESETHAND made the action the
+ * default again). Async-signal-safe only. If this cannot run (SIGSYS
+ * blocked: the kernel then resets the action and unblocks it), the
+ * process still dies by SIGSYS, unnamed.
+ */
+static void on_sigsys(int sig, siginfo_t *si, void *uctx)
+{
+    struct {
+        struct ci_frame_header h;
+        uint32_t nr;
+        char name[CI_VIOLATION_NAME_MAX];
+    } f;
+    const char *name = NULL;
+    size_t len = 0;
+
+    (void)uctx;
+    if (si && si->si_code == SYS_SECCOMP)
+        name = trapped_name(si->si_syscall);
+    if (name) {
+        while (name[len] && len < sizeof f.name) {
+            f.name[len] = name[len];
+            len++;
+        }
+        f.h.type = CI_FRAME_VIOLATION;
+        f.h.len = (uint32_t)(sizeof f.nr + len);
+        f.nr = (uint32_t)si->si_syscall;
+        send(CI_FD_CHANNEL, &f, sizeof f.h + f.h.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+    /* Not reached: the default action of SIGSYS ends the process. */
+    syscall(SYS_exit_group, 128 + SIGSYS);
+}
+
+/* Installs the SIGSYS handler, on an alternate stack of the main thread
+ * (other threads run it on their own stack). */
+static void trap_install(void)
+{
+    stack_t ss = {.ss_sp = trap_stack, .ss_size = sizeof trap_stack};
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGSYS, &sa, NULL) != 0)
+        ci_fatal(CI_EXIT_SECCOMP, "seccomp: SIGSYS handler: %s", strerror(errno));
+}
+
 static _Noreturn void failed(const char *what, const char *name, int rc)
 {
     ci_fatal(CI_EXIT_SECCOMP, "seccomp: %s%s%s: %s", what, name ? " " : "",
@@ -328,11 +418,19 @@ static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
         cmp[1] = SCMP_CMP64(r->arg2, SCMP_CMP_EQ, r->value2);
         n = 2;
         break;
+    case EQ_MASKED2:
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, r->value);
+        cmp[1] = SCMP_CMP64(r->arg2, SCMP_CMP_MASKED_EQ, r->mask, r->value2);
+        n = 2;
+        break;
     case MASKED:
         cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value);
         break;
     case SELF:
         cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, (uint64_t)self);
+        break;
+    case LT:
+        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_LT, r->value);
         break;
     }
     rc = seccomp_rule_add_exact_array(ctx, r->action, r->nr, n, cmp);
@@ -360,6 +458,7 @@ void ci_policy_load(void)
         failed("filter attributes", NULL, rc);
     for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
         add_rule(ctx, &rules[i], self);
+    trap_install();
     rc = seccomp_load(ctx);
     if (rc < 0)
         failed("seccomp_load", NULL, rc);

@@ -126,6 +126,15 @@ uint32_t ci_unshare_user(void);
  * or inside our user namespace); refusals are skipped. */
 uint32_t ci_unshare_others(uint32_t have);
 
+/* ------------------------------------------------------------ mounts.c */
+
+/* A mount namespace whose root is a minimal read-only tmpfs (see
+ * mounts.c), entered with pivot_root; the cwd is kept. CI_LAYER_MNTNS, or
+ * 0 if it is in @have or the kernel refuses the namespace; any later
+ * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
+ * inside our user namespace); single-threaded only. */
+uint32_t ci_mount_root(uint32_t have);
+
 /* ------------------------------------------------------------ policy.c */
 
 /* Builds the seccomp filter and loads it on every thread; exits with

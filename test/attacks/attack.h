@@ -12,8 +12,9 @@
  *    refuse to hand out a worker that is not under a seccomp filter: as
  *    root, an unfiltered kill(-1) or a write to /usr would hit the machine,
  *    not a sandbox;
- *  - gives each test a_setup_alive as setup, which restarts a worker a
- *    previous attack killed and checks the new one is filtered too;
+ *  - lists each test as A_TEST(f): a_setup_alive before it restarts a
+ *    worker a previous attack killed and checks the new one is filtered
+ *    too; a_teardown after it frees the test's cell (a_cell);
  *  - asserts from the host side that the attack had no effect, and that
  *    the cell ended with a clear error or a SandboxViolation.
  *
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -47,8 +49,9 @@
 #define A_ENV_NAME "CI_ATTACK_HOST_SECRET"
 #define A_ARG_PREFIX "--ci-attack-argv-secret="
 
-/* Exception names of a refused call. */
-#define A_OSERR "PermissionError|OSError"
+/* Exception names of a refused call. FileNotFoundError: in the worker's
+ * mount namespace (CI_SANDBOX_MNTNS) the host's files do not exist. */
+#define A_OSERR "PermissionError|OSError|FileNotFoundError"
 
 /* ------------------------------------------------------------ secrets */
 
@@ -68,6 +71,17 @@ static inline void a_random_hex(char *out, size_t nbytes)
     }
     for (size_t i = 0; i < nbytes; i++)
         snprintf(out + 2 * i, 3, "%02x", buf[i]);
+}
+
+/* @prefix followed by 2 * @nbytes random hex digits, in @out of @size
+ * bytes: a text no file or memory holds by chance. */
+static inline void a_secret_text(char *out, size_t size, const char *prefix, size_t nbytes)
+{
+    size_t len = strlen(prefix);
+    if (nbytes > 64 || len + 2 * nbytes + 1 > size)
+        abort();
+    memcpy(out, prefix, len);
+    a_random_hex(out + len, nbytes);
 }
 
 /* Hex of @len bytes of @s, malloc'ed. */
@@ -141,10 +155,8 @@ static inline void a_main_prologue(int argc, char **argv, int watchdog_s)
 {
     if (!getenv(A_ENV_NAME) || !a_argv_secret(argc, argv)) {
         char env[80], arg[80];
-        snprintf(env, sizeof env, "ci-env-secret-");
-        a_random_hex(env + strlen(env), 16);
-        snprintf(arg, sizeof arg, A_ARG_PREFIX "ci-argv-secret-");
-        a_random_hex(arg + strlen(arg), 16);
+        a_secret_text(env, sizeof env, "ci-env-secret-", 16);
+        a_secret_text(arg, sizeof arg, A_ARG_PREFIX "ci-argv-secret-", 16);
         setenv(A_ENV_NAME, env, 1);
         char **nargv = calloc((size_t)argc + 2, sizeof *nargv);
         if (!nargv)
@@ -167,8 +179,7 @@ static char a_heap_secret_copy[64] __attribute__((unused));
 static inline void a_plant_heap_secret(void)
 {
     char s[64];
-    snprintf(s, sizeof s, "ci-heap-secret-");
-    a_random_hex(s + strlen(s), 16);
+    a_secret_text(s, sizeof s, "ci-heap-secret-", 16);
     a_heap_secret = malloc(sizeof s);
     if (!a_heap_secret)
         abort();
@@ -298,6 +309,21 @@ static inline int a_setup_alive(void **state)
     return a_verify(a_group);
 }
 
+/* The current test's cell, when the test builds it with h_fmt(): freed
+ * by a_teardown, whether the test passed or failed. */
+static char *a_cell __attribute__((unused));
+
+/* Teardown of every attack test: frees a_cell. Always 0. */
+static inline int a_teardown(void **state)
+{
+    free(a_cell);
+    a_cell = NULL;
+    return 0;
+}
+
+/* An attack test with the setup and teardown above. */
+#define A_TEST(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, a_teardown)
+
 /* --------------------------------------------------- running an attack */
 
 /* 1 if @name is one of the '|'-separated names in @names. */
@@ -393,6 +419,38 @@ static inline void a_write_canary(const char *path, const char *text, mode_t mod
     h_write_file(path, text, strlen(text));
     if (chmod(path, mode) != 0)
         fail_msg("chmod %s: %s", path, strerror(errno));
+}
+
+/* Writes @text to @dir/canary with @mode; the path, malloc'ed. */
+static inline char *a_canary(const char *dir, const char *text, mode_t mode)
+{
+    char *path = h_fmt("%s/canary", dir);
+    a_write_canary(path, text, mode);
+    return path;
+}
+
+/* A process of the test's own for attacks to aim at: it pauses until
+ * a_sentinel_stop() and dies with the test (PR_SET_PDEATHSIG). Its pid,
+ * or -1 if fork failed. */
+static inline pid_t a_sentinel_start(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+/* Kills and reaps the sentinel *@pid, if there is one; *@pid becomes -1. */
+static inline void a_sentinel_stop(pid_t *pid)
+{
+    if (*pid > 0) {
+        kill(*pid, SIGKILL);
+        waitpid(*pid, NULL, 0);
+    }
+    *pid = -1;
 }
 
 /* An inotify descriptor watching @path for any access. */

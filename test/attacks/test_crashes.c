@@ -189,18 +189,16 @@ static void test_fault_on_another_thread(void **state)
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
-#define T(f) cmocka_unit_test_setup(f, a_setup_alive)
     const struct CMUnitTest tests[] = {
-        T(test_read_of_address_zero),
-        T(test_python_recursion_with_the_limit_lifted),
-        T(test_recursion_through_c_with_the_limit_lifted),
-        T(test_code_object_with_an_unknown_opcode),
-        T(test_code_object_loading_a_constant_out_of_range),
-        T(test_marshal_of_garbage),
-        T(test_corrupted_object_type_pointer),
-        T(test_abort_leaves_no_core),
-        T(test_fault_on_another_thread),
+        A_TEST(test_read_of_address_zero),
+        A_TEST(test_python_recursion_with_the_limit_lifted),
+        A_TEST(test_recursion_through_c_with_the_limit_lifted),
+        A_TEST(test_code_object_with_an_unknown_opcode),
+        A_TEST(test_code_object_loading_a_constant_out_of_range),
+        A_TEST(test_marshal_of_garbage),
+        A_TEST(test_corrupted_object_type_pointer),
+        A_TEST(test_abort_leaves_no_core),
+        A_TEST(test_fault_on_another_thread),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: crashes", tests, group_setup, group_teardown);
 }

@@ -16,30 +16,25 @@ static char *canary;      /* 0644 in dir */
 static char *home_canary; /* 0644 in the user's home */
 static char *b_secret;    /* a file put into B's workspace */
 static char secret_text[64], home_text[64], b_text[64];
-static char *code;
 
 static int group_setup(void **state)
 {
     root = a_tmpdir(0755);
     dir = a_tmpdir(0755);
-    canary = h_fmt("%s/canary", dir);
-    snprintf(secret_text, sizeof secret_text, "fs-read-canary-");
-    a_random_hex(secret_text + strlen(secret_text), 8);
-    a_write_canary(canary, secret_text, 0644);
+    a_secret_text(secret_text, sizeof secret_text, "fs-read-canary-", 8);
+    canary = a_canary(dir, secret_text, 0644);
 
     struct passwd *pw = getpwuid(getuid());
     if (!pw)
         return -1;
     home_canary = h_fmt("%s/.ci-attack-home-%d", pw->pw_dir, (int)getpid());
-    snprintf(home_text, sizeof home_text, "home-canary-");
-    a_random_hex(home_text + strlen(home_text), 8);
+    a_secret_text(home_text, sizeof home_text, "home-canary-", 8);
     a_write_canary(home_canary, home_text, 0644);
 
     struct h_limits lim = {.root = root};
     if (a_group_session(&A, &lim) != 0 || !(B = a_session_new(&lim)))
         return -1;
-    snprintf(b_text, sizeof b_text, "other-session-");
-    a_random_hex(b_text + strlen(b_text), 8);
+    a_secret_text(b_text, sizeof b_text, "other-session-", 8);
     if (ci_session_put_file(B, "secret.txt", b_text, strlen(b_text)) != CI_OK)
         return -1;
     b_secret = h_fmt("%s/secret.txt", ci_session_workspace(B));
@@ -61,21 +56,14 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    free(code);
-    code = NULL;
-    return 0;
-}
-
 /* Runs a cell reading @path with @how (a Python expression of `p` giving
  * bytes), which must fail; the file must see no access. */
 static void attack_read(const char *path, const char *how)
 {
     int watch = a_watch(path);
     char *lit = a_pystr(path);
-    code = h_fmt("import os\np = %s\ndata = %s\nlen(data) >= 0", lit, how);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("import os\np = %s\ndata = %s\nlen(data) >= 0", lit, how);
+    a_stopped(A, a_cell, A_OSERR);
     a_assert_untouched(watch, path);
     free(lit);
 }
@@ -96,8 +84,8 @@ static void test_home_directory_listing(void **state)
 {
     char *home = h_fmt("%.*s", (int)(strrchr(home_canary, '/') - home_canary), home_canary);
     char *lit = a_pystr(home);
-    code = h_fmt("import os\nlen(os.listdir(%s)) >= 0", lit);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("import os\nlen(os.listdir(%s)) >= 0", lit);
+    a_stopped(A, a_cell, A_OSERR);
     free(lit);
     free(home);
 }
@@ -145,8 +133,8 @@ static void test_other_sessions_file_by_relative_path(void **state)
     char *rel = h_fmt("../..%.*s/workspace/secret.txt", (int)(end - start), start);
     int watch = a_watch(b_secret);
     char *lit = a_pystr(rel);
-    code = h_fmt("data = open(%s, 'rb').read()\nlen(data) >= 0", lit);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("data = open(%s, 'rb').read()\nlen(data) >= 0", lit);
+    a_stopped(A, a_cell, A_OSERR);
     a_assert_untouched(watch, b_secret);
     free(lit);
     free(rel);
@@ -166,21 +154,19 @@ static void test_listing_tmp(void **state)
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
-#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_etc_shadow),
-        T(test_etc_passwd),
-        T(test_home_directory_listing),
-        T(test_home_directory_canary),
-        T(test_test_canary_with_open),
-        T(test_test_canary_with_numpy_fromfile),
-        T(test_test_canary_with_os_open_and_mmap),
-        T(test_other_sessions_file_by_absolute_path),
-        T(test_other_sessions_file_by_relative_path),
-        T(test_listing_the_workspace_root_finds_no_other_session),
-        T(test_listing_tmp),
+        A_TEST(test_etc_shadow),
+        A_TEST(test_etc_passwd),
+        A_TEST(test_home_directory_listing),
+        A_TEST(test_home_directory_canary),
+        A_TEST(test_test_canary_with_open),
+        A_TEST(test_test_canary_with_numpy_fromfile),
+        A_TEST(test_test_canary_with_os_open_and_mmap),
+        A_TEST(test_other_sessions_file_by_absolute_path),
+        A_TEST(test_other_sessions_file_by_relative_path),
+        A_TEST(test_listing_the_workspace_root_finds_no_other_session),
+        A_TEST(test_listing_tmp),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: reading outside the workspace", tests,
                                        group_setup, group_teardown);
 }

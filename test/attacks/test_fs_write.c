@@ -18,7 +18,7 @@ static char *canary;      /* 0666 in dir */
 static const char *home;
 static char canary_text[64], b_text[64];
 static char tag[40];      /* unique part of the names attacks create */
-static char *code, *target;
+static char *target;
 
 static int group_setup(void **state)
 {
@@ -26,10 +26,8 @@ static int group_setup(void **state)
     a_random_hex(tag + strlen(tag), 4);
     root = a_tmpdir(0755);
     dir = a_tmpdir(0777);
-    canary = h_fmt("%s/canary", dir);
-    snprintf(canary_text, sizeof canary_text, "fs-write-canary-");
-    a_random_hex(canary_text + strlen(canary_text), 8);
-    a_write_canary(canary, canary_text, 0666);
+    a_secret_text(canary_text, sizeof canary_text, "fs-write-canary-", 8);
+    canary = a_canary(dir, canary_text, 0666);
     struct passwd *pw = getpwuid(getuid());
     if (!pw)
         return -1;
@@ -38,8 +36,7 @@ static int group_setup(void **state)
     struct h_limits lim = {.root = root};
     if (a_group_session(&A, &lim) != 0 || !(B = a_session_new(&lim)))
         return -1;
-    snprintf(b_text, sizeof b_text, "other-session-");
-    a_random_hex(b_text + strlen(b_text), 8);
+    a_secret_text(b_text, sizeof b_text, "other-session-", 8);
     if (ci_session_put_file(B, "data.txt", b_text, strlen(b_text)) != CI_OK)
         return -1;
     char *p = h_fmt("%s/data.txt", ci_session_workspace(B));
@@ -102,10 +99,9 @@ static int teardown(void **state)
     }
     free(p);
     a_write_canary(canary, canary_text, 0666);
-    free(code);
     free(target);
-    code = target = NULL;
-    return 0;
+    target = NULL;
+    return a_teardown(state);
 }
 
 /* A cell creating the new file @path (Python: open(p, 'x')), which must be
@@ -113,8 +109,8 @@ static int teardown(void **state)
 static void attack_create(const char *path, const char *content)
 {
     char *lit = a_pystr(path);
-    code = h_fmt("p = %s\nwith open(p, 'x') as f:\n    f.write(%s)\n", lit, content);
-    a_stopped(A, code, A_OSERR "|FileNotFoundError");
+    a_cell = h_fmt("p = %s\nwith open(p, 'x') as f:\n    f.write(%s)\n", lit, content);
+    a_stopped(A, a_cell, A_OSERR "|FileNotFoundError");
     a_assert_absent(path);
     free(lit);
 }
@@ -137,8 +133,8 @@ static void test_new_directory_in_a_test_directory(void **state)
 {
     target = h_fmt("%s/%s.d", dir, tag);
     char *lit = a_pystr(target);
-    code = h_fmt("import os\nos.mkdir(%s)", lit);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("import os\nos.mkdir(%s)", lit);
+    a_stopped(A, a_cell, A_OSERR);
     a_assert_absent(target);
     free(lit);
 }
@@ -149,8 +145,8 @@ static void attack_canary(const char *how)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\np = %s\n%s", lit, how);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("import os\np = %s\n%s", lit, how);
+    a_stopped(A, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     a_assert_file_is(canary, canary_text);
     free(lit);
@@ -197,18 +193,18 @@ static void test_pth_file_in_every_site_directory(void **state)
 {
     /* A .pth file runs at every interpreter's start on the machine: the
      * content is a comment only, should one ever land. */
-    code = h_fmt("import site\nerrors, made = [], []\n"
-                 "for d in site.getsitepackages():\n"
-                 "    try:\n"
-                 "        with open(f'{d}/%s.pth', 'x') as f:\n"
-                 "            f.write('# codeinterp attack test\\n')\n"
-                 "        made.append(d)\n"
-                 "    except OSError as e:\n"
-                 "        errors.append(e)\n"
-                 "if not made:\n    raise errors[0]\n"
-                 "made",
-                 tag);
-    a_stopped(A, code, A_OSERR "|FileNotFoundError");
+    a_cell = h_fmt("import site\nerrors, made = [], []\n"
+                   "for d in site.getsitepackages():\n"
+                   "    try:\n"
+                   "        with open(f'{d}/%s.pth', 'x') as f:\n"
+                   "            f.write('# codeinterp attack test\\n')\n"
+                   "        made.append(d)\n"
+                   "    except OSError as e:\n"
+                   "        errors.append(e)\n"
+                   "if not made:\n    raise errors[0]\n"
+                   "made",
+                   tag);
+    a_stopped(A, a_cell, A_OSERR "|FileNotFoundError");
     const char *dirs[] = {"/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages",
                           "/usr/lib/python3.11/dist-packages"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
@@ -224,12 +220,12 @@ static void test_pyc_in_stdlib_pycache(void **state)
      * the next interpreter. A new name, so nothing real is shadowed. */
     target = h_fmt("/usr/lib/python3.11/json/__pycache__/%s.cpython-311.pyc", tag);
     char *lit = a_pystr(target);
-    code = h_fmt("import importlib.util, marshal\n"
-                 "data = importlib.util.MAGIC_NUMBER + bytes(12) + "
-                 "marshal.dumps(compile('1', 'x', 'exec'))\n"
-                 "with open(%s, 'xb') as f:\n    f.write(data)",
-                 lit);
-    a_stopped(A, code, A_OSERR "|FileNotFoundError");
+    a_cell = h_fmt("import importlib.util, marshal\n"
+                   "data = importlib.util.MAGIC_NUMBER + bytes(12) + "
+                   "marshal.dumps(compile('1', 'x', 'exec'))\n"
+                   "with open(%s, 'xb') as f:\n    f.write(data)",
+                   lit);
+    a_stopped(A, a_cell, A_OSERR "|FileNotFoundError");
     a_assert_absent(target);
     free(lit);
 }
@@ -261,8 +257,8 @@ static void test_overwrite_in_another_sessions_workspace(void **state)
     char *p = h_fmt("%s/data.txt", ci_session_workspace(B));
     int watch = a_watch(p);
     char *lit = a_pystr(p);
-    code = h_fmt("with open(%s, 'w') as f:\n    f.write('PWNED')", lit);
-    a_stopped(A, code, A_OSERR);
+    a_cell = h_fmt("with open(%s, 'w') as f:\n    f.write('PWNED')", lit);
+    a_stopped(A, a_cell, A_OSERR);
     a_assert_untouched(watch, p);
     void *data = NULL;
     size_t len = 0;

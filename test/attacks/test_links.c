@@ -15,16 +15,13 @@ static char *root;   /* workspace root */
 static char *dir;    /* test-owned, 0777 */
 static char *canary; /* 0666 in dir */
 static char canary_text[64];
-static char *code;
 
 static int group_setup(void **state)
 {
     root = a_tmpdir(0755);
     dir = a_tmpdir(0777);
-    canary = h_fmt("%s/canary", dir);
-    snprintf(canary_text, sizeof canary_text, "links-canary-");
-    a_random_hex(canary_text + strlen(canary_text), 8);
-    a_write_canary(canary, canary_text, 0666);
+    a_secret_text(canary_text, sizeof canary_text, "links-canary-", 8);
+    canary = a_canary(dir, canary_text, 0666);
     return a_group_session(&S, &(struct h_limits){.root = root});
 }
 
@@ -47,9 +44,7 @@ static int teardown(void **state)
     mkdir(dir, 0777);
     chmod(dir, 0777);
     a_write_canary(canary, canary_text, 0666);
-    free(code);
-    code = NULL;
-    return 0;
+    return a_teardown(state);
 }
 
 /*
@@ -112,8 +107,8 @@ static void test_symlink_to_a_canary(void **state)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\nos.symlink(%s, 'sym_canary')", lit);
-    int made = try_make(code);
+    a_cell = h_fmt("import os\nos.symlink(%s, 'sym_canary')", lit);
+    int made = try_make(a_cell);
     /* Whatever the cell managed, the host neither reads nor writes
      * through it. */
     assert_get_refused("sym_canary");
@@ -130,9 +125,9 @@ static void test_read_through_the_cells_own_symlink(void **state)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\nos.symlink(%s, 'sym_read')\nlen(open('sym_read', 'rb').read()) >= 0",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\nos.symlink(%s, 'sym_read')\nlen(open('sym_read', 'rb').read()) >= 0",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     free(lit);
 }
@@ -141,10 +136,10 @@ static void test_write_through_the_cells_own_symlink(void **state)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\nos.symlink(%s, 'sym_write')\n"
-                 "with open('sym_write', 'w') as f:\n    f.write('PWNED')",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\nos.symlink(%s, 'sym_write')\n"
+                   "with open('sym_write', 'w') as f:\n    f.write('PWNED')",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     a_assert_file_is(canary, canary_text);
     free(lit);
@@ -153,8 +148,8 @@ static void test_write_through_the_cells_own_symlink(void **state)
 static void test_symlinked_directory_then_host_put(void **state)
 {
     char *lit = a_pystr(dir);
-    code = h_fmt("import os\nos.symlink(%s, 'sym_dir')", lit);
-    int made = try_make(code);
+    a_cell = h_fmt("import os\nos.symlink(%s, 'sym_dir')", lit);
+    int made = try_make(a_cell);
     int rc = ci_session_put_file(S, "sym_dir/planted", "x", 1);
     assert_true(rc == CI_EUNSAFE || rc == CI_ENOENT);
     char *p = h_fmt("%s/planted", dir);
@@ -179,8 +174,8 @@ static void test_hardlink_to_a_canary(void **state)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\nos.link(%s, 'hard_canary')", lit);
-    int made = try_make(code);
+    a_cell = h_fmt("import os\nos.link(%s, 'hard_canary')", lit);
+    int made = try_make(a_cell);
     assert_get_refused("hard_canary");
     int rc = ci_session_put_file(S, "hard_canary", "PWNED", 5);
     assert_true(rc == CI_OK || rc == CI_EUNSAFE);
@@ -195,10 +190,10 @@ static void test_write_through_a_hardlink(void **state)
 {
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt("import os\nos.link(%s, 'hard_write')\n"
-                 "with open('hard_write', 'r+') as f:\n    f.write('PWNED')",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\nos.link(%s, 'hard_write')\n"
+                   "with open('hard_write', 'r+') as f:\n    f.write('PWNED')",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     a_assert_file_is(canary, canary_text);
     free(lit);
@@ -209,8 +204,8 @@ static void test_hardlink_of_a_workspace_file_out(void **state)
     /* The other direction: a name outside for a file the cell owns. */
     char *out = h_fmt("%s/hard_out", dir);
     char *lit = a_pystr(out);
-    code = h_fmt("import os\nopen('mine', 'w').write('x')\nos.link('mine', %s)", lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\nopen('mine', 'w').write('x')\nos.link('mine', %s)", lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_absent(out);
     free(lit);
     free(out);
@@ -220,8 +215,8 @@ static void test_rename_of_a_workspace_file_out(void **state)
 {
     char *out = h_fmt("%s/moved_out", dir);
     char *lit = a_pystr(out);
-    code = h_fmt("import os\nopen('mine2', 'w').write('x')\nos.rename('mine2', %s)", lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\nopen('mine2', 'w').write('x')\nos.rename('mine2', %s)", lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_absent(out);
     free(lit);
     free(out);
@@ -254,10 +249,10 @@ static void test_block_device_node_for_the_disk(void **state)
 {
     struct stat st;
     assert_int_equal(stat(root, &st), 0);
-    code = h_fmt("import os, stat\n"
-                 "os.mknod('disk', stat.S_IFBLK | 0o666, os.makedev(%u, %u))",
-                 major(st.st_dev), minor(st.st_dev));
-    int made = try_make(code);
+    a_cell = h_fmt("import os, stat\n"
+                   "os.mknod('disk', stat.S_IFBLK | 0o666, os.makedev(%u, %u))",
+                   major(st.st_dev), minor(st.st_dev));
+    int made = try_make(a_cell);
     assert_no_special_file("disk");
     if (made)
         fail_msg("ATTACK SUCCEEDED: the cell made a block device node");

@@ -20,7 +20,6 @@ static char *canary; /* 0644 in dir */
 static const char *argv_secret;
 static int canary_fds[16];
 static int n_canary_fds;
-static char *code;
 
 /* Keeps @fd as a canary, and a copy of it at @high when @high > 0. */
 static int keep(int fd, int high)
@@ -40,8 +39,7 @@ static int group_setup(void **state)
 {
     a_plant_heap_secret();
     dir = a_tmpdir(0755);
-    canary = h_fmt("%s/canary", dir);
-    a_write_canary(canary, "fd-canary", 0644);
+    canary = a_canary(dir, "fd-canary", 0644);
     /* Every one inheritable on purpose: no O_CLOEXEC anywhere. */
     int p[2], sp[2];
     if (pipe(p) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0)
@@ -64,13 +62,6 @@ static int group_teardown(void **state)
     h_rmtree(dir);
     free(canary);
     free(dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    free(code);
-    code = NULL;
     return 0;
 }
 
@@ -118,13 +109,13 @@ static void test_read_from_the_hosts_descriptor_numbers(void **state)
     char list[256] = "";
     for (int i = 0; i < n_canary_fds; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%d, ", canary_fds[i]);
-    code = h_fmt("import os\nhits = []\n"
-                 "for fd in [%s]:\n"
-                 "    try:\n        os.pread(fd, 16, 0)\n        hits.append(fd)\n"
-                 "    except OSError:\n        pass\n"
-                 "hits",
-                 list);
-    a_expect_value(S, code, "[]", "read from a descriptor number the host holds");
+    a_cell = h_fmt("import os\nhits = []\n"
+                   "for fd in [%s]:\n"
+                   "    try:\n        os.pread(fd, 16, 0)\n        hits.append(fd)\n"
+                   "    except OSError:\n        pass\n"
+                   "hits",
+                   list);
+    a_expect_value(S, a_cell, "[]", "read from a descriptor number the host holds");
 }
 
 static void test_worker_descriptors_seen_from_the_host(void **state)
@@ -213,31 +204,31 @@ static void test_scan_of_every_readable_mapping(void **state)
      * checks it is still mapped and not past the end of a mapped file:
      * the kernel answers EFAULT where a plain read would fault. */
     char *control, *p = pairs(&control);
-    code = h_fmt(A_PY_HAS "import ctypes, gc, os\npairs = %s\n"
-                 "ca, cb = pairs[3]\nplanted = ca + cb\n" /* the control, in memory */
-                 "found = [False] * len(pairs)\nscanned = 0\n"
-                 "libc = ctypes.CDLL(None, use_errno=True)\n"
-                 "CH = 1 << 20\nbuf = bytearray(CH + 64)\n"
-                 "dst = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))\n"
-                 "r, w = os.pipe()\n"
-                 PY_REGIONS
-                 "gc.disable()\n"
-                 "for lo, hi in regions:\n"
-                 "    pos = lo\n"
-                 "    while pos < hi:\n"
-                 "        n = min(hi - pos, CH + 64)\n"
-                 "        if libc.write(w, ctypes.c_void_p(pos + n - 1), 1) != 1:\n"
-                 "            break\n"
-                 "        os.read(r, 1)\n"
-                 "        ctypes.memmove(dst, pos, n)\n"
-                 "        for i, pr in enumerate(pairs):\n"
-                 "            found[i] = found[i] or has(buf, pr)\n"
-                 "        scanned += n\n"
-                 "        pos += CH\n"
-                 "gc.enable()\nos.close(r)\nos.close(w)\n"
-                 "found, scanned > 50 * 2**20",
-                 p);
-    expect_scan(code, NULL);
+    a_cell = h_fmt(A_PY_HAS "import ctypes, gc, os\npairs = %s\n"
+                   "ca, cb = pairs[3]\nplanted = ca + cb\n" /* the control, in memory */
+                   "found = [False] * len(pairs)\nscanned = 0\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "CH = 1 << 20\nbuf = bytearray(CH + 64)\n"
+                   "dst = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))\n"
+                   "r, w = os.pipe()\n"
+                   PY_REGIONS
+                   "gc.disable()\n"
+                   "for lo, hi in regions:\n"
+                   "    pos = lo\n"
+                   "    while pos < hi:\n"
+                   "        n = min(hi - pos, CH + 64)\n"
+                   "        if libc.write(w, ctypes.c_void_p(pos + n - 1), 1) != 1:\n"
+                   "            break\n"
+                   "        os.read(r, 1)\n"
+                   "        ctypes.memmove(dst, pos, n)\n"
+                   "        for i, pr in enumerate(pairs):\n"
+                   "            found[i] = found[i] or has(buf, pr)\n"
+                   "        scanned += n\n"
+                   "        pos += CH\n"
+                   "gc.enable()\nos.close(r)\nos.close(w)\n"
+                   "found, scanned > 50 * 2**20",
+                   p);
+    expect_scan(a_cell, NULL);
     free(p);
     free(control);
 }
@@ -247,27 +238,27 @@ static void test_scan_of_own_memory_through_proc_self_mem(void **state)
     /* A worker that is not dumpable and not root cannot open its own
      * mem: nothing to find that way ('unreadable'). */
     char *control, *p = pairs(&control);
-    code = h_fmt(A_PY_HAS "import os\npairs = %s\n"
-                 "ca, cb = pairs[3]\nplanted = ca + cb\n"
-                 "found = [False] * len(pairs)\nscanned = 0\n"
-                 PY_REGIONS
-                 "try:\n    fd = os.open('/proc/self/mem', os.O_RDONLY)\n"
-                 "except PermissionError:\n    fd = None\n"
-                 "for lo, hi in regions if fd is not None else []:\n"
-                 "    pos = lo\n"
-                 "    while pos < hi:\n"
-                 "        n = min(hi - pos, 1 << 22)\n"
-                 "        try:\n            chunk = os.pread(fd, min(n + 64, hi - pos), pos)\n"
-                 "        except OSError:\n            break\n"
-                 "        scanned += len(chunk)\n"
-                 "        for i, pr in enumerate(pairs):\n"
-                 "            found[i] = found[i] or has(chunk, pr)\n"
-                 "        del chunk\n"
-                 "        pos += n\n"
-                 "if fd is not None:\n    os.close(fd)\n"
-                 "(found, scanned > 50 * 2**20) if fd is not None else 'unreadable'",
-                 p);
-    expect_scan(code, "'unreadable'");
+    a_cell = h_fmt(A_PY_HAS "import os\npairs = %s\n"
+                   "ca, cb = pairs[3]\nplanted = ca + cb\n"
+                   "found = [False] * len(pairs)\nscanned = 0\n"
+                   PY_REGIONS
+                   "try:\n    fd = os.open('/proc/self/mem', os.O_RDONLY)\n"
+                   "except PermissionError:\n    fd = None\n"
+                   "for lo, hi in regions if fd is not None else []:\n"
+                   "    pos = lo\n"
+                   "    while pos < hi:\n"
+                   "        n = min(hi - pos, 1 << 22)\n"
+                   "        try:\n            chunk = os.pread(fd, min(n + 64, hi - pos), pos)\n"
+                   "        except OSError:\n            break\n"
+                   "        scanned += len(chunk)\n"
+                   "        for i, pr in enumerate(pairs):\n"
+                   "            found[i] = found[i] or has(chunk, pr)\n"
+                   "        del chunk\n"
+                   "        pos += n\n"
+                   "if fd is not None:\n    os.close(fd)\n"
+                   "(found, scanned > 50 * 2**20) if fd is not None else 'unreadable'",
+                   p);
+    expect_scan(a_cell, "'unreadable'");
     free(p);
     free(control);
 }
@@ -276,22 +267,22 @@ static void test_environment_in_every_form(void **state)
 {
     char *e = a_py_pair(getenv(A_ENV_NAME)), *n = a_py_pair(A_ENV_NAME),
          *a = a_py_pair(argv_secret);
-    code = h_fmt(A_PY_HAS "import ctypes, os, sys\n"
-                 "env = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), 'environ')\n"
-                 "c_env, i = [], 0\n"
-                 "while env[i] is not None:\n    c_env.append(env[i])\n    i += 1\n"
-                 /* Unreadable to a worker that is not dumpable and not root. */
-                 "def own_environ():\n"
-                 "    try:\n        return open('/proc/self/environ', 'rb').read()\n"
-                 "    except PermissionError:\n        return b''\n"
-                 "forms = [b'\\0'.join(c_env),\n"
-                 "         b'\\0'.join(k + b'=' + v for k, v in os.environb.items()),\n"
-                 "         own_environ(),\n"
-                 "         open('/proc/self/cmdline', 'rb').read(),\n"
-                 "         '\\0'.join(sys.argv + sys.orig_argv).encode()]\n"
-                 "[has(f, p) for f in forms for p in (%s, %s, %s)]",
-                 e, n, a);
-    a_expect_value(S, code, "[False, False, False, False, False, False, False, False, False, "
+    a_cell = h_fmt(A_PY_HAS "import ctypes, os, sys\n"
+                   "env = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), 'environ')\n"
+                   "c_env, i = [], 0\n"
+                   "while env[i] is not None:\n    c_env.append(env[i])\n    i += 1\n"
+                   /* Unreadable to a worker that is not dumpable and not root. */
+                   "def own_environ():\n"
+                   "    try:\n        return open('/proc/self/environ', 'rb').read()\n"
+                   "    except PermissionError:\n        return b''\n"
+                   "forms = [b'\\0'.join(c_env),\n"
+                   "         b'\\0'.join(k + b'=' + v for k, v in os.environb.items()),\n"
+                   "         own_environ(),\n"
+                   "         open('/proc/self/cmdline', 'rb').read(),\n"
+                   "         '\\0'.join(sys.argv + sys.orig_argv).encode()]\n"
+                   "[has(f, p) for f in forms for p in (%s, %s, %s)]",
+                   e, n, a);
+    a_expect_value(S, a_cell, "[False, False, False, False, False, False, False, False, False, "
                             "False, False, False, False, False, False]",
                    "a host secret is in the worker's environment or arguments");
     free(e);
@@ -303,19 +294,17 @@ int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
     argv_secret = a_argv_secret(argc, argv);
-#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
     /* The descriptor probes first, before any cell opens files. */
     const struct CMUnitTest tests[] = {
-        T(test_worker_descriptors_seen_from_the_host),
-        T(test_fstat_of_every_number_finds_only_0_to_3),
-        T(test_fcntl_of_every_number_finds_only_0_to_3),
-        T(test_openat_through_an_inherited_directory),
-        T(test_read_from_the_hosts_descriptor_numbers),
-        T(test_scan_of_every_readable_mapping),
-        T(test_scan_of_own_memory_through_proc_self_mem),
-        T(test_environment_in_every_form),
+        A_TEST(test_worker_descriptors_seen_from_the_host),
+        A_TEST(test_fstat_of_every_number_finds_only_0_to_3),
+        A_TEST(test_fcntl_of_every_number_finds_only_0_to_3),
+        A_TEST(test_openat_through_an_inherited_directory),
+        A_TEST(test_read_from_the_hosts_descriptor_numbers),
+        A_TEST(test_scan_of_every_readable_mapping),
+        A_TEST(test_scan_of_own_memory_through_proc_self_mem),
+        A_TEST(test_environment_in_every_form),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: host memory and descriptors", tests,
                                        group_setup, group_teardown);
 }

@@ -36,7 +36,6 @@ static ci_session *S;
 static char *dir;       /* test-owned, 0755, holds the unix socket */
 static char *sock_path;
 static char abstract_name[64];
-static char *code;
 
 /* Binds an inet listener on loopback @v6 ? ::1 : 127.0.0.1. */
 static int inet_listener(struct listener *l, int v6)
@@ -132,9 +131,7 @@ static int teardown(void **state)
             while (recv(L[i].fd, buf, sizeof buf, MSG_DONTWAIT) >= 0)
                 ;
     }
-    free(code);
-    code = NULL;
-    return 0;
+    return a_teardown(state);
 }
 
 /*
@@ -193,8 +190,8 @@ static void assert_no_contact(int which)
 static void attack(int which, const char *cell)
 {
     need(which);
-    code = h_fmt(cell, L[which].port);
-    a_stopped(S, code, NET_ERRORS);
+    a_cell = h_fmt(cell, L[which].port);
+    a_stopped(S, a_cell, NET_ERRORS);
     assert_no_contact(which);
 }
 
@@ -248,10 +245,10 @@ static void test_resolve_a_name_through_dns(void **state)
      * worker. The machine's resolver is out of the test's sight (the next
      * test sends a query where the test can see it), so the cell first
      * makes sure no query could reach it. */
-    char name[64] = "ci-attack-";
-    a_random_hex(name + strlen(name), 6);
-    code = h_fmt(PY_NO_ROUTE_TO_RESOLVER "socket.getaddrinfo('%s.invalid', 80)", name);
-    a_stopped(S, code, NET_ERRORS);
+    char name[64];
+    a_secret_text(name, sizeof name, "ci-attack-", 6);
+    a_cell = h_fmt(PY_NO_ROUTE_TO_RESOLVER "socket.getaddrinfo('%s.invalid', 80)", name);
+    a_stopped(S, a_cell, NET_ERRORS);
 }
 
 static void test_dns_query_by_hand_to_the_tests_resolver(void **state)
@@ -291,10 +288,10 @@ static void test_unix_socket_by_path(void **state)
 {
     need(UNIXPATH);
     char *lit = a_pystr(sock_path);
-    code = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
-                 "s.connect(%s)\ns.sendall(b'exfiltrated')",
-                 lit);
-    a_stopped(S, code, NET_ERRORS);
+    a_cell = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
+                   "s.connect(%s)\ns.sendall(b'exfiltrated')",
+                   lit);
+    a_stopped(S, a_cell, NET_ERRORS);
     assert_no_contact(UNIXPATH);
     free(lit);
 }
@@ -302,10 +299,10 @@ static void test_unix_socket_by_path(void **state)
 static void test_unix_socket_in_the_abstract_namespace(void **state)
 {
     need(ABSTRACT);
-    code = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
-                 "s.connect('\\0%s')\ns.sendall(b'exfiltrated')",
-                 abstract_name);
-    a_stopped(S, code, NET_ERRORS);
+    a_cell = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
+                   "s.connect('\\0%s')\ns.sendall(b'exfiltrated')",
+                   abstract_name);
+    a_stopped(S, a_cell, NET_ERRORS);
     assert_no_contact(ABSTRACT);
 }
 

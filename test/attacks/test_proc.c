@@ -7,7 +7,6 @@
  * /proc/self/root.
  */
 #include <stdint.h>
-#include <sys/prctl.h>
 
 #include "attack.h"
 
@@ -17,24 +16,16 @@ static char *canary;       /* 0644 in dir, held open by the host */
 static int canary_fd = -1; /* inheritable */
 static pid_t sentinel = -1;
 static const char *argv_secret;
-static char *code;
 
 static int group_setup(void **state)
 {
     a_plant_heap_secret();
     dir = a_tmpdir(0755);
-    canary = h_fmt("%s/canary", dir);
-    a_write_canary(canary, "proc-canary", 0644);
+    canary = a_canary(dir, "proc-canary", 0644);
     canary_fd = open(canary, O_RDONLY);
     if (canary_fd < 0)
         return -1;
-    sentinel = fork();
-    if (sentinel == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;)
-            pause();
-    }
-    if (sentinel < 0)
+    if ((sentinel = a_sentinel_start()) < 0)
         return -1;
     return a_group_session(&S, NULL);
 }
@@ -42,10 +33,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     h_group_teardown(state);
-    if (sentinel > 0) {
-        kill(sentinel, SIGKILL);
-        waitpid(sentinel, NULL, 0);
-    }
+    a_sentinel_stop(&sentinel);
     close(canary_fd);
     h_rmtree(dir);
     free(canary);
@@ -53,21 +41,14 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    free(code);
-    code = NULL;
-    return 0;
-}
-
 /* The attack: reading @path (Python f-string, `ppid` and `os` at hand)
  * with @how (of `p`, giving bytes) must fail. */
 static void attack_read(const char *path, const char *how)
 {
-    free(code);
-    code = h_fmt("import os\nppid = os.getppid()\np = f'%s'\ndata = %s\nlen(data) >= 0", path,
-                 how);
-    a_stopped(S, code, A_OSERR "|ProcessLookupError");
+    free(a_cell);
+    a_cell = h_fmt("import os\nppid = os.getppid()\np = f'%s'\ndata = %s\nlen(data) >= 0", path,
+                   how);
+    a_stopped(S, a_cell, A_OSERR "|ProcessLookupError");
 }
 
 /* ------------------------------------------------------ the worker's own */
@@ -75,13 +56,13 @@ static void attack_read(const char *path, const char *how)
 static void test_own_environ_holds_no_host_secret(void **state)
 {
     char *env = a_py_pair(getenv(A_ENV_NAME)), *name = a_py_pair(A_ENV_NAME);
-    code = h_fmt(A_PY_HAS "import os\n"
-                 "try:\n    raw = open('/proc/self/environ', 'rb').read()\n"
-                 "except PermissionError:\n    raw = b''\n"
-                 "envb = b'\\0'.join(k + b'=' + v for k, v in os.environb.items())\n"
-                 "[has(raw, %s), has(raw, %s), has(envb, %s), has(envb, %s)]",
-                 env, name, env, name);
-    a_expect_value(S, code, "[False, False, False, False]",
+    a_cell = h_fmt(A_PY_HAS "import os\n"
+                   "try:\n    raw = open('/proc/self/environ', 'rb').read()\n"
+                   "except PermissionError:\n    raw = b''\n"
+                   "envb = b'\\0'.join(k + b'=' + v for k, v in os.environb.items())\n"
+                   "[has(raw, %s), has(raw, %s), has(envb, %s), has(envb, %s)]",
+                   env, name, env, name);
+    a_expect_value(S, a_cell, "[False, False, False, False]",
                    "the host's secret variable is in the worker's environment");
     free(env);
     free(name);
@@ -102,21 +83,21 @@ static void test_host_environ_through_its_task_directory(void **state)
 static void test_host_mem_at_its_heap_secret(void **state)
 {
     char *pair = a_py_pair(a_heap_secret_copy);
-    code = h_fmt(A_PY_HAS "import os\n"
-                 "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDONLY)\n"
-                 "has(os.pread(fd, 64, %llu), %s)",
-                 (unsigned long long)(uintptr_t)a_heap_secret, pair);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_HAS "import os\n"
+                   "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDONLY)\n"
+                   "has(os.pread(fd, 64, %llu), %s)",
+                   (unsigned long long)(uintptr_t)a_heap_secret, pair);
+    a_stopped(S, a_cell, A_OSERR);
     free(pair);
 }
 
 static void test_host_mem_write(void **state)
 {
-    code = h_fmt("import os\n"
-                 "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_WRONLY)\n"
-                 "os.pwrite(fd, b'PWNED', %llu)",
-                 (unsigned long long)(uintptr_t)a_heap_secret);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import os\n"
+                   "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_WRONLY)\n"
+                   "os.pwrite(fd, b'PWNED', %llu)",
+                   (unsigned long long)(uintptr_t)a_heap_secret);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_heap_secret_intact();
 }
 
@@ -143,10 +124,10 @@ static void test_host_maps(void **state)
 static void test_host_cmdline(void **state)
 {
     char *pair = a_py_pair(argv_secret);
-    code = h_fmt(A_PY_HAS "import os\n"
-                 "has(open(f'/proc/{os.getppid()}/cmdline', 'rb').read(), %s)",
-                 pair);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_HAS "import os\n"
+                   "has(open(f'/proc/{os.getppid()}/cmdline', 'rb').read(), %s)",
+                   pair);
+    a_stopped(S, a_cell, A_OSERR);
     free(pair);
 }
 
@@ -200,9 +181,9 @@ static void attack_knob(const char *path)
 {
     if (access(path, F_OK) != 0)
         skip(); /* no such knob on this kernel: nothing to attack */
-    free(code);
-    code = h_fmt("import os\nos.close(os.open('%s', os.O_WRONLY))", path);
-    a_stopped(S, code, A_OSERR);
+    free(a_cell);
+    a_cell = h_fmt("import os\nos.close(os.open('%s', os.O_WRONLY))", path);
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_core_pattern_opened_for_writing(void **state)
@@ -232,26 +213,24 @@ int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
     argv_secret = a_argv_secret(argc, argv);
-#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_own_environ_holds_no_host_secret),
-        T(test_host_environ),
-        T(test_host_environ_through_its_task_directory),
-        T(test_host_mem_at_its_heap_secret),
-        T(test_host_mem_write),
-        T(test_host_fd_directory_listing),
-        T(test_host_descriptor_reopened_through_proc),
-        T(test_host_maps),
-        T(test_host_cmdline),
-        T(test_host_status),
-        T(test_host_cwd_and_root),
-        T(test_sentinel_process_cmdline),
-        T(test_proc_listing_shows_no_other_process),
-        T(test_core_pattern_opened_for_writing),
-        T(test_hostname_opened_for_writing),
-        T(test_own_root_link_to_etc_passwd),
-        T(test_own_cwd_link_up_to_the_workspace_root),
+        A_TEST(test_own_environ_holds_no_host_secret),
+        A_TEST(test_host_environ),
+        A_TEST(test_host_environ_through_its_task_directory),
+        A_TEST(test_host_mem_at_its_heap_secret),
+        A_TEST(test_host_mem_write),
+        A_TEST(test_host_fd_directory_listing),
+        A_TEST(test_host_descriptor_reopened_through_proc),
+        A_TEST(test_host_maps),
+        A_TEST(test_host_cmdline),
+        A_TEST(test_host_status),
+        A_TEST(test_host_cwd_and_root),
+        A_TEST(test_sentinel_process_cmdline),
+        A_TEST(test_proc_listing_shows_no_other_process),
+        A_TEST(test_core_pattern_opened_for_writing),
+        A_TEST(test_hostname_opened_for_writing),
+        A_TEST(test_own_root_link_to_etc_passwd),
+        A_TEST(test_own_cwd_link_up_to_the_workspace_root),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: /proc", tests, group_setup, group_teardown);
 }

@@ -370,24 +370,22 @@ static void test_descriptor_exhaustion(void **state)
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
-#define T(f) cmocka_unit_test_setup(f, a_setup_alive)
     const struct CMUnitTest tests[] = {
-        T(test_fork_bomb),
-        T(test_bytearray_bomb),
-        T(test_numpy_bomb_touching_its_pages),
-        T(test_anonymous_mmap_of_a_terabyte),
-        T(test_descriptor_exhaustion),
-        T(test_filling_the_disk_is_bounded_per_file),
-        T(test_sparse_file_of_a_terabyte),
-        T(test_a_gigabyte_of_output),
-        T(test_endless_python_loop),
-        T(test_catastrophic_regex),
-        T(test_endless_loop_in_c),
-        T(test_thread_bomb),
+        A_TEST(test_fork_bomb),
+        A_TEST(test_bytearray_bomb),
+        A_TEST(test_numpy_bomb_touching_its_pages),
+        A_TEST(test_anonymous_mmap_of_a_terabyte),
+        A_TEST(test_descriptor_exhaustion),
+        A_TEST(test_filling_the_disk_is_bounded_per_file),
+        A_TEST(test_sparse_file_of_a_terabyte),
+        A_TEST(test_a_gigabyte_of_output),
+        A_TEST(test_endless_python_loop),
+        A_TEST(test_catastrophic_regex),
+        A_TEST(test_endless_loop_in_c),
+        A_TEST(test_thread_bomb),
         cmocka_unit_test_setup_teardown(test_inodes_and_depth_are_removed_with_the_session,
                                         a_setup_alive, inode_teardown),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: resources", tests, group_setup,
                                        group_teardown);
 }

@@ -7,7 +7,6 @@
  * intact, caught no signal, and that the sentinel and the other worker
  * are alive.
  */
-#include <sys/prctl.h>
 
 #include "attack.h"
 
@@ -15,7 +14,6 @@ static ci_session *S, *B; /* B: the other session, a target */
 static pid_t sentinel = -1;
 static char env_copy[128];
 static volatile sig_atomic_t caught;
-static char *code;
 
 static void on_signal(int sig)
 {
@@ -33,13 +31,7 @@ static int group_setup(void **state)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
         sigaction(sigs[i], &sa, NULL);
     /* The sentinel: in the host's process group, dies with the host. */
-    sentinel = fork();
-    if (sentinel == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;)
-            pause();
-    }
-    if (sentinel < 0)
+    if ((sentinel = a_sentinel_start()) < 0)
         return -1;
     if (a_group_session(&S, NULL) != 0 || !(B = a_session_new(NULL)))
         return -1;
@@ -50,17 +42,7 @@ static int group_teardown(void **state)
 {
     h_group_teardown(state);
     ci_session_free(B);
-    if (sentinel > 0) {
-        kill(sentinel, SIGKILL);
-        waitpid(sentinel, NULL, 0);
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    free(code);
-    code = NULL;
+    a_sentinel_stop(&sentinel);
     return 0;
 }
 
@@ -126,14 +108,14 @@ static void test_sigterm_to_init(void **state)
 
 static void test_sigkill_to_the_sentinel(void **state)
 {
-    code = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", (int)sentinel);
-    attack(code);
+    a_cell = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", (int)sentinel);
+    attack(a_cell);
 }
 
 static void test_sigkill_to_another_sessions_worker(void **state)
 {
-    code = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", ci_session_pid(B));
-    attack(code);
+    a_cell = h_fmt("import os, signal\nos.kill(%d, signal.SIGKILL)", ci_session_pid(B));
+    attack(a_cell);
 }
 
 static void test_tgkill_of_the_hosts_main_thread(void **state)
@@ -167,21 +149,19 @@ static void test_sigio_to_the_host_through_f_setown(void **state)
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
-#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_sigkill_to_the_host),
-        T(test_sigterm_to_the_host),
-        T(test_sigkill_to_every_process),
-        T(test_killpg_of_its_own_group),
-        T(test_killpg_of_the_hosts_group),
-        T(test_sigterm_to_init),
-        T(test_sigkill_to_the_sentinel),
-        T(test_sigkill_to_another_sessions_worker),
-        T(test_tgkill_of_the_hosts_main_thread),
-        T(test_rt_sigqueueinfo_to_the_host),
-        T(test_pidfd_send_signal_to_the_host),
-        T(test_sigio_to_the_host_through_f_setown),
+        A_TEST(test_sigkill_to_the_host),
+        A_TEST(test_sigterm_to_the_host),
+        A_TEST(test_sigkill_to_every_process),
+        A_TEST(test_killpg_of_its_own_group),
+        A_TEST(test_killpg_of_the_hosts_group),
+        A_TEST(test_sigterm_to_init),
+        A_TEST(test_sigkill_to_the_sentinel),
+        A_TEST(test_sigkill_to_another_sessions_worker),
+        A_TEST(test_tgkill_of_the_hosts_main_thread),
+        A_TEST(test_rt_sigqueueinfo_to_the_host),
+        A_TEST(test_pidfd_send_signal_to_the_host),
+        A_TEST(test_sigio_to_the_host_through_f_setown),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: signals", tests, group_setup, group_teardown);
 }

@@ -19,17 +19,14 @@ static char *canary;       /* 0644 in it */
 static int canary_fd = -1; /* held open by the host, inheritable */
 static int pty_master = -1, pty_slave = -1;
 static char pty_name[64];
-static char *code;         /* the current test's cell, freed by teardown */
 
 static int group_setup(void **state)
 {
     a_plant_heap_secret();
     dir = a_tmpdir(0755);
-    canary = h_fmt("%s/canary", dir);
     char text[64];
-    snprintf(text, sizeof text, "syscalls-canary-");
-    a_random_hex(text + strlen(text), 8);
-    a_write_canary(canary, text, 0644);
+    a_secret_text(text, sizeof text, "syscalls-canary-", 8);
+    canary = a_canary(dir, text, 0644);
     canary_fd = open(canary, O_RDONLY); /* inheritable on purpose */
     /* A terminal of the test's own, its slave side in raw mode so any byte
      * pushed into its input shows at once; anyone may open it. */
@@ -56,13 +53,6 @@ static int group_teardown(void **state)
     h_rmtree(dir);
     free(canary);
     free(dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    free(code);
-    code = NULL;
     return 0;
 }
 
@@ -94,11 +84,11 @@ static char *iovecs(void)
 static void test_process_vm_readv_of_the_host_heap(void **state)
 {
     char *iov = iovecs(), *pair = a_py_pair(a_heap_secret_copy);
-    code = h_fmt(A_PY_SYSCALL A_PY_HAS "%s"
-                 "n = sc(310, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
-                 "has(buf.raw, %s)",
-                 iov, pair);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL A_PY_HAS "%s"
+                   "n = sc(310, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
+                   "has(buf.raw, %s)",
+                   iov, pair);
+    a_stopped(S, a_cell, A_OSERR);
     free(iov);
     free(pair);
 }
@@ -106,11 +96,11 @@ static void test_process_vm_readv_of_the_host_heap(void **state)
 static void test_process_vm_writev_into_the_host_heap(void **state)
 {
     char *iov = iovecs();
-    code = h_fmt(A_PY_SYSCALL "%s"
-                 "ctypes.memset(buf, 0x41, 64)\n"
-                 "sc(311, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
-                 iov);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL "%s"
+                   "ctypes.memset(buf, 0x41, 64)\n"
+                   "sc(311, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
+                   iov);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_heap_secret_intact();
     free(iov);
 }
@@ -120,12 +110,12 @@ static void test_pidfd_getfd_steals_a_host_descriptor(void **state)
     /* pidfd_open(host) then pidfd_getfd(its canary descriptor): a copy of
      * a descriptor the host never meant to share. */
     int watch = a_watch(canary);
-    code = h_fmt(A_PY_SYSCALL
-                 "pidfd = sc(434, os.getppid(), 0)\n"
-                 "fd = sc(438, pidfd, %d, 0)\n"
-                 "os.pread(fd, 100, 0)[:0]",
-                 canary_fd);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL
+                   "pidfd = sc(434, os.getppid(), 0)\n"
+                   "fd = sc(438, pidfd, %d, 0)\n"
+                   "os.pread(fd, 100, 0)[:0]",
+                   canary_fd);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
 }
 
@@ -273,11 +263,11 @@ static int host_has_mount(const char *tail)
 static void test_mount_tmpfs_over_the_workspace(void **state)
 {
     char *name = h_fmt("ci-attack-mnt-%d", (int)getpid());
-    code = h_fmt(A_PY_SYSCALL "os.makedirs('%s', exist_ok=True)\n"
-                 "sc(165, ctypes.c_char_p(b'none'), ctypes.c_char_p(os.path.abspath('%s').encode()),"
-                 " ctypes.c_char_p(b'tmpfs'), 0, 0)",
-                 name, name);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL "os.makedirs('%s', exist_ok=True)\n"
+                   "sc(165, ctypes.c_char_p(b'none'), ctypes.c_char_p(os.path.abspath('%s').encode()),"
+                   " ctypes.c_char_p(b'tmpfs'), 0, 0)",
+                   name, name);
+    a_stopped(S, a_cell, A_OSERR);
     if (host_has_mount(name))
         fail_msg("ATTACK SUCCEEDED: a tmpfs is mounted at %s in the host's namespace", name);
     free(name);
@@ -294,10 +284,10 @@ static void test_x32_openat_of_the_canary(void **state)
      * architecture's harmless call. */
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    code = h_fmt(A_PY_SYSCALL "fd = sc(0x40000000 | 257, -100, ctypes.c_char_p(%s.encode()), 0)\n"
-                 "os.read(fd, 100)[:0]",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL "fd = sc(0x40000000 | 257, -100, ctypes.c_char_p(%s.encode()), 0)\n"
+                   "os.read(fd, 100)[:0]",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     free(lit);
 }
@@ -318,11 +308,11 @@ static void assert_no_terminal_input(void)
 static void test_tiocsti_into_a_terminal(void **state)
 {
     char *lit = a_pystr(pty_name);
-    code = h_fmt("import fcntl, os, termios\n"
-                 "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
-                 "fcntl.ioctl(fd, termios.TIOCSTI, b'x')",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt("import fcntl, os, termios\n"
+                   "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
+                   "fcntl.ioctl(fd, termios.TIOCSTI, b'x')",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     assert_no_terminal_input();
     free(lit);
 }
@@ -331,12 +321,12 @@ static void test_tiocsti_with_high_bits_set(void **state)
 {
     /* The kernel reads the request's low 32 bits only. */
     char *lit = a_pystr(pty_name);
-    code = h_fmt(A_PY_SYSCALL "import termios\n"
-                 "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
-                 "c = ctypes.c_char(b'y')\n"
-                 "sc(16, fd, (1 << 32) | termios.TIOCSTI, ctypes.byref(c))",
-                 lit);
-    a_stopped(S, code, A_OSERR);
+    a_cell = h_fmt(A_PY_SYSCALL "import termios\n"
+                   "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
+                   "c = ctypes.c_char(b'y')\n"
+                   "sc(16, fd, (1 << 32) | termios.TIOCSTI, ctypes.byref(c))",
+                   lit);
+    a_stopped(S, a_cell, A_OSERR);
     assert_no_terminal_input();
     free(lit);
 }
@@ -344,31 +334,29 @@ static void test_tiocsti_with_high_bits_set(void **state)
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
-#define T(f) cmocka_unit_test_setup_teardown(f, a_setup_alive, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_prctl_set_dumpable_again),
-        T(test_credentials_cannot_change),
-        T(test_setpriority_of_the_host),
-        T(test_prlimit_of_the_host),
-        T(test_pidfd_getfd_steals_a_host_descriptor),
-        T(test_tiocsti_into_a_terminal),
-        T(test_tiocsti_with_high_bits_set),
-        T(test_ptrace_attach_to_the_host),
-        T(test_ptrace_seize_of_the_host),
-        T(test_process_vm_readv_of_the_host_heap),
-        T(test_process_vm_writev_into_the_host_heap),
-        T(test_io_uring_setup),
-        T(test_unshare_user_and_mount_namespaces),
-        T(test_setns_into_the_hosts_namespace),
-        T(test_bpf_map_create),
-        T(test_perf_event_open),
-        T(test_keyctl_reads_the_session_keyring),
-        T(test_open_by_handle_at_shocker),
-        T(test_mount_tmpfs_over_the_workspace),
-        T(test_chroot_escape),
-        T(test_x32_openat_of_the_canary),
+        A_TEST(test_prctl_set_dumpable_again),
+        A_TEST(test_credentials_cannot_change),
+        A_TEST(test_setpriority_of_the_host),
+        A_TEST(test_prlimit_of_the_host),
+        A_TEST(test_pidfd_getfd_steals_a_host_descriptor),
+        A_TEST(test_tiocsti_into_a_terminal),
+        A_TEST(test_tiocsti_with_high_bits_set),
+        A_TEST(test_ptrace_attach_to_the_host),
+        A_TEST(test_ptrace_seize_of_the_host),
+        A_TEST(test_process_vm_readv_of_the_host_heap),
+        A_TEST(test_process_vm_writev_into_the_host_heap),
+        A_TEST(test_io_uring_setup),
+        A_TEST(test_unshare_user_and_mount_namespaces),
+        A_TEST(test_setns_into_the_hosts_namespace),
+        A_TEST(test_bpf_map_create),
+        A_TEST(test_perf_event_open),
+        A_TEST(test_keyctl_reads_the_session_keyring),
+        A_TEST(test_open_by_handle_at_shocker),
+        A_TEST(test_mount_tmpfs_over_the_workspace),
+        A_TEST(test_chroot_escape),
+        A_TEST(test_x32_openat_of_the_canary),
     };
-#undef T
     return cmocka_run_group_tests_name("attacks: raw system calls", tests, group_setup,
                                        group_teardown);
 }

@@ -1,0 +1,346 @@
+/*
+ * A mount namespace of the worker's own, whose root is a small read-only
+ * tmpfs holding only what the interpreter reads: /usr, the /bin, /sbin,
+ * /lib* links (or directories) as the host has them, the /etc files the
+ * Landlock rules allow (and three directories the warm-up reads), four
+ * device nodes, /sys/devices/system/cpu, the host's /proc, the session
+ * directory at its own absolute path, and a private /tmp. Everything else
+ * of the host's tree (/etc/shadow, /home, /root, /var, other sessions'
+ * directories) does not exist in it, and the old root is detached, not
+ * just hidden. The host's /tmp must exist: the new root is built on it.
+ *
+ * Made while the worker is single-threaded and before Python starts,
+ * which then reads the same /usr files through the new root. It needs
+ * CAP_SYS_ADMIN in the user namespace that owns the new mount namespace:
+ * a root worker makes it before it leaves root (so it belongs to the
+ * initial user namespace, and nothing the worker does later can change
+ * its mounts), an unprivileged one inside its own user namespace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "worker.h"
+
+/* Where the new root is built: a mount point only inside our namespace,
+ * so the host's /tmp is neither written nor seen (the session directory,
+ * often under it, is reached through a descriptor opened before). */
+#define NEWROOT "/tmp"
+
+static _Noreturn void die(const char *what, const char *path)
+{
+    ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: %s %s: %s", what, path, strerror(errno));
+}
+
+/* mkdir -p of @path (absolute) under NEWROOT. */
+static void make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+
+    if (snprintf(buf, sizeof buf, NEWROOT "%s", path) >= (int)sizeof buf)
+        ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: path too long: %s", path);
+    for (char *p = buf + sizeof NEWROOT; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            die("mkdir", buf);
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        die("mkdir", buf);
+}
+
+/* An empty file at @path under NEWROOT, to bind a file onto. */
+static void make_file(const char *path)
+{
+    char buf[PATH_MAX];
+    char *slash;
+    int fd;
+
+    snprintf(buf, sizeof buf, "%s", path);
+    slash = strrchr(buf, '/');
+    if (slash && slash != buf) {
+        *slash = '\0';
+        make_dirs(buf);
+    }
+    snprintf(buf, sizeof buf, NEWROOT "%s", path);
+    fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+    if (fd < 0)
+        die("create", buf);
+    close(fd);
+}
+
+/* The flags of the mount holding @path that a bind remount must keep:
+ * a user namespace cannot clear what its owner's mount set (they are
+ * locked), and we never want to clear them anyway. */
+static unsigned long kept_flags(const char *path)
+{
+    struct statvfs sv;
+    unsigned long f = 0;
+
+    if (statvfs(path, &sv) != 0)
+        return 0;
+    if (sv.f_flag & ST_RDONLY)
+        f |= MS_RDONLY;
+    if (sv.f_flag & ST_NOSUID)
+        f |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV)
+        f |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC)
+        f |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME)
+        f |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME)
+        f |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME)
+        f |= MS_RELATIME;
+    return f;
+}
+
+/*
+ * Binds the host's @path, reached through @src, at @path in the new root
+ * with @flags (MS_RDONLY, MS_NOSUID, ...). Returns 0, or -1 if @src is
+ * missing or the bind is refused (only when @optional; else fatal).
+ */
+static int bind_from(const char *src, const char *path, unsigned long flags, int optional)
+{
+    char dst[PATH_MAX];
+    struct stat st;
+
+    if (stat(src, &st) != 0) {
+        if (optional)
+            return -1;
+        die("stat", src);
+    }
+    if (S_ISDIR(st.st_mode))
+        make_dirs(path);
+    else
+        make_file(path);
+    snprintf(dst, sizeof dst, NEWROOT "%s", path);
+    /* Recursive only where a user namespace insists (locked submounts,
+     * as under /proc); otherwise the submounts stay behind. */
+    if (mount(src, dst, NULL, MS_BIND, NULL) != 0 &&
+        (errno != EINVAL || mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)) {
+        if (optional)
+            return -1;
+        die("bind", src);
+    }
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags | kept_flags(src), NULL) != 0)
+        die("remount", dst); /* the bind is there: refusing its flags is not optional */
+    return 0;
+}
+
+static int bind(const char *path, unsigned long flags, int optional)
+{
+    return bind_from(path, path, flags, optional);
+}
+
+/* /bin, /lib, ... as the host has them: the same link (into /usr on a
+ * merged-usr system) or a read-only bind of the directory. */
+static void top_level_link(const char *path)
+{
+    char target[PATH_MAX], dst[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        bind(path, MS_RDONLY | MS_NOSUID | MS_NODEV, 0);
+        return;
+    }
+    if (!S_ISLNK(st.st_mode))
+        return;
+    n = readlink(path, target, sizeof target - 1);
+    if (n < 0)
+        die("readlink", path);
+    target[n] = '\0';
+    snprintf(dst, sizeof dst, NEWROOT "%s", path);
+    if (symlink(target, dst) != 0)
+        die("symlink", dst);
+}
+
+static int pivot_root(const char *new_root, const char *put_old)
+{
+    return (int)syscall(SYS_pivot_root, new_root, put_old);
+}
+
+/*
+ * The owners and modes of the directories above the session directory,
+ * read from the host's tree before it is hidden and given to their copies
+ * in the new root, so that a directory uid 65534 cannot search on the
+ * host stops it here too (ci_leave_root() says so rather than letting
+ * paths work inside that fail for the host's view of the session).
+ */
+struct ancestors {
+    size_t n;
+    struct {
+        size_t len; /* of the path's prefix naming this directory */
+        struct stat st;
+    } dir[64];
+};
+
+static void read_ancestors(const char *session, struct ancestors *a)
+{
+    char buf[PATH_MAX];
+
+    a->n = 0;
+    snprintf(buf, sizeof buf, "%s", session);
+    for (char *p = buf + 1; *p && a->n < sizeof a->dir / sizeof *a->dir; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (stat(buf, &a->dir[a->n].st) == 0)
+            a->dir[a->n++].len = (size_t)(p - buf);
+        *p = '/';
+    }
+}
+
+/* Best effort: in a user namespace the host's owners may be unmapped. */
+static void copy_ancestors(const char *session, const struct ancestors *a)
+{
+    char buf[PATH_MAX];
+
+    for (size_t i = 0; i < a->n; i++) {
+        snprintf(buf, sizeof buf, NEWROOT "%.*s", (int)a->dir[i].len, session);
+        if (chown(buf, a->dir[i].st.st_uid, a->dir[i].st.st_gid) != 0 && errno != EPERM &&
+            errno != EINVAL)
+            die("chown", buf);
+        if (chmod(buf, a->dir[i].st.st_mode & 07777) != 0)
+            die("chmod", buf);
+    }
+}
+
+/*
+ * The session directory as the host named it, from TMPDIR (<dir>/tmp), if
+ * that differs from @session, the path with every link resolved: HOME,
+ * TMPDIR and MPLCONFIGDIR use the host's name, which must then lead to
+ * the session directory too. Empty otherwise.
+ */
+static void session_alias(const char *session, char *out, size_t size)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    size_t len = tmpdir ? strlen(tmpdir) : 0;
+
+    out[0] = '\0';
+    if (len <= 4 || tmpdir[0] != '/' || strcmp(tmpdir + len - 4, "/tmp") != 0 ||
+        len - 4 >= size)
+        return;
+    snprintf(out, size, "%.*s", (int)(len - 4), tmpdir);
+    if (strcmp(out, session) == 0 || strstr(out, "/../") || strstr(out, "/./"))
+        out[0] = '\0';
+}
+
+/* The session directory: the parent of our cwd, the workspace. */
+static void session_dir(char *out, size_t size)
+{
+    char *slash;
+
+    if (!getcwd(out, size))
+        die("getcwd", "");
+    slash = strrchr(out, '/');
+    if (!slash || slash == out)
+        ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: the workspace %s has no session directory",
+                 out);
+    *slash = '\0';
+}
+
+uint32_t ci_mount_root(uint32_t have)
+{
+    static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+    /* The files the Landlock rules allow, and three directories only the
+     * warm-up reads (Landlock denies them to cells): the alternatives
+     * links libblas.so.3 and liblapack.so.3 resolve through, fontconfig's
+     * configuration for matplotlib's fc-list, and the sitecustomize.py
+     * /usr/lib/python3.11 links to. */
+    static const char *const etc[] = {"/etc/ld.so.cache", "/etc/localtime",
+                                      "/etc/matplotlibrc", "/etc/mime.types",
+                                      "/etc/alternatives", "/etc/fonts", "/etc/python3.11"};
+    static const char *const devices[] = {"/dev/zero", "/dev/random", "/dev/urandom"};
+    const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], tmp[PATH_MAX], fdpath[32];
+    struct ancestors above;
+    int session_fd;
+
+    if (have & CI_LAYER_MNTNS)
+        return 0;
+    if (!getcwd(cwd, sizeof cwd))
+        die("getcwd", "");
+    session_dir(session, sizeof session);
+    read_ancestors(session, &above);
+    session_alias(session, alias, sizeof alias);
+    if (unshare(CLONE_NEWNS) != 0) {
+        if (errno == EPERM || errno == EINVAL || errno == ENOSPC || errno == EUSERS ||
+            errno == EACCES || errno == ENOSYS)
+            return 0;
+        die("unshare", "CLONE_NEWNS");
+    }
+    /* Nothing we mount from here on may leak back into the host's tree. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        die("make private", "/");
+    /* Opened in the new namespace (a bind's source must be one of its
+     * mounts), and before NEWROOT's tmpfs hides it. */
+    session_fd = open(session, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (session_fd < 0)
+        die("open", session);
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
+    if (mount("ci-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=0755,size=1m") != 0)
+        die("mount tmpfs", NEWROOT);
+
+    bind("/usr", MS_RDONLY | MS_NOSUID | MS_NODEV, 0); /* dlopen: not noexec */
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++)
+        top_level_link(links[i]);
+    for (size_t i = 0; i < sizeof etc / sizeof *etc; i++)
+        bind(etc[i], ro, 1);
+    /* Device nodes: their own mounts must allow devices. */
+    bind("/dev/null", MS_NOSUID | MS_NOEXEC, 0);
+    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++)
+        bind(devices[i], MS_RDONLY | MS_NOSUID | MS_NOEXEC, 1);
+    bind("/sys/devices/system/cpu", ro, 1); /* os.cpu_count(), OpenBLAS */
+    /*
+     * The host's /proc, as before: Landlock lets a cell read only its
+     * own /proc/<pid> (and the host pins that directory's dentry, which
+     * only works on the host's proc instance). Writable, because the
+     * user namespace maps are written through it after this.
+     */
+    bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+
+    /* A private /tmp, then the session directory at its own path (often
+     * inside that /tmp). */
+    make_dirs("/tmp");
+    snprintf(tmp, sizeof tmp, NEWROOT "/tmp");
+    if (mount("ci-tmp", tmp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=1777,size=64m") != 0)
+        die("mount tmpfs", tmp);
+    bind_from(fdpath, session, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+    copy_ancestors(session, &above);
+    if (alias[0])
+        bind_from(fdpath, alias, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+    close(session_fd);
+
+    /* The new root read-only, then into it; the old root detached. */
+    if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              NULL) != 0)
+        die("remount read-only", NEWROOT);
+    if (chdir(NEWROOT) != 0)
+        die("chdir", NEWROOT);
+    if (pivot_root(".", ".") != 0)
+        die("pivot_root", NEWROOT);
+    if (umount2(".", MNT_DETACH) != 0)
+        die("detach the old root", "");
+    if (chdir("/") != 0 || chdir(cwd) != 0)
+        die("chdir", cwd);
+    return CI_LAYER_MNTNS;
+}
