@@ -202,10 +202,15 @@ typedef enum {
  *                           host's old root is detached: the rest of its
  *                           files (/etc/passwd, /etc/shadow, /home, other
  *                           sessions) do not exist for the worker, not even
- *                           to stat(2). Every mount but /usr is noexec, and
- *                           all are nosuid.
+ *                           to stat(2) (while Landlock also holds: the
+ *                           host's /proc is still bound). /usr, and on
+ *                           hosts without merged /usr the real /bin, /sbin
+ *                           and /lib directories, are the only mounts
+ *                           without noexec; all are nosuid.
  *  CI_SANDBOX_PIDNS         reserved for a PID namespace of the worker's
- *                           own; not applied yet, so never set.
+ *                           own; not applied yet, so never set, and a
+ *                           config that demands it makes every session
+ *                           fail with CI_ESANDBOX.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
@@ -314,8 +319,9 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
 
 /*
  * ci_session_new - starts a session: a private directory
- * (<root>/codeinterp-XXXXXX, mode 0700; owned by uid and gid 65534 with
- * its subdirectories when the host runs as root) whose "workspace"
+ * (<root>/codeinterp-XXXXXX, the host's, mode 0700, or 0711 when the host
+ * runs as root and its subdirectories belong to uid and gid 65534) whose
+ * "workspace"
  * subdirectory is the cell's working directory, and a worker process that embeds
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
  * down (see README, "Security model") before it reads any cell.
@@ -356,10 +362,12 @@ CI_API void ci_session_free(ci_session *s);
 /*
  * ci_session_restart - replaces the worker with a fresh one: empty
  * interpreter state, execution count back to 0, same workspace and
- * files. Works on live and dead sessions alike.
+ * files. The worker's HOME (config/) and TMPDIR (tmp/) start empty again:
+ * the new worker reads them before it locks itself down. Works on live
+ * and dead sessions alike.
  * @return CI_OK; CI_EINVAL if @s is NULL; CI_EBUSY during a run;
- *         CI_ESPAWN, CI_EPROTO, CI_ESANDBOX, CI_ENOMEM as for
- *         ci_session_new(); on
+ *         CI_EIO if config/ or tmp/ cannot be renewed; CI_ESPAWN,
+ *         CI_EPROTO, CI_ESANDBOX, CI_ENOMEM as for ci_session_new(); on
  *         failure the session is dead and may be restarted again.
  */
 CI_API int ci_session_restart(ci_session *s);

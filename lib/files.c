@@ -186,6 +186,27 @@ void ci_workspace_remove(ci_session *s)
     s->dir = s->workspace = NULL;
 }
 
+int ci_workspace_renew(ci_session *s)
+{
+    static const char *const renewed[] = {"config", "tmp"};
+    unsigned moved = 0;
+    int top, rc = CI_OK;
+
+    if (!s->dir || (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        ci_set_errmsg(s, "cannot open the session directory: %s", strerror(errno));
+        return CI_EIO;
+    }
+    for (int i = 0; i < 2 && rc == CI_OK; i++) {
+        remove_dir(top, top, renewed[i], 0, &moved);
+        if (mkdirat(top, renewed[i], 0700) < 0 || give_to_worker(top, renewed[i]) < 0) {
+            ci_set_errmsg(s, "cannot renew %s/%s: %s", s->dir, renewed[i], strerror(errno));
+            rc = CI_EIO;
+        }
+    }
+    close(top);
+    return rc;
+}
+
 /* ---- put and get ---- */
 
 /* The name rules of ci_session_put_file: relative, no empty, "." or ".."

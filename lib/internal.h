@@ -93,6 +93,10 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
 
 /* files.c: the session directory and its workspace. */
 int ci_workspace_create(ci_session *s);
+/* Replaces config/ and tmp/ with empty ones before a new worker starts:
+ * the worker reads its HOME and MPLCONFIGDIR before it locks itself down,
+ * and an earlier cell may have planted files there. CI_OK or CI_EIO. */
+int ci_workspace_renew(ci_session *s);
 void ci_workspace_remove(ci_session *s);
 
 /* channel.c: frames over the socketpair. */

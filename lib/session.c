@@ -339,7 +339,9 @@ CI_API int ci_session_restart(ci_session *s)
     }
     ci_worker_stop(&s->worker);
     s->execution_count = 0;
-    rc = ci_worker_start(s);
+    rc = ci_workspace_renew(s);
+    if (rc == CI_OK)
+        rc = ci_worker_start(s);
     atomic_store(&s->busy, 0);
     return rc;
 }

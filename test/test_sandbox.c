@@ -933,6 +933,9 @@ static void expect_policy_error(const char *code, const char *name, const char *
     }
     h_assert_str(ci_result_error_value(r), message);
     h_assert_contains(ci_result_traceback(r), message);
+    /* The hook raises from inside the cell's call; its frame is the
+     * worker's own and must not show. */
+    h_assert_not_contains(ci_result_traceback(r), "<codeinterp>");
     ci_result_free(r);
     h_expect(S, "'still here'", "'still here'", "");
 }
@@ -955,8 +958,9 @@ static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
         "creating processes is disabled in this sandbox (subprocess, os.system, os.fork)";
     char *ws = worker_string("import os\nos.getcwd()");
     char *tmpdir = worker_string("import os\nos.environ['TMPDIR']");
-    char *write = h_fmt("this sandbox can only write inside the session workspace (%s) "
-                        "and TMPDIR (%s)", ws, tmpdir);
+    char *home = worker_string("import os\nos.environ['HOME']");
+    char *write = h_fmt("this sandbox can only write inside the session workspace (%s), "
+                        "TMPDIR (%s) and HOME (%s)", ws, tmpdir, home);
 
     expect_policy_error("import socket\nsocket.socket()", "PermissionError", NULL, net);
     expect_policy_error("import socket\nsocket.create_connection(('127.0.0.1', 9))",
@@ -971,6 +975,9 @@ static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
                         "this sandbox can only read the session directories and the Python "
                         "installation; /etc/passwd is outside them");
     expect_policy_error("open('/tmp/x', 'w')", "PermissionError", NULL, write);
+    expect_policy_error("import os\nos.symlink('a', 'b')", "PermissionError", NULL,
+                        "creating symbolic links is disabled in this sandbox; copy the file "
+                        "instead (shutil.copy)");
     /* Inside the session, the kernel's own message stays. */
     h_expect_error(S, "open('no such file')", "FileNotFoundError",
                    "[Errno 2] No such file or directory: 'no such file'");
@@ -981,6 +988,7 @@ static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
     ci_result_free(r);
     free(write);
     free(tmpdir);
+    free(home);
     free(ws);
 }
 
@@ -1046,6 +1054,28 @@ static void test_violation_names_the_system_call(void **state)
                            "                     args=(101, 0, 0, 0, 0))\n"
                            "t.start()\nt.join()",
                            "ptrace");
+}
+
+/* The warm-up runs before the lockdown, so what an earlier cell planted
+ * for it (a matplotlibrc in the workspace, HOME or MPLCONFIGDIR) must not
+ * reach it: it runs from /, and a restart renews config/ and tmp/. */
+static void test_warm_up_reads_nothing_a_cell_planted(void **state)
+{
+    h_expect(S,
+             "import os\n"
+             "for d in ('.', os.environ['HOME'], os.environ['MPLCONFIGDIR']):\n"
+             "    open(os.path.join(d, 'matplotlibrc'), 'w').write('figure.dpi: 33\\n')\n"
+             "open(os.path.join(os.environ['TMPDIR'], 'left'), 'w').write('x')\n"
+             "import matplotlib\n"
+             "matplotlib.rc_file(os.path.join(os.environ['HOME'], 'matplotlibrc'))\n"
+             "matplotlib.rcParams['figure.dpi']",
+             "33.0", "");
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    h_expect(S,
+             "import os, matplotlib\n"
+             "(matplotlib.rcParams['figure.dpi'], os.path.exists('matplotlibrc'),\n"
+             " 'matplotlibrc' in os.listdir(os.environ['HOME']), os.listdir(os.environ['TMPDIR']))",
+             "(100.0, True, False, [])", "");
 }
 
 /* A cell cannot replace the handler (rt_sigaction on SIGSYS is refused,
@@ -1315,6 +1345,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, h_setup_alive),
         cmocka_unit_test_setup(test_sandbox_reports_the_layers_this_kernel_has, h_setup_alive),
         cmocka_unit_test_setup(test_worker_runs_without_root_or_capabilities, h_setup_alive),
+        cmocka_unit_test_setup(test_warm_up_reads_nothing_a_cell_planted, h_setup_alive),
         cmocka_unit_test(test_root_host_needs_a_root_the_worker_can_pass),
         cmocka_unit_test_setup(test_cell_cannot_read_the_hosts_configuration, h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_write_outside_its_directories, h_setup_alive),

@@ -6,8 +6,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto.h"
 #include "worker.h"
@@ -98,9 +101,17 @@ static const char runner_src[] =
     "    return b[:limit].decode('utf-8', 'ignore').encode(), True\n"
     "\n"
     "def _traceback(exc):\n"
+    "    # The runner's frames go, at the start (run, _execute) and wherever\n"
+    "    # else they stand (the audit hook raises from inside a cell's call).\n"
     "    tb = exc.__traceback__\n"
     "    while tb is not None and tb.tb_frame.f_code.co_filename == _SELF:\n"
     "        tb = tb.tb_next\n"
+    "    node = tb\n"
+    "    while node is not None and node.tb_next is not None:\n"
+    "        if node.tb_next.tb_frame.f_code.co_filename == _SELF:\n"
+    "            node.tb_next = node.tb_next.tb_next\n"
+    "        else:\n"
+    "            node = node.tb_next\n"
     "    return ''.join(traceback.format_exception(type(exc), exc, tb))\n"
     "\n"
     "def _report(value, exc, limit):\n"
@@ -150,7 +161,9 @@ static const char runner_src[] =
     "         ' (subprocess, os.system, os.fork)')\n"
     "_SIGNAL = 'sending signals to other processes is disabled in this sandbox'\n"
     "_WRITE = ('this sandbox can only write inside the session workspace'\n"
-    "          f' ({_WS}) and TMPDIR ({_TMP})')\n"
+    "          f' ({_WS}), TMPDIR ({_TMP}) and HOME ({os.environ.get(\"HOME\", \"\")})')\n"
+    "_LINK = ('creating symbolic links is disabled in this sandbox;'\n"
+    "         ' copy the file instead (shutil.copy)')\n"
     "_PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',\n"
     "    'os.posix_spawn', 'os.exec', 'os.spawn', 'pty.spawn'})\n"
     "_PID = os.getpid()\n"
@@ -173,6 +186,8 @@ static const char runner_src[] =
     "            raise PermissionError(_SIGNAL)\n"
     "    elif event == 'os.killpg':\n"
     "        raise PermissionError(_SIGNAL)\n"
+    "    elif event == 'os.symlink':\n"
+    "        raise PermissionError(_LINK)\n"
     "    elif event == 'os.system':\n"
     "        # os.system reports failure as a status: keep that, but say why.\n"
     "        try:\n"
@@ -323,8 +338,22 @@ static void load_runner(void)
 
 void ci_interp_start(void)
 {
+    /* Python starts and warms up away from the workspace: this all runs
+     * before Landlock and seccomp, so it must read nothing a cell wrote,
+     * and matplotlib looks for a matplotlibrc in the working directory
+     * first. (The host gives each worker fresh HOME and MPLCONFIGDIR
+     * directories for the same reason.) The runner, which records the
+     * workspace, is loaded back in it. */
+    int workspace = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+    if (workspace < 0 || chdir("/") != 0)
+        ci_fatal(CI_EXIT_PYTHON, "cannot leave the workspace for the warm-up: %s",
+                 strerror(errno));
     init_python();
     warm();
+    if (fchdir(workspace) != 0)
+        ci_fatal(CI_EXIT_PYTHON, "cannot return to the workspace: %s", strerror(errno));
+    close(workspace);
     load_runner();
     main_ts = PyEval_SaveThread();
 }
