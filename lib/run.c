@@ -2,10 +2,11 @@
  * One run: send the cell, wait with a deadline while reading its output,
  * interrupt at the timeout, kill after the grace period, collect.
  *
- * ci_run returns within timeout + grace (+ the time to reap a killed
- * process) whatever the worker does: every wait below is bounded by the
- * run's hard deadline, and the worker's frames are read incrementally and
- * capped, so a hostile worker can neither stall nor flood the host.
+ * ci_run returns within timeout + grace (+ at most 50 ms to see a killed
+ * worker go; a slower one is reaped in the background) whatever the worker
+ * does: every wait below is bounded by the run's hard deadline, output is
+ * drained in bounded steps, and the worker's frames are read incrementally
+ * and capped, so a hostile worker can neither stall nor flood the host.
  */
 #include <errno.h>
 #include <poll.h>
