@@ -260,7 +260,7 @@ static int check_layers(ci_session *s)
                  {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_MNTNS, "mount namespace (refused by the kernel or the container)"},
-                 {CI_SANDBOX_PIDNS, "PID namespace (not implemented yet)"}};
+                 {CI_SANDBOX_PIDNS, "PID namespace (reserved: the worker does not make one yet)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 
