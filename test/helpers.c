@@ -351,3 +351,19 @@ int h_utf8_valid(const char *str, size_t len)
     }
     return 1;
 }
+
+int h_proc_stat(int pid, char *state, int *ppid, int *sid)
+{
+    char path[64], buf[1024];
+    int pgrp;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: skip to its end. */
+    char *p = strrchr(buf, ')');
+    return p && sscanf(p + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
+}

@@ -93,6 +93,10 @@ void h_write_file(const char *path, const void *data, size_t len);
 /* Reads @path into a malloc'ed, NUL-terminated buffer; NULL if it cannot. */
 char *h_read_file(const char *path, size_t *len);
 
+/* The state, parent and session of process @pid from /proc/@pid/stat;
+ * 1, or 0 when the process is gone. */
+int h_proc_stat(int pid, char *state, int *ppid, int *sid);
+
 /* snprintf into a malloc'ed string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -838,16 +838,9 @@ static int host_then_die(int fd)
 /* 'Z' for a zombie, 0 when the process is gone. */
 static char proc_state(int pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' ? p[2] : '?';
+    char st;
+    int ppid, sid;
+    return h_proc_stat(pid, &st, &ppid, &sid) ? st : 0;
 }
 
 static void test_worker_dies_with_its_host(void **state)

@@ -520,24 +520,6 @@ static inline void a_assert_absent(const char *path)
     }
 }
 
-/* The fields of /proc/@pid/stat after the command name; 0 if gone. */
-static inline int a_proc_stat(int pid, char *state, int *ppid, int *sid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    int pgrp;
-    if (!p || sscanf(p + 1, " %c %d %d %d", state, ppid, &pgrp, sid) != 4)
-        return 0;
-    return 1;
-}
-
 /* Processes other than @worker in @worker's session (setsid made it its
  * leader) or with it as parent: what a cell that forked left behind.
  * Kills each (they are ours) and returns how many there were. */
@@ -557,7 +539,7 @@ static inline int a_kill_strays(int worker)
             continue;
         char st;
         int ppid, sid;
-        if (!a_proc_stat((int)pid, &st, &ppid, &sid))
+        if (!h_proc_stat((int)pid, &st, &ppid, &sid))
             continue;
         if (sid == worker || ppid == worker) {
             fprintf(stderr, "stray process %ld (parent %d, session %d) of worker %d\n", pid,

@@ -105,9 +105,9 @@ static void assert_gone(int pid)
 {
     char st;
     int ppid, sid;
-    for (int i = 0; i < 50 && a_proc_stat(pid, &st, &ppid, &sid) && st != 'Z'; i++)
+    for (int i = 0; i < 50 && h_proc_stat(pid, &st, &ppid, &sid) && st != 'Z'; i++)
         usleep(20 * 1000);
-    if (a_proc_stat(pid, &st, &ppid, &sid) && st != 'Z')
+    if (h_proc_stat(pid, &st, &ppid, &sid) && st != 'Z')
         fail_msg("ATTACK SUCCEEDED: worker %d is still running (state %c) after it was killed",
                  pid, st);
 }
