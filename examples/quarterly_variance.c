@@ -6,8 +6,10 @@
  * It starts a sandboxed session, uploads CSV (US quarterly macro data) as
  * macrodata.csv, runs the cells an analyst agent would write one after
  * another (state persists between them, as in a notebook), prints each
- * result as the host receives it, then copies the report and the chart the
- * cells wrote out of the session into OUTDIR.
+ * result as the host receives it: text, value, the files the cell wrote,
+ * and its rich outputs, of which the chart comes back as an image/png
+ * figure output saved into OUTDIR as it arrives. Then it copies the report
+ * and the chart files the cells wrote out of the session into OUTDIR.
  *
  * Exit status: 0 if every cell ran to the end and every file came back;
  * 1 otherwise.
@@ -112,8 +114,7 @@ static const char *const cells[] = {
     "              '(grey: quarters in which real GDP fell)')\n"
     "bottom.margins(x=0.01)\n"
     "fig.tight_layout()\n"
-    "fig.savefig('variance_chart.png')\n"
-    "plt.close(fig)\n"
+    "fig.savefig('variance_chart.png')   # a file, and the figure comes back too\n"
     "print(f'chart: {len(falling)} quarters of falling real GDP shaded')",
 
     /* 6. A summary value for the agent's answer: the cell's last expression. */
@@ -144,6 +145,7 @@ static const char *status_name(ci_status st)
     case CI_STATUS_TIMEOUT: return "timeout";
     case CI_STATUS_MEMORY: return "out of memory";
     case CI_STATUS_KILLED: return "worker killed";
+    case CI_STATUS_INTERRUPTED: return "interrupted";
     }
     return "?";
 }
@@ -160,6 +162,44 @@ static void print_indented(const char *indent, const char *text)
         if (*text == '\n')
             text++;
     }
+}
+
+static int save(const char *path, const void *data, size_t len);
+
+/* The rich outputs, one line each; figures (image/png) are saved into
+ * @dir as cell<N>-output<I>.png, as a chat front end would show them. */
+static int print_outputs(const ci_result *r, const char *dir, int *figures)
+{
+    int failed = 0;
+    for (size_t i = 0; i < ci_result_output_count(r); i++) {
+        size_t len;
+        const unsigned char *data = ci_result_output_data(r, i, &len);
+        const char *mime = ci_result_output_mime(r, i);
+        const char *kind =
+            ci_result_output_type(r, i) == CI_OUTPUT_EXECUTE_RESULT ? "execute_result"
+                                                                     : "display_data";
+        if (strcmp(mime, "image/png") == 0 && len >= 24) {
+            char path[4096];
+            /* Width and height, big-endian, in the IHDR chunk. */
+            unsigned long w = (unsigned long)data[16] << 24 | data[17] << 16 | data[18] << 8 | data[19];
+            unsigned long h = (unsigned long)data[20] << 24 | data[21] << 16 | data[22] << 8 | data[23];
+            snprintf(path, sizeof path, "%s/cell%d-output%zu.png", dir,
+                     ci_result_execution_count(r), i + 1);
+            printf("[%s] image/png %lux%lu, %zu bytes -> %s\n", kind, w, h, len, path);
+            if (save(path, data, len) != 0)
+                failed = 1;
+            ++*figures;
+        } else {
+            printf("[%s] %s, %zu bytes\n", kind, mime, len);
+        }
+    }
+    for (size_t i = 0; i < ci_result_file_count(r); i++)
+        printf("%s%s", i ? ", " : "[files written] ", ci_result_file_name(r, i));
+    if (ci_result_file_count(r))
+        putchar('\n');
+    printf("[%.1f ms wall, %.1f ms CPU, peak RSS %.0f MiB]\n", ci_result_wall_time_us(r) / 1e3,
+           ci_result_cpu_time_us(r) / 1e3, ci_result_peak_memory(r) / 1048576.0);
+    return failed;
 }
 
 /* Prints a cell's result the way a notebook shows it. */
@@ -227,6 +267,18 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Writes @len bytes to @path; 0, or -1 after saying why. */
+static int save(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "write %s: %s\n", path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
 /* Copies @name out of the session's workspace into @dir; prints its size. */
 static int fetch(ci_session *s, const char *name, const char *dir)
 {
@@ -241,14 +293,9 @@ static int fetch(ci_session *s, const char *name, const char *dir)
 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    int ok = save(path, data, len) == 0;
     if (ok)
         printf("  %-22s %8zu bytes  -> %s\n", name, len, path);
-    else
-        fprintf(stderr, "write %s: %s\n", path, strerror(errno));
     ci_free(data);
     return ok ? 0 : -1;
 }
@@ -296,7 +343,7 @@ int main(int argc, char **argv)
     printf("uploaded %s as macrodata.csv (%zu bytes)\n", csv_path, csv_len);
 
     /* 3. Run the agent's cells, one after another. */
-    int failed = 0;
+    int failed = 0, figures = 0;
     for (size_t i = 0; i < COUNT(cells); i++) {
         printf("\nIn [%zu]:\n", i + 1);
         print_indented("    ", cells[i]);
@@ -312,6 +359,8 @@ int main(int argc, char **argv)
             break;
         }
         print_result(r);
+        if (print_outputs(r, outdir, &figures) != 0)
+            failed = 1;
         fflush(stdout);
         if (ci_result_status(r) != CI_STATUS_OK)
             failed = 1;
@@ -320,7 +369,11 @@ int main(int argc, char **argv)
             break; /* a scripted agent cannot adapt; a real one would */
     }
 
-    /* 4. Copy the results out. */
+    /* 4. Copy the results out. The chart came back as a figure already. */
+    if (!failed && figures != 1) {
+        fprintf(stderr, "expected the chart as one figure output, got %d\n", figures);
+        failed = 1;
+    }
     if (!failed) {
         printf("\nfiles copied out of the session:\n");
         for (size_t i = 0; i < COUNT(outputs); i++)

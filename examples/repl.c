@@ -5,9 +5,12 @@
  *
  * Reads cells from standard input: a cell ends at a blank line, end of
  * input ends the program. Runs each cell and prints what the host gets
- * back: stdout, stderr, "Out[n]: value" or the error and its traceback,
- * and a status line when a limit ended the cell. When the worker dies,
- * the session is restarted (variables are lost, workspace files stay).
+ * back: stdout and stderr as the cell prints them (streamed), then
+ * "Out[n]: value" or the error and its traceback, one line per rich
+ * output (a figure, a display() call), the files the cell wrote, and a
+ * status line when a limit ended the cell. Ctrl-C interrupts the running
+ * cell, as in Jupyter; the variables stay. When the worker dies, the
+ * session is restarted (variables are lost, workspace files stay).
  *
  *     printf 'x = 6 * 7\nx\n\n1/0\n' | build/repl
  *
@@ -15,10 +18,30 @@
  */
 #include <codeinterp.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The session Ctrl-C interrupts. ci_session_interrupt() is safe in a
+ * signal handler; when no cell runs it does nothing. */
+static ci_session *volatile interruptible;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (interruptible)
+        ci_session_interrupt(interruptible);
+}
+
+/* Streamed output: stdout as it is, stderr too (the terminal shows both). */
+static void on_output(int stream, const char *data, size_t len, void *payload)
+{
+    (void)payload;
+    fwrite(data, 1, len, stream == CI_STREAM_STDERR ? stderr : stdout);
+    fflush(stream == CI_STREAM_STDERR ? stderr : stdout);
+}
 
 static int is_blank(const char *line)
 {
@@ -33,17 +56,42 @@ static void put_text(const char *text, size_t len)
         putchar('\n');
 }
 
+/* One line per rich output message: its first (richest) representation,
+ * as a notebook shows it; text/plain in full, anything else described. */
+static void print_outputs(const ci_result *r)
+{
+    size_t n = ci_result_output_count(r);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const unsigned char *data = ci_result_output_data(r, i, &len);
+        const char *mime = ci_result_output_mime(r, i);
+        if (i > 0 && ci_result_output_message(r, i) == ci_result_output_message(r, i - 1))
+            continue;
+        if (strcmp(mime, "text/plain") == 0) {
+            put_text((const char *)data, len);
+        } else if (strcmp(mime, "image/png") == 0 && len >= 24) {
+            /* The IHDR chunk follows the signature: width, height. */
+            unsigned long w = (unsigned long)data[16] << 24 | data[17] << 16 | data[18] << 8 | data[19];
+            unsigned long h = (unsigned long)data[20] << 24 | data[21] << 16 | data[22] << 8 | data[23];
+            printf("[%s: image/png, %lux%lu, %zu bytes]\n",
+                   ci_result_output_type(r, i) == CI_OUTPUT_EXECUTE_RESULT ? "Out" : "display",
+                   w, h, len);
+        } else {
+            printf("[%s: %s, %zu bytes]\n",
+                   ci_result_output_type(r, i) == CI_OUTPUT_EXECUTE_RESULT ? "Out" : "display",
+                   mime, len);
+        }
+    }
+    if (ci_result_outputs_omitted(r))
+        printf("[%zu outputs left out: over the display limits]\n", ci_result_outputs_omitted(r));
+    n = ci_result_file_count(r);
+    for (size_t i = 0; i < n; i++)
+        printf("%s%s%s", i ? ", " : "[files written: ", ci_result_file_name(r, i),
+               i + 1 == n ? "]\n" : "");
+}
+
 static void print_result(const ci_result *r, unsigned long timeout_ms)
 {
-    size_t len;
-    const char *text = ci_result_stdout(r, &len);
-    put_text(text, len);
-    text = ci_result_stderr(r, &len);
-    if (len > 0) {
-        printf("[stderr]\n");
-        put_text(text, len);
-    }
-
     const char *value = ci_result_value(r);
     if (value)
         printf("Out[%d]: %s%s\n", ci_result_execution_count(r),
@@ -74,8 +122,12 @@ static void print_result(const ci_result *r, unsigned long timeout_ms)
     case CI_STATUS_KILLED:
         printf("[killed: %s: %s]\n", name ? name : "?", msg ? msg : "");
         break;
+    case CI_STATUS_INTERRUPTED:
+        printf("[interrupted; the session and its variables are intact]\n");
+        break;
     }
-    if (ci_result_truncated(r))
+    print_outputs(r);
+    if (ci_result_truncated(r) & (CI_TRUNCATED_STDOUT | CI_TRUNCATED_STDERR | CI_TRUNCATED_TEXT))
         printf("[output truncated at the output limit]\n");
 }
 
@@ -99,7 +151,8 @@ static int run_cell(ci_session *s, const char *code, unsigned long timeout_ms,
                     int *next)
 {
     ci_result *r;
-    int rc = ci_run(s, code, &r);
+    fflush(stdout);
+    int rc = ci_run_stream(s, code, on_output, NULL, &r);
     if (rc == CI_EDEAD) {
         *next = 1;
         return restart(s);
@@ -109,6 +162,10 @@ static int run_cell(ci_session *s, const char *code, unsigned long timeout_ms,
                 ci_session_errmsg(s));
         return rc == CI_ETOOBIG ? 0 : -1;
     }
+    size_t len;
+    const char *out = ci_result_stdout(r, &len);
+    if (len > 0 && out[len - 1] != '\n')
+        putchar('\n'); /* the streamed output ended mid-line */
     print_result(r, timeout_ms);
     ci_status st = ci_result_status(r);
     *next = ci_result_execution_count(r) + 1;
@@ -157,12 +214,20 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    interruptible = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+
     /* A terminal gets prompts; piped input is echoed so the transcript
      * shows each cell above its result. */
     int tty = isatty(STDIN_FILENO);
     if (tty)
         printf("codeinterp %d.%d.%d, worker pid %d, workspace %s\n"
-               "A blank line runs the cell; end of input (Ctrl-D) quits.\n",
+               "A blank line runs the cell; Ctrl-C interrupts it; end of input (Ctrl-D) "
+               "quits.\n",
                CI_VERSION_MAJOR, CI_VERSION_MINOR, CI_VERSION_PATCH,
                ci_session_pid(s), ci_session_workspace(s));
 
@@ -208,6 +273,7 @@ int main(int argc, char **argv)
         putchar('\n');
     free(line);
     free(cell);
+    interruptible = NULL;
     ci_session_free(s);
     return status;
 }

@@ -47,12 +47,23 @@ extern "C" {
 #define CI_VERSION_MAJOR 0
 #define CI_VERSION_MINOR 1
 #define CI_VERSION_PATCH 0
+/* The version as one number for #if: 100 is 0.1.0, 10203 would be 1.2.3. */
+#define CI_VERSION_NUMBER \
+    (CI_VERSION_MAJOR * 10000 + CI_VERSION_MINOR * 100 + CI_VERSION_PATCH)
 
 #if defined(__GNUC__) && !defined(CI_STATIC)
 #define CI_API __attribute__((visibility("default")))
 #else
 #define CI_API
 #endif
+
+/*
+ * ci_version - the version of the library the program runs with,
+ * "MAJOR.MINOR.PATCH" ("0.1.0"); the CI_VERSION_* macros give the version
+ * of the header it was compiled against.
+ * @return a string with static storage duration; never NULL. Thread safe.
+ */
+CI_API const char *ci_version(void);
 
 typedef struct ci_config ci_config;
 typedef struct ci_session ci_session;
@@ -103,13 +114,18 @@ CI_API const char *ci_strerror(int code);
  *                     interrupt for the grace period). The error value
  *                     says how; the session is dead until
  *                     ci_session_restart().
+ *  CI_STATUS_INTERRUPTED  ci_session_interrupt() stopped it, as Jupyter's
+ *                     "interrupt kernel" does: the cell got a
+ *                     KeyboardInterrupt (the error name) and the session
+ *                     and its state are intact.
  */
 typedef enum {
     CI_STATUS_OK,
     CI_STATUS_ERROR,
     CI_STATUS_TIMEOUT,
     CI_STATUS_MEMORY,
-    CI_STATUS_KILLED
+    CI_STATUS_KILLED,
+    CI_STATUS_INTERRUPTED
 } ci_status;
 
 /*
@@ -296,6 +312,30 @@ CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes);
 CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
 
 /*
+ * ci_config_set_display_limits - caps on a run's rich outputs (figures,
+ * display() calls, HTML tables; see ci_result_output_count), in bytes of
+ * data: @per_output for one output, @per_run for all of a run's outputs
+ * together; defaults 16 MiB and 64 MiB. An output over either cap is
+ * left out whole (a cut PNG or HTML document would be corrupt), never
+ * silently: ci_result_outputs_omitted() counts it and ci_result_truncated()
+ * has CI_TRUNCATED_OUTPUTS set. A run also keeps at most CI_MAX_OUTPUTS
+ * outputs, the rest counted the same way.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, @per_output is under 1024,
+ *         @per_run is under @per_output or over 1 GiB.
+ */
+CI_API int ci_config_set_display_limits(ci_config *cfg, size_t per_output, size_t per_run);
+
+/*
+ * ci_config_set_figure_dpi - the resolution, in dots per inch, at which
+ * matplotlib figures are rendered to image/png outputs; default 100
+ * (matplotlib's own default), so a default 6.4 x 4.8 inch figure is
+ * 640 x 480 pixels. The whole figure is rendered (no tight cropping), so
+ * its pixel size is always its size in inches times @dpi.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @dpi is under 10 or over 600.
+ */
+CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
+
+/*
  * ci_config_set_file_limit - the largest file a cell may write
  * (RLIMIT_FSIZE) and the largest file ci_session_put_file() and
  * ci_session_get_file() move, in bytes; default 1 GiB.
@@ -441,6 +481,24 @@ CI_API int ci_session_get_file(ci_session *s, const char *name,
 /* ci_free - frees memory the library handed to the caller; NULL is a no-op. */
 CI_API void ci_free(void *p);
 
+/*
+ * ci_session_interrupt - stops the cell that is running on @s, as Jupyter's
+ * "interrupt kernel" does: the cell gets a KeyboardInterrupt in its main
+ * thread and its result has CI_STATUS_INTERRUPTED, with the interpreter
+ * state kept. A cell that does not give way within the grace period
+ * (ci_config_set_grace_ms) is killed as at a timeout: CI_STATUS_KILLED,
+ * error name "Interrupted". The running ci_run() returns as usual.
+ *
+ * The one call that may overlap others on the same session: safe from any
+ * thread while ci_run() runs, and from a signal handler (it only uses
+ * lock-free atomics and write(2), which signal-safety(7) lists). It must
+ * not overlap ci_session_free(@s). When no cell is running it does
+ * nothing, and it never affects a cell that starts later.
+ * @return 1 if a cell was running and is being interrupted; 0 if no cell
+ *         was running; CI_EINVAL if @s is NULL.
+ */
+CI_API int ci_session_interrupt(ci_session *s);
+
 /* ------------------------------------------------------------------- run */
 
 /*
@@ -459,6 +517,76 @@ CI_API void ci_free(void *p);
  *         dead; CI_EBUSY if a run is in progress; CI_ENOMEM.
  */
 CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
+
+/*
+ * Streams of a cell's output, as Jupyter's "stream" messages name them.
+ */
+#define CI_STREAM_STDOUT 1
+#define CI_STREAM_STDERR 2
+
+/*
+ * ci_output_fn - receives a cell's output while it runs.
+ * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
+ * @data:   @len bytes (1 or more) as the cell wrote them: raw, not
+ *          NUL-terminated, not cut on line or UTF-8 character boundaries.
+ *          Borrowed for the duration of the call.
+ * @payload: the pointer given with the function.
+ * Called on the thread that called ci_run_stream(), between the moments
+ * the output is read from the worker and the run ends. It may call
+ * ci_session_interrupt(); any other call on the same session is refused
+ * (CI_EBUSY) or undefined behaviour, as during any run.
+ */
+typedef void (*ci_output_fn)(int stream, const char *data, size_t len, void *payload);
+
+/*
+ * ci_run_stream - ci_run(), and @fn is called with stdout and stderr as
+ * they arrive: a cell that prints a line a second is seen a line a second.
+ * Each stream's bytes come in the order they were written; between the two
+ * streams, in the order the host read them (two pipes: what a cell writes
+ * to stdout and then to stderr within a few microseconds may arrive the
+ * other way round). @fn gets exactly the bytes the result keeps: once a
+ * stream reaches the output limit its remainder is discarded, not passed
+ * on. The result still holds the whole (capped) text.
+ * @fn: may be NULL (then this is ci_run).
+ * @return as ci_run().
+ */
+CI_API int ci_run_stream(ci_session *s, const char *code, ci_output_fn fn, void *payload,
+                         ci_result **out);
+
+/*
+ * Options of one run, for ci_run_ex(). A versioned struct, as libgit2's
+ * option structs: initialise it with CI_RUN_OPTIONS_INIT or
+ * ci_run_options_init(), then set the fields you need; fields added later
+ * take their defaults when an older program leaves them out.
+ *  version     CI_RUN_OPTIONS_VERSION.
+ *  timeout_ms  this run's wall-clock limit in milliseconds, instead of the
+ *              session's (ci_config_set_timeout_ms); 0, the default, keeps
+ *              the session's. At most 86400000.
+ *  on_output, payload  as for ci_run_stream(); NULL by default.
+ */
+#define CI_RUN_OPTIONS_VERSION 1
+typedef struct ci_run_options {
+    unsigned int version;
+    unsigned long timeout_ms;
+    ci_output_fn on_output;
+    void *payload;
+} ci_run_options;
+#define CI_RUN_OPTIONS_INIT {CI_RUN_OPTIONS_VERSION, 0, NULL, NULL}
+
+/*
+ * ci_run_options_init - fills @opts with the defaults of @version.
+ * @return CI_OK; CI_EINVAL if @opts is NULL or @version is not one this
+ *         library knows (1 to CI_RUN_OPTIONS_VERSION).
+ */
+CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version);
+
+/*
+ * ci_run_ex - ci_run() with options. @opts may be NULL (the defaults).
+ * @return as ci_run(); also CI_EINVAL if @opts has an unknown version or
+ *         a timeout over 86400000 ms.
+ */
+CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts,
+                     ci_result **out);
 
 /* ci_result_free - frees @r; NULL is a no-op. */
 CI_API void ci_result_free(ci_result *r);
@@ -480,10 +608,22 @@ CI_API const char *ci_result_stdout(const ci_result *r, size_t *len);
 CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
 
 /*
- * ci_result_truncated - nonzero if any output was cut at the output
- * limit: stdout, stderr, the value's repr, the error message or the
- * traceback. 0 for NULL.
+ * ci_result_truncated - what was cut or left out, as a mask of the
+ * CI_TRUNCATED_* bits below; 0 when nothing was, and for NULL.
+ *  CI_TRUNCATED_STDOUT   stdout reached the output limit
+ *  CI_TRUNCATED_STDERR   stderr reached the output limit
+ *  CI_TRUNCATED_TEXT     the value's repr, the error message or the
+ *                        traceback was cut at the output limit
+ *  CI_TRUNCATED_OUTPUTS  rich outputs were left out (see
+ *                        ci_result_outputs_omitted)
+ *  CI_TRUNCATED_FILES    the list of changed files is incomplete (see
+ *                        ci_result_file_count)
  */
+#define CI_TRUNCATED_STDOUT 0x1
+#define CI_TRUNCATED_STDERR 0x2
+#define CI_TRUNCATED_TEXT 0x4
+#define CI_TRUNCATED_OUTPUTS 0x8
+#define CI_TRUNCATED_FILES 0x10
 CI_API int ci_result_truncated(const ci_result *r);
 
 /*
@@ -518,6 +658,125 @@ CI_API const char *ci_result_error_value(const ci_result *r);
  * worker's; NULL when there is none. Borrowed.
  */
 CI_API const char *ci_result_traceback(const ci_result *r);
+
+/*
+ * Rich outputs: what a notebook shows under a cell besides its text. Each
+ * output is one representation (a MIME type and its bytes) of one message
+ * in Jupyter's sense, in the order the cell produced them:
+ *  - display_data: each display(obj, ...) call, a builtin as in IPython,
+ *    gives one message per object; every matplotlib figure still open when
+ *    the cell ends (or when it calls plt.show()) gives one, rendered as
+ *    image/png at the configured dpi (ci_config_set_figure_dpi), in figure
+ *    number order, and is then closed, so no figure is returned twice and
+ *    the next cell starts with none open. Figures are collected even when
+ *    the cell raised.
+ *  - execute_result: the cell's last expression, when its value has
+ *    representations besides text/plain (a pandas DataFrame gives
+ *    text/html). Its text/plain form is ci_result_value(), not an output.
+ * Objects are rendered through IPython's rich display protocol:
+ * _repr_mimebundle_, then _repr_png_, _repr_jpeg_, _repr_svg_,
+ * _repr_html_, _repr_markdown_, _repr_latex_, _repr_json_, and repr() as
+ * text/plain (display_data only); a matplotlib Figure renders as
+ * image/png. A _repr_*_ method that raises is skipped and its traceback
+ * goes to stderr, as in IPython.
+ *
+ * Within one message the representations come richest first (image/png,
+ * image/jpeg, image/svg+xml, text/html, text/markdown, text/latex,
+ * application/json, others, text/plain), so showing the first output of
+ * each message, as a notebook front end does, shows the best one.
+ *
+ * Data of text types (text/..., application/json, and types ending in
+ * +json or +xml) is UTF-8 without NUL bytes; other types (image/png...)
+ * are binary. Either way the buffer has a NUL after its last byte that
+ * the length does not count.
+ */
+#define CI_MAX_OUTPUTS 10000
+
+/* Jupyter's output_type of the message an output belongs to. */
+typedef enum {
+    CI_OUTPUT_DISPLAY_DATA = 1,
+    CI_OUTPUT_EXECUTE_RESULT = 2
+} ci_output_type;
+
+/* ci_result_output_count - the number of outputs; 0 for NULL. */
+CI_API size_t ci_result_output_count(const ci_result *r);
+
+/*
+ * ci_result_output_mime - the MIME type of output @i ("image/png",
+ * "text/html"...), ASCII; NULL for NULL or @i out of range. Borrowed,
+ * valid until ci_result_free(@r).
+ */
+CI_API const char *ci_result_output_mime(const ci_result *r, size_t i);
+
+/*
+ * ci_result_output_data - the bytes of output @i.
+ * @len: receives their number; may be NULL; 0 when the return is NULL.
+ * @return borrowed, valid until ci_result_free(@r); NULL for NULL or @i
+ *         out of range.
+ */
+CI_API const void *ci_result_output_data(const ci_result *r, size_t i, size_t *len);
+
+/*
+ * ci_result_output_type - CI_OUTPUT_DISPLAY_DATA or
+ * CI_OUTPUT_EXECUTE_RESULT; 0 for NULL or @i out of range.
+ */
+CI_API ci_output_type ci_result_output_type(const ci_result *r, size_t i);
+
+/*
+ * ci_result_output_message - which message output @i belongs to: 0 for
+ * the run's first display_data or execute_result, counting up by one;
+ * the outputs of one message are consecutive. 0 for NULL or @i out of
+ * range.
+ */
+CI_API size_t ci_result_output_message(const ci_result *r, size_t i);
+
+/*
+ * ci_result_outputs_omitted - how many outputs were left out for the
+ * display limits (ci_config_set_display_limits) or CI_MAX_OUTPUTS; 0 for
+ * NULL.
+ */
+CI_API size_t ci_result_outputs_omitted(const ci_result *r);
+
+/*
+ * ci_result_file_count, ci_result_file_name - the regular files in the
+ * workspace that were created or modified since the previous run's end
+ * (or, for the first run and after ci_session_put_file() or a restart,
+ * since this run began): what the cell wrote, and what threads of earlier
+ * cells wrote meanwhile. Files written by ci_session_put_file() are not
+ * listed; deleted files are not listed. Names are relative to the
+ * workspace, "/"-separated, sorted by byte value, and raw bytes (file
+ * names need not be UTF-8). The library finds them by comparing the
+ * workspace before and after the run (inode, size, modification and
+ * change times, as stat(2) gives them), looking at most 32 directories
+ * deep and at 100000 entries: past that, or under a directory the host
+ * cannot read, the list is incomplete and ci_result_truncated() has
+ * CI_TRUNCATED_FILES set. Empty when the worker was killed.
+ * @return the count (0 for NULL); the name is borrowed, valid until
+ *         ci_result_free(@r), NULL for NULL or @i out of range.
+ */
+CI_API size_t ci_result_file_count(const ci_result *r);
+CI_API const char *ci_result_file_name(const ci_result *r, size_t i);
+
+/*
+ * Resources of the run, measured by the host, not reported by the worker.
+ *  ci_result_wall_time_us   microseconds from sending the cell to having
+ *                           its result (CLOCK_MONOTONIC).
+ *  ci_result_cpu_time_us    microseconds of CPU time, user and system,
+ *                           that the worker process used meanwhile (all its
+ *                           threads; clock_getcpuclockid(3)); 0 when the
+ *                           worker died during the run.
+ *  ci_result_peak_memory    the worker's peak resident set size in bytes
+ *                           (VmHWM, proc(5)) during the run. The host
+ *                           resets the peak before each run through
+ *                           /proc/PID/clear_refs, which only a root host may
+ *                           write (the worker is not dumpable): elsewhere
+ *                           this is the peak since the worker started. 0
+ *                           when the worker died during the run.
+ * All return 0 for NULL.
+ */
+CI_API unsigned long long ci_result_wall_time_us(const ci_result *r);
+CI_API unsigned long long ci_result_cpu_time_us(const ci_result *r);
+CI_API unsigned long long ci_result_peak_memory(const ci_result *r);
 
 /*
  * ci_result_execution_count - the cell's number in its session, counting

@@ -16,6 +16,9 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
     cfg->output_limit = 1 * MIB;
+    cfg->display_output_limit = 16 * MIB;
+    cfg->display_run_limit = 64 * MIB;
+    cfg->figure_dpi = 100;
     cfg->required_layers = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS;
     cfg->workspace_root = NULL;
 }
@@ -88,6 +91,23 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes)
     if (!cfg || bytes < 1024 || bytes > 256 * MIB)
         return CI_EINVAL;
     cfg->output_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_display_limits(ci_config *cfg, size_t per_output, size_t per_run)
+{
+    if (!cfg || per_output < 1024 || per_run < per_output || per_run > 1 * GIB)
+        return CI_EINVAL;
+    cfg->display_output_limit = per_output;
+    cfg->display_run_limit = per_run;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi)
+{
+    if (!cfg || dpi < 10 || dpi > 600)
+        return CI_EINVAL;
+    cfg->figure_dpi = dpi;
     return CI_OK;
 }
 

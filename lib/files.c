@@ -325,6 +325,8 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
     if (rc != CI_OK)
         unlinkat(dirfd, tmp, 0);
     close(dirfd);
+    /* The next run rescans first: this file is not the cell's doing. */
+    s->files.valid = 0;
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "codeinterp.h"
 #include "proto.h"
@@ -21,6 +22,9 @@ struct ci_config {
     unsigned long long memory_limit;
     unsigned long long file_limit;
     size_t output_limit;
+    size_t display_output_limit; /* one rich output's data */
+    size_t display_run_limit;    /* all of a run's rich outputs' data */
+    unsigned figure_dpi;
     unsigned required_layers; /* CI_SANDBOX_* */
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
 };
@@ -38,7 +42,27 @@ struct ci_worker {
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */
     int err;     /* the worker's fd 2, non-blocking read end */
+    int status;     /* /proc/<pid>/status, opened on first use (usage.c) */
+    int clear_refs; /* /proc/<pid>/clear_refs; -1 until opened, -2 if denied */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
+};
+
+/* A regular file of the workspace as stat(2) saw it (changes.c). */
+struct ci_file_state {
+    char *name; /* relative to the workspace */
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+};
+
+/* The workspace's regular files at one moment, sorted by name. */
+struct ci_snapshot {
+    struct ci_file_state *files;
+    size_t count;
+    int valid;      /* 0: none taken, or the workspace changed since */
+    int incomplete; /* the scan stopped at a limit or an unreadable directory */
+    struct timespec newest; /* the latest ctime seen */
 };
 
 struct ci_session {
@@ -49,6 +73,11 @@ struct ci_session {
     struct ci_worker worker;
     int execution_count;
     atomic_int busy;
+    atomic_int running;       /* the running cell's execution count, or 0 */
+    atomic_int interrupt_for; /* the cell ci_session_interrupt() asked to stop */
+    int wake_fd;              /* eventfd: wakes a run to see that request */
+    int sent_interrupt;       /* the last run sent SIGINT (CI_RUN_DISCARD_INTERRUPT) */
+    struct ci_snapshot files; /* the workspace after the last run */
     char errmsg[1024];
 };
 
@@ -57,12 +86,26 @@ struct ci_buf {
     size_t len;
 };
 
+/* One rich output (codeinterp.h); mime and data are NUL-terminated. */
+struct ci_output {
+    uint32_t type;    /* ci_output_type */
+    uint32_t message; /* the message's number in the run */
+    char *mime;
+    unsigned char *data;
+    size_t len;
+};
+
 struct ci_result {
     ci_status status;
     int execution_count;
-    int truncated;
+    int truncated; /* CI_TRUNCATED_* */
     struct ci_buf out, err;
     char *value, *error_name, *error_value, *traceback;
+    struct ci_output *outputs;
+    size_t output_count, outputs_omitted;
+    char **files; /* changed files, sorted */
+    size_t file_count;
+    unsigned long long wall_us, cpu_us, peak_memory;
 };
 
 /* errors.c */
@@ -71,7 +114,6 @@ void ci_set_errmsg(ci_session *s, const char *fmt, ...)
 void ci_set_thread_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A monotonic clock in milliseconds; every deadline is on it. */
-#include <time.h>
 static inline int64_t ci_now_ms(void)
 {
     struct timespec ts;
@@ -83,6 +125,8 @@ static inline int64_t ci_now_ms(void)
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen);
 
 /* session.c: the worker's lifetime as seen from the host. */
+/* No worker: every handle -1. */
+void ci_worker_init(struct ci_worker *w);
 int ci_worker_start(ci_session *s);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
@@ -128,7 +172,9 @@ struct ci_drain {
     int fd[2];            /* out, err; -1 when closed */
     struct ci_buf *buf[2]; /* NULL: read and discard */
     size_t cap;
-    int *truncated;
+    int *truncated;       /* gets CI_TRUNCATED_STDOUT/STDERR; may be NULL */
+    ci_output_fn fn;      /* is given what buf keeps; may be NULL */
+    void *payload;
 };
 /* Reads whatever is available on either pipe; never blocks. 0, or -1 when
  * memory ran out. */
@@ -140,9 +186,38 @@ int ci_drain_one(struct ci_drain *d, int i);
 /* result.c */
 ci_result *ci_result_new(void);
 /* Decodes a RESULT payload from the untrusted worker into @r: checks every
- * tag, length and byte. CI_OK, CI_EPROTO (with @why set), or CI_ENOMEM. */
-int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t field_cap,
-                     uint32_t *outcome, uint32_t *count, const char **why);
+ * tag, length and byte against @cfg's limits. CI_OK, CI_EPROTO (with @why
+ * set), or CI_ENOMEM. */
+int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
+                     const struct ci_config *cfg, uint32_t *outcome, uint32_t *count,
+                     const char **why);
+/* The largest RESULT payload a worker under @cfg may send. */
+size_t ci_result_frame_cap(const struct ci_config *cfg);
+/* Strict UTF-8 (RFC 3629) without NUL bytes: 1 if valid. */
+int ci_utf8_valid(const unsigned char *p, size_t n);
 char *ci_strdup(const char *s);
+
+/* changes.c: which workspace files a run created or modified. */
+/* Scans the workspace into @snap (replacing what it held). CI_OK or
+ * CI_ENOMEM; an unreadable part only makes it incomplete. */
+int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap);
+void ci_snapshot_clear(struct ci_snapshot *snap);
+/* Waits, at most 50 ms, until a file written now would get a change time
+ * later than any in @snap, so a rewrite of the same size is still seen. */
+void ci_snapshot_settle(const struct ci_snapshot *snap);
+/* Fills r->files with the regular files of @after that are not in
+ * @before or differ from it. CI_OK or CI_ENOMEM. */
+int ci_snapshot_diff(const struct ci_snapshot *before, const struct ci_snapshot *after,
+                     ci_result *r);
+
+/* usage.c: the worker's resources, read from the host side. */
+struct ci_usage {
+    int64_t start_ns; /* CLOCK_MONOTONIC */
+    int64_t cpu_ns;   /* the worker's CPU clock, -1 if unreadable */
+};
+/* Resets the worker's peak RSS where allowed, and notes the clocks. */
+void ci_usage_begin(struct ci_worker *w, struct ci_usage *u);
+/* Fills r->wall_us, and r->cpu_us and r->peak_memory while the worker lives. */
+void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r);
 
 #endif /* CI_INTERNAL_H */

@@ -3,7 +3,8 @@
  * the descriptor level (os.write, C extensions) are captured like print().
  * Each stream keeps at most `cap` bytes per run; the rest is read and
  * discarded, so however much a cell prints, the host's memory stays bounded
- * and the worker never blocks on a full pipe.
+ * and the worker never blocks on a full pipe. A streaming run's callback is
+ * given each chunk as it is kept.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static int keep(struct ci_drain *d, int i, const char *chunk, size_t n)
     room = d->cap > b->len ? d->cap - b->len : 0;
     take = n < room ? n : room;
     if (take < n && d->truncated)
-        *d->truncated = 1;
+        *d->truncated |= i == 0 ? CI_TRUNCATED_STDOUT : CI_TRUNCATED_STDERR;
     if (take == 0)
         return 0;
     grown = realloc(b->data, b->len + take + 1);
@@ -33,6 +34,8 @@ static int keep(struct ci_drain *d, int i, const char *chunk, size_t n)
     b->len += take;
     grown[b->len] = '\0';
     b->data = grown;
+    if (d->fn)
+        d->fn(i == 0 ? CI_STREAM_STDOUT : CI_STREAM_STDERR, chunk, take, d->payload);
     return 0;
 }
 

@@ -18,14 +18,16 @@
  *           (CI_LAYER_* bits).
  *   RESULT  once per RUN. payload: a sequence of fields, each
  *           u32 tag (CI_FIELD_*), u32 len, len bytes. Text fields are UTF-8
- *           without NUL bytes; each is at most the output limit.
+ *           without NUL bytes; each is at most the output limit. The
+ *           OUTPUTS field is bounded by the display limits.
  *   VIOLATION  at most once, from the SIGSYS handler when a cell made a
  *           system call the filter traps; the worker then dies by SIGSYS.
  *           payload: u32 syscall number (below CI_VIOLATION_NR_MAX), then
  *           its name, 1 to CI_VIOLATION_NAME_MAX bytes of [a-z0-9_], no
  *           NUL. Never a result: the host still waits for the death.
  * Host -> worker
- *   RUN     payload: u32 execution count, then the cell's UTF-8 source.
+ *   RUN     payload: u32 execution count, u32 CI_RUN_* flags, then the
+ *           cell's UTF-8 source.
  *
  * Interrupts travel out of band: the host sends SIGINT to the worker,
  * which Python turns into KeyboardInterrupt in the cell's main thread.
@@ -73,7 +75,39 @@ enum ci_field_tag {
     CI_FIELD_TRACEBACK = 5, /* formatted traceback, cell frames only */
     CI_FIELD_FLAGS = 6,     /* u32, CI_FLAG_* */
     CI_FIELD_COUNT = 7,     /* u32, the RUN's execution count, echoed */
+    CI_FIELD_OUTPUTS = 8,   /* the rich outputs, see below */
+    CI_FIELD_OMITTED = 9,   /* u32, outputs left out for the display limits */
 };
+
+/*
+ * The OUTPUTS field: a sequence of outputs (at most CI_MAX_OUTPUTS, from
+ * codeinterp.h), each
+ *   u32 output type (ci_output_type: 1 display_data, 2 execute_result)
+ *   u32 message number (0 for the first, then equal to the previous
+ *       output's or one more)
+ *   u32 MIME type length, 1 to CI_MIME_MAX
+ *   u32 data length, at most the per-output display limit
+ *   the MIME type: type "/" subtype, each 1 or more of [A-Za-z0-9!#$&^_.+-]
+ *   the data: for text types (ci_mime_is_text) UTF-8 without NUL bytes,
+ *       otherwise any bytes.
+ * The data of all outputs together is at most the per-run display limit.
+ */
+#define CI_MIME_MAX 127u
+
+/* Text MIME types carry UTF-8 without NUL: text/..., application/json,
+ * and any type whose subtype ends in +json or +xml. */
+static inline int ci_mime_is_text(const char *mime, uint32_t len)
+{
+    static const char text[] = "text/", json[] = "application/json";
+    if (len >= sizeof(text) - 1 && __builtin_memcmp(mime, text, sizeof(text) - 1) == 0)
+        return 1;
+    if (len == sizeof(json) - 1 && __builtin_memcmp(mime, json, len) == 0)
+        return 1;
+    if (len >= 5 && (__builtin_memcmp(mime + len - 5, "+json", 5) == 0 ||
+                     __builtin_memcmp(mime + len - 4, "+xml", 4) == 0))
+        return 1;
+    return 0;
+}
 
 enum ci_outcome {
     CI_OUTCOME_OK = 0,
@@ -100,6 +134,12 @@ enum ci_outcome {
  * "nogroup" on Debian). A root host hands the session directory to them. */
 #define CI_WORKER_UID 65534u
 #define CI_WORKER_GID 65534u
+
+/* RUN flags. DISCARD_INTERRUPT: the previous run sent SIGINT, which may
+ * have reached the worker after that cell ended; the worker drops a
+ * pending one before starting this cell. Without the flag it keeps it,
+ * so an interrupt sent just after the RUN is never lost. */
+#define CI_RUN_DISCARD_INTERRUPT 1u
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

@@ -20,7 +20,7 @@ ci_result *ci_result_new(void)
 
 /* Strict UTF-8 (RFC 3629): no overlongs, no surrogates, nothing past
  * U+10FFFF, and no NUL, which would cut the C string short. */
-static int utf8_text_valid(const unsigned char *p, size_t n)
+int ci_utf8_valid(const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -64,9 +64,116 @@ static char *text_copy(const unsigned char *p, size_t n)
     return s;
 }
 
-int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t field_cap,
-                     uint32_t *outcome, uint32_t *count, const char **why)
+size_t ci_result_frame_cap(const struct ci_config *cfg)
 {
+    /* Four text fields, the outputs' data and their headers, and room for
+     * the small fields. */
+    return 4 * cfg->output_limit + cfg->display_run_limit +
+           (size_t)CI_MAX_OUTPUTS * (16 + CI_MIME_MAX) + 4096;
+}
+
+/* A MIME type as RFC 6838 names them: type "/" subtype, each of
+ * restricted-name characters (letters, digits, !#$&^_.+-). */
+static int mime_valid(const unsigned char *p, size_t n)
+{
+    size_t slash = 0, i;
+
+    if (n == 0 || n > CI_MIME_MAX)
+        return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c == '/') {
+            if (slash || i == 0 || i == n - 1)
+                return 0;
+            slash = i;
+        } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     (c >= '0' && c <= '9') || (c && strchr("!#$&^_.+-", c)))) {
+            return 0;
+        }
+    }
+    return slash != 0;
+}
+
+static unsigned char *bytes_copy(const unsigned char *p, size_t n)
+{
+    return (unsigned char *)text_copy(p, n);
+}
+
+/* The OUTPUTS field (proto.h). */
+static int decode_outputs(ci_result *r, const unsigned char *p, size_t len,
+                          const struct ci_config *cfg, const char **why)
+{
+    size_t total = 0, n = 0, off;
+    uint32_t last_message = 0;
+
+    /* Count and check first, so the array is allocated once. */
+    for (off = 0; off < len; n++) {
+        uint32_t h[4];
+        if (len - off < sizeof h) {
+            *why = "truncated output header";
+            return CI_EPROTO;
+        }
+        memcpy(h, p + off, sizeof h);
+        off += sizeof h;
+        if (n == CI_MAX_OUTPUTS) {
+            *why = "more outputs than CI_MAX_OUTPUTS";
+            return CI_EPROTO;
+        }
+        if (h[0] != CI_OUTPUT_DISPLAY_DATA && h[0] != CI_OUTPUT_EXECUTE_RESULT) {
+            *why = "unknown output type";
+            return CI_EPROTO;
+        }
+        if (n == 0 ? h[1] != 0 : (h[1] != last_message && h[1] != last_message + 1)) {
+            *why = "output message numbers out of sequence";
+            return CI_EPROTO;
+        }
+        last_message = h[1];
+        if (h[2] > len - off || !mime_valid(p + off, h[2])) {
+            *why = "malformed output MIME type";
+            return CI_EPROTO;
+        }
+        if (h[3] > len - off - h[2]) {
+            *why = "output longer than its field";
+            return CI_EPROTO;
+        }
+        if (h[3] > cfg->display_output_limit || h[3] > cfg->display_run_limit - total) {
+            *why = "output over the display limits";
+            return CI_EPROTO;
+        }
+        total += h[3];
+        if (ci_mime_is_text((const char *)p + off, h[2]) &&
+            !ci_utf8_valid(p + off + h[2], h[3])) {
+            *why = "text output is not UTF-8 without NUL";
+            return CI_EPROTO;
+        }
+        off += (size_t)h[2] + h[3];
+    }
+    if (!(r->outputs = calloc(n ? n : 1, sizeof *r->outputs)))
+        return CI_ENOMEM;
+    for (off = 0; r->output_count < n; r->output_count++) {
+        struct ci_output *o = &r->outputs[r->output_count];
+        uint32_t h[4];
+        memcpy(h, p + off, sizeof h);
+        off += sizeof h;
+        o->type = h[0];
+        o->message = h[1];
+        o->len = h[3];
+        o->mime = text_copy(p + off, h[2]);
+        o->data = bytes_copy(p + off + h[2], h[3]);
+        if (!o->mime || !o->data) {
+            r->output_count++; /* so ci_result_free frees this one too */
+            return CI_ENOMEM;
+        }
+        off += (size_t)h[2] + h[3];
+    }
+    return CI_OK;
+}
+
+int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
+                     const struct ci_config *cfg, uint32_t *outcome, uint32_t *count,
+                     const char **why)
+{
+    size_t field_cap = cfg->output_limit;
     unsigned seen = 0;
     while (len > 0) {
         uint32_t tag, flen, word;
@@ -93,6 +200,7 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
         case CI_FIELD_OUTCOME:
         case CI_FIELD_FLAGS:
         case CI_FIELD_COUNT:
+        case CI_FIELD_OMITTED:
             if (flen != 4) {
                 *why = "integer field of the wrong size";
                 return CI_EPROTO;
@@ -106,13 +214,17 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
                 *outcome = word;
             } else if (tag == CI_FIELD_COUNT) {
                 *count = word;
+            } else if (tag == CI_FIELD_OMITTED) {
+                r->outputs_omitted = word;
+                if (word)
+                    r->truncated |= CI_TRUNCATED_OUTPUTS;
             } else {
                 if (word & ~CI_FLAG_TRUNCATED) {
                     *why = "unknown flag";
                     return CI_EPROTO;
                 }
                 if (word & CI_FLAG_TRUNCATED)
-                    r->truncated = 1;
+                    r->truncated |= CI_TRUNCATED_TEXT;
             }
             break;
         case CI_FIELD_VALUE:
@@ -127,6 +239,12 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
         case CI_FIELD_TRACEBACK:
             slot = &r->traceback;
             break;
+        case CI_FIELD_OUTPUTS: {
+            int rc = decode_outputs(r, p, flen, cfg, why);
+            if (rc != CI_OK)
+                return rc;
+            break;
+        }
         default:
             *why = "unknown field";
             return CI_EPROTO;
@@ -136,7 +254,7 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len, size_t fi
                 *why = "text field over the output limit";
                 return CI_EPROTO;
             }
-            if (!utf8_text_valid(p, flen)) {
+            if (!ci_utf8_valid(p, flen)) {
                 *why = "text field is not UTF-8 without NUL";
                 return CI_EPROTO;
             }
@@ -171,6 +289,14 @@ CI_API void ci_result_free(ci_result *r)
     free(r->error_name);
     free(r->error_value);
     free(r->traceback);
+    for (size_t i = 0; i < r->output_count; i++) {
+        free(r->outputs[i].mime);
+        free(r->outputs[i].data);
+    }
+    free(r->outputs);
+    for (size_t i = 0; i < r->file_count; i++)
+        free(r->files[i]);
+    free(r->files);
     free(r);
 }
 
@@ -234,6 +360,72 @@ CI_API const char *ci_result_traceback(const ci_result *r)
 CI_API int ci_result_execution_count(const ci_result *r)
 {
     return r ? r->execution_count : 0;
+}
+
+CI_API size_t ci_result_output_count(const ci_result *r)
+{
+    return r ? r->output_count : 0;
+}
+
+static const struct ci_output *output_at(const ci_result *r, size_t i)
+{
+    return r && i < r->output_count ? &r->outputs[i] : NULL;
+}
+
+CI_API const char *ci_result_output_mime(const ci_result *r, size_t i)
+{
+    const struct ci_output *o = output_at(r, i);
+    return o ? o->mime : NULL;
+}
+
+CI_API const void *ci_result_output_data(const ci_result *r, size_t i, size_t *len)
+{
+    const struct ci_output *o = output_at(r, i);
+    if (len)
+        *len = o ? o->len : 0;
+    return o ? o->data : NULL;
+}
+
+CI_API ci_output_type ci_result_output_type(const ci_result *r, size_t i)
+{
+    const struct ci_output *o = output_at(r, i);
+    return o ? (ci_output_type)o->type : (ci_output_type)0;
+}
+
+CI_API size_t ci_result_output_message(const ci_result *r, size_t i)
+{
+    const struct ci_output *o = output_at(r, i);
+    return o ? o->message : 0;
+}
+
+CI_API size_t ci_result_outputs_omitted(const ci_result *r)
+{
+    return r ? r->outputs_omitted : 0;
+}
+
+CI_API size_t ci_result_file_count(const ci_result *r)
+{
+    return r ? r->file_count : 0;
+}
+
+CI_API const char *ci_result_file_name(const ci_result *r, size_t i)
+{
+    return r && i < r->file_count ? r->files[i] : NULL;
+}
+
+CI_API unsigned long long ci_result_wall_time_us(const ci_result *r)
+{
+    return r ? r->wall_us : 0;
+}
+
+CI_API unsigned long long ci_result_cpu_time_us(const ci_result *r)
+{
+    return r ? r->cpu_us : 0;
+}
+
+CI_API unsigned long long ci_result_peak_memory(const ci_result *r)
+{
+    return r ? r->peak_memory : 0;
 }
 
 CI_API void ci_free(void *p)

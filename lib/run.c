@@ -20,21 +20,18 @@
 
 #include "internal.h"
 
-/* The RESULT frame holds four text fields of at most output_limit bytes
- * each, plus small ones. */
-static size_t result_frame_cap(const struct ci_config *cfg)
-{
-    return 4 * cfg->output_limit + 4096;
-}
+/* Why the run sent SIGINT, if it did. */
+enum interrupt { NOT_INTERRUPTED, BY_TIMEOUT, BY_REQUEST };
 
 struct run {
     ci_session *s;
     ci_result *r;
     struct ci_drain drain;
     struct ci_reader rd;
+    unsigned long timeout_ms;
     int64_t deadline;  /* the timeout: interrupt */
-    int64_t hard;      /* timeout + grace: kill */
-    int interrupted;
+    int64_t hard;      /* interrupt + grace: kill */
+    enum interrupt interrupted;
     char violation[CI_VIOLATION_NAME_MAX + 1]; /* a VIOLATION frame's name */
 };
 
@@ -70,6 +67,14 @@ static void end_killed(struct run *run, const char *name, const char *why)
     run->r->value = NULL;
     free(run->r->traceback);
     run->r->traceback = NULL;
+    /* Outputs of a result that failed to decode are not to be trusted. */
+    for (size_t i = 0; i < run->r->output_count; i++) {
+        free(run->r->outputs[i].mime);
+        free(run->r->outputs[i].data);
+    }
+    free(run->r->outputs);
+    run->r->outputs = NULL;
+    run->r->output_count = 0;
     if (set_text(&run->r->error_name, name ? name : end_name) < 0 ||
         set_text(&run->r->error_value, value) < 0) {
         /* Out of memory: the status alone still tells the truth. */
@@ -97,16 +102,27 @@ static void classify(struct run *run, uint32_t outcome)
         r->status = CI_STATUS_ERROR;
         break;
     }
-    /* An interrupt we sent is a timeout, whatever the cell made of it;
-     * a KeyboardInterrupt the cell raised itself stays an error. */
-    if (run->interrupted) {
-        r->status = CI_STATUS_TIMEOUT;
+    /* An interrupt we sent is a timeout, or the caller's interrupt,
+     * whatever the cell made of it; a KeyboardInterrupt the cell raised
+     * itself stays an error. */
+    if (run->interrupted != NOT_INTERRUPTED) {
         free(r->value);
         r->value = NULL;
+    }
+    if (run->interrupted == BY_TIMEOUT) {
+        r->status = CI_STATUS_TIMEOUT;
         snprintf(msg, sizeof msg, "the cell ran past the %lu ms timeout and was interrupted",
-                 run->s->cfg.timeout_ms);
+                 run->timeout_ms);
         set_text(&r->error_name, "TimeoutError");
         set_text(&r->error_value, msg);
+    } else if (run->interrupted == BY_REQUEST) {
+        /* As Jupyter reports it; the cell may have caught the first
+         * KeyboardInterrupt and ended otherwise, but it was stopped. */
+        r->status = CI_STATUS_INTERRUPTED;
+        if (outcome != CI_OUTCOME_INTERRUPT) {
+            set_text(&r->error_name, "KeyboardInterrupt");
+            set_text(&r->error_value, "the cell was interrupted");
+        }
     }
 }
 
@@ -158,8 +174,8 @@ static int on_frame(struct run *run)
     } else if (run->rd.type == CI_FRAME_RESULT && run->violation[0]) {
         why = "a result after a violation report";
     } else if (run->rd.type == CI_FRAME_RESULT) {
-        rc = ci_result_decode(run->r, run->rd.payload, run->rd.len, run->s->cfg.output_limit,
-                              &outcome, &count, &why);
+        rc = ci_result_decode(run->r, run->rd.payload, run->rd.len, &run->s->cfg, &outcome,
+                              &count, &why);
         if (rc == CI_OK && count != (uint32_t)run->r->execution_count) {
             rc = CI_EPROTO;
             why = "a result for another cell";
@@ -182,11 +198,40 @@ static int on_frame(struct run *run)
 static void on_hard_deadline(struct run *run)
 {
     char msg[200];
+    if (run->interrupted == BY_REQUEST) {
+        snprintf(msg, sizeof msg,
+                 "the cell did not stop within %lu ms of being interrupted; "
+                 "the worker was killed",
+                 run->s->cfg.grace_ms);
+        end_killed(run, "Interrupted", msg);
+        return;
+    }
     snprintf(msg, sizeof msg,
              "the cell did not stop within %lu ms of being interrupted at the %lu ms timeout; "
              "the worker was killed",
-             run->s->cfg.grace_ms, run->s->cfg.timeout_ms);
+             run->s->cfg.grace_ms, run->timeout_ms);
     end_killed(run, "Timeout", msg);
+}
+
+/* To the main thread, where Python raises KeyboardInterrupt: a thread the
+ * cell started may not block SIGINT, and a signal it took would not wake
+ * the main thread's sleep. The grace period starts now. */
+static void interrupt(struct run *run, enum interrupt why)
+{
+    struct ci_worker *w = &run->s->worker;
+    syscall(SYS_tgkill, w->pid, w->pid, SIGINT);
+    run->interrupted = why;
+    run->hard = ci_now_ms() + (int64_t)run->s->cfg.grace_ms;
+}
+
+/* Empties the wake-up eventfd, then says whether ci_session_interrupt()
+ * asked to stop this run's cell. */
+static int interrupt_requested(struct run *run)
+{
+    uint64_t n;
+    while (read(run->s->wake_fd, &n, sizeof n) > 0)
+        ;
+    return atomic_load(&run->s->interrupt_for) == run->r->execution_count;
 }
 
 /* Waits for the RESULT frame, reading output all the while. */
@@ -194,30 +239,29 @@ static void await_result(struct run *run)
 {
     struct ci_worker *w = &run->s->worker;
     for (;;) {
-        struct pollfd p[4];
+        struct pollfd p[5];
         int64_t now = ci_now_ms(), next;
         int n;
 
-        if (now >= run->hard) {
+        if (run->interrupted != NOT_INTERRUPTED && now >= run->hard) {
             on_hard_deadline(run);
             return;
         }
-        if (!run->interrupted && now >= run->deadline) {
-            /* To the main thread, where Python raises KeyboardInterrupt:
-             * a thread the cell started may not block SIGINT, and a
-             * signal it took would not wake the main thread's sleep. */
-            syscall(SYS_tgkill, w->pid, w->pid, SIGINT);
-            run->interrupted = 1;
-        }
-        next = run->interrupted ? run->hard : run->deadline;
+        if (run->interrupted == NOT_INTERRUPTED && now >= run->deadline)
+            interrupt(run, BY_TIMEOUT);
+        next = run->interrupted != NOT_INTERRUPTED ? run->hard : run->deadline;
         p[0] = (struct pollfd){.fd = w->channel, .events = POLLIN};
         p[1] = (struct pollfd){.fd = run->drain.fd[0], .events = POLLIN};
         p[2] = (struct pollfd){.fd = run->drain.fd[1], .events = POLLIN};
         p[3] = (struct pollfd){.fd = w->pidfd, .events = POLLIN};
-        if (poll(p, 4, (int)(next - now > 1000 ? 1000 : next - now)) < 0 && errno != EINTR) {
+        p[4] = (struct pollfd){.fd = run->s->wake_fd, .events = POLLIN};
+        if (poll(p, 5, (int)(next - now > 1000 ? 1000 : next - now)) < 0 && errno != EINTR) {
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
+        if ((p[4].revents & POLLIN) && interrupt_requested(run) &&
+            run->interrupted == NOT_INTERRUPTED)
+            interrupt(run, BY_REQUEST);
         if (ci_drain_pipes(&run->drain) < 0) {
             end_killed(run, "WorkerDied", "the host ran out of memory for the output; the worker was killed");
             return;
@@ -254,10 +298,83 @@ static int unsolicited(int channel)
     return n > 0;
 }
 
-CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
+/* Notes what the workspace holds before the cell may write: after the
+ * previous run that is already known, unless something else wrote since. */
+static void files_before(ci_session *s)
+{
+    if (!s->files.valid && ci_snapshot_take(s->workspace_fd, &s->files) != CI_OK)
+        return; /* out of memory: this run lists no files */
+    ci_snapshot_settle(&s->files);
+}
+
+/* The files the run created or modified; the scan is the next run's
+ * "before". A dead worker's run lists none, and the next run rescans. */
+static void files_after(ci_session *s, ci_result *r)
+{
+    struct ci_snapshot after = {0};
+
+    if (!s->files.valid)
+        return;
+    if (r->status == CI_STATUS_KILLED || ci_snapshot_take(s->workspace_fd, &after) != CI_OK) {
+        s->files.valid = 0;
+        return;
+    }
+    if (ci_snapshot_diff(&s->files, &after, r) != CI_OK)
+        r->truncated |= CI_TRUNCATED_FILES;
+    if (s->files.incomplete || after.incomplete)
+        r->truncated |= CI_TRUNCATED_FILES;
+    ci_snapshot_clear(&s->files);
+    s->files = after;
+}
+
+/* Sends the cell and waits for its end; the session is busy. */
+static void run_cell(struct run *run, const char *code, size_t len)
+{
+    ci_session *s = run->s;
+    uint32_t head[2] = {(uint32_t)run->r->execution_count,
+                        s->sent_interrupt ? CI_RUN_DISCARD_INTERRUPT : 0};
+    struct ci_usage usage;
+
+    files_before(s);
+    ci_usage_begin(&s->worker, &usage);
+    run->deadline = ci_now_ms() + (int64_t)run->timeout_ms;
+    run->hard = run->deadline + (int64_t)s->cfg.grace_ms;
+    atomic_store(&s->running, run->r->execution_count);
+    if (unsolicited(s->worker.channel)) {
+        /* Between runs the worker has nothing to say: bytes waiting now
+         * were written by a cell (descriptor 3 is within its reach), e.g.
+         * a result forged for this cell. */
+        end_killed(run, "ProtocolError",
+                   "the worker sent data while no cell was running (a cell wrote to the "
+                   "protocol channel); it was killed");
+    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
+                             run->hard, &run->drain) < 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
+                 strerror(errno));
+        end_killed(run, errno == ETIMEDOUT ? "Timeout" : NULL, errno == ETIMEDOUT ? msg : NULL);
+    } else {
+        await_result(run);
+    }
+    atomic_store(&s->running, 0);
+    s->sent_interrupt = run->interrupted != NOT_INTERRUPTED;
+    ci_usage_end(&s->worker, &usage, run->r);
+    files_after(s, run->r);
+}
+
+CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version)
+{
+    if (!opts || version < 1 || version > CI_RUN_OPTIONS_VERSION)
+        return CI_EINVAL;
+    memset(opts, 0, sizeof *opts);
+    opts->version = version;
+    return CI_OK;
+}
+
+CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts,
+                     ci_result **out)
 {
     struct run run;
-    uint32_t count;
     size_t len;
     int expected = 0;
 
@@ -266,6 +383,13 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
     if (!s || !code || !out) {
         if (s)
             ci_set_errmsg(s, "ci_run: NULL argument");
+        return CI_EINVAL;
+    }
+    if (opts && (opts->version < 1 || opts->version > CI_RUN_OPTIONS_VERSION ||
+                 opts->timeout_ms > 86400000UL)) {
+        ci_set_errmsg(s, "ci_run_ex: options of unknown version %u or a timeout over "
+                         "86400000 ms",
+                      opts->version);
         return CI_EINVAL;
     }
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
@@ -292,33 +416,51 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
         return CI_ENOMEM;
     }
     run.r->execution_count = ++s->execution_count;
+    run.timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : s->cfg.timeout_ms;
     run.drain = (struct ci_drain){{s->worker.out, s->worker.err},
                                   {&run.r->out, &run.r->err},
                                   s->cfg.output_limit,
-                                  &run.r->truncated};
-    ci_reader_init(&run.rd, result_frame_cap(&s->cfg));
-    run.deadline = ci_now_ms() + (int64_t)s->cfg.timeout_ms;
-    run.hard = run.deadline + (int64_t)s->cfg.grace_ms;
-
-    count = (uint32_t)run.r->execution_count;
-    if (unsolicited(s->worker.channel)) {
-        /* Between runs the worker has nothing to say: bytes waiting now
-         * were written by a cell (descriptor 3 is within its reach), e.g.
-         * a result forged for this cell. */
-        end_killed(&run, "ProtocolError",
-                   "the worker sent data while no cell was running (a cell wrote to the "
-                   "protocol channel); it was killed");
-    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, &count, sizeof count, code, len,
-                             run.hard, &run.drain) < 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
-                 strerror(errno));
-        end_killed(&run, errno == ETIMEDOUT ? "Timeout" : NULL, errno == ETIMEDOUT ? msg : NULL);
-    } else {
-        await_result(&run);
-    }
+                                  &run.r->truncated,
+                                  opts ? opts->on_output : NULL,
+                                  opts ? opts->payload : NULL};
+    ci_reader_init(&run.rd, ci_result_frame_cap(&s->cfg));
+    run_cell(&run, code, len);
     ci_reader_reset(&run.rd);
     *out = run.r;
     atomic_store(&s->busy, 0);
     return CI_OK;
+}
+
+CI_API int ci_run_stream(ci_session *s, const char *code, ci_output_fn fn, void *payload,
+                         ci_result **out)
+{
+    ci_run_options opts = CI_RUN_OPTIONS_INIT;
+    opts.on_output = fn;
+    opts.payload = payload;
+    return ci_run_ex(s, code, &opts, out);
+}
+
+CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
+{
+    return ci_run_ex(s, code, NULL, out);
+}
+
+CI_API int ci_session_interrupt(ci_session *s)
+{
+    static const uint64_t one = 1;
+    int count;
+    ssize_t n;
+
+    if (!s)
+        return CI_EINVAL;
+    count = atomic_load(&s->running);
+    if (count == 0)
+        return 0;
+    /* Names the cell, so a request that comes as the run ends cannot
+     * stop the next one. */
+    atomic_store(&s->interrupt_for, count);
+    do
+        n = write(s->wake_fd, &one, sizeof one);
+    while (n < 0 && errno == EINTR);
+    return 1;
 }

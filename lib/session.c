@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,12 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+void ci_worker_init(struct ci_worker *w)
+{
+    *w = (struct ci_worker){.pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1,
+                            .err = -1, .status = -1, .clear_refs = -1, .layers = 0};
+}
+
 static void worker_close(struct ci_worker *w)
 {
     close_fd(&w->pidfd);
@@ -26,8 +33,10 @@ static void worker_close(struct ci_worker *w)
     close_fd(&w->channel);
     close_fd(&w->out);
     close_fd(&w->err);
-    w->pid = 0;
-    w->layers = 0;
+    close_fd(&w->status);
+    if (w->clear_refs >= 0)
+        close(w->clear_refs);
+    ci_worker_init(w);
 }
 
 /* A sentence for how a reaped worker ended; the name is static. */
@@ -168,7 +177,7 @@ static int await_ready(ci_session *s)
     int64_t deadline = ci_now_ms() + (int64_t)s->cfg.startup_ms;
     struct ci_buf err = {0};
     int truncated = 0;
-    struct ci_drain drain = {{w->out, w->err}, {NULL, &err}, 2048, &truncated};
+    struct ci_drain drain = {{w->out, w->err}, {NULL, &err}, 2048, &truncated, NULL, NULL};
     struct ci_reader rd;
     const char *why = NULL;
     int rc = CI_ESPAWN, exited = 0;
@@ -305,8 +314,13 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
         return CI_ENOMEM;
     }
     s->workspace_fd = -1;
-    s->worker = (struct ci_worker){
-        .pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1, .err = -1};
+    ci_worker_init(&s->worker);
+    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wake_fd < 0) {
+        ci_set_thread_errmsg("ci_session_new: eventfd: %s", strerror(errno));
+        free(s);
+        return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
+    }
     ci_config_defaults(&defaults);
     if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) != CI_OK ||
         (rc = ci_workspace_create(s)) != CI_OK || (rc = ci_worker_start(s)) != CI_OK) {
@@ -325,6 +339,8 @@ CI_API void ci_session_free(ci_session *s)
     ci_worker_stop(&s->worker);
     ci_workspace_remove(s);
     ci_config_clear(&s->cfg);
+    ci_snapshot_clear(&s->files);
+    close_fd(&s->wake_fd);
     free(s);
 }
 
@@ -339,6 +355,8 @@ CI_API int ci_session_restart(ci_session *s)
     }
     ci_worker_stop(&s->worker);
     s->execution_count = 0;
+    s->files.valid = 0;
+    s->sent_interrupt = 0;
     rc = ci_workspace_renew(s);
     if (rc == CI_OK)
         rc = ci_worker_start(s);

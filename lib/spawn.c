@@ -188,7 +188,8 @@ static void close_fd(int *fd)
 
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
 {
-    char a_parent[32], a_memory[32], a_fsize[32], a_output[32];
+    char a_parent[32], a_memory[32], a_fsize[32], a_output[32], a_display[32],
+        a_display_run[32], a_dpi[16];
     char e_home[4200], e_mpl[4200], e_tmp[4200], procpath[32];
     const char *path = getenv("CODEINTERP_WORKER");
     struct spawn_job j;
@@ -208,8 +209,13 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
     snprintf(a_memory, sizeof a_memory, "%llu", s->cfg.memory_limit);
     snprintf(a_fsize, sizeof a_fsize, "%llu", s->cfg.file_limit);
     snprintf(a_output, sizeof a_output, "%zu", s->cfg.output_limit);
+    snprintf(a_display, sizeof a_display, "%zu", s->cfg.display_output_limit);
+    snprintf(a_display_run, sizeof a_display_run, "%zu", s->cfg.display_run_limit);
+    snprintf(a_dpi, sizeof a_dpi, "%u", s->cfg.figure_dpi);
     char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
-                    "--fsize", a_fsize, "--output-limit", a_output, NULL};
+                    "--fsize", a_fsize, "--output-limit", a_output,
+                    "--display-limit", a_display, "--display-run-limit", a_display_run,
+                    "--dpi", a_dpi, NULL};
 
     /* An explicit environment: nothing of the host's passes through. */
     snprintf(e_home, sizeof e_home, "HOME=%s/config", s->dir);
@@ -267,8 +273,8 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
         int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
         snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
                  n == sizeof report ? strerror(report[1]) : "no report");
-        s->worker = (struct ci_worker){
-            .pid = pid, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1, .err = -1};
+        ci_worker_init(&s->worker);
+        s->worker.pid = pid;
         ci_worker_stop(&s->worker); /* reaps the failed child */
         goto fail;
     }

@@ -25,12 +25,19 @@
 /*
  * The runner, compiled once as "<codeinterp>"; its frames are cut from
  * every traceback by that name. run(count, source, limit) returns
- * (outcome, flags, value, ename, evalue, traceback), the texts as UTF-8
- * bytes or None, and never raises unless interrupted or out of memory
- * while reporting.
+ * (outcome, flags, value, ename, evalue, traceback, outputs, omitted),
+ * the texts as UTF-8 bytes or None, outputs the OUTPUTS field's payload
+ * as bytes (b'' for none) and omitted an int, and never raises unless
+ * interrupted or out of memory while reporting. It also installs the
+ * display() builtin and replaces matplotlib.pyplot.show; load_runner()
+ * gives it the display limits and dpi as globals.
  */
 static const char runner_src[] =
-    "import ast, gc, io, linecache, os, sys, tokenize, traceback\n"
+    "import ast, base64, builtins, gc, io, json, linecache, os, re, struct, sys\n"
+    "import threading, tokenize, traceback\n"
+    "import matplotlib.pyplot as _plt\n"
+    "from matplotlib._pylab_helpers import Gcf as _Gcf\n"
+    "from matplotlib.figure import Figure as _Figure\n"
     "\n"
     "OK, ERROR, MEMORY, INTERRUPT = 0, 1, 2, 3\n"
     "TRUNCATED = 1\n"
@@ -82,6 +89,9 @@ static const char runner_src[] =
     "        return None\n"
     "    text = repr(result)\n"
     "    _ns['_'] = result\n"
+    "    # Its other representations, if any, are the execute_result.\n"
+    "    if type(result) not in _PLAIN:\n"
+    "        _emit(EXECUTE_RESULT, *_render(result, False))\n"
     "    return text\n"
     "\n"
     "def _flush():\n"
@@ -113,6 +123,223 @@ static const char runner_src[] =
     "        else:\n"
     "            node = node.tb_next\n"
     "    return ''.join(traceback.format_exception(type(exc), exc, tb))\n"
+    "\n"
+    "# Rich outputs, as IPython's display protocol makes them. C sets\n"
+    "# _DISPLAY_LIMIT, _RUN_LIMIT, _DPI, _MAX_OUTPUTS and _MIME_MAX.\n"
+    "DISPLAY_DATA, EXECUTE_RESULT = 1, 2\n"
+    "_RICH = (('_repr_png_', 'image/png'), ('_repr_jpeg_', 'image/jpeg'),\n"
+    "         ('_repr_svg_', 'image/svg+xml'), ('_repr_html_', 'text/html'),\n"
+    "         ('_repr_markdown_', 'text/markdown'), ('_repr_latex_', 'text/latex'),\n"
+    "         ('_repr_json_', 'application/json'))\n"
+    "_FIRST = tuple(mime for _, mime in _RICH)\n"
+    "_RANKED = frozenset(_FIRST + ('text/plain',))\n"
+    "# Types with no rich form: a value of one is not even looked at.\n"
+    "_PLAIN = frozenset({int, float, complex, bool, str, bytes, bytearray, list,\n"
+    "                    tuple, dict, set, frozenset, range, type(None)})\n"
+    "_MIME = re.compile(r'[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+').fullmatch\n"
+    "_HEAD = struct.Struct('=IIII').pack\n"
+    "_BIG = object()\n"
+    "# The run's outputs: (data bytes, outputs, messages, omitted, chain), the\n"
+    "# chain a linked list of (previous, header, mime, data). Replaced whole\n"
+    "# by one store, so an interrupt at any point leaves it consistent; the\n"
+    "# lock keeps two threads from replacing each other's.\n"
+    "_EMPTY = (0, 0, 0, 0, None)\n"
+    "_NONE = (b'', 0)\n"
+    "_now = [_EMPTY]\n"
+    "_lock = threading.RLock()\n"
+    "_returned = []  # pyplot figures shown by display() or as the value\n"
+    "\n"
+    "def _complain():\n"
+    "    # As IPython: a representation that raised is left out, its\n"
+    "    # traceback printed.\n"
+    "    try:\n"
+    "        sys.stderr.write(_traceback(sys.exc_info()[1]))\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "\n"
+    "def _png(fig):\n"
+    "    # The whole figure, no tight crop: pixels = inches * dpi.\n"
+    "    buf = io.BytesIO()\n"
+    "    fig.savefig(buf, format='png', dpi=_DPI)\n"
+    "    return buf.getvalue()\n"
+    "\n"
+    "def _bundle(obj, plain, include, exclude):\n"
+    "    # {mime: value} of obj. Methods are looked up on the type, so an\n"
+    "    # object answering every attribute (a proxy, a mock) offers none.\n"
+    "    data = {}\n"
+    "    cls = type(obj)\n"
+    "    if isinstance(obj, _Figure):\n"
+    "        try:\n"
+    "            data['image/png'] = _png(obj)\n"
+    "        except Exception:\n"
+    "            _complain()\n"
+    "        if any(m.canvas.figure is obj for m in tuple(_Gcf.figs.values())):\n"
+    "            _returned.append(obj)\n"
+    "    elif cls not in _PLAIN:\n"
+    "        if callable(getattr(cls, '_repr_mimebundle_', None)):\n"
+    "            try:\n"
+    "                r = obj._repr_mimebundle_(include=include, exclude=exclude)\n"
+    "                if isinstance(r, tuple) and len(r) == 2:\n"
+    "                    r = r[0]  # (data, metadata)\n"
+    "                if isinstance(r, dict):\n"
+    "                    for k, v in dict.items(r):\n"
+    "                        if type(k) is str and v is not None:\n"
+    "                            data[k] = v\n"
+    "            except Exception:\n"
+    "                _complain()\n"
+    "        for name, mime in _RICH:\n"
+    "            if mime in data or not callable(getattr(cls, name, None)):\n"
+    "                continue\n"
+    "            try:\n"
+    "                v = getattr(obj, name)()\n"
+    "            except Exception:\n"
+    "                _complain()\n"
+    "                continue\n"
+    "            if isinstance(v, tuple) and len(v) == 2:\n"
+    "                v = v[0]  # (data, metadata)\n"
+    "            if v is not None:\n"
+    "                data[mime] = v\n"
+    "    if not plain:\n"
+    "        # The value's text/plain is the VALUE field.\n"
+    "        data.pop('text/plain', None)\n"
+    "    elif 'text/plain' not in data:\n"
+    "        try:\n"
+    "            data['text/plain'] = repr(obj)\n"
+    "        except Exception:\n"
+    "            _complain()\n"
+    "    return data\n"
+    "\n"
+    "def _is_text(mime):\n"
+    "    # ci_mime_is_text() in proto.h\n"
+    "    return (mime.startswith('text/') or mime == 'application/json'\n"
+    "            or mime.endswith(('+json', '+xml')))\n"
+    "\n"
+    "def _encode(mime, v):\n"
+    "    # The bytes of one representation, None to skip it, _BIG if it is\n"
+    "    # over the per-output limit before it is even encoded.\n"
+    "    if _is_text(mime):\n"
+    "        if isinstance(v, (dict, list)) and mime.endswith('json'):\n"
+    "            v = json.dumps(v)\n"
+    "        elif isinstance(v, (bytes, bytearray)):\n"
+    "            if len(v) > _DISPLAY_LIMIT:\n"
+    "                return _BIG\n"
+    "            v = bytes(v).decode('utf-8', 'replace')\n"
+    "        if not isinstance(v, str):\n"
+    "            return None\n"
+    "        if len(v) > _DISPLAY_LIMIT:\n"
+    "            return _BIG\n"
+    "        # As _text: UTF-8 whatever v holds, NULs spelled out.\n"
+    "        b = str.encode(v, 'utf-8', 'backslashreplace')\n"
+    "        return b.replace(b'\\0', b'\\\\x00')\n"
+    "    if isinstance(v, str):\n"
+    "        # Jupyter's JSON convention: binary data travels as base64.\n"
+    "        try:\n"
+    "            return base64.b64decode(v)\n"
+    "        except ValueError:\n"
+    "            return None\n"
+    "    if isinstance(v, (bytes, bytearray, memoryview)):\n"
+    "        return bytes(v)\n"
+    "    return None\n"
+    "\n"
+    "def _prepare(data, include=None, exclude=None):\n"
+    "    # The representations to send, richest first, text/plain last, as\n"
+    "    # [(mime, data)] of bytes; and how many are over the per-output limit.\n"
+    "    if include is not None:\n"
+    "        data = {k: v for k, v in data.items() if k in include}\n"
+    "    if exclude is not None:\n"
+    "        data = {k: v for k, v in data.items() if k not in exclude}\n"
+    "    order = [k for k in _FIRST if k in data]\n"
+    "    order += [k for k in data if k not in _RANKED]\n"
+    "    if 'text/plain' in data:\n"
+    "        order.append('text/plain')\n"
+    "    items, big = [], 0\n"
+    "    for mime in order:\n"
+    "        if len(mime) > _MIME_MAX or not _MIME(mime):\n"
+    "            continue\n"
+    "        try:\n"
+    "            b = _encode(mime, data[mime])\n"
+    "        except Exception:\n"
+    "            _complain()\n"
+    "            continue\n"
+    "        if b is None:\n"
+    "            continue\n"
+    "        if b is _BIG or len(b) > _DISPLAY_LIMIT:\n"
+    "            big += 1\n"
+    "        else:\n"
+    "            items.append((mime.encode('ascii'), b))\n"
+    "    return items, big\n"
+    "\n"
+    "def _render(obj, plain, include=None, exclude=None):\n"
+    "    return _prepare(_bundle(obj, plain, include, exclude), include, exclude)\n"
+    "\n"
+    "def _emit(kind, items, big):\n"
+    "    # One message: its outputs that fit the run's caps; the rest counted.\n"
+    "    if not items and not big:\n"
+    "        return\n"
+    "    with _lock:\n"
+    "        size, count, messages, omitted, chain = _now[0]\n"
+    "        omitted += big\n"
+    "        kept = 0\n"
+    "        for mime, data in items:\n"
+    "            n = len(data)\n"
+    "            if size + n > _RUN_LIMIT or count >= _MAX_OUTPUTS:\n"
+    "                omitted += 1\n"
+    "                continue\n"
+    "            chain = (chain, _HEAD(kind, messages, len(mime), n), mime, data)\n"
+    "            size, count, kept = size + n, count + 1, 1\n"
+    "        # Only a message with an output kept takes a number.\n"
+    "        _now[0] = (size, count, messages + kept, omitted, chain)\n"
+    "\n"
+    "def _take():\n"
+    "    # The run's OUTPUTS field and omitted count; the next run starts\n"
+    "    # afresh (but for what other threads display meanwhile).\n"
+    "    if _now[0] is _EMPTY:\n"
+    "        return _NONE\n"
+    "    with _lock:\n"
+    "        state = _now[0]\n"
+    "        _now[0] = _EMPTY\n"
+    "    parts = []\n"
+    "    node = state[4]\n"
+    "    while node is not None:\n"
+    "        node, head, mime, data = node\n"
+    "        parts += (data, mime, head)\n"
+    "    parts.reverse()\n"
+    "    return b''.join(parts), min(state[3], 0xFFFFFFFF)\n"
+    "\n"
+    "def display(*objs, include=None, exclude=None, raw=False, **kwargs):\n"
+    "    \"\"\"Show each object under the cell, as IPython's display() does.\n"
+    "\n"
+    "    Rich representations (_repr_html_, _repr_png_, matplotlib figures...)\n"
+    "    come with text/plain; include and exclude name the MIME types to keep\n"
+    "    or drop; with raw=True each object is a {mime: data} dict already.\n"
+    "    \"\"\"\n"
+    "    for obj in objs:\n"
+    "        if raw:\n"
+    "            if isinstance(obj, dict):\n"
+    "                data = {k: v for k, v in dict.items(obj) if type(k) is str}\n"
+    "                _emit(DISPLAY_DATA, *_prepare(data, include, exclude))\n"
+    "        else:\n"
+    "            _emit(DISPLAY_DATA, *_render(obj, True, include, exclude))\n"
+    "\n"
+    "def _figures():\n"
+    "    # Every open pyplot figure not shown yet, in number order; then all\n"
+    "    # are closed, so none is shown twice or stays for the next cell.\n"
+    "    try:\n"
+    "        for num in _plt.get_fignums():\n"
+    "            manager = _Gcf.figs.get(num)\n"
+    "            fig = manager.canvas.figure if manager is not None else None\n"
+    "            if fig is not None and not any(f is fig for f in _returned):\n"
+    "                _emit(DISPLAY_DATA, *_render(fig, True))\n"
+    "    finally:\n"
+    "        _returned.clear()\n"
+    "        _plt.close('all')\n"
+    "\n"
+    "def show(*args, **kwargs):\n"
+    "    \"\"\"Shows the open figures under the cell now, then closes them.\"\"\"\n"
+    "    _figures()\n"
+    "\n"
+    "builtins.display = display\n"
+    "_plt.show = show\n"
     "\n"
     "def _report(value, exc, limit):\n"
     "    if exc is None:\n"
@@ -237,9 +464,20 @@ static const char runner_src[] =
     "        value, exc = _execute(f'<cell {count}>', data), None\n"
     "    except BaseException as e:\n"
     "        value, exc = None, _explain(e)\n"
+    "    # The figures left open, whatever became of the cell; an interrupt\n"
+    "    # while drawing them is the cell's fate if it had none.\n"
+    "    if _Gcf.figs:\n"
+    "        try:\n"
+    "            _figures()\n"
+    "        except BaseException as e:\n"
+    "            if exc is None:\n"
+    "                value, exc = None, e\n"
+    "    elif _returned:\n"
+    "        _returned.clear()\n"
     "    try:\n"
     "        _flush()\n"
-    "        return _report(value, exc, limit)\n"
+    "        outputs = _take()\n"
+    "        return _report(value, exc, limit) + outputs\n"
     "    finally:\n"
     "        # The exception's frames may hold the cell's big locals: drop\n"
     "        # them now, and collect cycles after a MemoryError.\n"
@@ -315,14 +553,29 @@ static void warm(void)
     Py_DECREF(warm_import("matplotlib.pyplot"));
 }
 
-static void load_runner(void)
+/* Sets globals[@name] to @v; 0 on failure. */
+static int set_size(PyObject *globals, const char *name, size_t v)
+{
+    PyObject *n = PyLong_FromSize_t(v);
+    int ok = n && PyDict_SetItemString(globals, name, n) == 0;
+
+    Py_XDECREF(n);
+    return ok;
+}
+
+static void load_runner(const struct ci_limits *limits)
 {
     PyObject *code, *globals, *r;
 
     code = Py_CompileString(runner_src, "<codeinterp>", Py_file_input);
     globals = PyDict_New();
     if (!code || !globals ||
-        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0 ||
+        !set_size(globals, "_DISPLAY_LIMIT", limits->display_limit) ||
+        !set_size(globals, "_RUN_LIMIT", limits->display_run_limit) ||
+        !set_size(globals, "_DPI", limits->dpi) ||
+        !set_size(globals, "_MAX_OUTPUTS", CI_MAX_OUTPUTS) ||
+        !set_size(globals, "_MIME_MAX", CI_MIME_MAX))
         python_failed("cannot compile the cell runner");
     r = PyEval_EvalCode(code, globals, globals);
     if (!r)
@@ -336,7 +589,7 @@ static void load_runner(void)
     Py_DECREF(globals);
 }
 
-void ci_interp_start(void)
+void ci_interp_start(const struct ci_limits *limits)
 {
     /* Python starts and warms up away from the workspace: this all runs
      * before Landlock and seccomp, so it must read nothing a cell wrote,
@@ -354,41 +607,61 @@ void ci_interp_start(void)
     if (fchdir(workspace) != 0)
         ci_fatal(CI_EXIT_PYTHON, "cannot return to the workspace: %s", strerror(errno));
     close(workspace);
-    load_runner();
+    load_runner(limits);
     main_ts = PyEval_SaveThread();
 }
 
+/* Reads item @i of @res as a u32; 0 if it is not an int in range. */
+static int item_u32(PyObject *res, Py_ssize_t i, uint32_t *v)
+{
+    unsigned long n = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(res, i));
+
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (n > UINT32_MAX)
+        return 0;
+    *v = (uint32_t)n;
+    return 1;
+}
+
 /* Takes the runner's tuple apart. Returns 0 if it is not what run()
- * returns (a cell can reach the runner's globals and replace them). */
-static int unpack(PyObject *res, size_t limit, struct ci_cell *out)
+ * returns (a cell can reach the runner's globals and replace them).
+ * Only the sizes that keep the frame within its u32 length are checked
+ * here; the host checks the outputs' content as it checks everything. */
+static int unpack(PyObject *res, const struct ci_limits *limits, struct ci_cell *out)
 {
     struct ci_text *texts[4] = {&out->value, &out->ename, &out->evalue,
                                 &out->traceback};
-    unsigned long num[2];
+    PyObject *o;
 
-    if (!PyTuple_CheckExact(res) || PyTuple_GET_SIZE(res) != 6)
+    if (!PyTuple_CheckExact(res) || PyTuple_GET_SIZE(res) != 8)
         return 0;
-    for (int i = 0; i < 2; i++) {
-        num[i] = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(res, i));
-        if (PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-    }
-    if (num[0] > CI_OUTCOME_INTERRUPT || num[1] > CI_FLAG_TRUNCATED)
+    if (!item_u32(res, 0, &out->outcome) || !item_u32(res, 1, &out->flags) ||
+        !item_u32(res, 7, &out->omitted))
+        return 0;
+    if (out->outcome > CI_OUTCOME_INTERRUPT || out->flags > CI_FLAG_TRUNCATED)
         return 0;
     for (int i = 0; i < 4; i++) {
         PyObject *t = PyTuple_GET_ITEM(res, i + 2);
 
         if (t == Py_None)
             continue;
-        if (!PyBytes_CheckExact(t) || (size_t)PyBytes_GET_SIZE(t) > limit)
+        if (!PyBytes_CheckExact(t) ||
+            (size_t)PyBytes_GET_SIZE(t) > limits->output_limit)
             return 0;
         texts[i]->data = PyBytes_AS_STRING(t);
         texts[i]->len = (size_t)PyBytes_GET_SIZE(t);
     }
-    out->outcome = (uint32_t)num[0];
-    out->flags = (uint32_t)num[1];
+    o = PyTuple_GET_ITEM(res, 6);
+    if (!PyBytes_CheckExact(o) ||
+        (uint64_t)PyBytes_GET_SIZE(o) > CI_OUTPUTS_MAX(limits->display_run_limit))
+        return 0;
+    if (PyBytes_GET_SIZE(o) > 0) { /* an empty field is not sent */
+        out->outputs.data = PyBytes_AS_STRING(o);
+        out->outputs.len = (size_t)PyBytes_GET_SIZE(o);
+    }
     out->owner = res;
     return 1;
 }
@@ -424,23 +697,27 @@ static void describe_failure(struct ci_cell *out)
     out->evalue = (struct ci_text){why, sizeof(why) - 1};
 }
 
-void ci_interp_run(uint32_t count, const char *src, size_t len,
-                   size_t output_limit, struct ci_cell *out)
+void ci_interp_run(uint32_t count, int discard_interrupt, const char *src, size_t len,
+                   const struct ci_limits *limits, struct ci_cell *out)
 {
     PyObject *res;
 
     PyEval_RestoreThread(main_ts);
     memset(out, 0, sizeof(*out));
-    /* A SIGINT that came after the previous cell ended is stale: clear it
-     * (3.11 clears the SIGINT flag here) so it cannot hit this cell. */
-    PyOS_InterruptOccurred();
+    /* The host interrupted the previous cell: its SIGINT may have come
+     * after that cell ended. It is stale: clear it (3.11 clears the
+     * SIGINT flag here) so it cannot hit this cell. Otherwise a pending
+     * SIGINT is the host's interrupt of this cell, sent before we got
+     * here, and must stay. */
+    if (discard_interrupt)
+        PyOS_InterruptOccurred();
     res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
-                                (Py_ssize_t)len, (Py_ssize_t)output_limit);
+                                (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);
     /* Extensions' C stdio buffers, so their output precedes the RESULT. */
     fflush(NULL);
     if (!res) {
         describe_failure(out);
-    } else if (!unpack(res, output_limit, out)) {
+    } else if (!unpack(res, limits, out)) {
         Py_DECREF(res);
         memset(out, 0, sizeof(*out));
         PyErr_SetString(PyExc_SystemError, "bad runner result");

@@ -2,7 +2,8 @@
  * codeinterp-worker: one session's Python interpreter.
  *
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
- *                     --output-limit BYTES
+ *                     --output-limit BYTES --display-limit BYTES
+ *                     --display-run-limit BYTES --dpi N
  *
  * The host starts it with the descriptors of lib/proto.h. Its life, in
  * order: check the command line and descriptors, tie itself to the host,
@@ -33,8 +34,16 @@
 #include "proto.h"
 #include "worker.h"
 
-/* Four text fields of output_limit bytes each must fit a u32 frame. */
+/* Four text fields of output_limit bytes each, and the outputs, must fit
+ * a u32 frame with the small fields (9 headers, 4 u32s). */
 #define MAX_OUTPUT_LIMIT (512u * 1024 * 1024)
+#define MAX_DISPLAY_LIMIT (1024u * 1024 * 1024)
+_Static_assert(4ull * MAX_OUTPUT_LIMIT + CI_OUTPUTS_MAX(MAX_DISPLAY_LIMIT) + 9 * 8 + 4 * 4
+               <= UINT32_MAX, "a RESULT could overflow its u32 length");
+
+/* As ci_config_set_figure_dpi() bounds it. */
+#define MIN_DPI 10
+#define MAX_DPI 600
 
 struct args {
     pid_t parent;
@@ -56,11 +65,13 @@ _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
 static _Noreturn void usage(const char *why)
 {
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
-             "--memory BYTES --fsize BYTES --output-limit BYTES", why);
+             "--memory BYTES --fsize BYTES --output-limit BYTES "
+             "--display-limit BYTES --display-run-limit BYTES --dpi N", why);
 }
 
-/* A decimal number from 1 to @max: digits only, no sign, no spaces. */
-static uint64_t parse_number(const char *opt, const char *s, uint64_t max)
+/* A decimal number from @min (1 or more) to @max: digits only, no sign,
+ * no spaces. */
+static uint64_t parse_number(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
     uint64_t v = 0;
 
@@ -71,40 +82,54 @@ static uint64_t parse_number(const char *opt, const char *s, uint64_t max)
             goto bad;
         v = v * 10 + d;
     }
-    if (v > 0)
+    if (v >= min)
         return v;
 bad:
-    ci_fatal(CI_EXIT_USAGE, "%s wants a decimal number from 1 to %llu, "
-             "not '%s'", opt, (unsigned long long)max, s);
+    ci_fatal(CI_EXIT_USAGE, "%s wants a decimal number from %llu to %llu, "
+             "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, s);
 }
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    static const char *const names[] = {"--parent", "--memory", "--fsize",
-                                        "--output-limit"};
-    uint64_t val[4];
-    int seen[4] = {0};
+    enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, N };
+    static const struct {
+        const char *name;
+        uint64_t min, max;
+    } opt[N] = {
+        [PARENT] = {"--parent", 1, INT_MAX},
+        [MEMORY] = {"--memory", 1, INT64_MAX},
+        [FSIZE] = {"--fsize", 1, INT64_MAX},
+        [OUTPUT] = {"--output-limit", 1, MAX_OUTPUT_LIMIT},
+        [DISPLAY] = {"--display-limit", 1, MAX_DISPLAY_LIMIT},
+        [DISPLAY_RUN] = {"--display-run-limit", 1, MAX_DISPLAY_LIMIT},
+        [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
+    };
+    uint64_t val[N];
+    int seen[N] = {0};
 
-    if (argc != 9)
+    if (argc != 1 + 2 * N)
         usage("wrong number of arguments");
     for (int i = 1; i < argc; i += 2) {
         int k = 0;
 
-        while (k < 4 && strcmp(argv[i], names[k]) != 0)
+        while (k < N && strcmp(argv[i], opt[k].name) != 0)
             k++;
-        if (k == 4)
+        if (k == N)
             usage("unknown option");
         if (seen[k]++)
             usage("an option is given twice");
-        val[k] = parse_number(names[k], argv[i + 1],
-                              k == 0 ? (uint64_t)INT_MAX
-                              : k == 3 ? MAX_OUTPUT_LIMIT
-                              : (uint64_t)INT64_MAX);
+        val[k] = parse_number(opt[k].name, argv[i + 1], opt[k].min, opt[k].max);
     }
-    a->parent = (pid_t)val[0];
-    a->limits.memory = val[1];
-    a->limits.fsize = val[2];
-    a->limits.output_limit = (size_t)val[3];
+    /* One output over the run's cap could never be kept. */
+    if (val[DISPLAY] > val[DISPLAY_RUN])
+        usage("--display-limit is over --display-run-limit");
+    a->parent = (pid_t)val[PARENT];
+    a->limits.memory = val[MEMORY];
+    a->limits.fsize = val[FSIZE];
+    a->limits.output_limit = (size_t)val[OUTPUT];
+    a->limits.display_limit = (size_t)val[DISPLAY];
+    a->limits.display_run_limit = (size_t)val[DISPLAY_RUN];
+    a->limits.dpi = (unsigned)val[DPI];
 }
 
 static void check_descriptors(void)
@@ -258,8 +283,8 @@ static int add_text(struct iovec *iov, struct field *f, uint32_t tag,
 
 static void send_result(const struct ci_cell *c, uint32_t count)
 {
-    struct field f[7];
-    struct iovec iov[1 + 2 * 7];
+    struct field f[9];
+    struct iovec iov[1 + 2 * 9];
     int n = 1;
 
     n += add_u32(iov + n, &f[6], CI_FIELD_COUNT, count);
@@ -269,6 +294,10 @@ static void send_result(const struct ci_cell *c, uint32_t count)
     n += add_text(iov + n, &f[3], CI_FIELD_ENAME, &c->ename);
     n += add_text(iov + n, &f[4], CI_FIELD_EVALUE, &c->evalue);
     n += add_text(iov + n, &f[5], CI_FIELD_TRACEBACK, &c->traceback);
+    /* Both optional: a plain cell's RESULT stays as it was. */
+    n += add_text(iov + n, &f[7], CI_FIELD_OUTPUTS, &c->outputs);
+    if (c->omitted)
+        n += add_u32(iov + n, &f[8], CI_FIELD_OMITTED, c->omitted);
     send_frame(CI_FRAME_RESULT, iov, n);
 }
 
@@ -294,10 +323,11 @@ static void refuse_cell(size_t len, uint32_t count)
 }
 
 /* Reads RUN frames and answers each with one RESULT, until EOF. */
-static _Noreturn void serve(size_t output_limit)
+static _Noreturn void serve(const struct ci_limits *limits)
 {
     for (;;) {
         struct ci_frame_header h;
+        uint32_t head[2]; /* execution count, CI_RUN_* flags */
         uint32_t count;
         struct ci_cell cell;
         char *src;
@@ -305,19 +335,20 @@ static _Noreturn void serve(size_t output_limit)
 
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
-        if (h.type != CI_FRAME_RUN || h.len < sizeof(count) ||
-            h.len - sizeof(count) > CI_MAX_CODE_BYTES)
+        if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||
+            h.len - sizeof(head) > CI_MAX_CODE_BYTES)
             ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32
                      ", length %" PRIu32 ")", h.type, h.len);
-        read_exact(&count, sizeof(count), 0);
-        len = h.len - sizeof(count);
+        read_exact(head, sizeof(head), 0);
+        count = head[0];
+        len = h.len - sizeof(head);
         src = malloc(len + 1);
         if (!src) {
             refuse_cell(len, count);
             continue;
         }
         read_exact(src, len, 0);
-        ci_interp_run(count, src, len, output_limit, &cell);
+        ci_interp_run(count, head[1] & CI_RUN_DISCARD_INTERRUPT, src, len, limits, &cell);
         free(src);
         send_result(&cell, count);
         ci_interp_cell_done(&cell);
@@ -342,10 +373,10 @@ int main(int argc, char **argv)
     set_sigmask(SIG_BLOCK, &sigint, NULL);
     start_watchdog();
 
-    ci_interp_start();
+    ci_interp_start(&a.limits);
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
     layers |= ci_lockdown(a.parent, &a.limits);
     send_ready(layers);
-    serve(a.limits.output_limit);
+    serve(&a.limits);
 }

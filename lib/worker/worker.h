@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "codeinterp.h" /* CI_MAX_OUTPUTS */
+#include "proto.h"
+
 /*
  * Exit codes. Each start-up failure has its own so the host can name it;
  * after READY only 0 and 3 come from the worker itself (a cell may call
@@ -36,12 +39,20 @@ enum ci_exit {
     CI_EXIT_NAMESPACES = 17,  /* unshare failed other than by being refused */
 };
 
-/* The limits from the command line, in bytes. */
+/* The limits from the command line, in bytes (but the dpi). */
 struct ci_limits {
-    uint64_t memory;       /* RLIMIT_AS */
-    uint64_t fsize;        /* RLIMIT_FSIZE */
-    size_t output_limit;   /* cap of each text field of a RESULT */
+    uint64_t memory;          /* RLIMIT_AS */
+    uint64_t fsize;           /* RLIMIT_FSIZE */
+    size_t output_limit;      /* cap of each text field of a RESULT */
+    size_t display_limit;     /* cap of one rich output's data */
+    size_t display_run_limit; /* cap of all of a run's rich outputs' data */
+    unsigned dpi;             /* matplotlib figures' resolution */
 };
+
+/* The most an OUTPUTS field holds under a per-run display limit of @run:
+ * the data, and a 16-byte header and a MIME type for each output. */
+#define CI_OUTPUTS_MAX(run) \
+    ((uint64_t)(run) + (uint64_t)CI_MAX_OUTPUTS * (16 + CI_MIME_MAX))
 
 /* Prints "codeinterp-worker: <message>" on stderr and exits with @code. */
 _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
@@ -49,7 +60,8 @@ _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
 
 /* ------------------------------------------------------------ interp.c */
 
-/* A text field of a RESULT: UTF-8 without NULs; data is NULL if absent. */
+/* A field of a RESULT: the text fields' bytes are UTF-8 without NULs,
+ * the OUTPUTS field's are binary; data is NULL if absent. */
 struct ci_text {
     const char *data;
     size_t len;
@@ -63,22 +75,27 @@ struct ci_cell {
     struct ci_text ename;
     struct ci_text evalue;
     struct ci_text traceback;
+    struct ci_text outputs;   /* the OUTPUTS field, encoded; NULL if none */
+    uint32_t omitted;         /* outputs left out for the display limits */
     void *owner;              /* keeps the texts alive; private to interp.c */
 };
 
-/* Starts CPython (isolated, UTF-8, unbuffered stdio, SIGINT handler) and
- * imports numpy, pandas and matplotlib. Exits with CI_EXIT_PYTHON on
+/* Starts CPython (isolated, UTF-8, unbuffered stdio, SIGINT handler),
+ * imports numpy, pandas and matplotlib and loads the cell runner with the
+ * display limits and dpi of @limits. Exits with CI_EXIT_PYTHON on
  * failure. Returns without holding the GIL. */
-void ci_interp_start(void);
+void ci_interp_start(const struct ci_limits *limits);
 
 /*
  * Runs one cell of @len bytes of UTF-8 source as cell number @count and
- * fills @out. Never fails: whatever goes wrong becomes the outcome. The
- * texts cut at @output_limit bytes. Returns holding the GIL, which
- * ci_interp_cell_done() releases with the texts.
+ * fills @out; a pending SIGINT is dropped first if @discard_interrupt
+ * (CI_RUN_DISCARD_INTERRUPT). Never fails: whatever goes wrong becomes the outcome. The
+ * texts cut at @limits->output_limit bytes; the outputs are within the
+ * display limits. Returns holding the GIL, which ci_interp_cell_done()
+ * releases with the texts and outputs.
  */
-void ci_interp_run(uint32_t count, const char *src, size_t len,
-                   size_t output_limit, struct ci_cell *out);
+void ci_interp_run(uint32_t count, int discard_interrupt, const char *src, size_t len,
+                   const struct ci_limits *limits, struct ci_cell *out);
 void ci_interp_cell_done(struct ci_cell *cell);
 
 /* ---------------------------------------------------------- lockdown.c */

@@ -1,0 +1,97 @@
+/*
+ * A run's resources, measured from the host side: the worker is untrusted,
+ * so its own account of them would be worth nothing.
+ *
+ *  - wall time: CLOCK_MONOTONIC around the run;
+ *  - CPU time: the worker's process CPU clock (clock_getcpuclockid(3)),
+ *    which counts every thread, read before and after;
+ *  - peak memory: VmHWM from /proc/<pid>/status (proc(5)), after writing
+ *    "5" to /proc/<pid>/clear_refs to reset it to the current RSS. The
+ *    worker is not dumpable, so its /proc files belong to root and only a
+ *    root host may write that file; elsewhere the peak counts from the
+ *    worker's start.
+ *
+ * Both /proc files are opened once per worker, through the pinned
+ * /proc/<pid> descriptor, so a recycled pid can never be measured, and
+ * re-read with pread at offset 0, which regenerates a seq_file: two
+ * system calls a run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t cpu_ns(pid_t pid)
+{
+    clockid_t clock;
+    struct timespec ts;
+
+    if (pid <= 0 || clock_getcpuclockid(pid, &clock) != 0 ||
+        clock_gettime(clock, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void reset_peak(struct ci_worker *w)
+{
+    if (w->clear_refs == -1 && w->procfd >= 0) {
+        w->clear_refs = openat(w->procfd, "clear_refs", O_WRONLY | O_CLOEXEC);
+        if (w->clear_refs < 0)
+            w->clear_refs = -2; /* not root: do not try again */
+    }
+    if (w->clear_refs >= 0 && pwrite(w->clear_refs, "5", 1, 0) != 1) {
+        close(w->clear_refs);
+        w->clear_refs = -2;
+    }
+}
+
+/* VmHWM in bytes, or 0 if it cannot be read. */
+static unsigned long long read_peak(struct ci_worker *w)
+{
+    char buf[4096], *line;
+    ssize_t n;
+
+    if (w->status == -1 && w->procfd >= 0)
+        w->status = openat(w->procfd, "status", O_RDONLY | O_CLOEXEC);
+    if (w->status < 0)
+        return 0;
+    n = pread(w->status, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    line = strstr(buf, "\nVmHWM:");
+    if (!line)
+        return 0;
+    return strtoull(line + 7, NULL, 10) * 1024; /* kB */
+}
+
+void ci_usage_begin(struct ci_worker *w, struct ci_usage *u)
+{
+    reset_peak(w);
+    u->cpu_ns = cpu_ns(w->pid);
+    u->start_ns = monotonic_ns();
+}
+
+void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r)
+{
+    int64_t now = monotonic_ns(), cpu;
+
+    r->wall_us = (unsigned long long)(now - u->start_ns) / 1000;
+    if (w->pid <= 0)
+        return; /* dead and reaped: its clocks are gone */
+    cpu = cpu_ns(w->pid);
+    if (cpu >= 0 && u->cpu_ns >= 0 && cpu >= u->cpu_ns)
+        r->cpu_us = (unsigned long long)(cpu - u->cpu_ns) / 1000;
+    r->peak_memory = read_peak(w);
+}
