@@ -4,6 +4,9 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     the quarterly-variance agent on real data
 #   make check    build and run every test
+#   make check-header check-abi check-man check-install   one check alone
+#   make install  install under PREFIX (default /usr/local); DESTDIR stages
+#   make uninstall  remove what make install put
 #   make clean    remove build/
 
 CC            ?= cc
@@ -34,7 +37,8 @@ TEST_HELPERS := $(filter-out test/test_%.c,$(wildcard test/*.c))
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
-.PHONY: all deps demo check clean
+.PHONY: all deps demo check clean install uninstall FORCE
+.PHONY: check-header check-abi check-man check-install
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker $(EXAMPLES)
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -70,7 +74,7 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka -lpthread
 
 # ------------------------------------------------------------------ deps
-DEB_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libcmocka-dev \
+DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
                 python3-numpy python3-pandas python3-matplotlib
 
 deps:
@@ -93,6 +97,7 @@ demo: deps
 TEST_TIMEOUT ?= 240
 check: deps
 	$(MAKE) all $(TESTS)
+	$(MAKE) check-header check-abi check-man check-install
 	@failed=""; for t in $(TESTS); do \
 	  echo "== $$t"; \
 	  timeout -k 5 $(TEST_TIMEOUT) $$t || failed="$$failed $$(basename $$t)"; \
@@ -100,7 +105,106 @@ check: deps
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all test programs passed"
 
+# Checks that are not test programs. The header alone must compile as
+# C89 and as C++ (its one C99 type, ci_uint64, is declared __extension__).
+check-header:
+	echo '#include <codeinterp.h>' | $(CC) -std=c89 -pedantic -Werror -Wall -Wextra -Iinclude -x c -fsyntax-only -
+	echo '#include <codeinterp.h>' | $(CXX) -pedantic -Werror -Wall -Wextra -Iinclude -x c++ -fsyntax-only -
+
+check-abi: $(BUILD)/libcodeinterp.so
+	sh test/abi.sh $(BUILD)/libcodeinterp.so include/codeinterp.h
+
+check-man:
+	sh test/man.sh include/codeinterp.h man
+
+check-install:
+	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh
+
+# --------------------------------------------------------------- install
+# The GNU directory variables, lower or upper case, as in zstd's Makefile.
+prefix       ?= /usr/local
+PREFIX       ?= $(prefix)
+exec_prefix  ?= $(PREFIX)
+EXEC_PREFIX  ?= $(exec_prefix)
+libdir       ?= $(EXEC_PREFIX)/lib
+LIBDIR       ?= $(libdir)
+includedir   ?= $(PREFIX)/include
+INCLUDEDIR   ?= $(includedir)
+libexecdir   ?= $(EXEC_PREFIX)/libexec
+LIBEXECDIR   ?= $(libexecdir)
+datarootdir  ?= $(PREFIX)/share
+mandir       ?= $(datarootdir)/man
+MANDIR       ?= $(mandir)
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MAN3DIR      := $(MANDIR)/man3
+INSTALL         ?= install
+INSTALL_PROGRAM ?= $(INSTALL) -m 755
+INSTALL_DATA    ?= $(INSTALL) -m 644
+
+MAN_PAGES := $(wildcard man/*.3)
+
+# The library runs the worker at a path compiled in (CI_WORKER_PATH). The
+# build tree's library names build/codeinterp-worker, so the tests and
+# examples run the worker just built; the installed library is built from
+# the same sources into build/install/, naming the worker's installed path.
+# A lookup relative to the library at run time (dladdr) would break for a
+# static link and for a LIBEXECDIR that is not beside LIBDIR. DESTDIR only
+# stages the files and is never compiled in. build/install/worker-path
+# holds the path, so a new PREFIX or LIBEXECDIR rebuilds those objects.
+INSTALLED_WORKER = $(LIBEXECDIR)/codeinterp/codeinterp-worker
+INSTALL_OBJ      := $(LIB_SRC:%.c=$(BUILD)/install/%.o)
+
+$(BUILD)/install/worker-path: FORCE
+	@case '$(INSTALLED_WORKER)' in /*) ;; *) echo 'LIBEXECDIR must be absolute' >&2; exit 1 ;; esac
+	@mkdir -p $(dir $@)
+	@echo '$(INSTALLED_WORKER)' | cmp -s - $@ || echo '$(INSTALLED_WORKER)' > $@
+
+$(BUILD)/install/lib/%.o: lib/%.c $(BUILD)/install/worker-path
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -DCI_WORKER_PATH='"$(INSTALLED_WORKER)"' -c $< -o $@
+
+$(BUILD)/install/libcodeinterp.so.$(VERSION): $(INSTALL_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ -lpthread
+
+$(BUILD)/install/libcodeinterp.a: $(INSTALL_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+# pkg-config's file, from codeinterp.pc.in; the directories under PREFIX
+# are written relative to ${prefix}, so pkg-config --define-prefix works.
+$(BUILD)/install/codeinterp.pc: codeinterp.pc.in FORCE
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodeinterp.a \
+         $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker
+	$(INSTALL) -d -m 755 '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' '$(DESTDIR)$(PKGCONFIGDIR)' \
+	    '$(DESTDIR)$(LIBEXECDIR)/codeinterp' '$(DESTDIR)$(MAN3DIR)'
+	$(INSTALL_PROGRAM) $(BUILD)/install/libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)'
+	ln -sf libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/$(SONAME)'
+	ln -sf libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libcodeinterp.so'
+	$(INSTALL_DATA) $(BUILD)/install/libcodeinterp.a '$(DESTDIR)$(LIBDIR)'
+	$(INSTALL_DATA) include/codeinterp.h '$(DESTDIR)$(INCLUDEDIR)'
+	$(INSTALL_DATA) $(BUILD)/install/codeinterp.pc '$(DESTDIR)$(PKGCONFIGDIR)'
+	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-worker '$(DESTDIR)$(LIBEXECDIR)/codeinterp'
+	$(INSTALL_DATA) $(MAN_PAGES) '$(DESTDIR)$(MAN3DIR)'
+
+# Removes the files install put and the worker's own directory; the
+# shared directories (lib, include, man3...) stay.
+uninstall:
+	rm -f '$(DESTDIR)$(LIBDIR)/libcodeinterp.so.$(VERSION)' '$(DESTDIR)$(LIBDIR)/$(SONAME)' \
+	      '$(DESTDIR)$(LIBDIR)/libcodeinterp.so' '$(DESTDIR)$(LIBDIR)/libcodeinterp.a' \
+	      '$(DESTDIR)$(INCLUDEDIR)/codeinterp.h' '$(DESTDIR)$(PKGCONFIGDIR)/codeinterp.pc' \
+	      '$(DESTDIR)$(INSTALLED_WORKER)'
+	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
+	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
+
+FORCE:
+
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d) $(INSTALL_OBJ:.o=.d)

@@ -65,6 +65,16 @@ extern "C" {
  */
 CI_API const char *ci_version(void);
 
+/*
+ * An unsigned 64-bit number of bytes or microseconds. "long long" is C99;
+ * __extension__ lets a C89 -pedantic build of this header accept it.
+ */
+#if defined(__GNUC__)
+__extension__ typedef unsigned long long ci_uint64;
+#else
+typedef unsigned long long ci_uint64;
+#endif
+
 typedef struct ci_config ci_config;
 typedef struct ci_session ci_session;
 typedef struct ci_result ci_result;
@@ -298,7 +308,7 @@ CI_API int ci_config_set_startup_timeout_ms(ci_config *cfg, unsigned long ms);
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @bytes is under 512 MiB or
  *         over INT64_MAX.
  */
-CI_API int ci_config_set_memory_limit(ci_config *cfg, unsigned long long bytes);
+CI_API int ci_config_set_memory_limit(ci_config *cfg, ci_uint64 bytes);
 
 /*
  * ci_config_set_output_limit - how many bytes of stdout, and separately
@@ -341,7 +351,7 @@ CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
  * ci_session_get_file() move, in bytes; default 1 GiB.
  * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is 0 or over INT64_MAX.
  */
-CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes);
+CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
 
 /*
  * ci_config_set_workspace_root - the directory under which each session
@@ -774,9 +784,9 @@ CI_API const char *ci_result_file_name(const ci_result *r, size_t i);
  *                           when the worker died during the run.
  * All return 0 for NULL.
  */
-CI_API unsigned long long ci_result_wall_time_us(const ci_result *r);
-CI_API unsigned long long ci_result_cpu_time_us(const ci_result *r);
-CI_API unsigned long long ci_result_peak_memory(const ci_result *r);
+CI_API ci_uint64 ci_result_wall_time_us(const ci_result *r);
+CI_API ci_uint64 ci_result_cpu_time_us(const ci_result *r);
+CI_API ci_uint64 ci_result_peak_memory(const ci_result *r);
 
 /*
  * ci_result_execution_count - the cell's number in its session, counting

@@ -1,0 +1,94 @@
+#!/bin/sh
+# make install and make uninstall, as a user of the installed library sees
+# them: staged under DESTDIR, then installed into a fresh PREFIX, where
+# examples/pkgconfig/consumer is built out of the tree with pkg-config
+# alone and runs a cell with the installed library and worker; uninstall
+# then leaves nothing but empty directories.
+#   MAKE=make TREE_WORKER=/abs/build/codeinterp-worker test/install.sh
+set -eu
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+TREE_WORKER=${TREE_WORKER:-$(pwd)/build/codeinterp-worker}
+version=$(for part in MAJOR MINOR PATCH; do
+    sed -n "s/^#define CI_VERSION_$part \([0-9]*\)\$/\1/p" include/codeinterp.h; done | paste -sd.)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# A root host's worker runs as uid 65534: keep every directory searchable.
+chmod 0755 "$tmp"
+prefix=$tmp/prefix
+worker=$prefix/libexec/codeinterp/codeinterp-worker
+fail() { echo "install: $*"; exit 1; }
+# Every directory explicitly, so that variables given to an outer make
+# (make check LIBDIR=...) cannot leak into these.
+dirs() {
+    $MAKE --no-print-directory "$@" PREFIX="$prefix" EXEC_PREFIX="$prefix" \
+        LIBDIR="$prefix/lib" INCLUDEDIR="$prefix/include" LIBEXECDIR="$prefix/libexec" \
+        MANDIR="$prefix/share/man" PKGCONFIGDIR="$prefix/lib/pkgconfig" > "$tmp/make.log" 2>&1 ||
+        { cat "$tmp/make.log"; fail "make $* failed"; }
+}
+installed_files() {
+    echo "lib/libcodeinterp.so.$version lib/libcodeinterp.so.${version%%.*} lib/libcodeinterp.so"
+    echo "lib/libcodeinterp.a include/codeinterp.h lib/pkgconfig/codeinterp.pc"
+    echo "libexec/codeinterp/codeinterp-worker"
+    for page in man/*.3; do echo "share/man/man3/${page#man/}"; done
+}
+only_dirs_left() {
+    left=$(find "$1" ! -type d)
+    [ -z "$left" ] || fail "uninstall left: $left"
+}
+
+# Staged: the files land under DESTDIR; the paths compiled in do not name it.
+stage=$tmp/stage
+dirs install DESTDIR="$stage"
+[ ! -e "$prefix" ] || fail "install with DESTDIR wrote to $prefix"
+for f in $(installed_files); do
+    [ -e "$stage$prefix/$f" ] || fail "install with DESTDIR did not install $stage$prefix/$f"
+done
+! grep -aqF "$stage" "$stage$prefix/lib/libcodeinterp.so.$version" "$stage$prefix/lib/pkgconfig/codeinterp.pc" ||
+    fail "DESTDIR is compiled into the installed library or its .pc"
+dirs uninstall DESTDIR="$stage"
+only_dirs_left "$stage"
+
+dirs install DESTDIR=
+for f in $(installed_files); do
+    [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
+done
+[ -L "$prefix/lib/libcodeinterp.so.${version%%.*}" ] && [ -L "$prefix/lib/libcodeinterp.so" ] ||
+    fail "the .so.${version%%.*} and .so names are not links"
+[ "$(stat -c %a "$worker")" = 755 ] || fail "$worker is not mode 755"
+sh test/abi.sh "$prefix/lib/libcodeinterp.so" "$prefix/include/codeinterp.h"
+for lib in "$prefix/lib/libcodeinterp.so.$version" "$prefix/lib/libcodeinterp.a"; do
+    grep -aqF "$worker" "$lib" || fail "$lib does not name the installed worker $worker"
+    ! grep -aqF "$TREE_WORKER" "$lib" || fail "$lib names the build tree's worker $TREE_WORKER"
+done
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+[ "$(pkg-config --modversion codeinterp)" = "$version" ] || fail "pkg-config --modversion is not $version"
+[ "$(pkg-config --variable=libdir codeinterp)" = "$prefix/lib" ] || fail "the .pc's libdir is not $prefix/lib"
+
+# The consumer, out of the tree: nothing of the tree but its two files.
+mkdir "$tmp/consumer"
+cp examples/pkgconfig/Makefile examples/pkgconfig/consumer.c "$tmp/consumer"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$tmp/consumer" \
+    LDFLAGS="-Wl,-rpath,$prefix/lib" > "$tmp/make.log" 2>&1 ||
+    { cat "$tmp/make.log"; fail "the consumer does not build with pkg-config"; }
+ldd "$tmp/consumer/consumer" | grep -qF "$prefix/lib/libcodeinterp.so.${version%%.*}" ||
+    fail "the consumer does not load the installed library"
+out=$(env -u CODEINTERP_WORKER "$tmp/consumer/consumer") || fail "the consumer failed: $out"
+echo "$out" | sed 's/^/  consumer: /'
+[ "$(echo "$out" | sed -n 1p)" = "codeinterp $version (header $version)" ] || fail "the consumer saw another version"
+[ "$(echo "$out" | sed -n 2p)" = 42 ] || fail "the consumer did not print 42"
+
+# Without its installed worker the installed library fails, naming it.
+mv "$worker" "$worker.away"
+if env -u CODEINTERP_WORKER "$tmp/consumer/consumer" > /dev/null 2> "$tmp/err"; then
+    fail "the consumer ran without the installed worker"
+fi
+mv "$worker.away" "$worker"
+grep -qF "$worker" "$tmp/err" || fail "the failure does not name $worker: $(cat "$tmp/err")"
+
+dirs uninstall DESTDIR=
+only_dirs_left "$prefix"
+[ ! -e "$prefix/libexec/codeinterp" ] || fail "uninstall left $prefix/libexec/codeinterp"
+echo "install: staged, installed, used through pkg-config, uninstalled"
