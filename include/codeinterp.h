@@ -497,7 +497,9 @@ CI_API void ci_free(void *p);
  * thread and its result has CI_STATUS_INTERRUPTED, with the interpreter
  * state kept. A cell that does not give way within the grace period
  * (ci_config_set_grace_ms) is killed as at a timeout: CI_STATUS_KILLED,
- * error name "Interrupted". The running ci_run() returns as usual.
+ * error name "Interrupted". The running ci_run() returns as usual. Once
+ * the interrupt is sent the status is CI_STATUS_INTERRUPTED however the
+ * cell ends (it may catch KeyboardInterrupt, or raise its own).
  *
  * The one call that may overlap others on the same session: safe from any
  * thread while ci_run() runs, and from a signal handler (it only uses
@@ -645,11 +647,14 @@ CI_API const char *ci_result_value(const ci_result *r);
 
 /*
  * ci_result_error_name - the exception's class name ("ZeroDivisionError")
- * for CI_STATUS_ERROR, CI_STATUS_MEMORY ("MemoryError") and
- * CI_STATUS_TIMEOUT ("TimeoutError"); for CI_STATUS_KILLED one of
- * "WorkerDied", "SandboxViolation" (killed by the seccomp filter),
- * "ProtocolError" or "Timeout" (did not stop within the grace period);
- * NULL when the cell succeeded.
+ * for CI_STATUS_ERROR, CI_STATUS_MEMORY ("MemoryError"),
+ * CI_STATUS_TIMEOUT ("TimeoutError") and CI_STATUS_INTERRUPTED
+ * ("KeyboardInterrupt", whatever the cell made of the interrupt); for
+ * CI_STATUS_KILLED one of "WorkerDied", "SandboxViolation" (killed by the
+ * seccomp filter), "ProtocolError", "Timeout" (did not stop within the
+ * grace period after the timeout) or "Interrupted" (did not stop within
+ * the grace period after ci_session_interrupt()); NULL when the cell
+ * succeeded.
  */
 CI_API const char *ci_result_error_name(const ci_result *r);
 
@@ -676,19 +681,28 @@ CI_API const char *ci_result_traceback(const ci_result *r);
  *  - display_data: each display(obj, ...) call, a builtin as in IPython,
  *    gives one message per object; every matplotlib figure still open when
  *    the cell ends (or when it calls plt.show()) gives one, rendered as
- *    image/png at the configured dpi (ci_config_set_figure_dpi), in figure
- *    number order, and is then closed, so no figure is returned twice and
+ *    image/png at the configured dpi (ci_config_set_figure_dpi), with its
+ *    repr as text/plain, in figure number order, and is then closed, so
  *    the next cell starts with none open. Figures are collected even when
- *    the cell raised.
+ *    the cell raised. A figure already returned by display() or as the
+ *    cell's value is not returned again (IPython would show it twice).
  *  - execute_result: the cell's last expression, when its value has
  *    representations besides text/plain (a pandas DataFrame gives
  *    text/html). Its text/plain form is ci_result_value(), not an output.
- * Objects are rendered through IPython's rich display protocol:
- * _repr_mimebundle_, then _repr_png_, _repr_jpeg_, _repr_svg_,
- * _repr_html_, _repr_markdown_, _repr_latex_, _repr_json_, and repr() as
- * text/plain (display_data only); a matplotlib Figure renders as
- * image/png. A _repr_*_ method that raises is skipped and its traceback
- * goes to stderr, as in IPython.
+ * Objects are rendered through IPython's rich display protocol, as
+ * IPython does: _repr_mimebundle_ (a dict, or a (data, metadata) pair
+ * whose metadata is dropped; binary types as bytes or base64 text), whose
+ * entries win over those of _repr_png_, _repr_jpeg_, _repr_svg_,
+ * _repr_html_, _repr_markdown_, _repr_latex_ and _repr_json_, and repr()
+ * as text/plain (display_data only); a matplotlib Figure renders as
+ * image/png. Methods are looked up on the type. A method that returns
+ * None gives no representation; one that raises is skipped and its
+ * traceback goes to stderr. MIME types are folded to lower case.
+ *
+ * Messages are numbered in the order they come, counting only those that
+ * kept at least one output: a message whose every representation went
+ * over the display limits takes no number. Each representation that does
+ * not fit the limits is left out alone; later, smaller ones still come.
  *
  * Within one message the representations come richest first (image/png,
  * image/jpeg, image/svg+xml, text/html, text/markdown, text/latex,
@@ -760,7 +774,9 @@ CI_API size_t ci_result_outputs_omitted(const ci_result *r);
  * change times, as stat(2) gives them), looking at most 32 directories
  * deep and at 100000 entries: past that, or under a directory the host
  * cannot read, the list is incomplete and ci_result_truncated() has
- * CI_TRUNCATED_FILES set. Empty when the worker was killed.
+ * CI_TRUNCATED_FILES set. A file whose metadata alone changed (chmod)
+ * counts as modified. Empty when the worker was killed (without
+ * CI_TRUNCATED_FILES); the next run then compares with its own start.
  * @return the count (0 for NULL); the name is borrowed, valid until
  *         ci_result_free(@r), NULL for NULL or @i out of range.
  */

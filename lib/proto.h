@@ -87,7 +87,8 @@ enum ci_field_tag {
  *       output's or one more)
  *   u32 MIME type length, 1 to CI_MIME_MAX
  *   u32 data length, at most the per-output display limit
- *   the MIME type: type "/" subtype, each 1 or more of [A-Za-z0-9!#$&^_.+-]
+ *   the MIME type: type "/" subtype, each 1 or more of [a-z0-9!#$&^_.+-]
+ *       (lower case: MIME types are case-insensitive, RFC 2045)
  *   the data: for text types (ci_mime_is_text) UTF-8 without NUL bytes,
  *       otherwise any bytes.
  * The data of all outputs together is at most the per-run display limit.

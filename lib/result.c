@@ -73,7 +73,8 @@ size_t ci_result_frame_cap(const struct ci_config *cfg)
 }
 
 /* A MIME type as RFC 6838 names them: type "/" subtype, each of
- * restricted-name characters (letters, digits, !#$&^_.+-). */
+ * restricted-name characters (letters, digits, !#$&^_.+-), in lower case
+ * (the worker folds them), so a consumer can compare them bytewise. */
 static int mime_valid(const unsigned char *p, size_t n)
 {
     size_t slash = 0, i;
@@ -86,8 +87,8 @@ static int mime_valid(const unsigned char *p, size_t n)
             if (slash || i == 0 || i == n - 1)
                 return 0;
             slash = i;
-        } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                     (c >= '0' && c <= '9') || (c && strchr("!#$&^_.+-", c)))) {
+        } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     (c && strchr("!#$&^_.+-", c)))) {
             return 0;
         }
     }

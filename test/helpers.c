@@ -18,6 +18,7 @@ const char *h_status_name(ci_status st)
     case CI_STATUS_TIMEOUT: return "TIMEOUT";
     case CI_STATUS_MEMORY: return "MEMORY";
     case CI_STATUS_KILLED: return "KILLED";
+    case CI_STATUS_INTERRUPTED: return "INTERRUPTED";
     }
     return "?";
 }
@@ -366,4 +367,98 @@ int h_proc_stat(int pid, char *state, int *ppid, int *sid)
     /* The command name may hold spaces and parentheses: skip to its end. */
     char *p = strrchr(buf, ')');
     return p && sscanf(p + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
+}
+
+/* ------------------------------------------------ rich outputs, files */
+
+static int mime_is_textual(const char *mime)
+{
+    size_t n = strlen(mime);
+    return !strncmp(mime, "text/", 5) || !strcmp(mime, "application/json") ||
+           (n >= 5 && !strcmp(mime + n - 5, "+json")) ||
+           (n >= 4 && !strcmp(mime + n - 4, "+xml"));
+}
+
+void h_dump_rich(const ci_result *r)
+{
+    size_t n = ci_result_output_count(r);
+    fprintf(stderr, "--- %zu outputs, %zu omitted, truncated mask 0x%x\n", n,
+            ci_result_outputs_omitted(r), (unsigned)ci_result_truncated(r));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        const char *mime = ci_result_output_mime(r, i);
+        const char *data = ci_result_output_data(r, i, &len);
+        fprintf(stderr, "    [%zu] message %zu, type %d, %s, %zu bytes", i,
+                ci_result_output_message(r, i), (int)ci_result_output_type(r, i), orn(mime),
+                len);
+        if (mime && data && mime_is_textual(mime))
+            fprintf(stderr, ": %.300s", data);
+        fputc('\n', stderr);
+    }
+    n = ci_result_file_count(r);
+    fprintf(stderr, "--- %zu changed files\n", n);
+    for (size_t i = 0; i < n && i < 50; i++)
+        fprintf(stderr, "    %s\n", orn(ci_result_file_name(r, i)));
+    fprintf(stderr, "--- wall %llu us, cpu %llu us, peak memory %llu bytes\n",
+            ci_result_wall_time_us(r), ci_result_cpu_time_us(r), ci_result_peak_memory(r));
+}
+
+size_t h_count_mime(const ci_result *r, const char *mime)
+{
+    size_t k = 0, n = ci_result_output_count(r);
+    for (size_t i = 0; i < n; i++) {
+        const char *m = ci_result_output_mime(r, i);
+        if (m && !strcmp(m, mime))
+            k++;
+    }
+    return k;
+}
+
+size_t h_find_mime(const ci_result *r, const char *mime, size_t nth)
+{
+    size_t n = ci_result_output_count(r), seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *m = ci_result_output_mime(r, i);
+        if (m && !strcmp(m, mime) && seen++ == nth)
+            return i;
+    }
+    h_dump(r);
+    h_dump_rich(r);
+    fail_msg("no output of type %s (number %zu)", mime, nth);
+    return (size_t)-1;
+}
+
+void h_assert_output(const ci_result *r, size_t i, const char *mime, const char *data,
+                     ci_output_type type, size_t message)
+{
+    size_t len = 12345;
+    const char *m = ci_result_output_mime(r, i);
+    const char *d = ci_result_output_data(r, i, &len);
+    if (i >= ci_result_output_count(r) || !m || !d || strcmp(m, mime) != 0 ||
+        ci_result_output_type(r, i) != type || ci_result_output_message(r, i) != message ||
+        (data && (len != strlen(data) || memcmp(d, data, len) != 0)) || d[len] != '\0') {
+        h_dump(r);
+        h_dump_rich(r);
+        fail_msg("output %zu: expected %s, type %d, message %zu, data \"%.300s\"", i, mime,
+                 (int)type, message, data ? data : "(not checked)");
+    }
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+void h_png_size(const ci_result *r, size_t i, uint32_t *width, uint32_t *height)
+{
+    size_t len = 0;
+    const unsigned char *d = ci_result_output_data(r, i, &len);
+    const char *m = ci_result_output_mime(r, i);
+    if (!m || strcmp(m, "image/png") != 0 || !d || len < 33 ||
+        memcmp(d, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(d + 12, "IHDR", 4) != 0) {
+        h_dump_rich(r);
+        fail_msg("output %zu is not a PNG image", i);
+    }
+    *width = be32(d + 16);
+    *height = be32(d + 20);
 }

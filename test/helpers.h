@@ -123,3 +123,26 @@ const char *h_status_name(ci_status st);
     } while (0)
 
 #endif /* CI_TEST_HELPERS_H */
+
+/* ------------------------------------------------ rich outputs, files */
+
+/* Prints a result's rich outputs, changed files and resources, to stderr,
+ * for a failing test (h_dump() prints the rest). */
+void h_dump_rich(const ci_result *r);
+
+/* The number of outputs of @r whose MIME type is @mime. */
+size_t h_count_mime(const ci_result *r, const char *mime);
+
+/* The index of the @nth (from 0) output of @r whose MIME type is @mime;
+ * fails the test, printing the outputs, if there is none. */
+size_t h_find_mime(const ci_result *r, const char *mime, size_t nth);
+
+/* Asserts that output @i of @r is @mime, of @type, in message @message,
+ * with exactly the bytes of the NUL-terminated @data (NULL: not checked),
+ * and that its buffer has a NUL after its last byte. */
+void h_assert_output(const ci_result *r, size_t i, const char *mime, const char *data,
+                     ci_output_type type, size_t message);
+
+/* Asserts that output @i of @r is a PNG image (signature, IHDR) and
+ * stores its width and height. */
+void h_png_size(const ci_result *r, size_t i, uint32_t *width, uint32_t *height);

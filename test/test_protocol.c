@@ -65,11 +65,145 @@ static int get(void *p, size_t n)
 
 static uint32_t run_count; /* the execution count of the RUN being answered */
 
+/* What comes before a RUN's source: u32 execution count, u32 CI_RUN_* flags. */
+#define RUN_PREFIX 8u
+
 /* The two fields every RESULT needs: the echoed count and the outcome. */
 static size_t outcome(unsigned char *buf, size_t at, uint32_t o)
 {
     at = field(buf, at, CI_FIELD_COUNT, &run_count, 4);
     return field(buf, at, CI_FIELD_OUTCOME, &o, 4);
+}
+
+/* Appends one output of the OUTPUTS field to @buf at @at; returns the new
+ * end. */
+static size_t output(unsigned char *buf, size_t at, uint32_t type, uint32_t message,
+                     const char *mime, uint32_t mime_len, const void *data, uint32_t len)
+{
+    memcpy(buf + at, &type, 4);
+    memcpy(buf + at + 4, &message, 4);
+    memcpy(buf + at + 8, &mime_len, 4);
+    memcpy(buf + at + 12, &len, 4);
+    memcpy(buf + at + 16, mime, mime_len);
+    memcpy(buf + at + 16 + mime_len, data, len);
+    return at + 16 + mime_len + len;
+}
+
+/* The PNG of the well-formed case: binary, with NUL bytes. */
+static const unsigned char fake_png[] = "\x89PNG\r\n\x1a\n"
+                                        "\0\0\0\rIHDR\0\0\0\x07\0\0\0\x05\x08\x02\0\0\0";
+#define FAKE_PNG_LEN (sizeof fake_png - 1)
+
+/* Answers an "out-..." cell: a RESULT with an OUTPUTS (and OMITTED) field
+ * built as the mode says, most of them broken in one way. The sessions of
+ * these cases have display limits of 1024 bytes per output and 4096 per
+ * run, except the "out-10000" and "out-10001" ones. */
+static void fake_outputs(const char *mode)
+{
+    static unsigned char outs[1 << 19], res[(1 << 19) + 256];
+    static unsigned char big[1100];
+    size_t o = 0, n;
+    uint32_t t1 = CI_OUTPUT_DISPLAY_DATA, t2 = CI_OUTPUT_EXECUTE_RESULT;
+    char mime[200];
+    memset(big, 0xAB, sizeof big);
+
+    if (!strcmp(mode, "out-good")) {
+        o = output(outs, o, t1, 0, "image/png", 9, fake_png, FAKE_PNG_LEN);
+        o = output(outs, o, t2, 1, "text/html", 9, "<b>\xc3\xa9</b>", 9);
+    } else if (!strcmp(mode, "out-type-0")) {
+        o = output(outs, o, 0, 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-type-3")) {
+        o = output(outs, o, 3, 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-first-message-1")) {
+        o = output(outs, o, t1, 1, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-message-skips")) {
+        o = output(outs, o, t1, 0, "text/plain", 10, "x", 1);
+        o = output(outs, o, t1, 2, "text/plain", 10, "y", 1);
+    } else if (!strcmp(mode, "out-message-goes-down")) {
+        o = output(outs, o, t1, 0, "text/plain", 10, "x", 1);
+        o = output(outs, o, t1, 1, "text/plain", 10, "y", 1);
+        o = output(outs, o, t1, 0, "text/plain", 10, "z", 1);
+    } else if (!strcmp(mode, "out-mime-empty")) {
+        o = output(outs, o, t1, 0, "", 0, "x", 1);
+    } else if (!strcmp(mode, "out-mime-127") || !strcmp(mode, "out-mime-128")) {
+        uint32_t len = !strcmp(mode, "out-mime-127") ? 127 : 128;
+        memcpy(mime, "application/", 12);
+        memset(mime + 12, 'x', len - 12);
+        o = output(outs, o, t1, 0, mime, len, "\xff\0", 2);
+    } else if (!strcmp(mode, "out-mime-no-slash")) {
+        o = output(outs, o, t1, 0, "imagepng", 8, "x", 1);
+    } else if (!strcmp(mode, "out-mime-no-subtype")) {
+        o = output(outs, o, t1, 0, "image/", 6, "x", 1);
+    } else if (!strcmp(mode, "out-mime-no-type")) {
+        o = output(outs, o, t1, 0, "/png", 4, "x", 1);
+    } else if (!strcmp(mode, "out-mime-two-slashes")) {
+        o = output(outs, o, t1, 0, "image/png/x", 11, "x", 1);
+    } else if (!strcmp(mode, "out-mime-space")) {
+        o = output(outs, o, t1, 0, "image/p ng", 10, "x", 1);
+    } else if (!strcmp(mode, "out-mime-nul")) {
+        o = output(outs, o, t1, 0, "image/p\0ng", 10, "x", 1);
+    } else if (!strcmp(mode, "out-mime-non-ascii")) {
+        o = output(outs, o, t1, 0, "image/p\xc3\xa9", 9, "x", 1);
+    } else if (!strcmp(mode, "out-data-past-field")) {
+        o = output(outs, o, t1, 0, "image/png", 9, "0123456789", 10);
+        uint32_t lie = 100;
+        memcpy(outs + 12, &lie, 4);
+    } else if (!strcmp(mode, "out-mime-past-field")) {
+        o = output(outs, o, t1, 0, "image/png", 9, "", 0);
+        uint32_t lie = 100;
+        memcpy(outs + 8, &lie, 4);
+    } else if (!strcmp(mode, "out-header-past-field")) {
+        o = output(outs, o, t1, 0, "image/png", 9, "x", 1);
+        o = 10; /* the field ends inside the output's header */
+    } else if (!strcmp(mode, "out-html-bad-utf8")) {
+        o = output(outs, o, t1, 0, "text/html", 9, "<b>\xc0\xaf</b>", 9);
+    } else if (!strcmp(mode, "out-html-nul")) {
+        o = output(outs, o, t1, 0, "text/html", 9, "<b>\0</b>", 8);
+    } else if (!strcmp(mode, "out-json-bad-utf8")) {
+        o = output(outs, o, t1, 0, "application/json", 16, "\"\xff\"", 3);
+    } else if (!strcmp(mode, "out-svg-nul")) {
+        o = output(outs, o, t1, 0, "image/svg+xml", 13, "<svg>\0</svg>", 12);
+    } else if (!strcmp(mode, "out-at-output-limit")) {
+        o = output(outs, o, t1, 0, "image/png", 9, big, 1024);
+    } else if (!strcmp(mode, "out-over-output-limit")) {
+        o = output(outs, o, t1, 0, "image/png", 9, big, 1025);
+    } else if (!strcmp(mode, "out-at-run-limit") || !strcmp(mode, "out-over-run-limit")) {
+        /* Four outputs of 1024 bytes: 4096. Over: one byte more. */
+        for (uint32_t i = 0; i < 4; i++)
+            o = output(outs, o, t1, i, "image/png", 9, big, 1024);
+        if (!strcmp(mode, "out-over-run-limit"))
+            o = output(outs, o, t1, 4, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-10000") || !strcmp(mode, "out-10001")) {
+        uint32_t count = !strcmp(mode, "out-10000") ? 10000 : 10001;
+        for (uint32_t i = 0; i < count; i++)
+            o = output(outs, o, t1, i, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-omitted") || !strncmp(mode, "out-omitted-", 12) ||
+               !strcmp(mode, "out-repeated")) {
+        o = output(outs, o, t1, 0, "text/plain", 10, "x", 1);
+    } else {
+        _exit(94);
+    }
+
+    /* OUTPUTS before VALUE: a length that runs past the OUTPUTS field
+     * still lands inside the frame, so only the field's bound catches it. */
+    n = outcome(res, 0, CI_OUTCOME_OK);
+    n = field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
+    memset(mime, 'v', sizeof mime);
+    n = field(res, n, CI_FIELD_VALUE, mime, strstr(mode, "past-field") ? sizeof mime : 1);
+    if (!strcmp(mode, "out-repeated"))
+        n = field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
+    if (!strcmp(mode, "out-omitted")) {
+        uint32_t omitted = 3;
+        n = field(res, n, CI_FIELD_OMITTED, &omitted, 4);
+    } else if (!strcmp(mode, "out-omitted-short")) {
+        n = field(res, n, CI_FIELD_OMITTED, "\3\0", 2);
+    } else if (!strcmp(mode, "out-omitted-long")) {
+        uint64_t omitted = 3;
+        n = field(res, n, CI_FIELD_OMITTED, &omitted, 8);
+    } else if (!strcmp(mode, "out-omitted-empty")) {
+        n = field(res, n, CI_FIELD_OMITTED, "", 0);
+    }
+    frame(CI_FRAME_RESULT, res, (uint32_t)n);
 }
 
 static int fake_worker(void)
@@ -91,13 +225,13 @@ static int fake_worker(void)
         ready[1] = CI_LAYER_RLIMITS;
     frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
-        if (get(&h, sizeof h) < 0 || h.len < 4 || h.len - 4 >= sizeof code)
+        if (get(&h, sizeof h) < 0 || h.len < RUN_PREFIX || h.len - RUN_PREFIX >= sizeof code)
             _exit(98);
         if (get(buf, h.len) < 0)
             _exit(98);
         memcpy(&run_count, buf, 4);
-        memcpy(code, buf + 4, h.len - 4);
-        code[h.len - 4] = '\0';
+        memcpy(code, buf + RUN_PREFIX, h.len - RUN_PREFIX);
+        code[h.len - RUN_PREFIX] = '\0';
 
         if (!strcmp(code, "good")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
@@ -199,6 +333,8 @@ static int fake_worker(void)
         } else if (!strcmp(code, "close-channel-and-live")) {
             close(CI_FD_CHANNEL);
             pause();
+        } else if (!strncmp(code, "out-", 4)) {
+            fake_outputs(code);
         } else {
             _exit(95);
         }
@@ -392,6 +528,185 @@ static void test_worker_closing_its_channel_is_dead(void **state)
     expect_killed("close-channel-and-live", "WorkerDied", NULL);
 }
 
+/* ------------------------------------------------------ rich outputs */
+
+/* A fake session with display limits of 1024 bytes per output and 4096
+ * per run when @limited, else the defaults. */
+static ci_session *fake_display_session(int limited)
+{
+    ci_config *cfg = h_config(&fast);
+    ci_session *s = NULL;
+    if (limited)
+        assert_int_equal(ci_config_set_display_limits(cfg, 1024, 4096), CI_OK);
+    int rc = ci_session_new(&s, cfg);
+    ci_config_free(cfg);
+    if (rc != CI_OK)
+        fail_msg("ci_session_new: %d (%s): %s", rc, ci_strerror(rc), ci_session_errmsg(NULL));
+    return s;
+}
+
+/* Runs the "out-..." @mode on a fresh fake session; asserts that the host
+ * refused the result as a ProtocolError in time (its message naming @why,
+ * unless NULL), kept nothing of it, and that the session restarts and
+ * works. */
+static void expect_outputs_refused(const char *mode, int limited, const char *why)
+{
+    ci_session *s = fake_display_session(limited);
+    ci_result *r = NULL;
+    int64_t t0 = h_now_ms();
+    assert_int_equal(ci_run(s, mode, &r), CI_OK);
+    assert_true(h_now_ms() - t0 <= 800 + 300 + 1000);
+    const char *name = ci_result_error_name(r);
+    if (ci_result_status(r) != CI_STATUS_KILLED || !name || strcmp(name, "ProtocolError") != 0) {
+        h_dump(r);
+        h_dump_rich(r);
+        fail_msg("%s: expected a ProtocolError", mode);
+    }
+    if (why)
+        h_assert_contains(ci_result_error_value(r), why);
+    assert_int_equal(ci_result_output_count(r), 0);
+    assert_int_equal(ci_result_outputs_omitted(r), 0);
+    assert_null(ci_result_value(r));
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(s), -1);
+    assert_int_equal(ci_session_restart(s), CI_OK);
+    h_expect(s, "good", "42", "out");
+    ci_session_free(s);
+}
+
+static void test_well_formed_outputs_are_taken_as_sent(void **state)
+{
+    ci_session *s = fake_display_session(1);
+    ci_result *r = h_run_status(s, "out-good", CI_STATUS_OK);
+    size_t len = 0;
+    h_assert_str(ci_result_value(r), "v");
+    assert_int_equal(ci_result_output_count(r), 2);
+
+    h_assert_str(ci_result_output_mime(r, 0), "image/png");
+    const unsigned char *png = ci_result_output_data(r, 0, &len);
+    assert_non_null(png);
+    assert_int_equal(len, FAKE_PNG_LEN);
+    assert_memory_equal(png, fake_png, FAKE_PNG_LEN);
+    assert_int_equal(png[len], 0);
+    assert_int_equal(ci_result_output_type(r, 0), CI_OUTPUT_DISPLAY_DATA);
+    assert_int_equal(ci_result_output_message(r, 0), 0);
+
+    h_assert_str(ci_result_output_mime(r, 1), "text/html");
+    const char *html = ci_result_output_data(r, 1, &len);
+    assert_int_equal(len, 9);
+    assert_string_equal(html, "<b>\xc3\xa9</b>");
+    assert_int_equal(ci_result_output_type(r, 1), CI_OUTPUT_EXECUTE_RESULT);
+    assert_int_equal(ci_result_output_message(r, 1), 1);
+
+    assert_null(ci_result_output_mime(r, 2));
+    assert_int_equal(ci_result_outputs_omitted(r), 0);
+    assert_int_equal(ci_result_truncated(r), 0);
+    ci_result_free(r);
+
+    /* The worker's count of omitted outputs is reported. */
+    r = h_run_status(s, "out-omitted", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 1);
+    assert_int_equal(ci_result_outputs_omitted(r), 3);
+    assert_int_equal(ci_result_truncated(r), CI_TRUNCATED_OUTPUTS);
+    ci_result_free(r);
+
+    /* A result without the fields has no outputs. */
+    r = h_run_status(s, "good", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 0);
+    assert_int_equal(ci_result_outputs_omitted(r), 0);
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
+static void test_outputs_at_the_limits_are_accepted(void **state)
+{
+    ci_session *s = fake_display_session(1);
+    size_t len = 0;
+    ci_result *r = h_run_status(s, "out-mime-127", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 1);
+    assert_int_equal(strlen(ci_result_output_mime(r, 0)), 127);
+    const char *d = ci_result_output_data(r, 0, &len);
+    assert_int_equal(len, 2);
+    assert_memory_equal(d, "\xff\0", 2);
+    ci_result_free(r);
+
+    r = h_run_status(s, "out-at-output-limit", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 1);
+    ci_result_output_data(r, 0, &len);
+    assert_int_equal(len, 1024);
+    ci_result_free(r);
+
+    r = h_run_status(s, "out-at-run-limit", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 4);
+    assert_int_equal(ci_result_output_message(r, 3), 3);
+    ci_result_free(r);
+    ci_session_free(s);
+
+    s = fake_display_session(0);
+    r = h_run_status(s, "out-10000", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), CI_MAX_OUTPUTS);
+    assert_int_equal(ci_result_output_message(r, CI_MAX_OUTPUTS - 1), CI_MAX_OUTPUTS - 1);
+    h_assert_str(ci_result_output_data(r, CI_MAX_OUTPUTS - 1, NULL), "x");
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
+static void test_output_of_unknown_type_is_refused(void **state)
+{
+    expect_outputs_refused("out-type-0", 1, "output type");
+    expect_outputs_refused("out-type-3", 1, "output type");
+}
+
+static void test_output_message_numbers_must_count_up_by_one(void **state)
+{
+    expect_outputs_refused("out-first-message-1", 1, "message numbers");
+    expect_outputs_refused("out-message-skips", 1, "message numbers");
+    expect_outputs_refused("out-message-goes-down", 1, "message numbers");
+}
+
+static void test_malformed_mime_type_is_refused(void **state)
+{
+    expect_outputs_refused("out-mime-empty", 1, "MIME type");
+    expect_outputs_refused("out-mime-128", 1, "MIME type");
+    expect_outputs_refused("out-mime-no-slash", 1, "MIME type");
+    expect_outputs_refused("out-mime-no-subtype", 1, "MIME type");
+    expect_outputs_refused("out-mime-no-type", 1, "MIME type");
+    expect_outputs_refused("out-mime-two-slashes", 1, "MIME type");
+    expect_outputs_refused("out-mime-space", 1, "MIME type");
+    expect_outputs_refused("out-mime-nul", 1, "MIME type");
+    expect_outputs_refused("out-mime-non-ascii", 1, "MIME type");
+}
+
+static void test_output_lengths_past_the_field_are_refused(void **state)
+{
+    expect_outputs_refused("out-data-past-field", 1, "longer than its field");
+    expect_outputs_refused("out-mime-past-field", 1, NULL);
+    expect_outputs_refused("out-header-past-field", 1, NULL);
+}
+
+static void test_text_output_must_be_utf8_without_nul(void **state)
+{
+    expect_outputs_refused("out-html-bad-utf8", 1, "UTF-8");
+    expect_outputs_refused("out-html-nul", 1, "UTF-8");
+    expect_outputs_refused("out-json-bad-utf8", 1, "UTF-8");
+    expect_outputs_refused("out-svg-nul", 1, "UTF-8");
+}
+
+static void test_outputs_over_the_display_limits_are_refused(void **state)
+{
+    expect_outputs_refused("out-over-output-limit", 1, "display limits");
+    expect_outputs_refused("out-over-run-limit", 1, "display limits");
+    expect_outputs_refused("out-10001", 0, "CI_MAX_OUTPUTS");
+}
+
+static void test_bad_omitted_or_repeated_output_fields_are_refused(void **state)
+{
+    expect_outputs_refused("out-omitted-short", 1, "wrong size");
+    expect_outputs_refused("out-omitted-long", 1, "wrong size");
+    expect_outputs_refused("out-omitted-empty", 1, "wrong size");
+    expect_outputs_refused("out-repeated", 1, "repeated field");
+}
+
 static void test_bad_ready_fails_session_new_with_eproto(void **state)
 {
     char *root = h_tmpdir(), *dir = h_fmt("%s/bad-ready", root);
@@ -476,6 +791,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_endless_output_is_capped_and_killed),
         cmocka_unit_test(test_exit_status_is_reported),
         cmocka_unit_test(test_worker_closing_its_channel_is_dead),
+        cmocka_unit_test(test_well_formed_outputs_are_taken_as_sent),
+        cmocka_unit_test(test_outputs_at_the_limits_are_accepted),
+        cmocka_unit_test(test_output_of_unknown_type_is_refused),
+        cmocka_unit_test(test_output_message_numbers_must_count_up_by_one),
+        cmocka_unit_test(test_malformed_mime_type_is_refused),
+        cmocka_unit_test(test_output_lengths_past_the_field_are_refused),
+        cmocka_unit_test(test_text_output_must_be_utf8_without_nul),
+        cmocka_unit_test(test_outputs_over_the_display_limits_are_refused),
+        cmocka_unit_test(test_bad_omitted_or_repeated_output_fields_are_refused),
         cmocka_unit_test(test_bad_ready_fails_session_new_with_eproto),
         cmocka_unit_test(test_missing_required_layer_fails_session_new),
         cmocka_unit_test(test_silent_start_fails_at_the_startup_timeout),
