@@ -166,13 +166,16 @@ static void print_indented(const char *indent, const char *text)
 
 static int save(const char *path, const void *data, size_t len);
 
-/* The rich outputs, one line each; figures (image/png) are saved into
- * @dir as cell<N>-output<I>.png, as a chat front end would show them. */
+/* The rich outputs, one line a message: its first, richest, representation,
+ * as a notebook shows it. Figures (image/png) are saved into @dir as
+ * cell<N>-output<I>.png, where a chat front end would show them. */
 static int print_outputs(const ci_result *r, const char *dir, int *figures)
 {
     int failed = 0;
     for (size_t i = 0; i < ci_result_output_count(r); i++) {
         size_t len;
+        if (i > 0 && ci_result_output_message(r, i) == ci_result_output_message(r, i - 1))
+            continue;
         const unsigned char *data = ci_result_output_data(r, i, &len);
         const char *mime = ci_result_output_mime(r, i);
         const char *kind =
