@@ -1,0 +1,118 @@
+// Package codeinterp is the Go binding of libcodeinterp, a sandboxed,
+// stateful Python interpreter for AI agents.
+//
+// A Session owns one sandboxed worker process that embeds CPython with
+// numpy, pandas and matplotlib already imported. Run executes a cell in it,
+// keeping the interpreter state for the next cell as a notebook does, and
+// returns a Result: a plain Go value copied out of the C result, which is
+// freed before Run returns.
+//
+//	s, err := codeinterp.NewSession(codeinterp.WithTimeout(10 * time.Second))
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.Run("x = 6 * 7\nx")
+//	if err != nil { ... }          // the call failed (dead worker, busy...)
+//	if res.Status == codeinterp.StatusOK {
+//		fmt.Println(res.Value)   // "42"
+//	}
+//
+// As in the C library, what happens to a cell (an exception, a timeout, a
+// killed worker) is not a failed call: Run returns a nil error and the
+// Result's Status says what happened. Failed calls return an error that
+// wraps a Code, so errors.Is(err, codeinterp.ErrDead) and friends work, and
+// errors.As(err, &e) with e a *codeinterp.Error gives the library's detail.
+//
+// The package links libcodeinterp through pkg-config ("codeinterp").
+package codeinterp
+
+/*
+#cgo pkg-config: codeinterp
+#include <stdlib.h>
+#include <codeinterp.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Version returns the version of the libcodeinterp the program runs with,
+// "MAJOR.MINOR.PATCH".
+func Version() string { return C.GoString(C.ci_version()) }
+
+// Code is one of the library's negative return codes. Codes are errors:
+// the errors returned by this package wrap one, so errors.Is(err, ErrDead)
+// tells a dead worker apart from other failures.
+type Code int
+
+// The library's return codes (CI_E* in codeinterp.h).
+const (
+	ErrInvalid  Code = C.CI_EINVAL   // invalid argument
+	ErrNoMemory Code = C.CI_ENOMEM   // out of memory
+	ErrSpawn    Code = C.CI_ESPAWN   // the worker could not be started
+	ErrDead     Code = C.CI_EDEAD    // the worker is dead; call Restart
+	ErrBusy     Code = C.CI_EBUSY    // another call is in progress on the session
+	ErrProtocol Code = C.CI_EPROTO   // the worker broke the protocol
+	ErrIO       Code = C.CI_EIO      // input/output error
+	ErrNotFound Code = C.CI_ENOENT   // no such file in the workspace
+	ErrTooBig   Code = C.CI_ETOOBIG  // size over the limit
+	ErrUnsafe   Code = C.CI_EUNSAFE  // refused: a link, or not a regular file
+	ErrSandbox  Code = C.CI_ESANDBOX // a required sandbox layer is not available
+)
+
+// Error returns the library's message for the code (ci_strerror).
+func (c Code) Error() string { return C.GoString(C.ci_strerror(C.int(c))) }
+
+// ErrClosed is returned (wrapped) by calls on a session after Close.
+var ErrClosed = errors.New("codeinterp: session is closed")
+
+// Error is a failed call: the operation, the library's code, its message
+// for the code (ci_strerror) and the detail of this failure
+// (ci_session_errmsg), which may be empty. It unwraps to its Code.
+type Error struct {
+	Op      string // "NewSession", "Run", "PutFile"...
+	Code    Code
+	Message string // ci_strerror(Code)
+	Detail  string // ci_session_errmsg(), "" when the library gave none
+}
+
+func (e *Error) Error() string {
+	msg := "codeinterp: " + e.Op + ": " + e.Message
+	if e.Detail != "" && e.Detail != e.Message {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Unwrap returns e.Code, for errors.Is(err, ErrDead) and the like.
+func (e *Error) Unwrap() error { return e.Code }
+
+func newError(op string, rc C.int, detail string) *Error {
+	c := Code(rc)
+	return &Error{Op: op, Code: c, Message: c.Error(), Detail: detail}
+}
+
+func closedError(op string) error { return fmt.Errorf("codeinterp: %s: %w", op, ErrClosed) }
+
+// hasNUL reports whether s cannot be passed to C as a string.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// bitNames formats a mask as "a|b|0x400" from its known bits' names.
+func bitNames(mask uint, names []string) string {
+	if mask == 0 {
+		return "none"
+	}
+	var parts []string
+	for i, n := range names {
+		if mask&(1<<uint(i)) != 0 {
+			parts = append(parts, n)
+			mask &^= 1 << uint(i)
+		}
+	}
+	if mask != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", mask))
+	}
+	return strings.Join(parts, "|")
+}

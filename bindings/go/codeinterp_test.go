@@ -1,0 +1,489 @@
+package codeinterp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// shared is one session for the tests that leave its worker alive and do
+// not depend on a fresh state; sessions take about 0.6 s to start.
+var shared *Session
+
+func TestMain(m *testing.M) {
+	var err error
+	shared, err = NewSession(WithTimeout(20 * time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "NewSession:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	shared.Close()
+	os.Exit(code)
+}
+
+func run(t *testing.T, s *Session, code string) *Result {
+	t.Helper()
+	res, err := s.Run(code)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", code, err)
+	}
+	return res
+}
+
+func TestSessionInfo(t *testing.T) {
+	if v := Version(); !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
+		t.Errorf("Version() = %q", v)
+	}
+	pid := shared.Pid()
+	if pid <= 0 {
+		t.Fatalf("Pid() = %d", pid)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		t.Errorf("worker %d not running: %v", pid, err)
+	}
+	ws := shared.Workspace()
+	if !strings.HasPrefix(ws, "/") || !strings.HasSuffix(ws, "/workspace") {
+		t.Errorf("Workspace() = %q", ws)
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		t.Errorf("workspace %s: %v", ws, err)
+	}
+	need := SandboxSeccomp | SandboxRlimits | SandboxNoNewPrivs
+	if sb := shared.Sandbox(); sb&need != need {
+		t.Errorf("Sandbox() = %v, want at least %v", sb, need)
+	}
+	if os.Geteuid() == 0 && shared.Sandbox()&SandboxUnprivileged == 0 {
+		t.Errorf("root host, but the worker is not unprivileged: %v", shared.Sandbox())
+	}
+	if got := (SandboxSeccomp | SandboxLandlock).String(); got != "seccomp|landlock" {
+		t.Errorf("Sandbox.String() = %q", got)
+	}
+}
+
+func TestStateAcrossCells(t *testing.T) {
+	r1 := run(t, shared, "import numpy as np\nx = np.arange(10)\nprint('sum', x.sum())")
+	if r1.Status != StatusOK || r1.Stdout != "sum 45\n" || r1.HasValue {
+		t.Fatalf("cell 1: %+v", r1)
+	}
+	r2 := run(t, shared, "y = x * 2\ny.mean()")
+	if r2.Status != StatusOK || !r2.HasValue || r2.Value != "9.0" {
+		t.Fatalf("cell 2: status %v value %q (%v)", r2.Status, r2.Value, r2.HasValue)
+	}
+	if r2.ExecutionCount != r1.ExecutionCount+1 {
+		t.Errorf("execution counts %d then %d", r1.ExecutionCount, r2.ExecutionCount)
+	}
+	if r2.Error != nil || r2.Err() != nil {
+		t.Errorf("Error = %v, Err() = %v", r2.Error, r2.Err())
+	}
+	if r2.WallTime <= 0 || r2.WallTime > 10*time.Second {
+		t.Errorf("WallTime = %v", r2.WallTime)
+	}
+	r3 := run(t, shared, "import sys\nsys.stderr.write('warn\\n')\nNone")
+	if r3.Stderr != "warn\n" || r3.HasValue {
+		t.Errorf("stderr %q, value %q (%v)", r3.Stderr, r3.Value, r3.HasValue)
+	}
+}
+
+func TestException(t *testing.T) {
+	res := run(t, shared, "def f(a):\n    return a / 0\nf(1)")
+	if res.Status != StatusError || res.Status.String() != "error" {
+		t.Fatalf("status %v", res.Status)
+	}
+	if res.Error == nil || res.Error.Name != "ZeroDivisionError" || res.Error.Value != "division by zero" {
+		t.Fatalf("error %+v", res.Error)
+	}
+	if !strings.Contains(res.Error.Traceback, "ZeroDivisionError") || !strings.Contains(res.Error.Traceback, "<cell") {
+		t.Errorf("traceback %q", res.Error.Traceback)
+	}
+	var ce *CellError
+	if err := res.Err(); !errors.As(err, &ce) || err.Error() != "ZeroDivisionError: division by zero" {
+		t.Errorf("Err() = %v", err)
+	}
+	if res.HasValue {
+		t.Errorf("a failed cell has value %q", res.Value)
+	}
+	// The session goes on.
+	if r := run(t, shared, "1 + 1"); r.Value != "2" {
+		t.Errorf("after the exception: %q", r.Value)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	start := time.Now()
+	res, err := shared.RunWithOptions("while True: pass", RunOptions{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusTimeout || res.Error == nil || res.Error.Name != "TimeoutError" {
+		t.Fatalf("status %v, error %+v", res.Status, res.Error)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond || el > 5*time.Second {
+		t.Errorf("timed out after %v", el)
+	}
+	if res.CPUTime < 30*time.Millisecond {
+		t.Errorf("CPUTime %v for a busy loop of 300 ms", res.CPUTime)
+	}
+	run(t, shared, "after_timeout = 'still here'")
+	if r := run(t, shared, "after_timeout"); r.Status != StatusOK || r.Value != "'still here'" {
+		t.Errorf("after the timeout: %v %q", r.Status, r.Value)
+	}
+}
+
+func TestFigure(t *testing.T) {
+	res := run(t, shared, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('t')\nNone")
+	if res.Status != StatusOK {
+		t.Fatalf("status %v: %v", res.Status, res.Err())
+	}
+	pngs := res.OutputsOf("image/png")
+	if len(pngs) != 1 {
+		t.Fatalf("%d image/png outputs in %d outputs", len(pngs), len(res.Outputs))
+	}
+	png := pngs[0]
+	if !bytes.HasPrefix(png.Data, []byte("\x89PNG\r\n\x1a\n")) || len(png.Data) < 1000 {
+		t.Errorf("not a PNG: %d bytes %q", len(png.Data), png.Data[:8])
+	}
+	if png.Type != DisplayData || png.Message != 0 {
+		t.Errorf("type %v message %d", png.Type, png.Message)
+	}
+	// A DataFrame as the last expression gives text/html as execute_result.
+	res = run(t, shared, "import pandas as pd\npd.DataFrame({'a': [1, 2]})")
+	html := res.OutputsOf("text/html")
+	if len(html) != 1 || html[0].Type != ExecuteResult || !bytes.Contains(html[0].Data, []byte("<table")) {
+		t.Errorf("html outputs %+v", res.Outputs)
+	}
+	if !res.HasValue || !strings.Contains(res.Value, "a") {
+		t.Errorf("value %q", res.Value)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	csv := "city,temp\nOslo,4\nCairo,30\nLima,19\n"
+	if err := shared.PutFile("temps.csv", []byte(csv)); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, shared, `import pandas as pd
+df = pd.read_csv('temps.csv')
+df['temp_f'] = df.temp * 9 / 5 + 32
+import os
+os.makedirs('out', exist_ok=True)
+df.to_csv('out/temps_f.csv', index=False)
+open('summary.txt', 'w').write(f"mean={df.temp.mean():.2f}\n")
+float(df.temp_f.max())`)
+	if res.Status != StatusOK {
+		t.Fatalf("status %v: %v", res.Status, res.Err())
+	}
+	if res.Value != "86.0" {
+		t.Errorf("value %q", res.Value)
+	}
+	want := []string{"out/temps_f.csv", "summary.txt"}
+	if !sort.StringsAreSorted(res.Files) || strings.Join(res.Files, ",") != strings.Join(want, ",") {
+		t.Errorf("Files = %q, want %q", res.Files, want)
+	}
+	got, err := shared.GetFile("summary.txt")
+	if err != nil || string(got) != "mean=17.67\n" {
+		t.Errorf("summary.txt = %q, %v", got, err)
+	}
+	got, err = shared.GetFile("out/temps_f.csv")
+	if err != nil || !strings.HasPrefix(string(got), "city,temp,temp_f\nOslo,4,39.2\n") {
+		t.Errorf("out/temps_f.csv = %q, %v", got, err)
+	}
+	// Binary data and the empty file round-trip.
+	bin := []byte{0, 1, 2, 255, 0, 10}
+	if err := shared.PutFile("bin.dat", bin); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := shared.GetFile("bin.dat"); err != nil || !bytes.Equal(got, bin) {
+		t.Errorf("bin.dat = %v, %v", got, err)
+	}
+	if err := shared.PutFile("empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := shared.GetFile("empty"); err != nil || len(got) != 0 || got == nil {
+		t.Errorf("empty = %v, %v", got, err)
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	_, err := shared.GetFile("no-such-file")
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetFile(missing) = %v", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrNotFound || e.Op != "GetFile" || e.Message != ErrNotFound.Error() {
+		t.Errorf("error %#v", e)
+	}
+	if errors.Is(err, ErrDead) {
+		t.Errorf("%v is ErrDead", err)
+	}
+	for _, name := range []string{"../escape", "/etc/passwd", "", "a\x00b"} {
+		if err := shared.PutFile(name, []byte("x")); !errors.Is(err, ErrInvalid) {
+			t.Errorf("PutFile(%q) = %v", name, err)
+		}
+	}
+	run(t, shared, "import os\nos.makedirs('d', exist_ok=True)")
+	if _, err := shared.GetFile("d"); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("GetFile(directory) = %v", err)
+	}
+}
+
+func TestStreaming(t *testing.T) {
+	type chunk struct {
+		stream Stream
+		data   string
+		at     time.Time
+	}
+	var chunks []chunk
+	start := time.Now()
+	res, err := shared.RunWithOptions(`import sys, time
+for i in range(3):
+    print('line', i, flush=True)
+    time.sleep(0.2)
+sys.stderr.write('err\n'); sys.stderr.flush()
+'done'`, RunOptions{OnOutput: func(s Stream, data []byte) {
+		chunks = append(chunks, chunk{s, string(data), time.Now()})
+	}})
+	end := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusOK || res.Value != "'done'" {
+		t.Fatalf("status %v value %q", res.Status, res.Value)
+	}
+	var out, errOut strings.Builder
+	for _, c := range chunks {
+		switch c.stream {
+		case Stdout:
+			out.WriteString(c.data)
+		case Stderr:
+			errOut.WriteString(c.data)
+		default:
+			t.Errorf("stream %v", c.stream)
+		}
+	}
+	if out.String() != res.Stdout || res.Stdout != "line 0\nline 1\nline 2\n" {
+		t.Errorf("streamed stdout %q, result %q", out.String(), res.Stdout)
+	}
+	if errOut.String() != "err\n" || res.Stderr != "err\n" {
+		t.Errorf("streamed stderr %q, result %q", errOut.String(), res.Stderr)
+	}
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks, want one a line at least", len(chunks))
+	}
+	// The first line arrives while the cell still sleeps.
+	if lead := end.Sub(chunks[0].at); lead < 300*time.Millisecond {
+		t.Errorf("first chunk %v after start, only %v before the end", chunks[0].at.Sub(start), lead)
+	}
+}
+
+func TestCallbackPanic(t *testing.T) {
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want boom", r)
+			}
+		}()
+		shared.RunWithOptions("print('x', flush=True)\nimport time\nwhile True: time.sleep(0.01)",
+			RunOptions{OnOutput: func(Stream, []byte) { panic("boom") }})
+		t.Error("RunWithOptions returned")
+	}()
+	// The panic interrupted the cell and released the session.
+	if r := run(t, shared, "6 * 7"); r.Value != "42" {
+		t.Errorf("after the panic: %v %q", r.Status, r.Value)
+	}
+}
+
+func TestInterruptAndBusy(t *testing.T) {
+	started := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	var interrupted bool
+	var busyErr, putErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-started
+		_, busyErr = shared.Run("1")
+		putErr = shared.PutFile("during.txt", []byte("x"))
+		if pid := shared.Pid(); pid <= 0 {
+			t.Errorf("Pid() during a run = %d", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+		interrupted = shared.Interrupt()
+	}()
+	start := time.Now()
+	res, err := shared.RunWithOptions("kept = 'yes'\nprint('go', flush=True)\nwhile True: pass",
+		RunOptions{OnOutput: func(Stream, []byte) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}})
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !interrupted {
+		t.Error("Interrupt() = false during a run")
+	}
+	if res.Status != StatusInterrupted || res.Error == nil || res.Error.Name != "KeyboardInterrupt" {
+		t.Fatalf("status %v error %+v", res.Status, res.Error)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("interrupt took %v", el)
+	}
+	if !errors.Is(busyErr, ErrBusy) || !errors.Is(putErr, ErrBusy) {
+		t.Errorf("concurrent calls: %v / %v", busyErr, putErr)
+	}
+	if shared.Interrupt() {
+		t.Error("Interrupt() = true with no cell running")
+	}
+	if r := run(t, shared, "kept"); r.Value != "'yes'" {
+		t.Errorf("state after interrupt: %v %q", r.Status, r.Value)
+	}
+}
+
+func TestKilledAndRestart(t *testing.T) {
+	s, err := NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run(t, s, "a = 1")
+	if err := s.PutFile("keep.txt", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s, "import os\nos._exit(3)")
+	if res.Status != StatusKilled || res.Error == nil || res.Error.Name != "WorkerDied" {
+		t.Fatalf("status %v error %+v", res.Status, res.Error)
+	}
+	if s.Pid() != -1 || s.Sandbox() != 0 {
+		t.Errorf("dead worker: pid %d sandbox %v", s.Pid(), s.Sandbox())
+	}
+	_, err = s.Run("1")
+	if !errors.Is(err, ErrDead) {
+		t.Fatalf("Run on a dead session: %v", err)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid() <= 0 {
+		t.Errorf("pid after restart %d", s.Pid())
+	}
+	res = run(t, s, "'a' in globals(), open('keep.txt').read()")
+	if res.Value != "(False, 'kept')" || res.ExecutionCount != 1 {
+		t.Errorf("after restart: %q count %d", res.Value, res.ExecutionCount)
+	}
+}
+
+func TestClose(t *testing.T) {
+	s, err := NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, ws := s.Pid(), s.Workspace()
+	run(t, s, "x = 1")
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := s.Run("x"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Run after Close: %v", err)
+	}
+	if _, err := s.GetFile("a"); !errors.Is(err, ErrClosed) {
+		t.Errorf("GetFile after Close: %v", err)
+	}
+	if err := s.PutFile("a", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("PutFile after Close: %v", err)
+	}
+	if err := s.Restart(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Restart after Close: %v", err)
+	}
+	if s.Interrupt() || s.Pid() != -1 || s.Sandbox() != 0 {
+		t.Errorf("after Close: pid %d sandbox %v", s.Pid(), s.Sandbox())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %d still exists after Close", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Errorf("workspace %s still there: %v", ws, err)
+	}
+}
+
+func TestCloseDuringRun(t *testing.T) {
+	s, err := NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan *Result)
+	go func() {
+		res, err := s.RunWithOptions("print('go', flush=True)\nwhile True: pass",
+			RunOptions{OnOutput: func(Stream, []byte) { once.Do(func() { close(started) }) }})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-started
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res == nil || res.Status != StatusInterrupted {
+		t.Errorf("the run ended with %+v", res)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	_, err := NewSession(WithTimeout(0))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), "WithTimeout") {
+		t.Errorf("WithTimeout(0): %v", err)
+	}
+	if _, err := NewSession(WithWorkspaceRoot("relative")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("WithWorkspaceRoot(relative): %v", err)
+	}
+	_, err = NewSession(WithWorkspaceRoot("/nonexistent-codeinterp-root"))
+	if err == nil || errors.Is(err, ErrInvalid) || !errors.As(err, &e) || e.Detail == "" {
+		t.Errorf("missing workspace root: %v", err)
+	}
+	if _, err := shared.RunWithOptions("1", RunOptions{Timeout: -time.Second}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative timeout: %v", err)
+	}
+	s, err := NewSession(WithTimeout(5*time.Second), WithFigureDPI(50), WithOutputLimit(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := run(t, s, "import matplotlib.pyplot as plt\nplt.figure()\nprint('y' * 10000)")
+	if res.Truncated&TruncatedStdout == 0 || len(res.Stdout) != 4096 {
+		t.Errorf("truncated %v, %d bytes of stdout", res.Truncated, len(res.Stdout))
+	}
+	png := res.OutputsOf("image/png")
+	if len(png) != 1 || len(png[0].Data) < 24 {
+		t.Fatalf("outputs %d", len(png))
+	}
+	// The IHDR width of a 6.4 inch figure at 50 dpi.
+	d := png[0].Data
+	if w := int(d[16])<<24 | int(d[17])<<16 | int(d[18])<<8 | int(d[19]); w != 320 {
+		t.Errorf("figure width %d px, want 320", w)
+	}
+}

@@ -1,0 +1,3 @@
+module codeinterp
+
+go 1.19

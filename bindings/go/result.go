@@ -1,0 +1,208 @@
+package codeinterp
+
+/*
+#include <codeinterp.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// Status is what happened to a cell that was handed to the worker.
+type Status int
+
+const (
+	StatusOK          Status = C.CI_STATUS_OK          // it ran to the end
+	StatusError       Status = C.CI_STATUS_ERROR       // it raised an exception
+	StatusTimeout     Status = C.CI_STATUS_TIMEOUT     // it reached the timeout; the state is intact
+	StatusMemory      Status = C.CI_STATUS_MEMORY      // it ran out of memory; the state is intact
+	StatusKilled      Status = C.CI_STATUS_KILLED      // the worker died; Restart the session
+	StatusInterrupted Status = C.CI_STATUS_INTERRUPTED // Interrupt stopped it; the state is intact
+)
+
+var statusNames = [...]string{"ok", "error", "timeout", "memory", "killed", "interrupted"}
+
+func (s Status) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Truncation says what of a result was cut or left out (CI_TRUNCATED_*).
+type Truncation uint
+
+const (
+	TruncatedStdout  Truncation = C.CI_TRUNCATED_STDOUT  // stdout reached the output limit
+	TruncatedStderr  Truncation = C.CI_TRUNCATED_STDERR  // stderr reached the output limit
+	TruncatedText    Truncation = C.CI_TRUNCATED_TEXT    // the value, error message or traceback was cut
+	TruncatedOutputs Truncation = C.CI_TRUNCATED_OUTPUTS // rich outputs were left out (OutputsOmitted)
+	TruncatedFiles   Truncation = C.CI_TRUNCATED_FILES   // the Files list is incomplete
+)
+
+func (t Truncation) String() string {
+	return bitNames(uint(t), []string{"stdout", "stderr", "text", "outputs", "files"})
+}
+
+// OutputType is Jupyter's output_type of the message an output belongs to.
+type OutputType int
+
+const (
+	DisplayData   OutputType = C.CI_OUTPUT_DISPLAY_DATA   // display() calls and matplotlib figures
+	ExecuteResult OutputType = C.CI_OUTPUT_EXECUTE_RESULT // the last expression's rich forms
+)
+
+func (t OutputType) String() string {
+	switch t {
+	case DisplayData:
+		return "display_data"
+	case ExecuteResult:
+		return "execute_result"
+	}
+	return fmt.Sprintf("OutputType(%d)", int(t))
+}
+
+// Output is one representation (a MIME type and its bytes) of one rich
+// output message, as a notebook shows under a cell. The representations
+// of one message are consecutive, richest first.
+type Output struct {
+	MIME    string // "image/png", "text/html"...
+	Data    []byte // UTF-8 text for text types, binary otherwise
+	Type    OutputType
+	Message int // which message of the run, counting from 0
+}
+
+// CellError is the exception a cell raised, or for StatusKilled how the
+// worker died ("WorkerDied", "SandboxViolation", "ProtocolError",
+// "Timeout", "Interrupted"). It implements error.
+type CellError struct {
+	Name      string // the exception's class name: "ZeroDivisionError"
+	Value     string // str(exc), or a sentence on how the worker died
+	Traceback string // as Python prints it; "" when there is none
+}
+
+func (e *CellError) Error() string {
+	if e.Value == "" {
+		return e.Name
+	}
+	return e.Name + ": " + e.Value
+}
+
+// Result is what became of one cell. It is a plain Go value: nothing in it
+// refers to C memory.
+type Result struct {
+	Status Status
+	// Everything the cell wrote to file descriptors 1 and 2, up to the
+	// output limit, as raw bytes (not necessarily UTF-8).
+	Stdout, Stderr string
+	// The repr of the cell's last expression; HasValue is false when the
+	// cell did not end with an expression, the value was None, or the
+	// cell failed.
+	Value    string
+	HasValue bool
+	// The exception or the worker's death; nil when Status is StatusOK.
+	Error *CellError
+	// Rich outputs (figures, display() calls, HTML tables) in order.
+	Outputs        []Output
+	OutputsOmitted int // outputs left out for the display limits
+	// Workspace files created or modified by the run, sorted.
+	Files          []string
+	ExecutionCount int // the cell's number, from 1 after each (re)start
+	Truncated      Truncation
+	WallTime       time.Duration
+	CPUTime        time.Duration
+	PeakMemory     uint64 // the worker's peak resident set size, bytes
+}
+
+// Err returns the cell's error as an error value, or nil (a true nil
+// interface) when the cell had none.
+func (r *Result) Err() error {
+	if r == nil || r.Error == nil {
+		return nil
+	}
+	return r.Error
+}
+
+// OutputsOf returns the outputs of the given MIME type, in order.
+func (r *Result) OutputsOf(mime string) []Output {
+	var out []Output
+	for _, o := range r.Outputs {
+		if o.MIME == mime {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// goBytes copies n bytes at p into Go memory.
+func goBytes(p unsafe.Pointer, n C.size_t) []byte {
+	b := make([]byte, int(n))
+	if n > 0 {
+		copy(b, unsafe.Slice((*byte)(p), int(n)))
+	}
+	return b
+}
+
+// goStringN copies n bytes at p into a Go string.
+func goStringN(p *C.char, n C.size_t) string {
+	if p == nil || n == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)))
+}
+
+// optString copies a borrowed, possibly NULL C string.
+func optString(p *C.char) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	return C.GoString(p), true
+}
+
+// copyResult copies everything out of r, which the caller then frees.
+func copyResult(r *C.ci_result) *Result {
+	var n C.size_t
+	res := &Result{Status: Status(C.ci_result_status(r))}
+	p := C.ci_result_stdout(r, &n)
+	res.Stdout = goStringN(p, n)
+	p = C.ci_result_stderr(r, &n)
+	res.Stderr = goStringN(p, n)
+	res.Value, res.HasValue = optString(C.ci_result_value(r))
+	if name, ok := optString(C.ci_result_error_name(r)); ok {
+		e := &CellError{Name: name}
+		e.Value, _ = optString(C.ci_result_error_value(r))
+		e.Traceback, _ = optString(C.ci_result_traceback(r))
+		res.Error = e
+	}
+	count := C.ci_result_output_count(r)
+	if count > 0 {
+		res.Outputs = make([]Output, 0, int(count))
+	}
+	for i := C.size_t(0); i < count; i++ {
+		var dlen C.size_t
+		data := C.ci_result_output_data(r, i, &dlen)
+		res.Outputs = append(res.Outputs, Output{
+			MIME:    C.GoString(C.ci_result_output_mime(r, i)),
+			Data:    goBytes(data, dlen),
+			Type:    OutputType(C.ci_result_output_type(r, i)),
+			Message: int(C.ci_result_output_message(r, i)),
+		})
+	}
+	res.OutputsOmitted = int(C.ci_result_outputs_omitted(r))
+	files := C.ci_result_file_count(r)
+	if files > 0 {
+		res.Files = make([]string, 0, int(files))
+	}
+	for i := C.size_t(0); i < files; i++ {
+		res.Files = append(res.Files, C.GoString(C.ci_result_file_name(r, i)))
+	}
+	res.ExecutionCount = int(C.ci_result_execution_count(r))
+	res.Truncated = Truncation(C.ci_result_truncated(r))
+	res.WallTime = time.Duration(C.ci_result_wall_time_us(r)) * time.Microsecond
+	res.CPUTime = time.Duration(C.ci_result_cpu_time_us(r)) * time.Microsecond
+	res.PeakMemory = uint64(C.ci_result_peak_memory(r))
+	return res
+}

@@ -1,0 +1,441 @@
+package codeinterp
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <codeinterp.h>
+
+extern void cigoOutput(int stream, char *data, size_t len, uintptr_t handle);
+
+static void cigo_output(int stream, const char *data, size_t len, void *payload)
+{
+	cigoOutput(stream, (char *)data, len, (uintptr_t)payload);
+}
+
+// ci_run_ex with the options built on the C side: a Go pointer to a
+// struct holding a C function pointer and the handle would be fine, but
+// this keeps every pointer the library sees C-owned.
+static int cigo_run(ci_session *s, const char *code, unsigned long timeout_ms,
+                    uintptr_t handle, ci_result **out)
+{
+	ci_run_options o;
+	int rc = ci_run_options_init(&o, CI_RUN_OPTIONS_VERSION);
+	if (rc != CI_OK)
+		return rc;
+	o.timeout_ms = timeout_ms;
+	if (handle) {
+		o.on_output = cigo_output;
+		o.payload = (void *)handle;
+	}
+	return ci_run_ex(s, code, &o, out);
+}
+
+// ci_session_new, and the failure's detail read on the same thread (it is
+// kept per thread, and a goroutine may move between two cgo calls).
+static int cigo_session_new(ci_session **out, const ci_config *cfg, char **detail)
+{
+	int rc = ci_session_new(out, cfg);
+	*detail = rc != CI_OK ? strdup(ci_session_errmsg(NULL)) : NULL;
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Sandbox is a set of sandbox layers (CI_SANDBOX_* in codeinterp.h).
+type Sandbox uint
+
+const (
+	SandboxSeccomp      Sandbox = C.CI_SANDBOX_SECCOMP
+	SandboxRlimits      Sandbox = C.CI_SANDBOX_RLIMITS
+	SandboxNoNewPrivs   Sandbox = C.CI_SANDBOX_NO_NEW_PRIVS
+	SandboxLandlock     Sandbox = C.CI_SANDBOX_LANDLOCK // best effort
+	SandboxUnprivileged Sandbox = C.CI_SANDBOX_UNPRIVILEGED
+	SandboxUserNS       Sandbox = C.CI_SANDBOX_USERNS // best effort
+	SandboxNetNS        Sandbox = C.CI_SANDBOX_NETNS  // best effort
+	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS  // best effort
+	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS  // best effort
+	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS  // best effort
+	SandboxPIDNS        Sandbox = C.CI_SANDBOX_PIDNS  // reserved, never applied yet
+)
+
+func (m Sandbox) String() string {
+	return bitNames(uint(m), []string{"seccomp", "rlimits", "no_new_privs", "landlock",
+		"unprivileged", "userns", "netns", "ipcns", "utsns", "mntns", "pidns"})
+}
+
+// Option is a setting for NewSession; see the With* functions. The
+// library checks every value and NewSession fails with ErrInvalid for one
+// out of range.
+type Option struct {
+	name string
+	set  func(cfg *C.ci_config) C.int
+}
+
+// ms converts a duration to whole milliseconds, rounding up; 0 (refused by
+// the library) for d <= 0.
+func ms(d time.Duration) C.ulong {
+	if d <= 0 {
+		return 0
+	}
+	return C.ulong((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// WithTimeout sets the wall-clock limit of each run (default 30 s); at the
+// limit the cell is interrupted and its status is StatusTimeout.
+func WithTimeout(d time.Duration) Option {
+	return Option{"WithTimeout", func(c *C.ci_config) C.int { return C.ci_config_set_timeout_ms(c, ms(d)) }}
+}
+
+// WithGrace sets how long an interrupted cell has to give way before its
+// worker is killed (default 2 s).
+func WithGrace(d time.Duration) Option {
+	return Option{"WithGrace", func(c *C.ci_config) C.int { return C.ci_config_set_grace_ms(c, ms(d)) }}
+}
+
+// WithStartupTimeout sets how long NewSession and Restart wait for the
+// worker to be ready (default 60 s).
+func WithStartupTimeout(d time.Duration) Option {
+	return Option{"WithStartupTimeout", func(c *C.ci_config) C.int {
+		return C.ci_config_set_startup_timeout_ms(c, ms(d))
+	}}
+}
+
+// WithMemoryLimit sets the worker's address-space limit in bytes (default
+// 2 GiB, at least 512 MiB).
+func WithMemoryLimit(bytes uint64) Option {
+	return Option{"WithMemoryLimit", func(c *C.ci_config) C.int {
+		return C.ci_config_set_memory_limit(c, C.ci_uint64(bytes))
+	}}
+}
+
+// WithOutputLimit sets how many bytes of stdout, and of stderr, one run
+// keeps (default 1 MiB).
+func WithOutputLimit(bytes uint64) Option {
+	return Option{"WithOutputLimit", func(c *C.ci_config) C.int {
+		return C.ci_config_set_output_limit(c, C.size_t(bytes))
+	}}
+}
+
+// WithDisplayLimits caps rich outputs: bytes for one output and for all of
+// a run's outputs (defaults 16 MiB and 64 MiB).
+func WithDisplayLimits(perOutput, perRun uint64) Option {
+	return Option{"WithDisplayLimits", func(c *C.ci_config) C.int {
+		return C.ci_config_set_display_limits(c, C.size_t(perOutput), C.size_t(perRun))
+	}}
+}
+
+// WithFigureDPI sets the resolution of matplotlib figures (default 100).
+func WithFigureDPI(dpi uint) Option {
+	return Option{"WithFigureDPI", func(c *C.ci_config) C.int {
+		return C.ci_config_set_figure_dpi(c, C.unsigned(dpi))
+	}}
+}
+
+// WithFileLimit sets the largest file a cell may write and PutFile and
+// GetFile move (default 1 GiB).
+func WithFileLimit(bytes uint64) Option {
+	return Option{"WithFileLimit", func(c *C.ci_config) C.int {
+		return C.ci_config_set_file_limit(c, C.ci_uint64(bytes))
+	}}
+}
+
+// WithWorkspaceRoot sets the absolute directory under which the session
+// creates its private directory (default $TMPDIR, else /tmp).
+func WithWorkspaceRoot(dir string) Option {
+	return Option{"WithWorkspaceRoot", func(c *C.ci_config) C.int {
+		if hasNUL(dir) {
+			return C.CI_EINVAL
+		}
+		cdir := C.CString(dir)
+		defer C.free(unsafe.Pointer(cdir))
+		return C.ci_config_set_workspace_root(c, cdir)
+	}}
+}
+
+// WithRequiredSandbox sets the layers without which NewSession and
+// Restart fail with ErrSandbox (default seccomp, rlimits, no_new_privs).
+func WithRequiredSandbox(layers Sandbox) Option {
+	return Option{"WithRequiredSandbox", func(c *C.ci_config) C.int {
+		return C.ci_config_require_sandbox(c, C.unsigned(layers))
+	}}
+}
+
+// Session is one sandboxed interpreter. Its methods may be called from any
+// goroutine, but the session does one thing at a time: a call made while
+// another is in progress (a second Run, or PutFile during a Run) fails at
+// once with ErrBusy, as the C library refuses a second concurrent run.
+// Interrupt, Pid, Sandbox and Workspace may be called at any time, Close
+// too (it interrupts a running cell and waits for its end).
+type Session struct {
+	mu        sync.Mutex   // held by every call into the library but Interrupt
+	freeMu    sync.RWMutex // Interrupt (read) against the free in Close (write)
+	ptr       *C.ci_session
+	closed    atomic.Bool
+	workspace string
+	pid       atomic.Int64  // last known worker pid, -1 when dead or closed
+	sandbox   atomic.Uint32 // last known layers
+}
+
+// NewSession starts a session: a private directory and a sandboxed worker
+// with numpy, pandas and matplotlib loaded. It blocks for the worker's
+// start-up (about 0.6 s). The session must be closed with Close; a session
+// that becomes unreachable is closed by a finalizer, but do not rely on it.
+func NewSession(opts ...Option) (*Session, error) {
+	cfg := C.ci_config_new()
+	if cfg == nil {
+		return nil, newError("NewSession", C.CI_ENOMEM, "")
+	}
+	defer C.ci_config_free(cfg)
+	for _, o := range opts {
+		if o.set == nil {
+			return nil, newError("NewSession", C.CI_EINVAL, "zero Option")
+		}
+		if rc := o.set(cfg); rc != C.CI_OK {
+			return nil, newError("NewSession", rc, o.name+": value refused")
+		}
+	}
+	var p *C.ci_session
+	var detail *C.char
+	rc := C.cigo_session_new(&p, cfg, &detail)
+	if rc != C.CI_OK {
+		d := ""
+		if detail != nil {
+			d = C.GoString(detail)
+			C.free(unsafe.Pointer(detail))
+		}
+		return nil, newError("NewSession", rc, d)
+	}
+	s := &Session{ptr: p, workspace: C.GoString(C.ci_session_workspace(p))}
+	s.refresh()
+	runtime.SetFinalizer(s, (*Session).Close)
+	return s, nil
+}
+
+// refresh caches the worker's pid and layers; s.mu is held.
+func (s *Session) refresh() {
+	if s.ptr == nil {
+		s.pid.Store(-1)
+		s.sandbox.Store(0)
+		return
+	}
+	s.pid.Store(int64(C.ci_session_pid(s.ptr)))
+	s.sandbox.Store(uint32(C.ci_session_sandbox(s.ptr)))
+}
+
+// lock takes s.mu for op without waiting: ErrBusy if another call holds it,
+// ErrClosed after Close.
+func (s *Session) lock(op string) error {
+	if s.closed.Load() {
+		return closedError(op)
+	}
+	if !s.mu.TryLock() {
+		return newError(op, C.CI_EBUSY, "another call on this session is in progress")
+	}
+	if s.ptr == nil {
+		s.mu.Unlock()
+		return closedError(op)
+	}
+	return nil
+}
+
+// fail builds the error of a failed call; s.mu is held.
+func (s *Session) fail(op string, rc C.int) error {
+	return newError(op, rc, C.GoString(C.ci_session_errmsg(s.ptr)))
+}
+
+// RunOptions are the options of one run.
+type RunOptions struct {
+	// Timeout is this run's wall-clock limit instead of the session's;
+	// 0 keeps the session's. It is rounded up to whole milliseconds.
+	Timeout time.Duration
+	// OnOutput, when set, receives stdout and stderr while the cell runs,
+	// in chunks as they arrive (not cut on line or UTF-8 boundaries). It is
+	// called on the goroutine that called Run, and data is its own copy.
+	// It may call Interrupt; other calls on the session fail with ErrBusy,
+	// and it must not call Close or runtime.Goexit (t.FailNow). If it
+	// panics, the cell is interrupted and Run panics with the same value.
+	OnOutput func(stream Stream, data []byte)
+}
+
+// Run runs one cell, keeping the interpreter state between cells; if the
+// cell ends with an expression, its repr is the Result's Value. The error
+// is non-nil only when the call failed (ErrDead, ErrBusy, ErrTooBig,
+// ErrClosed...); an exception, a timeout or a killed worker is a Result.
+func (s *Session) Run(code string) (*Result, error) {
+	return s.RunWithOptions(code, RunOptions{})
+}
+
+// RunWithOptions is Run with a per-run timeout and a streaming callback.
+func (s *Session) RunWithOptions(code string, opts RunOptions) (*Result, error) {
+	const op = "Run"
+	if opts.Timeout < 0 {
+		return nil, newError(op, C.CI_EINVAL, "negative timeout")
+	}
+	if hasNUL(code) {
+		return nil, newError(op, C.CI_EINVAL, "the code holds a NUL byte")
+	}
+	if err := s.lock(op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ccode := C.CString(code)
+	defer C.free(unsafe.Pointer(ccode))
+	var handle C.uintptr_t
+	var st *runState
+	if opts.OnOutput != nil {
+		st = &runState{s: s, fn: opts.OnOutput}
+		h := cgo.NewHandle(st)
+		defer h.Delete()
+		handle = C.uintptr_t(h)
+	}
+	var r *C.ci_result
+	rc := C.cigo_run(s.ptr, ccode, ms(opts.Timeout), handle, &r)
+	if rc != C.CI_OK {
+		err := s.fail(op, rc)
+		s.refresh()
+		return nil, err
+	}
+	defer C.ci_result_free(r)
+	s.refresh()
+	if st != nil && st.panicked {
+		panic(st.panicVal)
+	}
+	return copyResult(r), nil
+}
+
+// Interrupt stops the cell running on the session, as Jupyter's "interrupt
+// kernel" does: the cell gets a KeyboardInterrupt, its Result has
+// StatusInterrupted, and the state is kept (a cell that does not give way
+// within the grace period is killed). Safe from any goroutine at any time.
+// It reports whether a cell was running; it never affects a later cell.
+func (s *Session) Interrupt() bool {
+	s.freeMu.RLock()
+	defer s.freeMu.RUnlock()
+	if s.ptr == nil {
+		return false
+	}
+	return C.ci_session_interrupt(s.ptr) == 1
+}
+
+// Close kills the worker and removes the session's directory with
+// everything in it. A cell still running is interrupted first, and Close
+// waits for its Run to return. Closing twice is harmless; every later call
+// on the session fails with ErrClosed.
+func (s *Session) Close() error {
+	s.closed.Store(true)
+	for !s.mu.TryLock() {
+		if s.Interrupt() {
+			s.mu.Lock()
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	defer s.mu.Unlock()
+	s.freeMu.Lock()
+	p := s.ptr
+	s.ptr = nil
+	s.freeMu.Unlock()
+	if p != nil {
+		C.ci_session_free(p)
+		runtime.SetFinalizer(s, nil)
+	}
+	s.refresh()
+	return nil
+}
+
+// Restart replaces the worker with a fresh one: empty interpreter state,
+// execution count back to 0, same workspace and files. It works on live
+// and dead sessions alike; on failure the session is dead and may be
+// restarted again.
+func (s *Session) Restart() error {
+	if err := s.lock("Restart"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	rc := C.ci_session_restart(s.ptr)
+	var err error
+	if rc != C.CI_OK {
+		err = s.fail("Restart", rc)
+	}
+	s.refresh()
+	return err
+}
+
+// PutFile writes data to the file name in the workspace, replacing any
+// file of that name atomically. name is relative to the workspace ("/"
+// separates existing subdirectories); absolute names, "." and ".." are
+// refused with ErrInvalid. It works on a dead session too.
+func (s *Session) PutFile(name string, data []byte) error {
+	const op = "PutFile"
+	if hasNUL(name) {
+		return newError(op, C.CI_EINVAL, "the name holds a NUL byte")
+	}
+	if err := s.lock(op); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	if rc := C.ci_session_put_file(s.ptr, cname, p, C.size_t(len(data))); rc != C.CI_OK {
+		return s.fail(op, rc)
+	}
+	return nil
+}
+
+// GetFile reads the whole file name from the workspace. Links and files
+// with several hard links are refused (ErrUnsafe); a missing file is
+// ErrNotFound.
+func (s *Session) GetFile(name string) ([]byte, error) {
+	const op = "GetFile"
+	if hasNUL(name) {
+		return nil, newError(op, C.CI_EINVAL, "the name holds a NUL byte")
+	}
+	if err := s.lock(op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var data unsafe.Pointer
+	var n C.size_t
+	if rc := C.ci_session_get_file(s.ptr, cname, &data, &n); rc != C.CI_OK {
+		return nil, s.fail(op, rc)
+	}
+	defer C.ci_free(data)
+	return goBytes(data, n), nil
+}
+
+// Workspace returns the absolute path of the session's workspace, the
+// cell's working directory. It stays the same after Close (the directory
+// is gone then).
+func (s *Session) Workspace() string { return s.workspace }
+
+// Pid returns the worker's process id, or -1 if the worker is dead or the
+// session closed. It never waits: during a run it gives the worker that
+// runs the cell (a worker only dies or changes during Run, Restart and
+// Close, which update it).
+func (s *Session) Pid() int { return int(s.pid.Load()) }
+
+// Sandbox returns the layers the current worker applied; 0 if it is dead
+// or the session closed. It never waits, as Pid.
+func (s *Session) Sandbox() Sandbox { return Sandbox(s.sandbox.Load()) }
+
+// String describes the session for logs.
+func (s *Session) String() string {
+	return fmt.Sprintf("codeinterp.Session{pid: %d, workspace: %q}", s.Pid(), s.workspace)
+}

@@ -1,0 +1,138 @@
+"""Exceptions for failed calls: one class per CI_E* return code.
+
+A failed call is not a failed cell. A cell that raises, times out or kills
+its worker comes back as a Result whose status says so; the exceptions here
+are for calls the library refused (a closed or dead session, a missing
+file, a bad argument...).
+"""
+
+import enum
+
+from ._lib import lib
+
+
+class ErrorCode(enum.IntEnum):
+    """The return codes of include/codeinterp.h (CI_ERRORS)."""
+
+    OK = 0
+    EINVAL = -1
+    ENOMEM = -2
+    ESPAWN = -3
+    EDEAD = -4
+    EBUSY = -5
+    EPROTO = -6
+    EIO = -7
+    ENOENT = -8
+    ETOOBIG = -9
+    EUNSAFE = -10
+    ESANDBOX = -11
+
+
+def strerror(code):
+    """ci_strerror(): the library's message for a return code."""
+    return lib.ci_strerror(int(code)).decode("utf-8", "replace")
+
+
+class CodeinterpError(Exception):
+    """A call into libcodeinterp failed.
+
+    Attributes:
+        code:    the return code, an ErrorCode (a plain int if this library
+                 is newer than the binding and returned a code it does not
+                 know).
+        name:    the C name of the code, "CI_EINVAL", "CI_EDEAD"...
+        message: ci_strerror(code), followed by the library's detail
+                 (ci_session_errmsg) when it gave one.
+        detail:  that detail alone ("" when there was none).
+    """
+
+    def __init__(self, code, message=None, detail=""):
+        try:
+            code = ErrorCode(code)
+            name = "CI_" + code.name
+        except ValueError:
+            name = "CI_E%d" % -int(code) if int(code) < 0 else "CI_%d" % int(code)
+        if message is None:
+            message = strerror(code)
+            if detail:
+                message = "%s: %s" % (message, detail)
+        super().__init__(code, message)
+        self.code = code
+        self.name = name
+        self.message = message
+        self.detail = detail
+
+    def __str__(self):
+        return "%s (%s)" % (self.message, self.name)
+
+
+class InvalidArgumentError(CodeinterpError, ValueError):
+    """CI_EINVAL: an argument was refused (also a ValueError)."""
+
+
+class SessionClosedError(InvalidArgumentError):
+    """The session was closed; no call but close() is allowed on it."""
+
+    def __init__(self, code=ErrorCode.EINVAL, message="the session is closed", detail=""):
+        super().__init__(code, message, detail)
+
+
+class NoMemoryError(CodeinterpError):
+    """CI_ENOMEM: the library ran out of memory (in the host, not the cell)."""
+
+
+class SpawnError(CodeinterpError):
+    """CI_ESPAWN: the worker could not be started or did not become ready."""
+
+
+class DeadSessionError(CodeinterpError):
+    """CI_EDEAD: the worker is dead; Session.restart() revives it."""
+
+
+class BusyError(CodeinterpError):
+    """CI_EBUSY: a run (or another call) is in progress on the session."""
+
+
+class ProtocolError(CodeinterpError):
+    """CI_EPROTO: the worker broke the protocol."""
+
+
+class WorkspaceIOError(CodeinterpError):
+    """CI_EIO: an input/output error."""
+
+
+class NoSuchFileError(CodeinterpError):
+    """CI_ENOENT: no such file (or directory on the path) in the workspace."""
+
+
+class TooBigError(CodeinterpError):
+    """CI_ETOOBIG: a cell over 16 MiB, or a file over the file limit."""
+
+
+class UnsafeFileError(CodeinterpError):
+    """CI_EUNSAFE: a link, or not a regular file."""
+
+
+class SandboxUnavailableError(CodeinterpError):
+    """CI_ESANDBOX: a sandbox layer the session requires is not available."""
+
+
+_BY_CODE = {
+    ErrorCode.EINVAL: InvalidArgumentError,
+    ErrorCode.ENOMEM: NoMemoryError,
+    ErrorCode.ESPAWN: SpawnError,
+    ErrorCode.EDEAD: DeadSessionError,
+    ErrorCode.EBUSY: BusyError,
+    ErrorCode.EPROTO: ProtocolError,
+    ErrorCode.EIO: WorkspaceIOError,
+    ErrorCode.ENOENT: NoSuchFileError,
+    ErrorCode.ETOOBIG: TooBigError,
+    ErrorCode.EUNSAFE: UnsafeFileError,
+    ErrorCode.ESANDBOX: SandboxUnavailableError,
+}
+
+
+def error_from_code(code, detail="", message=None):
+    """The exception for return code @code (an instance, not raised)."""
+    cls = _BY_CODE.get(code, CodeinterpError)
+    return cls(code, message, (detail or "").strip())

@@ -1,0 +1,172 @@
+"""Starting, closing, restarting and dead sessions; configuration."""
+
+import gc
+import os
+import stat
+import tempfile
+
+import pytest
+
+import codeinterp
+from codeinterp import ErrorCode, Status
+
+from conftest import proc_alive
+
+
+def test_close_twice_and_use_after_close():
+    with codeinterp.Session() as s:
+        pid = s.pid
+        workspace = s.workspace
+        assert isinstance(pid, int) and pid > 0
+        assert proc_alive(pid)
+        assert os.path.isdir(workspace)
+        assert s.run("21 * 2").value == "42"
+        assert not s.closed
+    assert s.closed
+    assert not proc_alive(pid)
+    assert not os.path.exists(workspace)
+    s.close()
+    s.close()
+    with pytest.raises(codeinterp.SessionClosedError) as ei:
+        s.run("1")
+    assert "closed" in str(ei.value)
+    assert isinstance(ei.value, codeinterp.CodeinterpError)
+    assert isinstance(ei.value, ValueError)
+    for call in (lambda: s.pid, lambda: s.workspace, lambda: s.sandbox, s.restart,
+                 s.interrupt, lambda: s.put_file("a", b""), lambda: s.get_file("a")):
+        with pytest.raises(codeinterp.SessionClosedError):
+            call()
+    assert "closed" in repr(s)
+
+
+def test_garbage_collected_session_kills_its_worker():
+    s = codeinterp.Session()
+    pid, workspace = s.pid, s.workspace
+    assert proc_alive(pid)
+    del s
+    gc.collect()
+    assert not proc_alive(pid)
+    assert not os.path.exists(workspace)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A session with small limits, in a workspace root of our own."""
+    root = tempfile.mkdtemp(prefix="ci-py-root-")
+    os.chmod(root, 0o711)  # the worker (uid 65534 under a root host) must search it
+    try:
+        with codeinterp.Session(timeout_ms=5000, memory_limit=768 << 20, output_limit=4096,
+                                workspace_root=root, grace_ms=1000, figure_dpi=50) as s:
+            yield s, root
+    finally:
+        os.rmdir(root)
+
+
+def test_config_is_applied(small):
+    s, root = small
+    assert s.workspace.startswith(root + "/")
+    r = s.run("print('y' * 10000)")
+    assert r.status is Status.OK
+    assert len(r.stdout_bytes) <= 4096
+    assert r.stdout_bytes.startswith(b"yyyy")
+    assert r.truncated & codeinterp.Truncated.STDOUT
+    assert not r.truncated & codeinterp.Truncated.STDERR
+    r = s.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])")
+    png = [o for o in r.outputs if o.mime == "image/png"][0]
+    assert png.data[16:24] == (320).to_bytes(4, "big") + (240).to_bytes(4, "big")
+    r = s.run("hog = bytearray(1 << 30)")
+    assert r.status is Status.MEMORY
+    assert r.error.name == "MemoryError"
+    assert s.run("'alive'").value == "'alive'"
+
+
+def test_dead_session_and_restart(small):
+    s, _ = small
+    s.run("before_restart = 1")
+    s.put_file("keep.txt", b"kept")
+    old_pid = s.pid
+    r = s.run("import os\nos._exit(3)")
+    assert r.status is Status.KILLED
+    assert r.error.name == "WorkerDied"
+    assert "3" in r.error.value
+    assert s.pid is None
+    assert s.sandbox == 0
+    assert not proc_alive(old_pid)
+    with pytest.raises(codeinterp.DeadSessionError) as ei:
+        s.run("1")
+    assert ei.value.code == ErrorCode.EDEAD
+    assert ei.value.name == "CI_EDEAD"
+    assert "ci_session_restart" in ei.value.message
+    # the workspace outlives the worker
+    s.put_file("while-dead.txt", b"dead")
+    s.restart()
+    assert s.pid is not None and s.pid != old_pid and proc_alive(s.pid)
+    r = s.run("before_restart")
+    assert r.status is Status.ERROR and r.error.name == "NameError"
+    assert r.execution_count == 1
+    assert s.run("open('keep.txt').read() + open('while-dead.txt').read()").value == "'keptdead'"
+
+
+def test_restart_live_session(small):
+    s, _ = small
+    s.run("live_state = 5")
+    s.restart()
+    assert s.run("'live_state' in globals()").value == "False"
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"timeout_ms": 0},
+    {"timeout_ms": -1},
+    {"memory_limit": 1 << 20},
+    {"output_limit": 10},
+    {"figure_dpi": 5},
+    {"grace_ms": 0},
+    {"display_limits": (100, 100)},
+    {"workspace_root": "relative/dir"},
+    {"require_sandbox": 1 << 20},
+])
+def test_bad_config_refused(kwargs):
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        codeinterp.Session(**kwargs)
+    assert ei.value.code == ErrorCode.EINVAL
+    assert list(kwargs)[0] in str(ei.value)
+
+
+def test_config_types():
+    with pytest.raises(TypeError):
+        codeinterp.Session(timeout_ms="100")
+    with pytest.raises(TypeError):
+        codeinterp.Session(memory_limit=1.5e9)
+
+
+def test_missing_sandbox_layer_refused():
+    with pytest.raises(codeinterp.SandboxUnavailableError) as ei:
+        codeinterp.Session(require_sandbox=codeinterp.Sandbox.PIDNS)
+    assert ei.value.code == ErrorCode.ESANDBOX
+    assert ei.value.detail  # the library's message names the layer
+    assert ei.value.detail in str(ei.value)
+
+
+def test_unsearchable_workspace_root_is_a_spawn_error():
+    if os.getuid() != 0:
+        pytest.skip("only a root host's worker changes uid")
+    root = tempfile.mkdtemp(prefix="ci-py-private-")  # mode 0700: uid 65534 cannot search it
+    try:
+        assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
+        with pytest.raises(codeinterp.SpawnError) as ei:
+            codeinterp.Session(workspace_root=root)
+        assert ei.value.code == ErrorCode.ESPAWN
+        assert ei.value.detail
+    finally:
+        os.rmdir(root)
+
+
+def test_error_codes_and_messages():
+    assert codeinterp.strerror(-4) == "the session's worker is dead; call ci_session_restart"
+    assert codeinterp.strerror(-999) == "unknown error"
+    e = codeinterp.errors.error_from_code(-8, "detail here")
+    assert type(e) is codeinterp.NoSuchFileError
+    assert (e.code, e.name, e.detail) == (ErrorCode.ENOENT, "CI_ENOENT", "detail here")
+    assert e.message == "no such file in the workspace: detail here"
+    unknown = codeinterp.errors.error_from_code(-99)
+    assert type(unknown) is codeinterp.CodeinterpError and unknown.code == -99

@@ -1,0 +1,168 @@
+"""Cells on one shared session: state, values, errors, timeouts, outputs."""
+
+import struct
+
+import pytest
+
+import codeinterp
+from codeinterp import Status
+
+
+def test_library_version():
+    assert codeinterp.version() == "0.1.0"
+    assert codeinterp.library_path.endswith("libcodeinterp.so.0")
+
+
+def test_state_is_kept_across_cells(session):
+    r1 = session.run("state_x = 6 * 7\nprint('set', state_x)")
+    assert r1.status is Status.OK and r1.ok
+    assert r1.stdout == "set 42\n"
+    assert r1.value is None
+    assert r1.error is None
+    r2 = session.run("state_x + 1")
+    assert r2.status is Status.OK
+    assert r2.value == "43"
+    assert r2.execution_count == r1.execution_count + 1
+
+
+def test_status_is_an_enum_mirroring_ci_status():
+    import enum
+    assert issubclass(Status, enum.Enum)
+    assert str(Status.TIMEOUT) == "Status.TIMEOUT"
+    assert [(s.name, s.value) for s in Status] == [
+        ("OK", 0), ("ERROR", 1), ("TIMEOUT", 2), ("MEMORY", 3), ("KILLED", 4),
+        ("INTERRUPTED", 5)]
+
+
+def test_value_semicolon_and_none(session):
+    assert session.run("'a' + 'b'").value == "'ab'"
+    assert session.run("1 + 1;").value is None
+    assert session.run("None").value is None
+
+
+def test_exception(session):
+    r = session.run("def f(d):\n    return 1 / d\nf(0)")
+    assert r.status is Status.ERROR
+    assert not r.ok
+    assert r.value is None
+    assert r.error.name == "ZeroDivisionError"
+    assert r.error.value == "division by zero"
+    tb = r.error.traceback
+    assert tb.startswith("Traceback (most recent call last):")
+    assert 'File "<cell %d>", line 3, in <module>' % r.execution_count in tb
+    assert "in f" in tb
+    assert tb.rstrip().endswith("ZeroDivisionError: division by zero")
+    # the session goes on
+    assert session.run("2 * 21").value == "42"
+
+
+def test_syntax_error(session):
+    r = session.run("def (")
+    assert r.status is Status.ERROR
+    assert r.error.name == "SyntaxError"
+
+
+def test_timeout_keeps_the_session(session):
+    session.run("timeout_marker = 'kept'")
+    r = session.run("while True: pass", timeout_ms=300)
+    assert r.status is Status.TIMEOUT
+    assert r.error.name == "TimeoutError"
+    assert 300_000 <= r.wall_time_us < 2_000_000
+    after = session.run("timeout_marker")
+    assert after.status is Status.OK
+    assert after.value == "'kept'"
+
+
+def test_run_timeout_validated(session):
+    with pytest.raises(codeinterp.InvalidArgumentError):
+        session.run("1", timeout_ms=0)
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        session.run("1", timeout_ms=86_400_001)
+    assert ei.value.code == codeinterp.ErrorCode.EINVAL
+    with pytest.raises(TypeError):
+        session.run("1", timeout_ms=0.5)
+
+
+def test_stdout_stderr_bytes_and_decoding(session):
+    r = session.run("import sys\n"
+                    "sys.stdout.buffer.write(b'ok \\xff\\n'); sys.stdout.flush()\n"
+                    "print('warn', file=sys.stderr)")
+    assert r.stdout_bytes == b"ok \xff\n"
+    assert r.stdout == "ok \ufffd\n"
+    assert r.stderr == "warn\n"
+    assert r.stderr_bytes == b"warn\n"
+    assert r.truncated == 0
+
+
+def test_figure_output(session):
+    r = session.run("import matplotlib.pyplot as plt\n"
+                    "fig, ax = plt.subplots()\n"
+                    "ax.plot([1, 2, 3], [3, 1, 2])")
+    assert r.status is Status.OK
+    pngs = [o for o in r.outputs if o.mime == "image/png"]
+    assert len(pngs) == 1
+    png = pngs[0]
+    assert png.type == "display_data"
+    assert png.data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png.data[16:24])
+    assert (width, height) == (640, 480)  # 6.4 x 4.8 in at the default 100 dpi
+    # the figure was closed: the next cell has none
+    assert session.run("len(plt.get_fignums())").value == "0"
+
+
+def test_dataframe_is_an_execute_result(session):
+    r = session.run("import pandas as pd\npd.DataFrame({'col_a': [1, 2]})")
+    assert r.value is not None and "col_a" in r.value
+    html = [o for o in r.outputs if o.mime == "text/html"]
+    assert len(html) == 1
+    assert html[0].type == "execute_result"
+    assert html[0].message == 0
+    assert "<table" in html[0].text and "col_a" in html[0].text
+
+
+def test_display_messages_are_numbered(session):
+    r = session.run("display('first')\ndisplay('second')")
+    assert [(o.mime, o.type, o.message, o.data) for o in r.outputs] == [
+        ("text/plain", "display_data", 0, b"'first'"),
+        ("text/plain", "display_data", 1, b"'second'"),
+    ]
+
+
+def test_resources(session):
+    r = session.run("import time\n"
+                    "t = time.process_time()\n"
+                    "while time.process_time() - t < 0.2: pass\n"
+                    "big = b'x' * (200 << 20)\n"
+                    "del big")
+    assert r.status is Status.OK
+    assert r.cpu_time_us >= 150_000
+    assert r.wall_time_us >= r.cpu_time_us * 0.5
+    assert r.peak_memory >= 200 << 20
+
+
+def test_cell_too_big(session):
+    with pytest.raises(codeinterp.TooBigError) as ei:
+        session.run("#" * (codeinterp.MAX_CELL_BYTES + 1))
+    assert ei.value.code == codeinterp.ErrorCode.ETOOBIG
+    assert ei.value.name == "CI_ETOOBIG"
+    assert session.run("'still fine'").value == "'still fine'"
+
+
+def test_nul_in_cell_refused(session):
+    with pytest.raises(codeinterp.InvalidArgumentError):
+        session.run("x = 1\0\nx = 2")
+    with pytest.raises(TypeError):
+        session.run(42)
+
+
+def test_bytes_code_accepted(session):
+    assert session.run("'é' * 2".encode()).value == "'éé'"
+
+
+def test_sandbox_mask(session):
+    required = (codeinterp.Sandbox.SECCOMP | codeinterp.Sandbox.RLIMITS
+                | codeinterp.Sandbox.NO_NEW_PRIVS | codeinterp.Sandbox.UNPRIVILEGED)
+    mask = session.sandbox
+    assert isinstance(mask, int)
+    assert mask & required == required
+    assert not mask & codeinterp.Sandbox.PIDNS

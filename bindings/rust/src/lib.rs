@@ -1,0 +1,1140 @@
+//! Rust binding of codeinterp: a sandboxed, stateful Python interpreter for
+//! AI agents.
+//!
+//! A [`Session`] owns one sandboxed worker process (CPython with numpy,
+//! pandas and matplotlib already imported). [`Session::run`] runs a cell and
+//! keeps its state for the next one, as a notebook does, and returns a
+//! [`CellResult`]: an owned copy of everything the C library reported, so it
+//! outlives the session and borrows nothing.
+//!
+//! ```no_run
+//! use codeinterp::{Config, Session, Status};
+//! use std::time::Duration;
+//!
+//! let mut s = Session::new(Config::new().timeout(Duration::from_secs(10)))?;
+//! s.run("import numpy as np\nx = np.arange(10)")?;
+//! let r = s.run("print(x.sum())\nx.mean()")?;
+//! assert_eq!(r.stdout_lossy(), "45\n");
+//! assert_eq!(r.value.as_deref(), Some("4.5"));
+//! let r = s.run("1/0")?;
+//! assert_eq!(r.status, Status::Error);
+//! assert_eq!(r.error.unwrap().name, "ZeroDivisionError");
+//! # Ok::<(), codeinterp::Error>(())
+//! ```
+//!
+//! A cell's fate (an exception, a timeout, a killed worker) is not an
+//! [`Error`]: the call succeeds and [`CellResult::status`] says what became
+//! of the cell. [`Error`] is for calls the library refused or could not
+//! carry out (a dead worker, a missing file, a bad argument).
+//!
+//! The raw C API is in [`sys`].
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::ffi::{CStr, CString, OsStr};
+use std::fmt;
+use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
+use std::os::unix::ffi::OsStrExt;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::ptr;
+use std::slice;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub mod sys;
+
+/// The version of the C library the program runs with ("0.1.0").
+pub fn version() -> &'static str {
+    // SAFETY: ci_version returns a static, NUL-terminated ASCII string.
+    unsafe { CStr::from_ptr(sys::ci_version()) }
+        .to_str()
+        .unwrap_or("")
+}
+
+// ------------------------------------------------------------------ errors
+
+/// What kind of failure an [`Error`] is: the C library's `CI_E*` codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// `CI_EINVAL`: an argument was refused (also: a NUL byte in a string
+    /// passed to C, or a zero timeout).
+    InvalidArgument,
+    /// `CI_ENOMEM`
+    OutOfMemory,
+    /// `CI_ESPAWN`: the worker could not be started.
+    Spawn,
+    /// `CI_EDEAD`: the worker is dead; call [`Session::restart`].
+    Dead,
+    /// `CI_EBUSY`: a run is already in progress on this session.
+    Busy,
+    /// `CI_EPROTO`: the worker broke the protocol.
+    Protocol,
+    /// `CI_EIO`
+    Io,
+    /// `CI_ENOENT`: no such file in the workspace.
+    NotFound,
+    /// `CI_ETOOBIG`: size over the limit.
+    TooBig,
+    /// `CI_EUNSAFE`: a link, or not a regular file.
+    Unsafe,
+    /// `CI_ESANDBOX`: a required sandbox layer is not available.
+    Sandbox,
+    /// A code this binding does not know (from a newer library).
+    Other(i32),
+}
+
+impl ErrorKind {
+    /// The kind of a `CI_E*` code.
+    pub fn from_code(code: i32) -> ErrorKind {
+        match code {
+            sys::CI_EINVAL => ErrorKind::InvalidArgument,
+            sys::CI_ENOMEM => ErrorKind::OutOfMemory,
+            sys::CI_ESPAWN => ErrorKind::Spawn,
+            sys::CI_EDEAD => ErrorKind::Dead,
+            sys::CI_EBUSY => ErrorKind::Busy,
+            sys::CI_EPROTO => ErrorKind::Protocol,
+            sys::CI_EIO => ErrorKind::Io,
+            sys::CI_ENOENT => ErrorKind::NotFound,
+            sys::CI_ETOOBIG => ErrorKind::TooBig,
+            sys::CI_EUNSAFE => ErrorKind::Unsafe,
+            sys::CI_ESANDBOX => ErrorKind::Sandbox,
+            other => ErrorKind::Other(other),
+        }
+    }
+
+    /// The `CI_E*` code.
+    pub fn code(self) -> i32 {
+        match self {
+            ErrorKind::InvalidArgument => sys::CI_EINVAL,
+            ErrorKind::OutOfMemory => sys::CI_ENOMEM,
+            ErrorKind::Spawn => sys::CI_ESPAWN,
+            ErrorKind::Dead => sys::CI_EDEAD,
+            ErrorKind::Busy => sys::CI_EBUSY,
+            ErrorKind::Protocol => sys::CI_EPROTO,
+            ErrorKind::Io => sys::CI_EIO,
+            ErrorKind::NotFound => sys::CI_ENOENT,
+            ErrorKind::TooBig => sys::CI_ETOOBIG,
+            ErrorKind::Unsafe => sys::CI_EUNSAFE,
+            ErrorKind::Sandbox => sys::CI_ESANDBOX,
+            ErrorKind::Other(code) => code,
+        }
+    }
+}
+
+/// A failed call: the `CI_E*` code, its message (`ci_strerror`) and the
+/// detail of this failure (`ci_session_errmsg`, or the binding's own).
+///
+/// Displays as `"message: detail"`, or the message alone when there is no
+/// detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    detail: String,
+}
+
+impl Error {
+    fn new(code: c_int, detail: String) -> Error {
+        Error {
+            kind: ErrorKind::from_code(code),
+            message: strerror(code),
+            detail,
+        }
+    }
+
+    /// An error with the detail the C library recorded on @s (NULL: the
+    /// calling thread's last ci_session_new()).
+    ///
+    /// # Safety
+    /// @s is NULL or a live session not in use by another thread.
+    unsafe fn from_session(code: c_int, s: *const sys::ci_session) -> Error {
+        Error::new(code, cstr_lossy(sys::ci_session_errmsg(s)).unwrap_or_default())
+    }
+
+    fn invalid(detail: String) -> Error {
+        Error::new(sys::CI_EINVAL, detail)
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The `CI_E*` code (negative).
+    pub fn code(&self) -> i32 {
+        self.kind.code()
+    }
+
+    /// The code's static message, as `ci_strerror` gives it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// What went wrong this time; may be empty.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.detail.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.message, self.detail)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A `Result` whose error is [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn strerror(code: c_int) -> String {
+    // SAFETY: ci_strerror returns a static string for any code.
+    unsafe { cstr_lossy(sys::ci_strerror(code)) }.unwrap_or_default()
+}
+
+/// Copies a NUL-terminated C string, or None for NULL.
+///
+/// # Safety
+/// @p is NULL or points to a NUL-terminated string.
+unsafe fn cstr_lossy(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        Some(CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
+/// Copies @len bytes at @p (NULL or 0: empty).
+///
+/// # Safety
+/// @p is NULL or points to @len readable bytes.
+unsafe fn bytes(p: *const c_void, len: usize) -> Vec<u8> {
+    if p.is_null() || len == 0 {
+        Vec::new()
+    } else {
+        slice::from_raw_parts(p as *const u8, len).to_vec()
+    }
+}
+
+fn c_string(what: &str, bytes: &[u8]) -> Result<CString> {
+    CString::new(bytes).map_err(|e| {
+        Error::invalid(format!(
+            "{} holds a NUL byte at offset {}",
+            what,
+            e.nul_position()
+        ))
+    })
+}
+
+fn path_c_string(what: &str, path: &Path) -> Result<CString> {
+    c_string(what, path.as_os_str().as_bytes())
+}
+
+/// Whole milliseconds for C, rounded up (so 1 µs is 1 ms, not "unset");
+/// saturates past `c_ulong` (the library then refuses the value).
+fn millis(d: Duration) -> c_ulong {
+    let ms = d.as_millis() + u128::from(d.subsec_nanos() % 1_000_000 != 0);
+    if ms > c_ulong::MAX as u128 {
+        c_ulong::MAX
+    } else {
+        ms as c_ulong
+    }
+}
+
+// ------------------------------------------------------------------- flags
+
+/// A set of sandbox layers (the `CI_SANDBOX_*` bits): what
+/// [`Session::sandbox`] reports and [`Config::require_sandbox`] demands.
+/// See the C header for what each layer does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sandbox(pub u32);
+
+impl Sandbox {
+    pub const SECCOMP: Sandbox = Sandbox(sys::CI_SANDBOX_SECCOMP);
+    pub const RLIMITS: Sandbox = Sandbox(sys::CI_SANDBOX_RLIMITS);
+    pub const NO_NEW_PRIVS: Sandbox = Sandbox(sys::CI_SANDBOX_NO_NEW_PRIVS);
+    pub const LANDLOCK: Sandbox = Sandbox(sys::CI_SANDBOX_LANDLOCK);
+    pub const UNPRIVILEGED: Sandbox = Sandbox(sys::CI_SANDBOX_UNPRIVILEGED);
+    pub const USERNS: Sandbox = Sandbox(sys::CI_SANDBOX_USERNS);
+    pub const NETNS: Sandbox = Sandbox(sys::CI_SANDBOX_NETNS);
+    pub const IPCNS: Sandbox = Sandbox(sys::CI_SANDBOX_IPCNS);
+    pub const UTSNS: Sandbox = Sandbox(sys::CI_SANDBOX_UTSNS);
+    pub const MNTNS: Sandbox = Sandbox(sys::CI_SANDBOX_MNTNS);
+    pub const PIDNS: Sandbox = Sandbox(sys::CI_SANDBOX_PIDNS);
+    /// The library's default requirement: seccomp, rlimits, no_new_privs.
+    pub const DEFAULT_REQUIRED: Sandbox = Sandbox(
+        sys::CI_SANDBOX_SECCOMP | sys::CI_SANDBOX_RLIMITS | sys::CI_SANDBOX_NO_NEW_PRIVS,
+    );
+
+    /// The raw bits.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Whether every layer of @other is in this set.
+    pub fn contains(self, other: Sandbox) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for Sandbox {
+    type Output = Sandbox;
+    fn bitor(self, rhs: Sandbox) -> Sandbox {
+        Sandbox(self.0 | rhs.0)
+    }
+}
+
+/// What was cut or left out of a result (the `CI_TRUNCATED_*` bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Truncated(pub u32);
+
+impl Truncated {
+    /// stdout reached the output limit.
+    pub const STDOUT: Truncated = Truncated(sys::CI_TRUNCATED_STDOUT as u32);
+    /// stderr reached the output limit.
+    pub const STDERR: Truncated = Truncated(sys::CI_TRUNCATED_STDERR as u32);
+    /// The value's repr, the error message or the traceback was cut.
+    pub const TEXT: Truncated = Truncated(sys::CI_TRUNCATED_TEXT as u32);
+    /// Rich outputs were left out ([`CellResult::outputs_omitted`]).
+    pub const OUTPUTS: Truncated = Truncated(sys::CI_TRUNCATED_OUTPUTS as u32);
+    /// The list of changed files is incomplete.
+    pub const FILES: Truncated = Truncated(sys::CI_TRUNCATED_FILES as u32);
+
+    /// The raw bits.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Whether every bit of @other is set.
+    pub fn contains(self, other: Truncated) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether anything at all was cut.
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+}
+
+// ------------------------------------------------------------------ config
+
+/// Settings of a session, applied by [`Session::new`]. Anything left unset
+/// keeps the C library's default (given at each setter).
+///
+/// ```no_run
+/// # use codeinterp::{Config, Session};
+/// # use std::time::Duration;
+/// let cfg = Config::new()
+///     .timeout(Duration::from_secs(10))
+///     .memory_limit(1 << 30)
+///     .figure_dpi(72);
+/// let session = Session::new(cfg)?;
+/// # Ok::<(), codeinterp::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    timeout: Option<Duration>,
+    grace: Option<Duration>,
+    startup_timeout: Option<Duration>,
+    memory_limit: Option<u64>,
+    output_limit: Option<usize>,
+    display_limits: Option<(usize, usize)>,
+    figure_dpi: Option<u32>,
+    file_limit: Option<u64>,
+    workspace_root: Option<PathBuf>,
+    require_sandbox: Option<Sandbox>,
+}
+
+impl Config {
+    /// The defaults.
+    pub fn new() -> Config {
+        Config::default()
+    }
+
+    /// Wall-clock limit of one run (default 30 s); at the limit the cell is
+    /// interrupted and its status is [`Status::Timeout`]. Rounded up to
+    /// whole milliseconds; at most 24 h.
+    pub fn timeout(mut self, d: Duration) -> Config {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// How long an interrupted cell has to give way before the worker is
+    /// killed (default 2 s, at most 10 min).
+    pub fn grace(mut self, d: Duration) -> Config {
+        self.grace = Some(d);
+        self
+    }
+
+    /// How long starting (and restarting) waits for the worker to be ready
+    /// (default 60 s, at most 10 min).
+    pub fn startup_timeout(mut self, d: Duration) -> Config {
+        self.startup_timeout = Some(d);
+        self
+    }
+
+    /// The worker's address-space limit in bytes (default 2 GiB, at least
+    /// 512 MiB).
+    pub fn memory_limit(mut self, bytes: u64) -> Config {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// How many bytes of stdout, and of stderr, one run keeps (default
+    /// 1 MiB; 1 KiB to 256 MiB). Also caps the value and error texts.
+    pub fn output_limit(mut self, bytes: usize) -> Config {
+        self.output_limit = Some(bytes);
+        self
+    }
+
+    /// Caps on rich outputs, in bytes: one output, and a run's outputs
+    /// together (defaults 16 MiB and 64 MiB).
+    pub fn display_limits(mut self, per_output: usize, per_run: usize) -> Config {
+        self.display_limits = Some((per_output, per_run));
+        self
+    }
+
+    /// The resolution of matplotlib figures rendered to image/png (default
+    /// 100; 10 to 600).
+    pub fn figure_dpi(mut self, dpi: u32) -> Config {
+        self.figure_dpi = Some(dpi);
+        self
+    }
+
+    /// The largest file a cell may write, and that
+    /// [`Session::put_file`]/[`Session::get_file`] move (default 1 GiB).
+    pub fn file_limit(mut self, bytes: u64) -> Config {
+        self.file_limit = Some(bytes);
+        self
+    }
+
+    /// The directory under which each session makes its own directory
+    /// (default `$TMPDIR`, else /tmp); absolute.
+    pub fn workspace_root<P: AsRef<Path>>(mut self, dir: P) -> Config {
+        self.workspace_root = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The sandbox layers without which a session fails to start with
+    /// [`ErrorKind::Sandbox`] (default [`Sandbox::DEFAULT_REQUIRED`]).
+    pub fn require_sandbox(mut self, layers: Sandbox) -> Config {
+        self.require_sandbox = Some(layers);
+        self
+    }
+
+    /// A `ci_config` holding these settings, to be freed by the caller.
+    fn to_raw(&self) -> Result<RawConfig> {
+        // SAFETY: ci_config_new has no preconditions; RawConfig frees it.
+        let cfg = RawConfig(unsafe { sys::ci_config_new() });
+        if cfg.0.is_null() {
+            return Err(Error::new(sys::CI_ENOMEM, "ci_config_new".to_string()));
+        }
+        let check = |rc: c_int, what: &str| -> Result<()> {
+            if rc == sys::CI_OK {
+                Ok(())
+            } else {
+                Err(Error::new(rc, format!("Config::{} refused", what)))
+            }
+        };
+        // SAFETY: cfg.0 is a valid config; strings outlive the calls.
+        unsafe {
+            if let Some(d) = self.timeout {
+                check(sys::ci_config_set_timeout_ms(cfg.0, millis(d)), "timeout")?;
+            }
+            if let Some(d) = self.grace {
+                check(sys::ci_config_set_grace_ms(cfg.0, millis(d)), "grace")?;
+            }
+            if let Some(d) = self.startup_timeout {
+                check(
+                    sys::ci_config_set_startup_timeout_ms(cfg.0, millis(d)),
+                    "startup_timeout",
+                )?;
+            }
+            if let Some(b) = self.memory_limit {
+                check(sys::ci_config_set_memory_limit(cfg.0, b), "memory_limit")?;
+            }
+            if let Some(b) = self.output_limit {
+                check(sys::ci_config_set_output_limit(cfg.0, b), "output_limit")?;
+            }
+            if let Some((one, all)) = self.display_limits {
+                check(
+                    sys::ci_config_set_display_limits(cfg.0, one, all),
+                    "display_limits",
+                )?;
+            }
+            if let Some(dpi) = self.figure_dpi {
+                check(sys::ci_config_set_figure_dpi(cfg.0, dpi as c_uint), "figure_dpi")?;
+            }
+            if let Some(b) = self.file_limit {
+                check(sys::ci_config_set_file_limit(cfg.0, b), "file_limit")?;
+            }
+            if let Some(ref dir) = self.workspace_root {
+                let c = path_c_string("the workspace root", dir)?;
+                check(
+                    sys::ci_config_set_workspace_root(cfg.0, c.as_ptr()),
+                    "workspace_root",
+                )?;
+            }
+            if let Some(mask) = self.require_sandbox {
+                check(
+                    sys::ci_config_require_sandbox(cfg.0, mask.0 as c_uint),
+                    "require_sandbox",
+                )?;
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+struct RawConfig(*mut sys::ci_config);
+
+impl Drop for RawConfig {
+    fn drop(&mut self) {
+        // SAFETY: a config from ci_config_new, freed once; NULL is a no-op.
+        unsafe { sys::ci_config_free(self.0) }
+    }
+}
+
+// ------------------------------------------------------------------ result
+
+/// What happened to a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// It ran to the end.
+    Ok,
+    /// It raised an exception (see [`CellResult::error`]).
+    Error,
+    /// It reached the timeout and was interrupted; the state is intact.
+    Timeout,
+    /// It ran out of memory (MemoryError at the limit); the state is intact.
+    Memory,
+    /// The worker died; the session is dead until [`Session::restart`].
+    Killed,
+    /// An [`Interrupter`] stopped it (KeyboardInterrupt); the state is
+    /// intact.
+    Interrupted,
+    /// A status this binding does not know (from a newer library).
+    Other(i32),
+}
+
+impl Status {
+    fn from_raw(s: sys::ci_status) -> Status {
+        match s {
+            sys::CI_STATUS_OK => Status::Ok,
+            sys::CI_STATUS_ERROR => Status::Error,
+            sys::CI_STATUS_TIMEOUT => Status::Timeout,
+            sys::CI_STATUS_MEMORY => Status::Memory,
+            sys::CI_STATUS_KILLED => Status::Killed,
+            sys::CI_STATUS_INTERRUPTED => Status::Interrupted,
+            other => Status::Other(other),
+        }
+    }
+}
+
+/// The exception a cell raised, or for a killed worker how it died.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellError {
+    /// The class name ("ZeroDivisionError"; "TimeoutError",
+    /// "KeyboardInterrupt", "MemoryError"; for a killed worker
+    /// "WorkerDied", "SandboxViolation", "ProtocolError", "Timeout" or
+    /// "Interrupted").
+    pub name: String,
+    /// str(exception), or a sentence saying how the worker died.
+    pub value: String,
+    /// The traceback as Python prints it, showing the cell's own frames.
+    pub traceback: Option<String>,
+}
+
+/// Jupyter's output_type of the message an [`Output`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputKind {
+    /// A display() call or a matplotlib figure.
+    DisplayData,
+    /// The cell's last expression, when it has rich representations.
+    ExecuteResult,
+    /// A type this binding does not know (from a newer library).
+    Other(i32),
+}
+
+/// One representation (MIME type and bytes) of one rich output message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// "image/png", "text/html", ...
+    pub mime: String,
+    /// The bytes: UTF-8 for text types, binary for others.
+    pub data: Vec<u8>,
+    /// display_data or execute_result.
+    pub kind: OutputKind,
+    /// Which message of the run it belongs to, counting from 0; the
+    /// representations of one message are consecutive, richest first.
+    pub message: usize,
+}
+
+impl Output {
+    /// Whether the MIME type is a text type (text/..., application/json,
+    /// ...+json, ...+xml), whose data is UTF-8.
+    pub fn is_text(&self) -> bool {
+        self.mime.starts_with("text/")
+            || self.mime == "application/json"
+            || self.mime.ends_with("+json")
+            || self.mime.ends_with("+xml")
+    }
+
+    /// The data as text, for text types.
+    pub fn text(&self) -> Option<&str> {
+        if self.is_text() {
+            std::str::from_utf8(&self.data).ok()
+        } else {
+            None
+        }
+    }
+}
+
+/// Everything a run reported, copied out of the C result (which is freed
+/// at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellResult {
+    /// What happened to the cell.
+    pub status: Status,
+    /// What the cell wrote to stdout, as raw bytes (up to the output limit).
+    pub stdout: Vec<u8>,
+    /// What the cell wrote to stderr, as raw bytes (up to the output limit).
+    pub stderr: Vec<u8>,
+    /// repr() of the last expression; None if there was none, it was None,
+    /// it ended with a semicolon, or the cell failed.
+    pub value: Option<String>,
+    /// The exception, when the cell did not succeed.
+    pub error: Option<CellError>,
+    /// Rich outputs (figures, display() calls, HTML tables) in order.
+    pub outputs: Vec<Output>,
+    /// How many outputs were left out for the display limits.
+    pub outputs_omitted: usize,
+    /// Workspace files created or modified during the run, relative to the
+    /// workspace, sorted by byte value. Names are raw bytes, so paths.
+    pub files: Vec<PathBuf>,
+    /// The cell's number in its session, from 1 after each (re)start.
+    pub execution_count: u32,
+    /// What was cut or left out.
+    pub truncated: Truncated,
+    /// From sending the cell to having its result.
+    pub wall_time: Duration,
+    /// CPU time the worker used meanwhile (zero if it died).
+    pub cpu_time: Duration,
+    /// The worker's peak resident set size in bytes (zero if it died).
+    pub peak_memory: u64,
+}
+
+impl CellResult {
+    /// stdout as text, invalid UTF-8 replaced by U+FFFD.
+    pub fn stdout_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.stdout)
+    }
+
+    /// stderr as text, invalid UTF-8 replaced by U+FFFD.
+    pub fn stderr_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.stderr)
+    }
+
+    /// Whether the cell ran to the end.
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+
+    /// Copies a C result.
+    ///
+    /// # Safety
+    /// @r is a valid result, not freed before this returns.
+    unsafe fn copy_from(r: *const sys::ci_result) -> CellResult {
+        let mut len = 0usize;
+        let p = sys::ci_result_stdout(r, &mut len);
+        let stdout = bytes(p as *const c_void, len);
+        let mut len = 0usize;
+        let p = sys::ci_result_stderr(r, &mut len);
+        let stderr = bytes(p as *const c_void, len);
+
+        let error = cstr_lossy(sys::ci_result_error_name(r)).map(|name| CellError {
+            name,
+            value: cstr_lossy(sys::ci_result_error_value(r)).unwrap_or_default(),
+            traceback: cstr_lossy(sys::ci_result_traceback(r)),
+        });
+
+        let n = sys::ci_result_output_count(r);
+        let mut outputs = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut len = 0usize;
+            let data = sys::ci_result_output_data(r, i, &mut len);
+            outputs.push(Output {
+                mime: cstr_lossy(sys::ci_result_output_mime(r, i)).unwrap_or_default(),
+                data: bytes(data, len),
+                kind: match sys::ci_result_output_type(r, i) {
+                    sys::CI_OUTPUT_DISPLAY_DATA => OutputKind::DisplayData,
+                    sys::CI_OUTPUT_EXECUTE_RESULT => OutputKind::ExecuteResult,
+                    other => OutputKind::Other(other),
+                },
+                message: sys::ci_result_output_message(r, i),
+            });
+        }
+
+        let n = sys::ci_result_file_count(r);
+        let mut files = Vec::with_capacity(n);
+        for i in 0..n {
+            let p = sys::ci_result_file_name(r, i);
+            if !p.is_null() {
+                let name = OsStr::from_bytes(CStr::from_ptr(p).to_bytes());
+                files.push(PathBuf::from(name));
+            }
+        }
+
+        CellResult {
+            status: Status::from_raw(sys::ci_result_status(r)),
+            stdout,
+            stderr,
+            value: cstr_lossy(sys::ci_result_value(r)),
+            error,
+            outputs,
+            outputs_omitted: sys::ci_result_outputs_omitted(r),
+            files,
+            execution_count: sys::ci_result_execution_count(r).max(0) as u32,
+            truncated: Truncated(sys::ci_result_truncated(r) as u32),
+            wall_time: Duration::from_micros(sys::ci_result_wall_time_us(r)),
+            cpu_time: Duration::from_micros(sys::ci_result_cpu_time_us(r)),
+            peak_memory: sys::ci_result_peak_memory(r),
+        }
+    }
+}
+
+/// Frees a C result when dropped, even if copying it panicked.
+struct RawResult(*mut sys::ci_result);
+
+impl Drop for RawResult {
+    fn drop(&mut self) {
+        // SAFETY: a result from ci_run_ex, freed once; NULL is a no-op.
+        unsafe { sys::ci_result_free(self.0) }
+    }
+}
+
+// ---------------------------------------------------------------- running
+
+/// Which stream a chunk of streamed output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Options of one run, for [`Session::run_with`].
+///
+/// ```no_run
+/// # use codeinterp::{Config, RunOptions, Session, Stream};
+/// # use std::time::Duration;
+/// # let mut session = Session::new(Config::new())?;
+/// let mut print = |stream: Stream, chunk: &[u8]| {
+///     if stream == Stream::Stdout {
+///         print!("{}", String::from_utf8_lossy(chunk));
+///     }
+/// };
+/// let r = session.run_with(
+///     "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)",
+///     RunOptions::new().timeout(Duration::from_secs(5)).on_output(&mut print),
+/// )?;
+/// # Ok::<(), codeinterp::Error>(())
+/// ```
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// This run's wall-clock limit instead of the session's; rounded up to
+    /// whole milliseconds, not zero, at most 24 h.
+    pub timeout: Option<Duration>,
+    /// Called with stdout and stderr as they arrive, on the thread that
+    /// runs the cell, with exactly the bytes the result keeps (raw, not cut
+    /// on line or character boundaries). If it panics, the cell is
+    /// interrupted, the closure is not called again, and the panic resumes
+    /// once the run is over and its result freed.
+    pub on_output: Option<&'a mut OutputFn<'a>>,
+}
+
+/// The closure type of [`RunOptions::on_output`].
+pub type OutputFn<'a> = dyn FnMut(Stream, &[u8]) + 'a;
+
+impl<'a> RunOptions<'a> {
+    /// No timeout of its own, no callback.
+    pub fn new() -> RunOptions<'a> {
+        RunOptions::default()
+    }
+
+    /// Sets [`RunOptions::timeout`].
+    pub fn timeout(mut self, d: Duration) -> RunOptions<'a> {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// Sets [`RunOptions::on_output`].
+    pub fn on_output(mut self, f: &'a mut OutputFn<'a>) -> RunOptions<'a> {
+        self.on_output = Some(f);
+        self
+    }
+}
+
+impl fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("timeout", &self.timeout)
+            .field("on_output", &self.on_output.as_ref().map(|_| "FnMut"))
+            .finish()
+    }
+}
+
+/// What the output trampoline reaches through the payload pointer.
+struct Streaming<'f, 'a> {
+    f: &'f mut OutputFn<'a>,
+    panic: Option<Box<dyn Any + Send + 'static>>,
+    session: *mut sys::ci_session,
+}
+
+/// The `ci_output_fn` given to C. A panic in the closure is caught here
+/// (unwinding into C is undefined behaviour), the cell is interrupted so
+/// that the run ends soon, and `run_with` resumes the panic afterwards.
+unsafe extern "C" fn output_trampoline(
+    stream: c_int,
+    data: *const c_char,
+    len: usize,
+    payload: *mut c_void,
+) {
+    // SAFETY: payload is the &mut Streaming that run_with passed, alive and
+    // not otherwise used for the whole run; calls come on the run's thread.
+    let state = &mut *(payload as *mut Streaming<'_, '_>);
+    if state.panic.is_some() {
+        return;
+    }
+    let stream = match stream {
+        sys::CI_STREAM_STDOUT => Stream::Stdout,
+        sys::CI_STREAM_STDERR => Stream::Stderr,
+        _ => return,
+    };
+    let chunk: &[u8] = if data.is_null() || len == 0 {
+        &[]
+    } else {
+        slice::from_raw_parts(data as *const u8, len)
+    };
+    let f = &mut *state.f;
+    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(stream, chunk))) {
+        state.panic = Some(p);
+        // Allowed from the callback by the header.
+        sys::ci_session_interrupt(state.session);
+    }
+}
+
+// ----------------------------------------------------------------- session
+
+/// What a session shares with its [`Interrupter`]s.
+///
+/// Soundness: `ci_session_interrupt` may be called from any thread while
+/// the session is in use, but must not overlap `ci_session_free`, and after
+/// the free the pointer dangles. A bare pointer handed to another thread
+/// could not promise either, so an interrupter holds this `Arc` and reaches
+/// the pointer only under the mutex, and `Session::drop` frees the session
+/// under the same mutex and leaves NULL behind. An interrupter may
+/// therefore outlive its session (it then does nothing), yet dropping the
+/// `Session` still ends the worker at once, which an `Arc` keeping the
+/// whole session alive would not. The mutex is never held across anything
+/// but those two calls, and a run does not take it, so interrupting never
+/// waits for a run.
+struct Shared {
+    raw: Mutex<*mut sys::ci_session>,
+}
+
+// SAFETY: the pointer is only used, from any thread, for
+// ci_session_interrupt (thread safe by the header) and, by Session::drop,
+// for ci_session_free, the two kept apart by the mutex.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+/// A handle that interrupts the cell running on a session, from any
+/// thread, as Jupyter's "interrupt kernel" does: the cell gets a
+/// KeyboardInterrupt and its status is [`Status::Interrupted`]; the
+/// session keeps its state. Cheap to clone; `Send + Sync`.
+///
+/// It stays safe to use after the session is dropped: it then does nothing.
+#[derive(Clone)]
+pub struct Interrupter {
+    shared: Arc<Shared>,
+}
+
+impl Interrupter {
+    /// Interrupts the running cell. Returns true if a cell was running and
+    /// is being interrupted; false if none was running (it never affects a
+    /// cell that starts later) or the session is gone.
+    pub fn interrupt(&self) -> bool {
+        let raw = self.shared.raw.lock().unwrap_or_else(|e| e.into_inner());
+        if raw.is_null() {
+            return false;
+        }
+        // SAFETY: the session is alive while the mutex is held and the
+        // pointer not NULL; this call may overlap any but ci_session_free.
+        unsafe { sys::ci_session_interrupt(*raw) == 1 }
+    }
+}
+
+impl fmt::Debug for Interrupter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Interrupter")
+    }
+}
+
+/// A sandboxed, stateful Python interpreter: one worker process and its
+/// private workspace. Dropping it kills the worker and removes the
+/// session's directory with everything in it.
+///
+/// `Send` but not `Sync`: the C library allows one thread at a time on a
+/// session, which `&mut self` on the mutating calls and `!Sync` ensure;
+/// [`Session::interrupter`] is the way to reach a running cell from
+/// elsewhere.
+pub struct Session {
+    raw: *mut sys::ci_session,
+    shared: Arc<Shared>,
+    workspace: PathBuf,
+}
+
+// SAFETY: a session may move between threads (the header asks only for one
+// thread at a time, and nothing of it is tied to the creating thread).
+unsafe impl Send for Session {}
+
+impl Session {
+    /// Starts a session: a private directory and a sandboxed worker with
+    /// numpy, pandas and matplotlib imported (about 0.6 s).
+    pub fn new(config: Config) -> Result<Session> {
+        let cfg = config.to_raw()?;
+        let mut raw: *mut sys::ci_session = ptr::null_mut();
+        // SAFETY: valid out pointer and config; the config is copied.
+        let rc = unsafe { sys::ci_session_new(&mut raw, cfg.0) };
+        drop(cfg);
+        if rc != sys::CI_OK {
+            // SAFETY: NULL gives this thread's last ci_session_new failure.
+            return Err(unsafe { Error::from_session(rc, ptr::null()) });
+        }
+        // SAFETY: raw is a live session; the string lives until the free.
+        let workspace = unsafe { CStr::from_ptr(sys::ci_session_workspace(raw)) };
+        let workspace = PathBuf::from(OsStr::from_bytes(workspace.to_bytes()));
+        Ok(Session {
+            raw,
+            shared: Arc::new(Shared {
+                raw: Mutex::new(raw),
+            }),
+            workspace,
+        })
+    }
+
+    /// Runs a cell with the session's timeout. The state is kept between
+    /// cells; a cell ending with an expression has its repr as the value.
+    ///
+    /// `Err` only when the cell was not run (a NUL byte in @code, a cell
+    /// over 16 MiB, a dead worker); what became of a cell that ran is in
+    /// [`CellResult::status`].
+    pub fn run(&mut self, code: &str) -> Result<CellResult> {
+        self.run_with(code, RunOptions::default())
+    }
+
+    /// [`Session::run`] with options: a timeout of its own, and a callback
+    /// that sees the output as it comes.
+    pub fn run_with(&mut self, code: &str, options: RunOptions<'_>) -> Result<CellResult> {
+        let code = c_string("the code", code.as_bytes())?;
+        let mut opts = sys::CI_RUN_OPTIONS_INIT;
+        if let Some(d) = options.timeout {
+            if d.is_zero() {
+                return Err(Error::invalid("a run's timeout must not be zero".to_string()));
+            }
+            opts.timeout_ms = millis(d);
+        }
+        let mut streaming = options.on_output.map(|f| Streaming {
+            f,
+            panic: None,
+            session: self.raw,
+        });
+        if let Some(ref mut st) = streaming {
+            opts.on_output = Some(output_trampoline);
+            opts.payload = st as *mut Streaming<'_, '_> as *mut c_void;
+        }
+        let mut out: *mut sys::ci_result = ptr::null_mut();
+        // SAFETY: live session used by this thread only (&mut self); code,
+        // opts and the payload outlive the call.
+        let rc = unsafe { sys::ci_run_ex(self.raw, code.as_ptr(), &opts, &mut out) };
+        let result = RawResult(out);
+        let panicked = streaming.and_then(|st| st.panic);
+        let copied = if rc == sys::CI_OK && !result.0.is_null() {
+            // SAFETY: a valid result, freed only when `result` drops.
+            Ok(unsafe { CellResult::copy_from(result.0) })
+        } else {
+            // SAFETY: live session, used by this thread only.
+            Err(unsafe { Error::from_session(rc, self.raw) })
+        };
+        drop(result);
+        if let Some(p) = panicked {
+            panic::resume_unwind(p);
+        }
+        copied
+    }
+
+    /// Writes @data to the file @name in the workspace, atomically
+    /// replacing any file of that name. @name is relative to the workspace;
+    /// "/" separates existing subdirectories.
+    pub fn put_file<P: AsRef<Path>>(&mut self, name: P, data: &[u8]) -> Result<()> {
+        let name = path_c_string("the file name", name.as_ref())?;
+        // SAFETY: live session, this thread only; data is len bytes.
+        let rc = unsafe {
+            sys::ci_session_put_file(
+                self.raw,
+                name.as_ptr(),
+                data.as_ptr() as *const c_void,
+                data.len(),
+            )
+        };
+        self.check(rc)
+    }
+
+    /// Reads the whole file @name from the workspace (never through a
+    /// link).
+    pub fn get_file<P: AsRef<Path>>(&self, name: P) -> Result<Vec<u8>> {
+        let name = path_c_string("the file name", name.as_ref())?;
+        let mut data: *mut c_void = ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: live session, this thread only (&self and !Sync: no run
+        // can be in progress); the buffer is copied, then ci_free'd.
+        unsafe {
+            let rc = sys::ci_session_get_file(self.raw, name.as_ptr(), &mut data, &mut len);
+            if rc != sys::CI_OK {
+                return Err(Error::from_session(rc, self.raw));
+            }
+            let copy = bytes(data, len);
+            sys::ci_free(data);
+            Ok(copy)
+        }
+    }
+
+    /// Replaces the worker with a fresh one: empty interpreter state,
+    /// execution count back to 0, same workspace and files. Works on a
+    /// dead session too.
+    pub fn restart(&mut self) -> Result<()> {
+        // SAFETY: live session, this thread only.
+        let rc = unsafe { sys::ci_session_restart(self.raw) };
+        self.check(rc)
+    }
+
+    /// The absolute path of the workspace, the cell's working directory.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The worker's process id; None when the worker is dead.
+    pub fn pid(&self) -> Option<u32> {
+        // SAFETY: live session.
+        let pid = unsafe { sys::ci_session_pid(self.raw) };
+        if pid > 0 {
+            Some(pid as u32)
+        } else {
+            None
+        }
+    }
+
+    /// The sandbox layers the current worker applied (empty when dead).
+    pub fn sandbox(&self) -> Sandbox {
+        // SAFETY: live session.
+        Sandbox(unsafe { sys::ci_session_sandbox(self.raw) } as u32)
+    }
+
+    /// The detail of the last failed call on the session, or of the last
+    /// cell that killed its worker; empty if none.
+    pub fn last_error_detail(&self) -> String {
+        // SAFETY: live session; the string is copied at once.
+        unsafe { cstr_lossy(sys::ci_session_errmsg(self.raw)) }.unwrap_or_default()
+    }
+
+    /// A `Send + Sync` handle that interrupts this session's running cell
+    /// from another thread (or a callback). See [`Interrupter`].
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// The raw session, for calls the safe API lacks. It stays owned by
+    /// this `Session` (do not free it) and follows the header's rules.
+    pub fn as_ptr(&self) -> *mut sys::ci_session {
+        self.raw
+    }
+
+    fn check(&self, rc: c_int) -> Result<()> {
+        if rc == sys::CI_OK {
+            Ok(())
+        } else {
+            // SAFETY: live session, this thread only.
+            Err(unsafe { Error::from_session(rc, self.raw) })
+        }
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("pid", &self.pid())
+            .field("workspace", &self.workspace)
+            .finish()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let mut raw = self.shared.raw.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: freed once, with no interrupter inside ci_session_interrupt
+        // (they hold the mutex for the call) and none able to start after.
+        unsafe { sys::ci_session_free(*raw) };
+        *raw = ptr::null_mut();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_round_up() {
+        assert_eq!(millis(Duration::from_millis(300)), 300);
+        assert_eq!(millis(Duration::from_micros(1)), 1);
+        assert_eq!(millis(Duration::from_micros(1500)), 2);
+        assert_eq!(millis(Duration::from_secs(u64::MAX)), c_ulong::MAX);
+    }
+
+    #[test]
+    fn error_kinds_round_trip() {
+        for code in -11..=-1 {
+            assert_eq!(ErrorKind::from_code(code).code(), code);
+            assert!(!matches!(ErrorKind::from_code(code), ErrorKind::Other(_)));
+        }
+        assert_eq!(ErrorKind::from_code(-99), ErrorKind::Other(-99));
+        let e = Error::new(sys::CI_ENOENT, "x.csv".into());
+        assert_eq!(e.to_string(), "no such file in the workspace: x.csv");
+        assert_eq!(Error::new(sys::CI_EBUSY, String::new()).to_string(),
+                   "a run is already in progress on this session");
+    }
+
+    #[test]
+    fn interrupter_is_send_sync_session_is_send() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<Interrupter>();
+        send::<Session>();
+        send_sync::<Error>();
+        send_sync::<CellResult>();
+    }
+
+    #[test]
+    fn version_matches_header() {
+        assert_eq!(
+            version(),
+            format!("{}.{}.{}", sys::CI_VERSION_MAJOR, sys::CI_VERSION_MINOR, sys::CI_VERSION_PATCH)
+        );
+    }
+}

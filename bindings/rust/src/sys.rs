@@ -1,0 +1,194 @@
+//! Raw declarations of `include/codeinterp.h`, one for one.
+//!
+//! Everything here is `unsafe` and follows the C header's rules (who frees
+//! what, which pointers are borrowed, one thread per session at a time).
+//! The safe API is in the crate root. C enums (`ci_status`,
+//! `ci_output_type`, `enum ci_error`) are plain `c_int`s here, so that a
+//! value a newer library adds cannot be an invalid Rust enum.
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_ulonglong, c_void};
+
+pub const CI_VERSION_MAJOR: c_int = 0;
+pub const CI_VERSION_MINOR: c_int = 1;
+pub const CI_VERSION_PATCH: c_int = 0;
+pub const CI_VERSION_NUMBER: c_int =
+    CI_VERSION_MAJOR * 10000 + CI_VERSION_MINOR * 100 + CI_VERSION_PATCH;
+
+/// `ci_uint64`: an unsigned 64-bit count of bytes or microseconds.
+pub type ci_uint64 = c_ulonglong;
+
+/// Opaque `ci_config`.
+#[repr(C)]
+pub struct ci_config {
+    _private: [u8; 0],
+}
+
+/// Opaque `ci_session`.
+#[repr(C)]
+pub struct ci_session {
+    _private: [u8; 0],
+}
+
+/// Opaque `ci_result`.
+#[repr(C)]
+pub struct ci_result {
+    _private: [u8; 0],
+}
+
+// enum ci_error (CI_ERRORS in the header).
+pub const CI_OK: c_int = 0;
+pub const CI_EINVAL: c_int = -1;
+pub const CI_ENOMEM: c_int = -2;
+pub const CI_ESPAWN: c_int = -3;
+pub const CI_EDEAD: c_int = -4;
+pub const CI_EBUSY: c_int = -5;
+pub const CI_EPROTO: c_int = -6;
+pub const CI_EIO: c_int = -7;
+pub const CI_ENOENT: c_int = -8;
+pub const CI_ETOOBIG: c_int = -9;
+pub const CI_EUNSAFE: c_int = -10;
+pub const CI_ESANDBOX: c_int = -11;
+
+/// `ci_status`.
+pub type ci_status = c_int;
+pub const CI_STATUS_OK: ci_status = 0;
+pub const CI_STATUS_ERROR: ci_status = 1;
+pub const CI_STATUS_TIMEOUT: ci_status = 2;
+pub const CI_STATUS_MEMORY: ci_status = 3;
+pub const CI_STATUS_KILLED: ci_status = 4;
+pub const CI_STATUS_INTERRUPTED: ci_status = 5;
+
+// Sandbox layers (ci_session_sandbox, ci_config_require_sandbox).
+pub const CI_SANDBOX_SECCOMP: c_uint = 0x1;
+pub const CI_SANDBOX_RLIMITS: c_uint = 0x2;
+pub const CI_SANDBOX_NO_NEW_PRIVS: c_uint = 0x4;
+pub const CI_SANDBOX_LANDLOCK: c_uint = 0x8;
+pub const CI_SANDBOX_UNPRIVILEGED: c_uint = 0x10;
+pub const CI_SANDBOX_USERNS: c_uint = 0x20;
+pub const CI_SANDBOX_NETNS: c_uint = 0x40;
+pub const CI_SANDBOX_IPCNS: c_uint = 0x80;
+pub const CI_SANDBOX_UTSNS: c_uint = 0x100;
+pub const CI_SANDBOX_MNTNS: c_uint = 0x200;
+pub const CI_SANDBOX_PIDNS: c_uint = 0x400;
+
+// Output streams (ci_output_fn).
+pub const CI_STREAM_STDOUT: c_int = 1;
+pub const CI_STREAM_STDERR: c_int = 2;
+
+// ci_result_truncated bits.
+pub const CI_TRUNCATED_STDOUT: c_int = 0x1;
+pub const CI_TRUNCATED_STDERR: c_int = 0x2;
+pub const CI_TRUNCATED_TEXT: c_int = 0x4;
+pub const CI_TRUNCATED_OUTPUTS: c_int = 0x8;
+pub const CI_TRUNCATED_FILES: c_int = 0x10;
+
+pub const CI_MAX_OUTPUTS: usize = 10000;
+
+/// `ci_output_type`.
+pub type ci_output_type = c_int;
+pub const CI_OUTPUT_DISPLAY_DATA: ci_output_type = 1;
+pub const CI_OUTPUT_EXECUTE_RESULT: ci_output_type = 2;
+
+/// `ci_output_fn`: receives a cell's output while it runs.
+pub type ci_output_fn =
+    Option<unsafe extern "C" fn(stream: c_int, data: *const c_char, len: usize, payload: *mut c_void)>;
+
+pub const CI_RUN_OPTIONS_VERSION: c_uint = 1;
+
+/// `ci_run_options`, version 1.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ci_run_options {
+    pub version: c_uint,
+    pub timeout_ms: c_ulong,
+    pub on_output: ci_output_fn,
+    pub payload: *mut c_void,
+}
+
+/// `CI_RUN_OPTIONS_INIT`.
+pub const CI_RUN_OPTIONS_INIT: ci_run_options = ci_run_options {
+    version: CI_RUN_OPTIONS_VERSION,
+    timeout_ms: 0,
+    on_output: None,
+    payload: std::ptr::null_mut(),
+};
+
+extern "C" {
+    pub fn ci_version() -> *const c_char;
+    pub fn ci_strerror(code: c_int) -> *const c_char;
+
+    pub fn ci_config_new() -> *mut ci_config;
+    pub fn ci_config_free(cfg: *mut ci_config);
+    pub fn ci_config_require_sandbox(cfg: *mut ci_config, mask: c_uint) -> c_int;
+    pub fn ci_config_set_timeout_ms(cfg: *mut ci_config, ms: c_ulong) -> c_int;
+    pub fn ci_config_set_grace_ms(cfg: *mut ci_config, ms: c_ulong) -> c_int;
+    pub fn ci_config_set_startup_timeout_ms(cfg: *mut ci_config, ms: c_ulong) -> c_int;
+    pub fn ci_config_set_memory_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
+    pub fn ci_config_set_output_limit(cfg: *mut ci_config, bytes: usize) -> c_int;
+    pub fn ci_config_set_display_limits(cfg: *mut ci_config, per_output: usize, per_run: usize)
+        -> c_int;
+    pub fn ci_config_set_figure_dpi(cfg: *mut ci_config, dpi: c_uint) -> c_int;
+    pub fn ci_config_set_file_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
+    pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
+
+    pub fn ci_session_new(out: *mut *mut ci_session, cfg: *const ci_config) -> c_int;
+    pub fn ci_session_free(s: *mut ci_session);
+    pub fn ci_session_restart(s: *mut ci_session) -> c_int;
+    pub fn ci_session_errmsg(s: *const ci_session) -> *const c_char;
+    pub fn ci_session_workspace(s: *const ci_session) -> *const c_char;
+    pub fn ci_session_sandbox(s: *const ci_session) -> c_uint;
+    pub fn ci_session_pid(s: *const ci_session) -> c_int;
+    pub fn ci_session_put_file(
+        s: *mut ci_session,
+        name: *const c_char,
+        data: *const c_void,
+        len: usize,
+    ) -> c_int;
+    pub fn ci_session_get_file(
+        s: *mut ci_session,
+        name: *const c_char,
+        data: *mut *mut c_void,
+        len: *mut usize,
+    ) -> c_int;
+    pub fn ci_free(p: *mut c_void);
+    pub fn ci_session_interrupt(s: *mut ci_session) -> c_int;
+
+    pub fn ci_run(s: *mut ci_session, code: *const c_char, out: *mut *mut ci_result) -> c_int;
+    pub fn ci_run_stream(
+        s: *mut ci_session,
+        code: *const c_char,
+        func: ci_output_fn,
+        payload: *mut c_void,
+        out: *mut *mut ci_result,
+    ) -> c_int;
+    pub fn ci_run_options_init(opts: *mut ci_run_options, version: c_uint) -> c_int;
+    pub fn ci_run_ex(
+        s: *mut ci_session,
+        code: *const c_char,
+        opts: *const ci_run_options,
+        out: *mut *mut ci_result,
+    ) -> c_int;
+
+    pub fn ci_result_free(r: *mut ci_result);
+    pub fn ci_result_status(r: *const ci_result) -> ci_status;
+    pub fn ci_result_stdout(r: *const ci_result, len: *mut usize) -> *const c_char;
+    pub fn ci_result_stderr(r: *const ci_result, len: *mut usize) -> *const c_char;
+    pub fn ci_result_truncated(r: *const ci_result) -> c_int;
+    pub fn ci_result_value(r: *const ci_result) -> *const c_char;
+    pub fn ci_result_error_name(r: *const ci_result) -> *const c_char;
+    pub fn ci_result_error_value(r: *const ci_result) -> *const c_char;
+    pub fn ci_result_traceback(r: *const ci_result) -> *const c_char;
+    pub fn ci_result_output_count(r: *const ci_result) -> usize;
+    pub fn ci_result_output_mime(r: *const ci_result, i: usize) -> *const c_char;
+    pub fn ci_result_output_data(r: *const ci_result, i: usize, len: *mut usize) -> *const c_void;
+    pub fn ci_result_output_type(r: *const ci_result, i: usize) -> ci_output_type;
+    pub fn ci_result_output_message(r: *const ci_result, i: usize) -> usize;
+    pub fn ci_result_outputs_omitted(r: *const ci_result) -> usize;
+    pub fn ci_result_file_count(r: *const ci_result) -> usize;
+    pub fn ci_result_file_name(r: *const ci_result, i: usize) -> *const c_char;
+    pub fn ci_result_wall_time_us(r: *const ci_result) -> ci_uint64;
+    pub fn ci_result_cpu_time_us(r: *const ci_result) -> ci_uint64;
+    pub fn ci_result_peak_memory(r: *const ci_result) -> ci_uint64;
+    pub fn ci_result_execution_count(r: *const ci_result) -> c_int;
+}

@@ -1,0 +1,209 @@
+//! Running cells: state, values, exceptions, limits, rich outputs.
+mod common;
+
+use codeinterp::{Config, ErrorKind, OutputKind, RunOptions, Status, Truncated};
+use common::{png_size, session, session_exact, session_with, PNG_SIGNATURE};
+use std::time::Duration;
+
+#[test]
+fn state_is_kept_across_cells() {
+    let mut s = session();
+    let r = s.run("x = 6 * 7").unwrap();
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.value, None);
+    assert_eq!(r.execution_count, 1);
+    assert!(r.error.is_none());
+
+    let r = s.run("print('x is', x)\nx").unwrap();
+    assert!(r.is_ok());
+    assert_eq!(r.stdout, b"x is 42\n");
+    assert_eq!(r.stdout_lossy(), "x is 42\n");
+    assert_eq!(r.stderr, b"");
+    assert_eq!(r.value.as_deref(), Some("42"));
+    assert_eq!(r.execution_count, 2);
+    assert!(r.wall_time > Duration::ZERO);
+    assert!(r.peak_memory > 10 << 20, "peak memory {}", r.peak_memory);
+    assert_eq!(r.truncated, Truncated::default());
+    assert!(r.outputs.is_empty() && r.files.is_empty());
+
+    let r = s.run("import numpy as np\nnp.arange(10).mean()").unwrap();
+    assert_eq!(r.value.as_deref(), Some("4.5"));
+    let r = s.run("y = [x] * 2\ny;").unwrap();
+    assert_eq!(r.value, None, "a trailing semicolon hides the value");
+    assert_eq!(s.run("y").unwrap().value.as_deref(), Some("[42, 42]"));
+}
+
+#[test]
+fn exception_is_a_result_not_an_error() {
+    let mut s = session();
+    let r = s
+        .run("def ratio(a, b):\n    return a / b\n\nratio(1, 0)")
+        .unwrap();
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(r.value, None);
+    let e = r.error.expect("error");
+    assert_eq!(e.name, "ZeroDivisionError");
+    assert_eq!(e.value, "division by zero");
+    let tb = e.traceback.expect("traceback");
+    assert!(tb.contains("<cell 1>"), "traceback: {}", tb);
+    assert!(tb.contains("in ratio"), "traceback: {}", tb);
+    assert!(tb.contains("ZeroDivisionError: division by zero"), "traceback: {}", tb);
+    assert!(!tb.contains("codeinterp"), "worker frames leak: {}", tb);
+
+    let r = s.run("int('x')").unwrap();
+    assert_eq!(r.error.unwrap().name, "ValueError");
+    let r = s.run("def f(:\n    pass").unwrap();
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(r.error.unwrap().name, "SyntaxError");
+    // The session goes on.
+    assert_eq!(s.run("ratio(9, 3)").unwrap().value.as_deref(), Some("3.0"));
+}
+
+#[test]
+fn timeout_of_one_run_keeps_the_session() {
+    let mut s = session();
+    s.run("before = 'kept'").unwrap();
+    let r = s
+        .run_with(
+            "while True: pass",
+            RunOptions::new().timeout(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert_eq!(r.status, Status::Timeout);
+    assert_eq!(r.error.as_ref().unwrap().name, "TimeoutError");
+    assert!(r.wall_time >= Duration::from_millis(300), "{:?}", r.wall_time);
+    assert!(r.wall_time < Duration::from_secs(3), "{:?}", r.wall_time);
+    assert!(r.cpu_time >= Duration::from_millis(100), "cpu {:?}", r.cpu_time);
+
+    let r = s.run("21 * 2").unwrap();
+    assert_eq!(r.value.as_deref(), Some("42"));
+    assert_eq!(s.run("before").unwrap().value.as_deref(), Some("'kept'"));
+
+    let e = s
+        .run_with("1", RunOptions::new().timeout(Duration::ZERO))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn config_timeout_and_memory_limit() {
+    let mut s = session_exact(
+        Config::new()
+            .timeout(Duration::from_millis(400))
+            .memory_limit(512 << 20),
+    );
+    let r = s.run("x = bytearray(1 << 30)").unwrap();
+    assert_eq!(r.status, Status::Memory);
+    assert_eq!(r.error.unwrap().name, "MemoryError");
+    let r = s.run("import time\ntime.sleep(30)").unwrap();
+    assert_eq!(r.status, Status::Timeout);
+    assert!(r.wall_time < Duration::from_secs(3), "{:?}", r.wall_time);
+    assert_eq!(s.run("len(bytearray(1 << 20))").unwrap().value.as_deref(), Some("1048576"));
+}
+
+#[test]
+fn figure_is_a_png_output_at_the_configured_dpi() {
+    let mut s = session_with(Config::new().figure_dpi(50));
+    let r = s
+        .run(
+            "import matplotlib.pyplot as plt\n\
+             fig, ax = plt.subplots()\n\
+             ax.plot([1, 2, 3], [4, 1, 9])\n\
+             ax.set_title('demo')\n\
+             print('plotted')",
+        )
+        .unwrap();
+    assert!(r.is_ok(), "{:?}", r.error);
+    assert_eq!(r.stdout_lossy(), "plotted\n");
+    // One display_data message: the PNG first, then its text/plain form.
+    let mimes: Vec<&str> = r.outputs.iter().map(|o| o.mime.as_str()).collect();
+    assert_eq!(mimes, ["image/png", "text/plain"]);
+    assert!(r.outputs.iter().all(|o| o.message == 0 && o.kind == OutputKind::DisplayData));
+    let plain = r.outputs[1].text().unwrap();
+    assert!(plain.contains("Figure"), "{}", plain);
+    let png = &r.outputs[0];
+    assert_eq!(png.mime, "image/png");
+    assert_eq!(png.kind, OutputKind::DisplayData);
+    assert_eq!(png.message, 0);
+    assert!(png.data.starts_with(PNG_SIGNATURE));
+    assert!(!png.is_text() && png.text().is_none());
+    // 6.4 x 4.8 inches at 50 dpi.
+    assert_eq!(png_size(&png.data), (320, 240));
+
+    // The figure was closed: the next cell has no output.
+    assert!(s.run("1").unwrap().outputs.is_empty());
+}
+
+#[test]
+fn dataframe_value_has_an_html_output() {
+    let mut s = session();
+    let r = s
+        .run("import pandas as pd\npd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [3, 18]})")
+        .unwrap();
+    assert!(r.is_ok());
+    let value = r.value.unwrap();
+    assert!(value.contains("Oslo") && value.contains("temp"), "{}", value);
+    let html = r
+        .outputs
+        .iter()
+        .find(|o| o.mime == "text/html")
+        .expect("text/html output");
+    assert_eq!(html.kind, OutputKind::ExecuteResult);
+    assert!(html.is_text());
+    let text = html.text().unwrap();
+    assert!(text.contains("<table") && text.contains("Lima"), "{}", text);
+}
+
+#[test]
+fn output_bytes_are_raw_and_limits_are_reported() {
+    let mut s = session_with(Config::new().output_limit(1024));
+    let r = s
+        .run("import sys\nsys.stdout.flush()\nsys.stdout.buffer.write(b'caf\\xe9\\n')\nsys.stdout.flush()")
+        .unwrap();
+    assert!(r.is_ok(), "{:?}", r.error);
+    assert_eq!(r.stdout, b"caf\xe9\n");
+    assert_eq!(r.stdout_lossy(), "caf\u{fffd}\n");
+
+    let r = s.run("import sys\nprint('e' * 5000, file=sys.stderr)").unwrap();
+    assert_eq!(r.stderr.len(), 1024);
+    assert!(r.truncated.contains(Truncated::STDERR));
+    assert!(!r.truncated.contains(Truncated::STDOUT));
+    assert!(r.truncated.any());
+}
+
+#[test]
+fn nul_in_code_is_an_error_not_a_panic() {
+    let mut s = session();
+    let e = s.run("x = 1\0").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.code(), -1);
+    assert!(e.detail().contains("NUL"), "{}", e);
+    assert!(e.to_string().starts_with("invalid argument: "), "{}", e);
+    // Nothing ran: the next cell is the first.
+    assert_eq!(s.run("2 + 2").unwrap().execution_count, 1);
+}
+
+#[test]
+fn killed_worker_makes_the_session_dead_until_restart() {
+    let mut s = session();
+    let first_pid = s.pid().expect("pid");
+    s.run("x = 1").unwrap();
+    let r = s.run("import os\nos._exit(3)").unwrap();
+    assert_eq!(r.status, Status::Killed);
+    let e = r.error.unwrap();
+    assert_eq!(e.name, "WorkerDied");
+    assert!(!e.value.is_empty());
+    assert_eq!(s.pid(), None);
+    assert_eq!(s.sandbox().bits(), 0);
+
+    let err = s.run("1").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Dead);
+
+    s.restart().unwrap();
+    let pid = s.pid().expect("a new worker");
+    assert_ne!(pid, first_pid);
+    let r = s.run("x").unwrap();
+    assert_eq!(r.status, Status::Error, "a restart empties the state");
+    assert_eq!(r.error.unwrap().name, "NameError");
+    assert_eq!(r.execution_count, 1);
+}

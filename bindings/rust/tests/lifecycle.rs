@@ -1,0 +1,146 @@
+//! Starting, closing, interrupting and configuring sessions.
+mod common;
+
+use codeinterp::{Config, ErrorKind, Sandbox, Session, Status};
+use common::session;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+#[test]
+fn drop_kills_the_worker_and_removes_the_workspace() {
+    let mut s = session();
+    let pid = s.pid().expect("pid");
+    let proc_dir = format!("/proc/{}", pid);
+    let workspace = s.workspace().to_path_buf();
+    assert!(workspace.is_absolute());
+    assert!(Path::new(&proc_dir).exists());
+    assert!(workspace.is_dir());
+    s.put_file("left.txt", b"behind").unwrap();
+    s.run("open('also.txt', 'w').write('x')").unwrap();
+
+    drop(s);
+    assert!(!Path::new(&proc_dir).exists(), "{} still exists", proc_dir);
+    assert!(!workspace.exists(), "{} still exists", workspace.display());
+}
+
+#[test]
+fn interrupt_from_another_thread() {
+    let mut s = session();
+    let interrupter = s.interrupter();
+    assert!(!interrupter.interrupt(), "nothing is running yet");
+
+    let handle = thread::spawn(move || {
+        let start = Instant::now();
+        thread::sleep(Duration::from_millis(200));
+        while !interrupter.interrupt() {
+            assert!(start.elapsed() < Duration::from_secs(15), "the cell never ran");
+            thread::sleep(Duration::from_millis(20));
+        }
+        start.elapsed()
+    });
+    let r = s
+        .run("import time\nn = 0\nwhile True:\n    n += 1\n    time.sleep(0.01)")
+        .unwrap();
+    let waited = handle.join().unwrap();
+    assert_eq!(r.status, Status::Interrupted);
+    assert_eq!(r.error.unwrap().name, "KeyboardInterrupt");
+    assert!(waited < Duration::from_secs(15));
+    // The interpreter state survived the interrupt.
+    assert_eq!(s.run("n > 0").unwrap().value.as_deref(), Some("True"));
+}
+
+#[test]
+fn interrupter_outliving_its_session_does_nothing() {
+    let s = session();
+    let interrupter = s.interrupter();
+    let copy = interrupter.clone();
+    drop(s);
+    assert!(!interrupter.interrupt());
+    assert!(!thread::spawn(move || copy.interrupt()).join().unwrap());
+}
+
+#[test]
+fn session_moves_to_another_thread() {
+    let mut s = session();
+    s.run("who = 'main'").unwrap();
+    let mut s = thread::spawn(move || {
+        assert_eq!(s.run("who").unwrap().value.as_deref(), Some("'main'"));
+        s.run("who = 'thread'").unwrap();
+        s
+    })
+    .join()
+    .unwrap();
+    assert_eq!(s.run("who").unwrap().value.as_deref(), Some("'thread'"));
+}
+
+#[test]
+fn sandbox_layers_are_reported() {
+    let s = session();
+    let layers = s.sandbox();
+    assert!(layers.contains(Sandbox::DEFAULT_REQUIRED), "{:#x}", layers.bits());
+    assert!(layers.contains(Sandbox::UNPRIVILEGED), "{:#x}", layers.bits());
+    assert!(!layers.contains(Sandbox::PIDNS));
+    assert_eq!(
+        Sandbox::SECCOMP | Sandbox::RLIMITS | Sandbox::NO_NEW_PRIVS,
+        Sandbox::DEFAULT_REQUIRED
+    );
+}
+
+#[test]
+fn restart_gives_a_fresh_interpreter() {
+    let mut s = session();
+    s.put_file("kept.txt", b"still here").unwrap();
+    s.run("secret = 1").unwrap();
+    let old = s.pid().unwrap();
+    s.restart().unwrap();
+    assert_ne!(s.pid().unwrap(), old);
+    let r = s.run("secret").unwrap();
+    assert_eq!(r.error.unwrap().name, "NameError");
+    assert_eq!(
+        s.run("open('kept.txt').read()").unwrap().value.as_deref(),
+        Some("'still here'")
+    );
+}
+
+#[test]
+fn bad_settings_are_errors() {
+    let e = Session::new(Config::new().figure_dpi(5)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.detail().contains("figure_dpi"), "{}", e);
+
+    let e = Session::new(Config::new().workspace_root("relative/dir")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.detail().contains("workspace_root"), "{}", e);
+
+    let e = Session::new(Config::new().memory_limit(1 << 20)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+
+    let e = Session::new(Config::new().timeout(Duration::ZERO)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+
+    // A layer that is never applied: the worker starts, then is refused.
+    let e = Session::new(Config::new().require_sandbox(Sandbox::DEFAULT_REQUIRED | Sandbox::PIDNS))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Sandbox);
+    assert_eq!(e.code(), -11);
+    assert!(!e.detail().is_empty(), "{}", e);
+    let shown = e.to_string();
+    assert!(shown.starts_with("a required sandbox layer is not available: "), "{}", shown);
+}
+
+#[test]
+fn workspace_root_is_used() {
+    let root = std::env::temp_dir().join(format!("codeinterp-rust-test-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    {
+        let mut s = common::session_with(Config::new().workspace_root(&root));
+        assert!(s.workspace().starts_with(&root), "{}", s.workspace().display());
+        let r = s.run("import os\nos.getcwd()").unwrap();
+        let cwd = r.value.unwrap();
+        assert_eq!(cwd, format!("'{}'", s.workspace().display()));
+    }
+    // The session's directory went with it; the root stays.
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    std::fs::remove_dir(&root).unwrap();
+}

@@ -1,0 +1,91 @@
+//! The output callback.
+mod common;
+
+use codeinterp::{RunOptions, Status, Stream};
+use common::session;
+use std::panic::{self, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+#[test]
+fn callback_sees_output_as_it_comes() {
+    let mut s = session();
+    let mut chunks: Vec<(Stream, Vec<u8>, Instant)> = Vec::new();
+    let mut collect = |stream: Stream, data: &[u8]| {
+        assert!(!data.is_empty());
+        chunks.push((stream, data.to_vec(), Instant::now()));
+    };
+    let r = s
+        .run_with(
+            "import sys, time\n\
+             print('first', flush=True)\n\
+             time.sleep(0.6)\n\
+             print('oops', file=sys.stderr, flush=True)\n\
+             print('second', flush=True)\n\
+             'done'",
+            RunOptions::new().on_output(&mut collect),
+        )
+        .unwrap();
+    let ended = Instant::now();
+    assert!(r.is_ok(), "{:?}", r.error);
+    assert_eq!(r.value.as_deref(), Some("'done'"));
+
+    let joined = |which: Stream| -> Vec<u8> {
+        chunks
+            .iter()
+            .filter(|c| c.0 == which)
+            .flat_map(|c| c.1.iter().copied())
+            .collect()
+    };
+    // The callback gets exactly the bytes the result keeps.
+    assert_eq!(joined(Stream::Stdout), b"first\nsecond\n");
+    assert_eq!(joined(Stream::Stdout), r.stdout);
+    assert_eq!(joined(Stream::Stderr), b"oops\n");
+    assert_eq!(joined(Stream::Stderr), r.stderr);
+    // 'first' came while the cell still slept, not with the result.
+    let first = &chunks[0];
+    assert_eq!(first.0, Stream::Stdout);
+    assert!(first.1.starts_with(b"first"));
+    assert!(
+        ended.duration_since(first.2) >= Duration::from_millis(400),
+        "first chunk only {:?} before the end",
+        ended.duration_since(first.2)
+    );
+}
+
+#[test]
+fn callback_with_its_own_timeout() {
+    let mut s = session();
+    let mut n = 0usize;
+    let mut count = |_: Stream, data: &[u8]| n += data.iter().filter(|&&b| b == b'\n').count();
+    let r = s
+        .run_with(
+            "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)",
+            RunOptions::new()
+                .timeout(Duration::from_millis(500))
+                .on_output(&mut count),
+        )
+        .unwrap();
+    assert_eq!(r.status, Status::Timeout);
+    let lines = r.stdout.iter().filter(|&&b| b == b'\n').count();
+    assert!(lines >= 3, "{} lines", lines);
+    assert_eq!(n, lines);
+}
+
+#[test]
+fn panic_in_callback_interrupts_the_cell_and_resumes_after() {
+    let mut s = session();
+    let start = Instant::now();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut explode = |_: Stream, _: &[u8]| -> () { panic!("boom from the callback") };
+        s.run_with(
+            "import time\nprint('x', flush=True)\ntime.sleep(15)\nprint('never')",
+            RunOptions::new().on_output(&mut explode),
+        )
+    }));
+    let payload = caught.expect_err("the panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom from the callback"));
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    // The cell was interrupted, not left running: the session is usable.
+    let r = s.run("1 + 1").unwrap();
+    assert_eq!(r.value.as_deref(), Some("2"));
+}
