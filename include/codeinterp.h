@@ -336,11 +336,13 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
 CI_API int ci_config_set_display_limits(ci_config *cfg, size_t per_output, size_t per_run);
 
 /*
- * ci_config_set_figure_dpi - the resolution, in dots per inch, at which
- * matplotlib figures are rendered to image/png outputs; default 100
- * (matplotlib's own default), so a default 6.4 x 4.8 inch figure is
- * 640 x 480 pixels. The whole figure is rendered (no tight cropping), so
- * its pixel size is always its size in inches times @dpi.
+ * ci_config_set_figure_dpi - the resolution, in dots per inch, of new
+ * matplotlib figures (rcParams['figure.dpi']), at which they are rendered
+ * to image/png outputs; default 100 (matplotlib's own), so a default
+ * 6.4 x 4.8 inch figure is 640 x 480 pixels before cropping. A cell may
+ * still give a figure its own (plt.figure(dpi=...)). As in IPython's inline
+ * backend the PNG is cropped to what is drawn, with 0.1 inch of padding
+ * (bbox_inches='tight'), so labels that stick out are not cut off.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @dpi is under 10 or over 600.
  */
 CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
@@ -681,9 +683,10 @@ CI_API const char *ci_result_traceback(const ci_result *r);
  *  - display_data: each display(obj, ...) call, a builtin as in IPython,
  *    gives one message per object; every matplotlib figure still open when
  *    the cell ends (or when it calls plt.show()) gives one, rendered as
- *    image/png at the configured dpi (ci_config_set_figure_dpi), with its
- *    repr as text/plain, in figure number order, and is then closed, so
- *    the next cell starts with none open. Figures are collected even when
+ *    image/png at its dpi (ci_config_set_figure_dpi), with its repr as
+ *    text/plain (only the text when nothing is drawn on it, as in IPython),
+ *    in figure number order, and is then closed, so the next cell starts
+ *    with none open. Figures are collected even when
  *    the cell raised. A figure already returned by display() or as the
  *    cell's value is not returned again (IPython would show it twice).
  *  - execute_result: the cell's last expression, when its value has

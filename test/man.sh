@@ -13,6 +13,10 @@ fail=0
 err() { echo "man: $*"; fail=1; }
 
 sed -n 's/^CI_API[^(]*[ *]\(ci_[a-z0-9_]*\)(.*/\1/p' "$header" | sort > "$tmp/functions"
+# The types a program names (ci_session, ci_status...): an alias page of
+# one leads to a page that uses it.
+sed -n 's/^\(typedef .*\|}\) *\**\(ci_[a-z0-9_]*\);$/\2/p; s/^typedef [^(]*(\*\(ci_[a-z0-9_]*\))(.*/\1/p' "$header" |
+    sort -u > "$tmp/types"
 [ -s "$tmp/functions" ] || { echo "man: no CI_API function found in $header"; exit 1; }
 
 # The function names a full page lists in its NAME section.
@@ -27,6 +31,10 @@ for page in "$dir"/*.3; do
     target=$(alias_target "$page")
     if [ -n "$target" ]; then
         [ "$(wc -l < "$page")" -eq 1 ] || err "$page: an alias page is one .so line"
+        if grep -qx "$base" "$tmp/types"; then
+            grep -q "\<$base\>" "$dir/$target" || err "$page: $target does not mention the type $base"
+            continue
+        fi
         grep -qx "$base" "$tmp/functions" || err "$page: alias for $base, which $header does not declare"
         if [ ! -f "$dir/$target" ] || [ -n "$(alias_target "$dir/$target")" ]; then
             err "$page: .so to $target, which is not a full page in $dir"

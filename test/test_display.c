@@ -41,14 +41,47 @@ static void assert_output_count(const ci_result *r, size_t n)
     }
 }
 
-/* Asserts that the @nth image/png output of @r is @w x @h pixels, of
- * type display_data, in message @message; returns its index. */
-static size_t assert_png(const ci_result *r, size_t nth, uint32_t w, uint32_t h, size_t message)
+/*
+ * Figures are rendered as IPython's inline backend renders them: at the
+ * figure's dpi, cropped to what is drawn (bbox_inches='tight', 0.1 inch
+ * of padding). The expected size is computed in the cell by matplotlib
+ * itself, from the figure's tight bounding box, and printed as
+ * "size WxH": TIGHT defines size(fig) for that.
+ */
+#define TIGHT                                                              \
+    "import matplotlib.pyplot as plt\n"                                    \
+    "def size(f):\n"                                                       \
+    "    bb = f.get_tightbbox(f.canvas.get_renderer()).padded(0.1)\n"      \
+    "    print(f'size {round(bb.width * f.dpi)}x{round(bb.height * f.dpi)}')\n"
+
+/* The @nth "size WxH" line of @r's stdout. */
+static void printed_size(const ci_result *r, size_t nth, uint32_t *w, uint32_t *h)
+{
+    const char *p = ci_result_stdout(r, NULL);
+    for (size_t k = 0;; k++) {
+        p = strstr(p, "size ");
+        if (!p) {
+            h_dump(r);
+            fail_msg("no size line number %zu in stdout", nth);
+        }
+        if (k == nth) {
+            assert_int_equal(sscanf(p, "size %ux%u", w, h), 2);
+            return;
+        }
+        p += 5;
+    }
+}
+
+/* Asserts that the @nth image/png output of @r is the size the @nth
+ * "size" line printed (to 2 pixels, for rounding), of type display_data,
+ * in message @message; returns its index. */
+static size_t assert_png(const ci_result *r, size_t nth, size_t message)
 {
     size_t i = h_find_mime(r, "image/png", nth);
-    uint32_t gw = 0, gh = 0;
+    uint32_t gw = 0, gh = 0, w = 0, h = 0;
+    printed_size(r, nth, &w, &h);
     h_png_size(r, i, &gw, &gh);
-    if (gw != w || gh != h) {
+    if (gw + 2 < w || gw > w + 2 || gh + 2 < h || gh > h + 2) {
         h_dump_rich(r);
         fail_msg("PNG number %zu is %ux%u, expected %ux%u", nth, gw, gh, w, h);
     }
@@ -58,16 +91,21 @@ static size_t assert_png(const ci_result *r, size_t nth, uint32_t w, uint32_t h,
 
 /* ------------------------------------------------------------- figures */
 
-static void test_figure_is_a_png_of_figsize_times_dpi(void **state)
+static void test_figure_is_a_tight_png_at_the_figures_dpi(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "fig = plt.figure(figsize=(4, 3))\n"
-                                "fig.add_subplot().plot([1, 2, 3]);",
+                                TIGHT "fig = plt.figure(figsize=(4, 3))\n"
+                                "fig.add_subplot().plot([1, 2, 3])\n"
+                                "size(fig)",
                                 CI_STATUS_OK);
     assert_null(ci_result_value(r));
     assert_int_equal(h_count_mime(r, "image/png"), 1);
-    size_t i = assert_png(r, 0, 400, 300, 0);
+    size_t i = assert_png(r, 0, 0);
+    /* Cropped, but most of a 400x300 figure is drawn. */
+    uint32_t w = 0, h = 0;
+    h_png_size(r, i, &w, &h);
+    assert_in_range(w, 300, 440);
+    assert_in_range(h, 220, 330);
     size_t len = 0;
     const unsigned char *d = ci_result_output_data(r, i, &len);
     assert_memory_equal(d, "\x89PNG\r\n\x1a\n", 8);
@@ -81,10 +119,33 @@ static void test_figure_is_a_png_of_figsize_times_dpi(void **state)
 
 static void test_default_figure_is_640_by_480(void **state)
 {
-    ci_result *r = h_run_status(S, "import matplotlib.pyplot as plt\nplt.plot([3, 1, 2]);",
+    ci_result *r = h_run_status(S, TIGHT "plt.plot([3, 1, 2])\nsize(plt.gcf())",
                                 CI_STATUS_OK);
     assert_int_equal(h_count_mime(r, "image/png"), 1);
-    assert_png(r, 0, 640, 480, 0);
+    assert_png(r, 0, 0);
+    h_assert_output(r, 1, "text/plain", "<Figure size 640x480 with 1 Axes>",
+                    CI_OUTPUT_DISPLAY_DATA, 0);
+    ci_result_free(r);
+}
+
+static void test_empty_figure_gives_text_only(void **state)
+{
+    /* As IPython: a figure with nothing drawn is not rendered. */
+    ci_result *r = h_run_status(S, "import matplotlib.pyplot as plt\nplt.figure();",
+                                CI_STATUS_OK);
+    assert_output_count(r, 1);
+    h_assert_output(r, 0, "text/plain", "<Figure size 640x480 with 0 Axes>",
+                    CI_OUTPUT_DISPLAY_DATA, 0);
+    ci_result_free(r);
+}
+
+static void test_figure_keeps_its_own_dpi(void **state)
+{
+    ci_result *r = h_run_status(S, TIGHT "plt.figure(dpi=50)\nplt.plot([1, 2])\nsize(plt.gcf())",
+                                CI_STATUS_OK);
+    assert_png(r, 0, 0);
+    h_assert_output(r, 1, "text/plain", "<Figure size 320x240 with 1 Axes>",
+                    CI_OUTPUT_DISPLAY_DATA, 0);
     ci_result_free(r);
 }
 
@@ -92,13 +153,19 @@ static void test_figure_dpi_setting_scales_the_png(void **state)
 {
     ci_session *s = display_session(0, 0, 50);
     ci_result *r = h_run_status(s,
-                                "import matplotlib.pyplot as plt\n"
-                                "plt.figure(figsize=(4, 3))\nplt.plot([1, 2])\n"
-                                "plt.figure()\nplt.plot([2, 1]);",
+                                TIGHT "plt.figure(figsize=(4, 3))\nplt.plot([1, 2])\n"
+                                "size(plt.gcf())\n"
+                                "plt.figure()\nplt.plot([2, 1])\nsize(plt.gcf())",
                                 CI_STATUS_OK);
     assert_int_equal(h_count_mime(r, "image/png"), 2);
-    assert_png(r, 0, 200, 150, 0);
-    assert_png(r, 1, 320, 240, 1);
+    assert_png(r, 0, 0);
+    size_t second = assert_png(r, 1, 1);
+    /* The configured dpi is the figures' own: a default figure at 50 dpi. */
+    h_assert_output(r, second + 1, "text/plain", "<Figure size 320x240 with 1 Axes>",
+                    CI_OUTPUT_DISPLAY_DATA, 1);
+    uint32_t w = 0, h = 0;
+    h_png_size(r, second, &w, &h);
+    assert_in_range(w, 240, 340);
     ci_result_free(r);
     ci_session_free(s);
 }
@@ -106,15 +173,15 @@ static void test_figure_dpi_setting_scales_the_png(void **state)
 static void test_three_figures_give_three_messages_and_are_closed(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "for w in (1, 2, 3):\n"
-                                "    plt.figure(figsize=(w, 1))\n"
-                                "    plt.plot([0, w])\n",
+                                TIGHT "for w in (1, 2, 3):\n"
+                                "    plt.figure(figsize=(2 * w, 1))\n"
+                                "    plt.plot([0, w])\n"
+                                "    size(plt.gcf())\n",
                                 CI_STATUS_OK);
     assert_int_equal(h_count_mime(r, "image/png"), 3);
-    assert_png(r, 0, 100, 100, 0);
-    assert_png(r, 1, 200, 100, 1);
-    assert_png(r, 2, 300, 100, 2);
+    assert_png(r, 0, 0);
+    assert_png(r, 1, 1);
+    assert_png(r, 2, 2);
     ci_result_free(r);
 
     r = h_run_status(S, "import matplotlib.pyplot as plt; len(plt.get_fignums())",
@@ -127,34 +194,32 @@ static void test_three_figures_give_three_messages_and_are_closed(void **state)
 static void test_figures_come_in_figure_number_order(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "plt.figure(num=5, figsize=(2, 2))\n"
-                                "plt.figure(num=3, figsize=(3, 3))\n"
-                                "plt.figure(num=4, figsize=(4, 4));",
+                                TIGHT "for n, w in ((5, 2), (3, 3), (4, 4)):\n"
+                                "    plt.figure(num=n, figsize=(w, w)).add_subplot()\n"
+                                "for n in (3, 4, 5):\n"
+                                "    size(plt.figure(n))\n",
                                 CI_STATUS_OK);
     assert_int_equal(h_count_mime(r, "image/png"), 3);
-    assert_png(r, 0, 300, 300, 0);
-    assert_png(r, 1, 400, 400, 1);
-    assert_png(r, 2, 200, 200, 2);
+    assert_png(r, 0, 0);
+    assert_png(r, 1, 1);
+    assert_png(r, 2, 2);
     ci_result_free(r);
 }
 
 static void test_plt_show_mid_cell_emits_and_closes_the_figure(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "plt.figure(figsize=(2, 1))\nplt.plot([1, 2])\n"
+                                TIGHT "plt.figure(figsize=(2, 1))\nplt.plot([1, 2])\n"
+                                "size(plt.gcf())\n"
                                 "plt.show()\n"
                                 "print(len(plt.get_fignums()))\n"
-                                "plt.figure(figsize=(3, 1))\nplt.plot([2, 1]);",
+                                "plt.figure(figsize=(5, 1))\nplt.plot([2, 1])\n"
+                                "size(plt.gcf())",
                                 CI_STATUS_OK);
-    size_t len = 0;
-    const char *o = ci_result_stdout(r, &len);
-    assert_int_equal(len, 2);
-    assert_memory_equal(o, "0\n", 2);
+    h_assert_contains(ci_result_stdout(r, NULL), "\n0\nsize ");
     assert_int_equal(h_count_mime(r, "image/png"), 2);
-    size_t first = assert_png(r, 0, 200, 100, 0);
-    size_t second = assert_png(r, 1, 300, 100, 1);
+    size_t first = assert_png(r, 0, 0);
+    size_t second = assert_png(r, 1, 1);
     assert_true(first < second);
     ci_result_free(r);
 }
@@ -162,13 +227,13 @@ static void test_plt_show_mid_cell_emits_and_closes_the_figure(void **state)
 static void test_figure_of_a_failing_cell_still_comes_back(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
+                                TIGHT "plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
+                                "size(plt.gcf())\n"
                                 "1/0",
                                 CI_STATUS_ERROR);
     h_assert_str(ci_result_error_name(r), "ZeroDivisionError");
     assert_int_equal(h_count_mime(r, "image/png"), 1);
-    assert_png(r, 0, 200, 200, 0);
+    assert_png(r, 0, 0);
     ci_result_free(r);
     h_expect(S, "import matplotlib.pyplot as plt; len(plt.get_fignums())", "0", "");
 }
@@ -176,12 +241,12 @@ static void test_figure_of_a_failing_cell_still_comes_back(void **state)
 static void test_displayed_figure_is_returned_once(void **state)
 {
     ci_result *r = h_run_status(S,
-                                "import matplotlib.pyplot as plt\n"
-                                "fig = plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
+                                TIGHT "fig = plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
+                                "size(fig)\n"
                                 "display(fig)",
                                 CI_STATUS_OK);
     assert_int_equal(h_count_mime(r, "image/png"), 1);
-    assert_png(r, 0, 200, 200, 0);
+    assert_png(r, 0, 0);
     /* One message only. */
     assert_int_equal(ci_result_output_message(r, ci_result_output_count(r) - 1), 0);
     ci_result_free(r);
@@ -643,8 +708,10 @@ int main(void)
 {
     h_watchdog(110);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_figure_is_a_png_of_figsize_times_dpi, h_setup_alive),
+        cmocka_unit_test_setup(test_figure_is_a_tight_png_at_the_figures_dpi, h_setup_alive),
         cmocka_unit_test_setup(test_default_figure_is_640_by_480, h_setup_alive),
+        cmocka_unit_test_setup(test_empty_figure_gives_text_only, h_setup_alive),
+        cmocka_unit_test_setup(test_figure_keeps_its_own_dpi, h_setup_alive),
         cmocka_unit_test(test_figure_dpi_setting_scales_the_png),
         cmocka_unit_test_setup(test_three_figures_give_three_messages_and_are_closed,
                                h_setup_alive),
