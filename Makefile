@@ -4,9 +4,14 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     the quarterly-variance agent on real data
 #   make check    build and run every test
+#   make check SANITIZE=1   the same, host library and tests under ASan and UBSan (build-san/)
+#   make valgrind the tests of the normal build under valgrind's memcheck
 #   make check-header check-abi check-man check-install   one check alone
+#   make check-python check-go check-rust   one binding's tests (bindings/)
 #   make install  install under PREFIX (default /usr/local); DESTDIR stages
 #   make uninstall  remove what make install put
+#   make fuzz     fuzz the host's frame decoders for FUZZ_TIME s (clang; see fuzz/)
+#   make soak     SOAK_SESSIONS sessions under mixed faults for SOAK_SECONDS s (test/soak.c)
 #   make clean    remove build/
 
 CC            ?= cc
@@ -16,6 +21,37 @@ CFLAGS        ?= -O2 -g
 WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
+
+# ------------------------------------------------------------- sanitizers
+# make check SANITIZE=1 builds the host library, the examples and the
+# tests with AddressSanitizer (LeakSanitizer included) and
+# UndefinedBehaviorSanitizer into build-san/, so a normal build and a
+# sanitized one never mix objects, and runs every test program with any
+# finding fatal (the options below). The worker is built without them,
+# with the normal flags: it embeds CPython and runs under a seccomp filter
+# and RLIMIT_AS, and ASan's runtime (its terabytes of shadow mappings, its
+# own system calls at exit, its reports) would trip both. The tests reach
+# it as usual, at build-san/codeinterp-worker.
+ifeq ($(SANITIZE),1)
+BUILD         := build-san
+SAN_FLAGS      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override CFLAGS  += $(SAN_FLAGS)
+override LDFLAGS += $(SAN_FLAGS)
+# No finding is only a warning: the first one, a leak at exit included,
+# ends the program, which fails the test. abort_on_error gives a clear
+# SIGABRT; ASan turns core dumps off itself (disable_coredump).
+export ASAN_OPTIONS  := halt_on_error=1:abort_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:print_summary=1
+export UBSAN_OPTIONS := halt_on_error=1:abort_on_error=1:print_stacktrace=1:report_error_type=1
+# The fake workers of test_protocol and test_faults (the test program
+# itself, started with the worker's fixed environment) run with ASan's
+# defaults, which end them at a finding too: the test then fails.
+# The checks that are not test programs (header, ABI, man, install) test
+# no code of the library, and the bindings load the library through an
+# FFI that an ASan build would need its runtime preloaded for; the normal
+# make check runs them.
+CHECK_EXTRA   :=
+endif
+CHECK_EXTRA   ?= check-header check-abi check-man check-install check-bindings
 
 VERSION_MAJOR := $(shell sed -n 's/^\#define CI_VERSION_MAJOR \([0-9]*\)/\1/p' include/codeinterp.h)
 VERSION_MINOR := $(shell sed -n 's/^\#define CI_VERSION_MINOR \([0-9]*\)/\1/p' include/codeinterp.h)
@@ -32,13 +68,14 @@ WORKER_SRC := $(wildcard lib/worker/*.c)
 WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 TESTS      := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c test/attacks/test_*.c))
-TEST_HELPERS := $(filter-out test/test_%.c,$(wildcard test/*.c))
+TEST_HELPERS := $(filter-out test/test_%.c test/soak.c,$(wildcard test/*.c))
 
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
 .PHONY: all deps demo check clean install uninstall FORCE
 .PHONY: check-header check-abi check-man check-install
+.PHONY: check-bindings check-python check-go check-rust
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker $(EXAMPLES)
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -75,16 +112,23 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
-                python3-numpy python3-pandas python3-matplotlib
+                python3-numpy python3-pandas python3-matplotlib \
+                python3-pytest golang-go cargo rustc
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# Installs those of the Debian packages $(1) that are missing, running
+# apt-get update first only then.
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 
 # ------------------------------------------------------------------ demo
 demo: deps
@@ -97,7 +141,7 @@ demo: deps
 TEST_TIMEOUT ?= 240
 check: deps
 	$(MAKE) all $(TESTS)
-	$(MAKE) check-header check-abi check-man check-install
+	$(if $(CHECK_EXTRA),$(MAKE) $(CHECK_EXTRA))
 	@failed=""; for t in $(TESTS); do \
 	  echo "== $$t"; \
 	  timeout -k 5 $(TEST_TIMEOUT) $$t || failed="$$failed $$(basename $$t)"; \
@@ -119,6 +163,55 @@ check-man:
 
 check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh
+
+# The bindings' own test suites, each against this build tree's library.
+check-bindings: check-python check-go check-rust
+check-python check-go check-rust: all
+	BUILD=$(BUILD) sh bindings/$(@:check-%=%)/check.sh
+
+# ------------------------------------------------ sanitizers and valgrind
+# SANITIZE=1 (above): the worker and its objects keep the normal flags.
+$(BUILD)/codeinterp-worker $(WORKER_OBJ): SAN_FLAGS :=
+
+.PHONY: clean-san
+clean-san:
+	rm -rf build-san
+clean: clean-san
+
+# make valgrind runs every test program of the normal build under
+# memcheck: any error, or a block definitely lost, fails it. The test
+# programs are traced into their own re-executions (the attack suites
+# re-execute themselves with secrets; test_sandbox starts a host that
+# dies), but not into a worker, the real one or test_protocol's fake one,
+# both started with "--parent": valgrind's own mappings and system calls
+# would trip the worker's RLIMIT_AS and seccomp filter, and CPython is
+# not the host's code. valgrind 3.19 does not know openat2(2) or
+# pidfd_open(2) and fails both with ENOSYS, so under it the library
+# resolves names through lib/resolve.c's walk and watches its workers
+# by asking, every 50 ms; both are as on Linux before 5.6 and 5.3.
+# It needs no suppressions. CODEINTERP_TEST_VALGRIND=1 tells a test it
+# runs under valgrind (test_sandbox cannot probe Landlock through it).
+# valgrind is not a dependency of make check: valgrind-deps installs it.
+VALGRIND         ?= valgrind
+VALGRIND_FLAGS   ?= --tool=memcheck --error-exitcode=99 --leak-check=full \
+                    --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+                    --trace-children=yes --trace-children-skip-by-arg=--parent \
+                    --num-callers=30 -q
+VALGRIND_TIMEOUT ?= 900
+VALGRIND_PACKAGES := valgrind
+.PHONY: valgrind valgrind-deps
+valgrind-deps:
+	$(call install_missing,$(VALGRIND_PACKAGES))
+
+valgrind: deps valgrind-deps
+	@if [ "$(SANITIZE)" = 1 ]; then echo 'make valgrind: not with SANITIZE=1 (ASan and valgrind exclude each other)' >&2; exit 1; fi
+	$(MAKE) all $(TESTS)
+	@failed=""; for t in $(TESTS); do \
+	  echo "== valgrind $$t"; \
+	  CODEINTERP_TEST_VALGRIND=1 timeout -k 5 $(VALGRIND_TIMEOUT) $(VALGRIND) $(VALGRIND_FLAGS) $$t || failed="$$failed $$(basename $$t)"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \
+	echo "all test programs passed under valgrind"
 
 # --------------------------------------------------------------- install
 # The GNU directory variables, lower or upper case, as in zstd's Makefile.
@@ -201,6 +294,95 @@ uninstall:
 	      '$(DESTDIR)$(INSTALLED_WORKER)'
 	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
 	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
+
+# ------------------------------------------------------------------ fuzz
+# fuzz/fuzz_frames.c feeds the host's frame reader and decoders what a
+# hostile worker could write on the channel (its header describes the
+# input). make fuzz builds it with clang's libFuzzer, ASan and UBSan from
+# objects of lib/ of its own in build-fuzz/, and runs it for FUZZ_TIME
+# seconds on build-fuzz/corpus/, a copy of the seeds (fuzz/corpus/frames,
+# written by fuzz/make_seeds.py) and regressions, so new inputs stay out
+# of the tree. Anything found fails it, and the input is left in
+# build-fuzz/artifacts/: fix the bug, then copy the input into
+# fuzz/regressions/. make check runs the seeds and fuzz/regressions/
+# through the same target built with gcc and fuzz/standalone.c (no clang),
+# under ASan and UBSan unless FUZZ_CHECK_SAN is set empty.
+FUZZ_CC        ?= clang
+FUZZ_TIME      ?= 600
+FUZZ_MAX_LEN   ?= 65536
+FUZZ_FLAGS     ?=
+FUZZ_BUILD     := build-fuzz
+FUZZ_SEEDS     := fuzz/corpus/frames
+FUZZ_REGRESS   := fuzz/regressions
+FUZZ_HEADERS   := fuzz/fuzz_frames.c lib/internal.h lib/proto.h include/codeinterp.h
+FUZZ_CFLAGS    := -std=c11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -g -O1 -fno-omit-frame-pointer \
+                  -fsanitize=address,undefined -fno-sanitize-recover=all \
+                  -DCI_WORKER_PATH='"/nonexistent/codeinterp-worker"'
+FUZZ_LIB_OBJ   := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_CHECK_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_DEB       := clang libclang-rt-dev
+
+.PHONY: fuzz fuzz-deps check-fuzz
+fuzz-deps:
+	$(call install_missing,$(FUZZ_DEB))
+
+$(FUZZ_BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/libcodeinterp-fuzz.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_frames: $(FUZZ_HEADERS) $(FUZZ_BUILD)/libcodeinterp-fuzz.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ fuzz/fuzz_frames.c \
+	    $(FUZZ_BUILD)/libcodeinterp-fuzz.a -lpthread
+
+# -timeout: one input taking a second is a hang in the decoder.
+fuzz: fuzz-deps
+	$(MAKE) $(FUZZ_BUILD)/fuzz_frames
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
+	@for f in $(FUZZ_SEEDS)/* $(FUZZ_REGRESS)/*; do \
+	  if [ -f "$$f" ]; then cp "$$f" $(FUZZ_BUILD)/corpus/ || exit 1; fi; \
+	done
+	$(FUZZ_BUILD)/fuzz_frames -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) \
+	    -timeout=10 -dict=fuzz/frames.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/ \
+	    -print_final_stats=1 $(FUZZ_FLAGS) $(FUZZ_BUILD)/corpus
+
+$(BUILD)/fuzz/fuzz_frames: $(FUZZ_HEADERS) fuzz/standalone.c $(LIB_SRC) $(wildcard lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FUZZ_CHECK_SAN) -DCI_WORKER_PATH='"/nonexistent/codeinterp-worker"' \
+	    -o $@ fuzz/fuzz_frames.c fuzz/standalone.c $(LIB_SRC) -lpthread
+
+# Part of make check: every seed and regression input, once.
+check-fuzz: deps
+	$(MAKE) $(BUILD)/fuzz/fuzz_frames
+	$(BUILD)/fuzz/fuzz_frames $(FUZZ_SEEDS) $(FUZZ_REGRESS)
+check: check-fuzz
+
+.PHONY: fuzz-clean
+fuzz-clean:
+	rm -rf $(FUZZ_BUILD)
+clean: fuzz-clean
+
+-include $(FUZZ_LIB_OBJ:.o=.d)
+
+# ------------------------------------------------------------------ soak
+# test/soak.c: SOAK_SESSIONS sessions driven by a few threads for
+# SOAK_SECONDS s with ordinary cells, timeouts, memory errors, outputs
+# over the limit, figures, files and killed workers; it checks that every
+# cell got one result of the expected status and that the host's RSS,
+# descriptors and child processes come back (see the file's comment).
+# Not part of make check: it is not named test_*.c.
+SOAK_SECONDS  ?= 300
+SOAK_SESSIONS ?= 50
+.PHONY: soak
+soak: deps
+	$(MAKE) all $(BUILD)/soak
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SESSIONS=$(SOAK_SESSIONS) $(BUILD)/soak
+
+$(BUILD)/soak: test/soak.c include/codeinterp.h $(BUILD)/libcodeinterp.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a -lpthread
 
 FORCE:
 

@@ -26,6 +26,16 @@ void ci_reader_reset(struct ci_reader *rd)
 
 int ci_reader_pump(struct ci_reader *rd, int fd)
 {
+    return ci_reader_pump_from(rd, ci_read_fd, &fd);
+}
+
+ssize_t ci_read_fd(void *fd, void *buf, size_t n)
+{
+    return read(*(const int *)fd, buf, n);
+}
+
+int ci_reader_pump_from(struct ci_reader *rd, ci_read_fn *fn, void *ctx)
+{
     for (;;) {
         unsigned char *dst;
         size_t want;
@@ -40,7 +50,7 @@ int ci_reader_pump(struct ci_reader *rd, int fd)
             dst = rd->payload + rd->have;
             want = rd->len - rd->have;
         }
-        n = read(fd, dst, want);
+        n = fn(ctx, dst, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -129,5 +139,46 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
             return -1;
         }
     }
+    return 0;
+}
+
+/* Payload checks of the worker's small frames; pure, so the fuzz target
+ * (fuzz/fuzz_frames.c) drives them as the host does. */
+
+int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers)
+{
+    uint32_t version, bits;
+
+    if (len != 8)
+        return -1;
+    memcpy(&version, p, 4);
+    memcpy(&bits, p + 4, 4);
+    if (version != CI_PROTO_VERSION || (bits & ~CI_LAYER_ALL))
+        return -1;
+    *layers = bits;
+    return 0;
+}
+
+int ci_violation_parse(const unsigned char *p, size_t len,
+                       char name[CI_VIOLATION_NAME_MAX + 1], const char **why)
+{
+    uint32_t nr;
+
+    if (len < sizeof nr + 1 || len > sizeof nr + CI_VIOLATION_NAME_MAX) {
+        *why = "a violation report of the wrong length";
+        return -1;
+    }
+    memcpy(&nr, p, sizeof nr);
+    if (nr >= CI_VIOLATION_NR_MAX) {
+        *why = "a violation report for an unknown system call";
+        return -1;
+    }
+    for (size_t i = sizeof nr; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_')) {
+            *why = "a violation report with a malformed name";
+            return -1;
+        }
+    memcpy(name, p + sizeof nr, len - sizeof nr);
+    name[len - sizeof nr] = '\0';
     return 0;
 }

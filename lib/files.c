@@ -2,8 +2,10 @@
  * The session directory and the files moved in and out of its workspace.
  *
  * The workspace is written by untrusted cells, so the host never follows a
- * link found there: names are resolved with openat2(2) RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS (O_NOFOLLOW alone protects only the last component),
+ * link found there: names are resolved with ci_open_beneath() (resolve.c:
+ * openat2(2) RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk one
+ * component at a time where the kernel lacks it; O_NOFOLLOW alone
+ * protects only the last component),
  * files with more than one hard link are refused, and removal works on
  * descriptors, never through a link.
  *
@@ -19,28 +21,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-#define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
-
-static int openat2_safe(int dirfd, const char *name, int flags, mode_t mode)
-{
-    struct open_how how = {.flags = (uint64_t)flags, .mode = mode, .resolve = RESOLVE_SAFE};
-    int fd;
-    do
-        fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
-    while (fd < 0 && (errno == EINTR || errno == EAGAIN));
-    return fd;
-}
 
 /* ---- creating and removing the session directory ---- */
 
@@ -210,24 +198,10 @@ int ci_workspace_renew(ci_session *s)
 /* ---- put and get ---- */
 
 /* The name rules of ci_session_put_file: relative, no empty, "." or ".."
- * component. */
+ * component; the same as ci_open_beneath()'s. */
 static int name_valid(const char *name)
 {
-    const char *p = name;
-    if (!name || !*name || *name == '/' || strlen(name) >= PATH_MAX)
-        return 0;
-    while (*p) {
-        const char *end = strchr(p, '/');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return 0;
-        p += n;
-        if (*p == '/')
-            p++;
-        if (end && !*p) /* a trailing slash */
-            return 0;
-    }
-    return 1;
+    return ci_name_beneath_valid(name);
 }
 
 static int open_error(ci_session *s, const char *what, const char *name, int err)
@@ -289,7 +263,7 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
         char *dir = strndup(name, (size_t)(slash - name));
         if (!dir)
             return CI_ENOMEM;
-        dirfd = openat2_safe(s->workspace_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        dirfd = ci_open_beneath(s->workspace_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
         free(dir);
         if (dirfd < 0)
             return open_error(s, "cannot open the directory of", name, errno);
@@ -348,7 +322,7 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
     }
     /* O_NONBLOCK: a FIFO planted under the name must not block the open.
      * Device nodes cannot appear: the seccomp policy refuses mknod. */
-    fd = openat2_safe(s->workspace_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    fd = ci_open_beneath(s->workspace_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
     if (fd < 0)
         return open_error(s, "cannot open", name, errno);
     if (fstat(fd, &st) < 0) {

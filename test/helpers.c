@@ -1,7 +1,9 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -210,8 +212,17 @@ static void *watchdog_main(void *arg)
 void h_watchdog(int seconds)
 {
     pthread_t t;
+    sigset_t all, old;
+    /* Every signal blocked on the watchdog (it inherits the mask), as on
+     * the library's own threads: a signal a test sends itself reaches the
+     * test's thread, never this one. Else a timer's last tick could run
+     * its handler here after the test restored the default action (seen
+     * under valgrind, which delivers signals late). */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&t, NULL, watchdog_main, (void *)(intptr_t)seconds) == 0)
         pthread_detach(t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int64_t h_now_ms(void)
@@ -461,4 +472,32 @@ void h_png_size(const ci_result *r, size_t i, uint32_t *width, uint32_t *height)
     }
     *width = be32(d + 16);
     *height = be32(d + 20);
+}
+
+int h_children(int ppid, int *zombies, int verbose)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0, z = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char st;
+        int pp, sid, pid = atoi(e->d_name);
+        if (pid <= 0 || !h_proc_stat(pid, &st, &pp, &sid) || pp != ppid)
+            continue;
+        n++;
+        z += st == 'Z';
+        if (verbose) {
+            char *path = h_fmt("/proc/%d/comm", pid);
+            char *comm = h_read_file(path, NULL);
+            fprintf(stderr, "  process %d (state %c, parent %d) %s", pid, st, ppid,
+                    comm ? comm : "?\n");
+            free(comm);
+            free(path);
+        }
+    }
+    closedir(d);
+    if (zombies)
+        *zombies = z;
+    return n;
 }

@@ -97,6 +97,11 @@ char *h_read_file(const char *path, size_t *len);
  * 1, or 0 when the process is gone. */
 int h_proc_stat(int pid, char *state, int *ppid, int *sid);
 
+/* How many processes have @ppid as their parent, and how many of those
+ * are zombies (@zombies may be NULL); each is listed on stderr if
+ * @verbose. */
+int h_children(int ppid, int *zombies, int verbose);
+
 /* snprintf into a malloc'ed string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -15,64 +15,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "fake_worker.h"
 #include "helpers.h"
 #include "proto.h"
 
 /* ------------------------------------------------------------ the fake */
 
-static void put(const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t k = write(CI_FD_CHANNEL, c, n);
-        if (k <= 0)
-            _exit(99);
-        c += k;
-        n -= (size_t)k;
-    }
-}
-
-static void frame(uint32_t type, const void *payload, uint32_t len)
-{
-    struct ci_frame_header h = {type, len};
-    put(&h, sizeof h);
-    put(payload, len);
-}
-
-/* Appends a field to @buf at @at; returns the new end. */
-static size_t field(unsigned char *buf, size_t at, uint32_t tag, const void *p, uint32_t len)
-{
-    memcpy(buf + at, &tag, 4);
-    memcpy(buf + at + 4, &len, 4);
-    memcpy(buf + at + 8, p, len);
-    return at + 8 + len;
-}
-
-/* Reads exactly @n bytes: the host sends a frame's parts with separate
- * send() calls, so one read() may return only the first of them. */
-static int get(void *p, size_t n)
-{
-    char *c = p;
-    while (n > 0) {
-        ssize_t k = read(CI_FD_CHANNEL, c, n);
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static uint32_t run_count; /* the execution count of the RUN being answered */
-
-/* What comes before a RUN's source: u32 execution count, u32 CI_RUN_* flags. */
-#define RUN_PREFIX 8u
 
 /* The two fields every RESULT needs: the echoed count and the outcome. */
 static size_t outcome(unsigned char *buf, size_t at, uint32_t o)
 {
-    at = field(buf, at, CI_FIELD_COUNT, &run_count, 4);
-    return field(buf, at, CI_FIELD_OUTCOME, &o, 4);
+    at = fw_field(buf, at, CI_FIELD_COUNT, &run_count, 4);
+    return fw_field(buf, at, CI_FIELD_OUTCOME, &o, 4);
 }
 
 /* Appends one output of the OUTPUTS field to @buf at @at; returns the new
@@ -187,23 +142,23 @@ static void fake_outputs(const char *mode)
     /* OUTPUTS before VALUE: a length that runs past the OUTPUTS field
      * still lands inside the frame, so only the field's bound catches it. */
     n = outcome(res, 0, CI_OUTCOME_OK);
-    n = field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
+    n = fw_field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
     memset(mime, 'v', sizeof mime);
-    n = field(res, n, CI_FIELD_VALUE, mime, strstr(mode, "past-field") ? sizeof mime : 1);
+    n = fw_field(res, n, CI_FIELD_VALUE, mime, strstr(mode, "past-field") ? sizeof mime : 1);
     if (!strcmp(mode, "out-repeated"))
-        n = field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
+        n = fw_field(res, n, CI_FIELD_OUTPUTS, outs, (uint32_t)o);
     if (!strcmp(mode, "out-omitted")) {
         uint32_t omitted = 3;
-        n = field(res, n, CI_FIELD_OMITTED, &omitted, 4);
+        n = fw_field(res, n, CI_FIELD_OMITTED, &omitted, 4);
     } else if (!strcmp(mode, "out-omitted-short")) {
-        n = field(res, n, CI_FIELD_OMITTED, "\3\0", 2);
+        n = fw_field(res, n, CI_FIELD_OMITTED, "\3\0", 2);
     } else if (!strcmp(mode, "out-omitted-long")) {
         uint64_t omitted = 3;
-        n = field(res, n, CI_FIELD_OMITTED, &omitted, 8);
+        n = fw_field(res, n, CI_FIELD_OMITTED, &omitted, 8);
     } else if (!strcmp(mode, "out-omitted-empty")) {
-        n = field(res, n, CI_FIELD_OMITTED, "", 0);
+        n = fw_field(res, n, CI_FIELD_OMITTED, "", 0);
     }
-    frame(CI_FRAME_RESULT, res, (uint32_t)n);
+    fw_frame(CI_FRAME_RESULT, res, (uint32_t)n);
 }
 
 static int fake_worker(void)
@@ -216,87 +171,81 @@ static int fake_worker(void)
 
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */
     if (getcwd(cwd, sizeof cwd) && strstr(cwd, "bad-ready")) {
-        frame(CI_FRAME_RESULT, ready, sizeof ready);
+        fw_frame(CI_FRAME_RESULT, ready, sizeof ready);
         pause();
     }
     if (getcwd(cwd, sizeof cwd) && strstr(cwd, "silent-start"))
         pause();
     if (getcwd(cwd, sizeof cwd) && strstr(cwd, "no-layers"))
         ready[1] = CI_LAYER_RLIMITS;
-    frame(CI_FRAME_READY, ready, sizeof ready);
+    fw_frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
-        if (get(&h, sizeof h) < 0 || h.len < RUN_PREFIX || h.len - RUN_PREFIX >= sizeof code)
-            _exit(98);
-        if (get(buf, h.len) < 0)
-            _exit(98);
-        memcpy(&run_count, buf, 4);
-        memcpy(code, buf + RUN_PREFIX, h.len - RUN_PREFIX);
-        code[h.len - RUN_PREFIX] = '\0';
+        fw_get_run(&run_count, code, sizeof code);
 
         if (!strcmp(code, "good")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, CI_FIELD_VALUE, "42", 2);
+            n = fw_field(buf, n, CI_FIELD_VALUE, "42", 2);
             if (write(1, "out", 3) != 3 || write(2, "err", 3) != 3)
                 _exit(97);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "huge-length")) {
             struct ci_frame_header big = {CI_FRAME_RESULT, 0xFFFFFFF0u};
-            put(&big, sizeof big);
+            fw_put(&big, sizeof big);
             pause();
         } else if (!strcmp(code, "field-past-frame")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
             uint32_t tag = CI_FIELD_VALUE, len = 1000;
             memcpy(buf + n, &tag, 4);
             memcpy(buf + n + 4, &len, 4);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n + 8 + 10);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n + 8 + 10);
         } else if (!strcmp(code, "bad-utf8")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, CI_FIELD_VALUE, "\xc0\xaf", 2); /* overlong '/' */
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, n, CI_FIELD_VALUE, "\xc0\xaf", 2); /* overlong '/' */
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "nul-in-text")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, CI_FIELD_VALUE, "a\0b", 3);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, n, CI_FIELD_VALUE, "a\0b", 3);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "unknown-tag")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, 29, "x", 1);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, n, 29, "x", 1);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "repeated-field")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
             n = outcome(buf, n, CI_OUTCOME_OK);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "no-outcome")) {
-            n = field(buf, 0, CI_FIELD_COUNT, &run_count, 4);
-            n = field(buf, n, CI_FIELD_VALUE, "1", 1);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, 0, CI_FIELD_COUNT, &run_count, 4);
+            n = fw_field(buf, n, CI_FIELD_VALUE, "1", 1);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "no-count")) {
             uint32_t ok = CI_OUTCOME_OK;
-            n = field(buf, 0, CI_FIELD_OUTCOME, &ok, 4);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, 0, CI_FIELD_OUTCOME, &ok, 4);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "answer-twice")) {
             /* A forged early answer, then the real one: the second lands
              * while the host waits for the next cell. */
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, CI_FIELD_VALUE, "1", 1);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, n, CI_FIELD_VALUE, "1", 1);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "bad-outcome")) {
             n = outcome(buf, 0, 77);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "error-without-name")) {
             n = outcome(buf, 0, CI_OUTCOME_ERROR);
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "wrong-type")) {
-            frame(CI_FRAME_READY, ready, sizeof ready);
+            fw_frame(CI_FRAME_READY, ready, sizeof ready);
         } else if (!strcmp(code, "over-output-limit")) {
             static unsigned char big[8192];
             memset(big, 'v', sizeof big);
             n = outcome(buf, 0, CI_OUTCOME_OK);
-            n = field(buf, n, CI_FIELD_VALUE, big, sizeof big); /* limit is 4096 */
-            frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            n = fw_field(buf, n, CI_FIELD_VALUE, big, sizeof big); /* limit is 4096 */
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "half-frame-then-stall")) {
-            put(&(struct ci_frame_header){CI_FRAME_RESULT, 100}, sizeof h);
-            put("abc", 3);
+            fw_put(&(struct ci_frame_header){CI_FRAME_RESULT, 100}, sizeof h);
+            fw_put("abc", 3);
             pause();
         } else if (!strncmp(code, "violation-", 10)) {
             /* u32 syscall number, then its name */
@@ -309,10 +258,10 @@ static int fake_worker(void)
                 len = 3;
             else if (!strcmp(code, "violation-too-long"))
                 memset(buf + 4, 'a', len = 4 + 64);
-            frame(CI_FRAME_VIOLATION, buf, (uint32_t)len);
+            fw_frame(CI_FRAME_VIOLATION, buf, (uint32_t)len);
             if (!strcmp(code, "violation-then-result")) {
                 n = outcome(buf, 0, CI_OUTCOME_OK);
-                frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+                fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
             }
             if (!strcmp(code, "violation-then-sigsys")) {
                 struct rlimit no_core = {0, 0};

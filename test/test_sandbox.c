@@ -297,12 +297,28 @@ static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
     /* Never root and no capabilities: always possible. */
     unsigned want = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS |
                     CI_SANDBOX_UNPRIVILEGED;
+    unsigned unknown = 0;
     /* Landlock is reported exactly when the kernel offers it. */
-    if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
+    errno = 0;
+    if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1) {
         want |= CI_SANDBOX_LANDLOCK;
+    } else if (errno == ENOSYS && getenv("CODEINTERP_TEST_VALGRIND")) {
+        /* make valgrind: valgrind 3.19 fails the call, which it does not
+         * know, with ENOSYS, while the worker runs outside it. The list of
+         * active LSMs tells, where securityfs is mounted. */
+        char *lsm = h_read_file("/sys/kernel/security/lsm", NULL);
+        if (lsm && strstr(lsm, "landlock"))
+            want |= CI_SANDBOX_LANDLOCK;
+        else if (!lsm)
+            unknown = CI_SANDBOX_LANDLOCK;
+        fprintf(stderr, "  under valgrind: Landlock %s\n",
+                lsm ? "probed through /sys/kernel/security/lsm"
+                    : "not checked (no probe: valgrind lacks the call, no securityfs)");
+        free(lsm);
+    }
     /* And each namespace exactly when the kernel gives it. */
     want |= namespaces_this_kernel_gives();
-    assert_int_equal(ci_session_sandbox(S), want);
+    assert_int_equal(ci_session_sandbox(S) & ~unknown, want);
 }
 
 /* Skips the current test, saying why, when the worker lacks @layer (the
@@ -640,20 +656,30 @@ static void test_cell_cannot_write_outside_its_directories(void **state)
 }
 
 /* 1 if uid 65534 (or we, when not root) can read @path, tried in a
- * forked child: what file modes alone allow. */
+ * forked child: what file modes alone allow. The answer comes through a
+ * pipe: under make valgrind a forked child's exit status is valgrind's,
+ * whose leak check at its _exit can miss pointers the parent still holds
+ * in registers. */
 static int readable_by_the_workers_uid(const char *path)
 {
+    int fds[2];
+    char answer = 0;
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        close(fds[0]);
         if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
                                setresuid(65534, 65534, 65534) != 0))
             _exit(2);
-        _exit(open(path, O_RDONLY) >= 0 ? 0 : 1);
+        char yes = open(path, O_RDONLY) >= 0 ? 'y' : 'n';
+        _exit(write(fds[1], &yes, 1) == 1 ? 0 : 1);
     }
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    close(fds[1]);
+    ssize_t n = read(fds[0], &answer, 1);
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    return n == 1 && answer == 'y';
 }
 
 static void test_cell_cannot_read_a_world_readable_file_outside(void **state)

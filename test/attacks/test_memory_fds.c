@@ -57,6 +57,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     h_group_teardown(state);
+    a_free_heap_secret();
     for (int i = 0; i < n_canary_fds; i++)
         close(canary_fds[i]);
     h_rmtree(dir);

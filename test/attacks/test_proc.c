@@ -33,6 +33,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     h_group_teardown(state);
+    a_free_heap_secret();
     a_sentinel_stop(&sentinel);
     close(canary_fd);
     h_rmtree(dir);

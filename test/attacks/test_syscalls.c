@@ -47,6 +47,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     h_group_teardown(state);
+    a_free_heap_secret();
     close(canary_fd);
     close(pty_slave);
     close(pty_master);

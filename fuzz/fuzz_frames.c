@@ -1,0 +1,571 @@
+/*
+ * A libFuzzer target for the host side of the worker protocol (proto.h):
+ * the input is what a hostile worker writes on the channel, read by
+ * ci_reader_pump in pieces of fuzzer-chosen sizes, then handled frame by
+ * frame as await_ready (session.c) and on_frame (run.c) do. Besides the
+ * sanitizers' memory and UB checks, every answer is checked against a
+ * reference written from proto.h's text alone; a mismatch or a broken
+ * invariant aborts, so the fuzzer reports logic bugs too.
+ *
+ * Built with clang -fsanitize=fuzzer,address,undefined by `make fuzz`, and
+ * with gcc and fuzz/standalone.c by `make check`, which runs every file
+ * of fuzz/corpus/frames and fuzz/regressions through it.
+ *
+ * The input:
+ *   byte 0   mode: bit 0 the stream starts with the start-up phase (READY
+ *            first), bit 1 the per-run display limit equals the per-output
+ *            one (1024) instead of 4096; the other bits are ignored
+ *   byte 1   n, the length of the read schedule
+ *   n bytes  the read schedule: read call k takes entry k mod n. On the
+ *            first pass through it, an entry with bit 7 set fails the read
+ *            without data (EINTR if bit 6 is set too, else EAGAIN); the low
+ *            6 bits cap the bytes the read returns (0: no cap). With n == 0
+ *            every read returns all it asked for.
+ *   the rest the bytes of the channel, then end of file.
+ * fuzz/make_seeds.py writes the seed inputs in this format.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* -DFUZZ_FRAMES_TRACE: say what the host made of each frame (triage). */
+#ifdef FUZZ_FRAMES_TRACE
+#define TRACE(...) fprintf(stderr, "  " __VA_ARGS__)
+#else
+#define TRACE(...) ((void)0)
+#endif
+
+#define CHECK(cond)                                                                     \
+    do {                                                                                \
+        if (!(cond)) {                                                                  \
+            fprintf(stderr, "fuzz_frames: invariant failed at %s:%d: %s\n", __FILE__,   \
+                    __LINE__, #cond);                                                   \
+            abort();                                                                    \
+        }                                                                               \
+    } while (0)
+
+/* The host's limits: the smallest the public setters accept, so the
+ * fuzzer reaches them with small inputs. */
+#define OUTPUT_LIMIT 1024u
+#define DISPLAY_OUTPUT_LIMIT 1024u
+#define DISPLAY_RUN_LIMIT 4096u
+
+/* ------------------------------------------------------------ reference */
+
+/* UTF-8 without NUL, straight from the table of well-formed byte
+ * sequences (Unicode 15, table 3-7), written apart from ci_utf8_valid. */
+static int ref_utf8(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        unsigned char lo = 0x80, hi = 0xBF;
+        size_t k;
+        if (c == 0x00)
+            return 0;
+        if (c <= 0x7F) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            k = 1;
+        else if (c == 0xE0)
+            k = 2, lo = 0xA0;
+        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+            k = 2;
+        else if (c == 0xED)
+            k = 2, hi = 0x9F;
+        else if (c == 0xF0)
+            k = 3, lo = 0x90;
+        else if (c >= 0xF1 && c <= 0xF3)
+            k = 3;
+        else if (c == 0xF4)
+            k = 3, hi = 0x8F;
+        else
+            return 0;
+        if (n - i - 1 < k)
+            return 0;
+        if (p[i + 1] < lo || p[i + 1] > hi)
+            return 0;
+        for (size_t j = 2; j <= k; j++)
+            if (p[i + j] < 0x80 || p[i + j] > 0xBF)
+                return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+static int ref_mime_char(unsigned char c)
+{
+    static const char extra[] = "!#$&^_.+-";
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+        return 1;
+    for (const char *e = extra; *e; e++)
+        if (c == (unsigned char)*e)
+            return 1;
+    return 0;
+}
+
+/* type "/" subtype, each 1 or more restricted-name characters. */
+static int ref_mime(const unsigned char *p, size_t n)
+{
+    size_t slashes = 0, at = 0;
+    if (n < 1 || n > CI_MIME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '/') {
+            slashes++;
+            at = i;
+        } else if (!ref_mime_char(p[i])) {
+            return 0;
+        }
+    }
+    return slashes == 1 && at > 0 && at < n - 1;
+}
+
+static int ends_with(const unsigned char *p, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(p + n - k, suffix, k) == 0;
+}
+
+/* text/..., application/json, or a subtype ending in +json or +xml. */
+static int ref_mime_text(const unsigned char *p, size_t n)
+{
+    const unsigned char *slash = memchr(p, '/', n);
+    const unsigned char *sub = slash ? slash + 1 : p;
+    size_t sublen = n - (size_t)(sub - p);
+    if (n >= 5 && memcmp(p, "text/", 5) == 0)
+        return 1;
+    if (n == 16 && memcmp(p, "application/json", 16) == 0)
+        return 1;
+    return ends_with(sub, sublen, "+json") || ends_with(sub, sublen, "+xml");
+}
+
+static uint32_t word(const unsigned char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+struct ref_output {
+    uint32_t type, message;
+    const unsigned char *mime, *data;
+    size_t mime_len, len;
+};
+
+struct ref_result {
+    uint32_t outcome, count, flags, omitted;
+    unsigned seen; /* 1 << tag */
+    const unsigned char *text[6]; /* VALUE..TRACEBACK by tag; NULL if absent */
+    size_t text_len[6];
+    struct ref_output *outputs;
+    size_t output_count;
+};
+
+/* The OUTPUTS field; 1 if well formed. Counts them in ref->output_count,
+ * and fills ref->outputs unless it is NULL. */
+static int ref_outputs(const unsigned char *p, size_t len, size_t per_output, size_t per_run,
+                       struct ref_result *ref)
+{
+    size_t off = 0, n = 0, total = 0;
+    uint64_t last = 0;
+    while (off < len) {
+        uint32_t type, message, mlen, dlen;
+        if (len - off < 16)
+            return 0;
+        type = word(p + off);
+        message = word(p + off + 4);
+        mlen = word(p + off + 8);
+        dlen = word(p + off + 12);
+        off += 16;
+        if (++n > CI_MAX_OUTPUTS)
+            return 0;
+        if (type != CI_OUTPUT_DISPLAY_DATA && type != CI_OUTPUT_EXECUTE_RESULT)
+            return 0;
+        if (n == 1 ? message != 0 : (message != last && message != last + 1))
+            return 0;
+        last = message;
+        if ((uint64_t)mlen + dlen > len - off || !ref_mime(p + off, mlen))
+            return 0;
+        if (dlen > per_output || total + dlen > per_run)
+            return 0;
+        total += dlen;
+        if (ref_mime_text(p + off, mlen) && !ref_utf8(p + off + mlen, dlen))
+            return 0;
+        if (ref->outputs)
+            ref->outputs[n - 1] = (struct ref_output){type, message, p + off, p + off + mlen,
+                                                      mlen, dlen};
+        off += (size_t)mlen + dlen;
+    }
+    ref->output_count = n;
+    return 1;
+}
+
+/* A RESULT payload as proto.h describes it; 1 if well formed. */
+static int ref_result(const unsigned char *p, size_t len, const struct ci_config *cfg,
+                      struct ref_result *ref)
+{
+    memset(ref, 0, sizeof *ref);
+    while (len > 0) {
+        uint32_t tag, flen;
+        if (len < 8)
+            return 0;
+        tag = word(p);
+        flen = word(p + 4);
+        p += 8;
+        len -= 8;
+        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_OMITTED ||
+            (ref->seen & (1u << tag)))
+            return 0;
+        ref->seen |= 1u << tag;
+        switch (tag) {
+        case CI_FIELD_OUTCOME:
+        case CI_FIELD_FLAGS:
+        case CI_FIELD_COUNT:
+        case CI_FIELD_OMITTED:
+            if (flen != 4)
+                return 0;
+            if (tag == CI_FIELD_OUTCOME && (ref->outcome = word(p)) > CI_OUTCOME_INTERRUPT)
+                return 0;
+            if (tag == CI_FIELD_FLAGS && ((ref->flags = word(p)) & ~CI_FLAG_TRUNCATED))
+                return 0;
+            if (tag == CI_FIELD_COUNT)
+                ref->count = word(p);
+            if (tag == CI_FIELD_OMITTED)
+                ref->omitted = word(p);
+            break;
+        case CI_FIELD_OUTPUTS:
+            if (!ref_outputs(p, flen, cfg->display_output_limit, cfg->display_run_limit, ref))
+                return 0;
+            /* Valid: counted; now kept. */
+            if (!(ref->outputs = calloc(ref->output_count + 1, sizeof *ref->outputs)))
+                abort();
+            ref_outputs(p, flen, cfg->display_output_limit, cfg->display_run_limit, ref);
+            break;
+        default: /* the text fields */
+            if (flen > cfg->output_limit || !ref_utf8(p, flen))
+                return 0;
+            ref->text[tag] = p;
+            ref->text_len[tag] = flen;
+            break;
+        }
+        p += flen;
+        len -= flen;
+    }
+    if (!(ref->seen & (1u << CI_FIELD_OUTCOME)) || !(ref->seen & (1u << CI_FIELD_COUNT)))
+        return 0;
+    /* An error always has its class's name. */
+    if (ref->outcome != CI_OUTCOME_OK && !ref->text[CI_FIELD_ENAME])
+        return 0;
+    return 1;
+}
+
+/* ----------------------------------------------------- the result checks */
+
+static void check_text(const char *s, const unsigned char *want, size_t want_len)
+{
+    if (!want) {
+        CHECK(s == NULL);
+        return;
+    }
+    CHECK(s != NULL);
+    CHECK(strlen(s) == want_len);
+    CHECK(memcmp(s, want, want_len) == 0);
+}
+
+/* What any result the decoder left, whole or partial, must satisfy
+ * through the public getters. */
+static void check_getters(const ci_result *r, const struct ci_config *cfg)
+{
+    const char *texts[4] = {ci_result_value(r), ci_result_error_name(r),
+                            ci_result_error_value(r), ci_result_traceback(r)};
+    size_t n = ci_result_output_count(r), total = 0, len = 1;
+    size_t last_message = 0;
+
+    for (int i = 0; i < 4; i++)
+        if (texts[i]) {
+            size_t k = strlen(texts[i]);
+            CHECK(k <= cfg->output_limit);
+            CHECK(ref_utf8((const unsigned char *)texts[i], k));
+        }
+    CHECK(n <= CI_MAX_OUTPUTS);
+    CHECK((ci_result_truncated(r) & ~(CI_TRUNCATED_TEXT | CI_TRUNCATED_OUTPUTS)) == 0);
+    if (ci_result_outputs_omitted(r))
+        CHECK(ci_result_truncated(r) & CI_TRUNCATED_OUTPUTS);
+    CHECK(ci_result_stdout(r, &len) != NULL && len == 0);
+    CHECK(ci_result_stderr(r, &len) != NULL && len == 0);
+    CHECK(ci_result_file_count(r) == 0 && ci_result_file_name(r, 0) == NULL);
+    CHECK(ci_result_status(r) == CI_STATUS_OK); /* run.c's classify() sets it */
+    CHECK(ci_result_wall_time_us(r) == 0 && ci_result_cpu_time_us(r) == 0 &&
+          ci_result_peak_memory(r) == 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *mime = ci_result_output_mime(r, i);
+        const unsigned char *d = ci_result_output_data(r, i, &len);
+        ci_output_type type = ci_result_output_type(r, i);
+        size_t message = ci_result_output_message(r, i);
+        size_t mlen;
+
+        CHECK(type == CI_OUTPUT_DISPLAY_DATA || type == CI_OUTPUT_EXECUTE_RESULT);
+        CHECK(i == 0 ? message == 0 : (message == last_message || message == last_message + 1));
+        last_message = message;
+        CHECK(mime != NULL);
+        mlen = strnlen(mime, CI_MIME_MAX + 1);
+        CHECK(mlen <= CI_MIME_MAX);
+        CHECK(ref_mime((const unsigned char *)mime, mlen));
+        CHECK(d != NULL);
+        CHECK(d[len] == '\0'); /* internal.h: data is NUL-terminated too */
+        CHECK(len <= cfg->display_output_limit);
+        total += len;
+        CHECK(total <= cfg->display_run_limit);
+        if (ref_mime_text((const unsigned char *)mime, mlen))
+            CHECK(ref_utf8(d, len));
+    }
+    /* Past the end: nothing. */
+    CHECK(ci_result_output_mime(r, n) == NULL);
+    CHECK(ci_result_output_data(r, n, &len) == NULL && len == 0);
+    CHECK(ci_result_output_type(r, n) == 0);
+    CHECK(ci_result_output_message(r, n) == 0);
+}
+
+/* Decodes a RESULT payload as on_frame does; 1 if the run ended well. */
+static int on_result(const unsigned char *p, size_t len, const struct ci_config *cfg,
+                     int execution_count)
+{
+    struct ref_result ref;
+    uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
+    const char *why = NULL;
+    ci_result *r = ci_result_new();
+    int rc, want;
+
+    CHECK(r != NULL);
+    r->execution_count = execution_count;
+    rc = ci_result_decode(r, p, len, cfg, &outcome, &count, &why);
+    want = ref_result(p, len, cfg, &ref);
+    CHECK(rc == CI_OK || rc == CI_EPROTO || rc == CI_ENOMEM);
+    if (rc == CI_EPROTO)
+        CHECK(why != NULL && why[0] != '\0');
+    if (rc != CI_ENOMEM)
+        CHECK((rc == CI_OK) == want);
+    if (rc == CI_OK) {
+        CHECK(outcome == ref.outcome && count == ref.count);
+        check_text(ci_result_value(r), ref.text[CI_FIELD_VALUE], ref.text_len[CI_FIELD_VALUE]);
+        check_text(ci_result_error_name(r), ref.text[CI_FIELD_ENAME],
+                   ref.text_len[CI_FIELD_ENAME]);
+        check_text(ci_result_error_value(r), ref.text[CI_FIELD_EVALUE],
+                   ref.text_len[CI_FIELD_EVALUE]);
+        check_text(ci_result_traceback(r), ref.text[CI_FIELD_TRACEBACK],
+                   ref.text_len[CI_FIELD_TRACEBACK]);
+        CHECK(ci_result_outputs_omitted(r) == ref.omitted);
+        CHECK(ci_result_truncated(r) ==
+              ((ref.flags & CI_FLAG_TRUNCATED ? CI_TRUNCATED_TEXT : 0) |
+               (ref.omitted ? CI_TRUNCATED_OUTPUTS : 0)));
+        CHECK(ci_result_output_count(r) == ref.output_count);
+        for (size_t i = 0; i < ref.output_count; i++) {
+            const struct ref_output *o = &ref.outputs[i];
+            size_t dlen;
+            const unsigned char *d = ci_result_output_data(r, i, &dlen);
+            CHECK((uint32_t)ci_result_output_type(r, i) == o->type);
+            CHECK(ci_result_output_message(r, i) == o->message);
+            check_text(ci_result_output_mime(r, i), o->mime, o->mime_len);
+            CHECK(dlen == o->len && memcmp(d, o->data, dlen) == 0);
+        }
+        CHECK(ci_result_execution_count(r) == execution_count);
+    }
+    TRACE("RESULT of %zu bytes: %s, count %u, %zu outputs\n", len,
+          rc == CI_OK ? "decoded" : why ? why : "out of memory", count,
+          ci_result_output_count(r));
+    check_getters(r, cfg);
+    free(ref.outputs);
+    ci_result_free(r);
+    /* on_frame: a result for another cell is a protocol error too. */
+    return rc == CI_OK && count == (uint32_t)execution_count;
+}
+
+/* A VIOLATION payload as on_violation does (the name not yet known);
+ * 1 if the run waits on for the worker's death. */
+static int on_violation(const unsigned char *p, size_t len, char name[CI_VIOLATION_NAME_MAX + 1])
+{
+    const char *why = NULL;
+    int rc = ci_violation_parse(p, len, name, &why);
+    int want = len >= 5 && len <= 4 + CI_VIOLATION_NAME_MAX && word(p) < CI_VIOLATION_NR_MAX;
+
+    for (size_t i = 4; want && i < len; i++)
+        want = (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_';
+    TRACE("VIOLATION: %s\n", rc == 0 ? name : why);
+    CHECK(rc == 0 || rc == -1);
+    CHECK((rc == 0) == want);
+    if (rc == 0) {
+        CHECK(strlen(name) == len - 4 && memcmp(name, p + 4, len - 4) == 0);
+    } else {
+        CHECK(why != NULL && why[0] != '\0');
+        CHECK(name[0] == '\0'); /* untouched */
+    }
+    return rc == 0;
+}
+
+/* A READY payload as await_ready does; 1 if the worker is ready. */
+static int on_ready(uint32_t type, const unsigned char *p, size_t len)
+{
+    unsigned layers = 0xDEADu;
+    int rc = type == CI_FRAME_READY ? ci_ready_parse(p, len, &layers) : -1;
+    int want = type == CI_FRAME_READY && len == 8 && word(p) == CI_PROTO_VERSION &&
+               (word(p + 4) & ~CI_LAYER_ALL) == 0;
+    TRACE("READY: %s\n", rc == 0 ? "accepted" : "refused");
+    CHECK(rc == 0 || rc == -1);
+    CHECK((rc == 0) == want);
+    CHECK(rc == 0 ? layers == word(p + 4) : layers == 0xDEADu);
+    return rc == 0;
+}
+
+/* ------------------------------------------------------------ the stream */
+
+struct stream {
+    const unsigned char *p;
+    size_t len, off;
+    const unsigned char *schedule;
+    size_t schedule_len, calls;
+    int would_block; /* the last read failed with EAGAIN */
+};
+
+static ssize_t stream_read(void *ctx, void *buf, size_t n)
+{
+    struct stream *st = ctx;
+    size_t give = n;
+
+    CHECK(n > 0); /* the reader never asks for nothing */
+    st->would_block = 0;
+    if (st->schedule_len) {
+        unsigned char v = st->schedule[st->calls % st->schedule_len];
+        int first_pass = st->calls < st->schedule_len;
+        st->calls++;
+        if (first_pass && (v & 0x80)) {
+            errno = (v & 0x40) ? EINTR : EAGAIN;
+            st->would_block = errno == EAGAIN;
+            return -1;
+        }
+        if ((v & 0x3F) && (v & 0x3F) < give)
+            give = v & 0x3F;
+    }
+    if (give > st->len - st->off)
+        give = st->len - st->off;
+    memcpy(buf, st->p + st->off, give);
+    st->off += give;
+    return (ssize_t)give;
+}
+
+/* Reads one frame that starts at st->off into the fresh reader @rd, as
+ * the host's poll loops do (EAGAIN: poll, then pump again), and checks
+ * the reader's answer against the bytes. */
+static int pump(struct ci_reader *rd, struct stream *st)
+{
+    size_t start = st->off, rest;
+    struct ci_frame_header h = {0, 0};
+    int n;
+
+    for (;;) {
+        errno = 0;
+        n = ci_reader_pump_from(rd, stream_read, st);
+        if (n != 0)
+            break;
+        CHECK(st->would_block);
+    }
+    rest = st->len - start;
+    if (rest >= sizeof h)
+        memcpy(&h, st->p + start, sizeof h);
+    switch (n) {
+    case 1: /* a whole frame, exactly its bytes */
+        CHECK(rest >= sizeof h && h.len <= rd->max_len);
+        CHECK(rd->type == h.type && rd->len == h.len && rd->have == h.len);
+        CHECK(st->off - start == sizeof h + (size_t)h.len);
+        CHECK(rd->payload != NULL);
+        CHECK(memcmp(rd->payload, st->p + start + sizeof h, h.len) == 0);
+        break;
+    case -2: /* over the cap, refused after the header alone */
+        CHECK(rest >= sizeof h && h.len > rd->max_len && rd->len == h.len);
+        CHECK(st->off - start == sizeof h);
+        break;
+    case -1: /* end of file within the frame */
+        CHECK(errno == 0);
+        CHECK(st->off == st->len);
+        CHECK(rest < sizeof h || (h.len <= rd->max_len && rest < sizeof h + (size_t)h.len));
+        break;
+    default:
+        CHECK(0);
+    }
+    TRACE("frame: %s, type %u, length %u\n",
+          n == 1 ? "whole" : n == -2 ? "over the cap" : "cut by EOF", rd->type, rd->len);
+    return n;
+}
+
+/* ------------------------------------------------------------ the host */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct ci_config cfg;
+    struct stream st = {0};
+    struct ci_reader rd;
+    unsigned mode;
+
+    /* The decoders' own pieces, on the raw bytes. */
+    CHECK(ci_utf8_valid(data, size) == ref_utf8(data, size));
+
+    if (size < 2)
+        return 0;
+    mode = data[0];
+    st.schedule_len = data[1];
+    if (size - 2 < st.schedule_len)
+        return 0;
+    st.schedule = data + 2;
+    st.p = data + 2 + st.schedule_len;
+    st.len = size - 2 - st.schedule_len;
+
+    ci_config_defaults(&cfg);
+    CHECK(ci_config_set_output_limit(&cfg, OUTPUT_LIMIT) == CI_OK);
+    CHECK(ci_config_set_display_limits(&cfg, DISPLAY_OUTPUT_LIMIT,
+                                       mode & 2 ? DISPLAY_OUTPUT_LIMIT : DISPLAY_RUN_LIMIT) ==
+          CI_OK);
+
+    if (mode & 1) { /* await_ready: one frame, at most 64 bytes */
+        int ok;
+        ci_reader_init(&rd, 64);
+        ok = pump(&rd, &st) == 1 && on_ready(rd.type, rd.payload, rd.len);
+        ci_reader_reset(&rd);
+        if (!ok)
+            return 0; /* the host kills the worker */
+    }
+
+    /* Runs, one after another, while the worker answers well. */
+    for (int count = 1;; count++) {
+        char violation[CI_VIOLATION_NAME_MAX + 1] = "";
+        int over = 0, ok = 0;
+
+        ci_reader_init(&rd, ci_result_frame_cap(&cfg));
+        CHECK(rd.max_len >= 4 * OUTPUT_LIMIT + DISPLAY_RUN_LIMIT);
+        while (!over) {
+            if (pump(&rd, &st) != 1) {
+                over = 1; /* EOF: the worker died; over the cap: killed */
+            } else if (rd.type == CI_FRAME_VIOLATION && !violation[0]) {
+                if (on_violation(rd.payload, rd.len, violation))
+                    ci_reader_reset(&rd); /* wait on for its death */
+                else
+                    over = 1;
+            } else if (rd.type == CI_FRAME_RESULT && !violation[0]) {
+                ok = on_result(rd.payload, rd.len, &cfg, count);
+                over = 1;
+            } else {
+                over = 1; /* a second violation, a result after one, any other type */
+            }
+        }
+        ci_reader_reset(&rd);
+        if (!ok)
+            return 0;
+    }
+}
