@@ -449,7 +449,8 @@ CI_API unsigned ci_session_sandbox(const ci_session *s);
 
 /*
  * ci_session_pid - the worker's process id.
- * @return a pid > 0; -1 if @s is NULL or the worker is dead.
+ * @return a pid > 0; -1 if @s is NULL or the worker is dead (including
+ *         one that died since the last run, not yet reaped).
  */
 CI_API int ci_session_pid(const ci_session *s);
 
@@ -528,7 +529,10 @@ CI_API int ci_session_interrupt(ci_session *s);
  * @return CI_OK whenever the cell was handed to the worker, whatever
  *         became of it (the status says); CI_EINVAL for NULL arguments;
  *         CI_ETOOBIG for a cell over 16 MiB; CI_EDEAD if the worker is
- *         dead; CI_EBUSY if a run is in progress; CI_ENOMEM.
+ *         known to be dead (a run killed it, or a restart failed; a worker
+ *         that died between runs is reported by the next run instead:
+ *         CI_OK, CI_STATUS_KILLED and how it died); CI_EBUSY if a run
+ *         is in progress; CI_ENOMEM.
  */
 CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
 
@@ -775,8 +779,10 @@ CI_API size_t ci_result_outputs_omitted(const ci_result *r);
  * names need not be UTF-8). The library finds them by comparing the
  * workspace before and after the run (inode, size, modification and
  * change times, as stat(2) gives them), looking at most 32 directories
- * deep and at 100000 entries: past that, or under a directory the host
- * cannot read, the list is incomplete and ci_result_truncated() has
+ * deep, at 100000 entries and 8 MiB of names, for at most 50 ms a scan
+ * (the scan before the cell counts against its timeout): past that, or
+ * under a directory the host cannot read, the list is incomplete (and
+ * may name files the cell did not touch) and ci_result_truncated() has
  * CI_TRUNCATED_FILES set. A file whose metadata alone changed (chmod)
  * counts as modified. Empty when the worker was killed (without
  * CI_TRUNCATED_FILES); the next run then compares with its own start.

@@ -17,24 +17,28 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define MAX_DEPTH 32
 #define MAX_ENTRIES 100000
+#define MAX_NAME_BYTES (8u << 20) /* of all the names kept, together */
+#define MAX_PATH 4096
 
 struct scan {
     struct ci_snapshot *snap;
     size_t cap;
-    size_t entries; /* directory entries seen, of any kind */
+    size_t entries;    /* directory entries seen, of any kind */
+    size_t name_bytes; /* of the names kept */
+    int64_t deadline;  /* ci_now_ms(); the scan stops, incomplete, there */
     int nomem;
+    char path[MAX_PATH]; /* the entry's path in the workspace; the stack
+                          * of a deep walk holds only offsets into it */
 };
 
 static int ts_cmp(const struct timespec *a, const struct timespec *b)
@@ -60,6 +64,7 @@ static int add_file(struct scan *sc, const char *name, const struct stat *st)
     f = &snap->files[snap->count];
     if (!(f->name = ci_strdup(name)))
         return -1;
+    sc->name_bytes += strlen(name) + 1;
     f->dev = st->st_dev;
     f->ino = st->st_ino;
     f->size = st->st_size;
@@ -71,18 +76,16 @@ static int add_file(struct scan *sc, const char *name, const struct stat *st)
     return 0;
 }
 
-/* A subdirectory, never through a link, never out of the workspace. */
+/* A subdirectory, never through a link, never out of the workspace
+ * (resolve.c); @name is one entry that readdir gave, never "." or "..". */
 static int open_subdir(int dirfd, const char *name)
 {
-    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+    return ci_open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0);
 }
 
-/* Scans directory @fd (consumed), whose path in the workspace is @prefix
- * ("" for the top). */
-static void scan_dir(struct scan *sc, int fd, const char *prefix, int depth)
+/* Scans directory @fd (consumed), whose path in the workspace is the
+ * first @len bytes of sc->path (0 for the top). */
+static void scan_dir(struct scan *sc, int fd, size_t len, int depth)
 {
     DIR *dir = fdopendir(fd);
     struct dirent *e;
@@ -93,23 +96,28 @@ static void scan_dir(struct scan *sc, int fd, const char *prefix, int depth)
         return;
     }
     while (!sc->nomem && (e = readdir(dir))) {
-        char path[4096];
+        size_t n = strlen(e->d_name), at = len ? len + 1 : 0;
         struct stat st;
 
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (++sc->entries > MAX_ENTRIES) {
+        /* A hostile workspace (a million files, long names) must cost
+         * neither the run's deadline nor the host's memory. */
+        if (++sc->entries > MAX_ENTRIES || sc->name_bytes > MAX_NAME_BYTES ||
+            (sc->entries % 256 == 0 && ci_now_ms() >= sc->deadline)) {
             sc->snap->incomplete = 1;
             break;
         }
-        if (snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", e->d_name) >=
-                (int)sizeof path ||
+        if (at + n >= sizeof sc->path ||
             fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             sc->snap->incomplete = 1;
             continue;
         }
+        if (len)
+            sc->path[len] = '/';
+        memcpy(sc->path + at, e->d_name, n + 1);
         if (S_ISREG(st.st_mode)) {
-            if (add_file(sc, path, &st) < 0)
+            if (add_file(sc, sc->path, &st) < 0)
                 sc->nomem = 1;
         } else if (S_ISDIR(st.st_mode)) {
             int sub;
@@ -117,7 +125,7 @@ static void scan_dir(struct scan *sc, int fd, const char *prefix, int depth)
                 sc->snap->incomplete = 1;
                 continue;
             }
-            scan_dir(sc, sub, path, depth + 1);
+            scan_dir(sc, sub, at + n, depth + 1);
         }
     }
     closedir(dir);
@@ -137,22 +145,32 @@ void ci_snapshot_clear(struct ci_snapshot *snap)
     memset(snap, 0, sizeof *snap);
 }
 
-int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap)
+int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap, int64_t deadline_ms)
 {
-    struct scan sc = {.snap = snap};
+    struct scan *sc = calloc(1, sizeof *sc);
     int fd;
 
     ci_snapshot_clear(snap);
-    fd = open_subdir(workspace_fd, ".");
+    if (!sc)
+        return CI_ENOMEM;
+    sc->snap = snap;
+    sc->deadline = deadline_ms;
+    /* The workspace itself, reopened for reading: no name is resolved. */
+    fd = openat(workspace_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         snap->incomplete = 1;
     else
-        scan_dir(&sc, fd, "", 0);
-    if (sc.nomem) {
+        scan_dir(sc, fd, 0, 0);
+    if (sc->nomem) {
+        free(sc);
         ci_snapshot_clear(snap);
         return CI_ENOMEM;
     }
-    qsort(snap->files, snap->count, sizeof *snap->files, by_name);
+    free(sc);
+    /* qsort's array must not be NULL, even empty (C11 7.22.5p1): an empty
+     * workspace has none. */
+    if (snap->count > 1)
+        qsort(snap->files, snap->count, sizeof *snap->files, by_name);
     snap->valid = 1;
     return CI_OK;
 }

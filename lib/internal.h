@@ -73,10 +73,10 @@ struct ci_session {
     struct ci_worker worker;
     int execution_count;
     atomic_int busy;
-    atomic_int running;       /* the running cell's execution count, or 0 */
-    atomic_int interrupt_for; /* the cell ci_session_interrupt() asked to stop */
+    int run_seq;              /* runs so far, across restarts */
+    atomic_int running;       /* the running run's run_seq, or 0 */
+    atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
     int wake_fd;              /* eventfd: wakes a run to see that request */
-    int sent_interrupt;       /* the last run sent SIGINT (CI_RUN_DISCARD_INTERRUPT) */
     struct ci_snapshot files; /* the workspace after the last run */
     char errmsg[1024];
 };
@@ -135,6 +135,20 @@ void ci_worker_stop(struct ci_worker *w);
 void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                     char *value, size_t valuelen);
 
+/* resolve.c: opening a name below @dirfd without following a symbolic
+ * link or leaving @dirfd: openat2(2) RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+ * | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, or, where openat2 is missing
+ * (ENOSYS: Linux before 5.6, valgrind), a walk one component at a time
+ * with O_NOFOLLOW. @name must pass ci_name_beneath_valid() (else EINVAL).
+ * The descriptor, or -1 with errno (ELOOP: a link on the path; ENOTDIR;
+ * EXDEV: another filesystem). */
+int ci_open_beneath(int dirfd, const char *name, int flags, mode_t mode);
+/* The walk alone, whatever the kernel has: for the tests. */
+int ci_open_beneath_fallback(int dirfd, const char *name, int flags, mode_t mode);
+/* 1 if @name is relative, shorter than PATH_MAX, and has no empty, "." or
+ * ".." component (nor a trailing slash). */
+int ci_name_beneath_valid(const char *name);
+
 /* files.c: the session directory and its workspace. */
 int ci_workspace_create(ci_session *s);
 /* Replaces config/ and tmp/ with empty ones before a new worker starts:
@@ -158,6 +172,18 @@ void ci_reader_reset(struct ci_reader *rd);
  * rd (type, len, payload), 0 when more is needed (EAGAIN), -1 on EOF or
  * error (errno set; 0 for EOF), -2 when the frame is over max_len. */
 int ci_reader_pump(struct ci_reader *rd, int fd);
+/* The same, reading through @fn (read(2)'s contract: bytes, 0 at EOF, -1
+ * with errno), so the fuzz target can drive the reader from memory. */
+typedef ssize_t ci_read_fn(void *ctx, void *buf, size_t n);
+int ci_reader_pump_from(struct ci_reader *rd, ci_read_fn *fn, void *ctx);
+/* read(2) on the descriptor *(int *)@fd: ci_reader_pump's ci_read_fn. */
+ssize_t ci_read_fd(void *fd, void *buf, size_t n);
+/* A READY payload (proto.h): 0 and *@layers if it is well formed, else -1. */
+int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers);
+/* A VIOLATION payload (proto.h): 0 and the syscall's name in @name if it
+ * is well formed, else -1 with @why (@name untouched). */
+int ci_violation_parse(const unsigned char *p, size_t len,
+                       char name[CI_VIOLATION_NAME_MAX + 1], const char **why);
 /* Writes a whole frame of two payload parts to non-blocking @fd before
  * @deadline_ms, draining @drain (the output pipes) meanwhile so a worker
  * blocked on a full pipe cannot stall us. 0, or -1 with errno (ETIMEDOUT,
@@ -198,9 +224,10 @@ int ci_utf8_valid(const unsigned char *p, size_t n);
 char *ci_strdup(const char *s);
 
 /* changes.c: which workspace files a run created or modified. */
-/* Scans the workspace into @snap (replacing what it held). CI_OK or
- * CI_ENOMEM; an unreadable part only makes it incomplete. */
-int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap);
+/* Scans the workspace into @snap (replacing what it held), stopping at
+ * @deadline_ms (ci_now_ms), 100000 entries or 8 MiB of names. CI_OK or
+ * CI_ENOMEM; an unreadable part or a limit only makes it incomplete. */
+int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap, int64_t deadline_ms);
 void ci_snapshot_clear(struct ci_snapshot *snap);
 /* Waits, at most 50 ms, until a file written now would get a change time
  * later than any in @snap, so a rewrite of the same size is still seen. */

@@ -41,12 +41,12 @@ static int keep(struct ci_drain *d, int i, const char *chunk, size_t n)
 
 int ci_drain_one(struct ci_drain *d, int i)
 {
-    char chunk[65536];
+    char chunk[16384]; /* small: hosts may call ci_run on small thread stacks */
     /* At most 1 MiB a call, more than a pipe holds (the worker cannot
      * grow its pipes: F_SETPIPE_SZ is not in its seccomp policy), so one
      * call still empties a pipe its writer has stopped filling, while a
      * cell that floods it cannot keep the host here past its deadlines. */
-    for (int reads = 0; reads < 16; reads++) {
+    for (int reads = 0; reads < 64; reads++) {
         ssize_t n;
         if (d->fd[i] < 0)
             return 1;

@@ -26,11 +26,13 @@
  *           its name, 1 to CI_VIOLATION_NAME_MAX bytes of [a-z0-9_], no
  *           NUL. Never a result: the host still waits for the death.
  * Host -> worker
- *   RUN     payload: u32 execution count, u32 CI_RUN_* flags, then the
- *           cell's UTF-8 source.
+ *   RUN     payload: u32 execution count, then the cell's UTF-8 source.
  *
- * Interrupts travel out of band: the host sends SIGINT to the worker,
- * which Python turns into KeyboardInterrupt in the cell's main thread.
+ * Interrupts travel out of band: the host sends SIGINT to the worker's
+ * main thread with rt_tgsigqueueinfo(2), si_code SI_QUEUE and the RUN's
+ * execution count in si_value.sival_int; the worker turns only the one
+ * for the running cell into KeyboardInterrupt (a late one for the
+ * previous cell is dropped, an early one for this cell kept).
  */
 #ifndef CI_PROTO_H
 #define CI_PROTO_H
@@ -135,12 +137,6 @@ enum ci_outcome {
  * "nogroup" on Debian). A root host hands the session directory to them. */
 #define CI_WORKER_UID 65534u
 #define CI_WORKER_GID 65534u
-
-/* RUN flags. DISCARD_INTERRUPT: the previous run sent SIGINT, which may
- * have reached the worker after that cell ended; the worker drops a
- * pending one before starting this cell. Without the flag it keeps it,
- * so an interrupt sent just after the RUN is never lost. */
-#define CI_RUN_DISCARD_INTERRUPT 1u
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -32,6 +33,8 @@ struct run {
     int64_t deadline;  /* the timeout: interrupt */
     int64_t hard;      /* interrupt + grace: kill */
     enum interrupt interrupted;
+    int seq;           /* the session's run number (ci_session.run_seq) */
+    int64_t reap_by;   /* if set, kill a dying worker then, not at hard */
     char violation[CI_VIOLATION_NAME_MAX + 1]; /* a VIOLATION frame's name */
 };
 
@@ -53,7 +56,8 @@ static void end_killed(struct run *run, const char *name, const char *why)
     if (why) /* we decided: it dies now, before a flood can delay us */
         kill(s->worker.pid, SIGKILL);
     ci_drain_pipes(&run->drain); /* what it wrote before it went */
-    ci_worker_reap(&s->worker, run->hard, &end_name, end, sizeof end);
+    ci_worker_reap(&s->worker, run->reap_by ? run->reap_by : run->hard, &end_name, end,
+                   sizeof end);
     if (why)
         snprintf(value, sizeof value, "%s", why);
     else if (run->violation[0] && strcmp(end_name, "SandboxViolation") == 0)
@@ -75,6 +79,8 @@ static void end_killed(struct run *run, const char *name, const char *why)
     free(run->r->outputs);
     run->r->outputs = NULL;
     run->r->output_count = 0;
+    run->r->outputs_omitted = 0;
+    run->r->truncated &= ~CI_TRUNCATED_OUTPUTS;
     if (set_text(&run->r->error_name, name ? name : end_name) < 0 ||
         set_text(&run->r->error_value, value) < 0) {
         /* Out of memory: the status alone still tells the truth. */
@@ -130,31 +136,11 @@ static void classify(struct run *run, uint32_t outcome)
  * formed (the name is kept for when the worker dies), else -1 with @why. */
 static int on_violation(struct run *run, const char **why)
 {
-    const unsigned char *p = run->rd.payload;
-    size_t len = run->rd.len;
-    uint32_t nr;
-
     if (run->violation[0]) {
         *why = "a second violation report";
         return -1;
     }
-    if (len < sizeof nr + 1 || len > sizeof nr + CI_VIOLATION_NAME_MAX) {
-        *why = "a violation report of the wrong length";
-        return -1;
-    }
-    memcpy(&nr, p, sizeof nr);
-    if (nr >= CI_VIOLATION_NR_MAX) {
-        *why = "a violation report for an unknown system call";
-        return -1;
-    }
-    for (size_t i = sizeof nr; i < len; i++)
-        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_')) {
-            *why = "a violation report with a malformed name";
-            return -1;
-        }
-    memcpy(run->violation, p + sizeof nr, len - sizeof nr);
-    run->violation[len - sizeof nr] = '\0';
-    return 0;
+    return ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why);
 }
 
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
@@ -215,11 +201,21 @@ static void on_hard_deadline(struct run *run)
 
 /* To the main thread, where Python raises KeyboardInterrupt: a thread the
  * cell started may not block SIGINT, and a signal it took would not wake
- * the main thread's sleep. The grace period starts now. */
+ * the main thread's sleep. Queued with the cell's number, so the worker
+ * can tell it from a late one for the cell before (proto.h). The grace
+ * period starts now. */
 static void interrupt(struct run *run, enum interrupt why)
 {
     struct ci_worker *w = &run->s->worker;
-    syscall(SYS_tgkill, w->pid, w->pid, SIGINT);
+    siginfo_t info;
+
+    memset(&info, 0, sizeof info);
+    info.si_signo = SIGINT;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = run->r->execution_count;
+    syscall(SYS_rt_tgsigqueueinfo, w->pid, w->pid, SIGINT, &info);
     run->interrupted = why;
     run->hard = ci_now_ms() + (int64_t)run->s->cfg.grace_ms;
 }
@@ -231,8 +227,28 @@ static int interrupt_requested(struct run *run)
     uint64_t n;
     while (read(run->s->wake_fd, &n, sizeof n) > 0)
         ;
-    return atomic_load(&run->s->interrupt_for) == run->r->execution_count;
+    return atomic_load(&run->s->interrupt_for) == run->seq;
 }
+
+/* Without a pidfd (pidfd_open(2) came in Linux 5.3; valgrind 3.19 fails
+ * it with ENOSYS) the worker's exit does not wake the poll, and a process
+ * it left behind holding the channel would hide it until the deadline. So
+ * the poll then wakes every NO_PIDFD_POLL_MS to ask, without reaping it
+ * (WNOWAIT: ci_worker_reap reaps). 1 if it has exited or is not ours. */
+#define NO_PIDFD_POLL_MS 50
+static int exited_without_pidfd(const struct ci_worker *w)
+{
+    siginfo_t info;
+    if (w->pidfd >= 0)
+        return 0;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return errno == ECHILD;
+    return info.si_pid == w->pid;
+}
+
+/* How long a worker whose channel closed has to exit on its own. */
+#define CLOSED_CHANNEL_MS 250
 
 /* Waits for the RESULT frame, reading output all the while. */
 static void await_result(struct run *run)
@@ -255,7 +271,8 @@ static void await_result(struct run *run)
         p[2] = (struct pollfd){.fd = run->drain.fd[1], .events = POLLIN};
         p[3] = (struct pollfd){.fd = w->pidfd, .events = POLLIN};
         p[4] = (struct pollfd){.fd = run->s->wake_fd, .events = POLLIN};
-        if (poll(p, 5, (int)(next - now > 1000 ? 1000 : next - now)) < 0 && errno != EINTR) {
+        int64_t cap = w->pidfd >= 0 ? 1000 : NO_PIDFD_POLL_MS;
+        if (poll(p, 5, (int)(next - now > cap ? cap : next - now)) < 0 && errno != EINTR) {
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
@@ -277,9 +294,19 @@ static void await_result(struct run *run)
                        "the worker broke the protocol (a frame over the size limit); it was killed");
             return;
         }
+        if (run->rd.header_have == sizeof run->rd.header && run->rd.type != CI_FRAME_RESULT &&
+            run->rd.type != CI_FRAME_VIOLATION) {
+            /* Known from the header alone: waiting for its payload would
+             * only make garbage look like a timeout. */
+            on_frame(run);
+            return;
+        }
         /* The channel closed, or the process exited: it died on its own.
-         * Wait (bounded by the run) for its exit status. */
-        if (n == -1 || (p[3].revents & POLLIN)) {
+         * Wait for its exit status, briefly: a worker that closed its
+         * channel can never answer, whether or not it exits. */
+        if (n == -1 || (p[3].revents & POLLIN) || exited_without_pidfd(w)) {
+            run->reap_by = now + CLOSED_CHANNEL_MS < run->hard ? now + CLOSED_CHANNEL_MS
+                                                               : run->hard;
             end_killed(run, NULL, NULL);
             return;
         }
@@ -298,11 +325,17 @@ static int unsolicited(int channel)
     return n > 0;
 }
 
+/* A scan of the workspace takes at most this long (a hostile cell can
+ * fill it), so a run still ends within timeout + grace + 100 ms. */
+#define SCAN_BUDGET_MS 50
+
 /* Notes what the workspace holds before the cell may write: after the
- * previous run that is already known, unless something else wrote since. */
+ * previous run that is already known, unless something else wrote since.
+ * That scan's time comes out of the run's timeout. */
 static void files_before(ci_session *s)
 {
-    if (!s->files.valid && ci_snapshot_take(s->workspace_fd, &s->files) != CI_OK)
+    if (!s->files.valid &&
+        ci_snapshot_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
         return; /* out of memory: this run lists no files */
     ci_snapshot_settle(&s->files);
 }
@@ -315,7 +348,8 @@ static void files_after(ci_session *s, ci_result *r)
 
     if (!s->files.valid)
         return;
-    if (r->status == CI_STATUS_KILLED || ci_snapshot_take(s->workspace_fd, &after) != CI_OK) {
+    if (r->status == CI_STATUS_KILLED ||
+        ci_snapshot_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
         s->files.valid = 0;
         return;
     }
@@ -331,15 +365,18 @@ static void files_after(ci_session *s, ci_result *r)
 static void run_cell(struct run *run, const char *code, size_t len)
 {
     ci_session *s = run->s;
-    uint32_t head[2] = {(uint32_t)run->r->execution_count,
-                        s->sent_interrupt ? CI_RUN_DISCARD_INTERRUPT : 0};
+    uint32_t count = (uint32_t)run->r->execution_count;
     struct ci_usage usage;
 
-    files_before(s);
-    ci_usage_begin(&s->worker, &usage);
+    /* The run's time starts here: the scan of the workspace counts, and
+     * an interrupt during it is not lost. Numbered across restarts, so
+     * a request for a run of an earlier worker never stops this one. */
     run->deadline = ci_now_ms() + (int64_t)run->timeout_ms;
     run->hard = run->deadline + (int64_t)s->cfg.grace_ms;
-    atomic_store(&s->running, run->r->execution_count);
+    run->seq = ++s->run_seq;
+    atomic_store(&s->running, run->seq);
+    files_before(s);
+    ci_usage_begin(&s->worker, &usage);
     if (unsolicited(s->worker.channel)) {
         /* Between runs the worker has nothing to say: bytes waiting now
          * were written by a cell (descriptor 3 is within its reach), e.g.
@@ -347,7 +384,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
         end_killed(run, "ProtocolError",
                    "the worker sent data while no cell was running (a cell wrote to the "
                    "protocol channel); it was killed");
-    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
+    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, &count, sizeof count, code, len,
                              run->hard, &run->drain) < 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
@@ -357,7 +394,6 @@ static void run_cell(struct run *run, const char *code, size_t len)
         await_result(run);
     }
     atomic_store(&s->running, 0);
-    s->sent_interrupt = run->interrupted != NOT_INTERRUPTED;
     ci_usage_end(&s->worker, &usage, run->r);
     files_after(s, run->r);
 }
@@ -448,17 +484,17 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
 CI_API int ci_session_interrupt(ci_session *s)
 {
     static const uint64_t one = 1;
-    int count;
+    int seq;
     ssize_t n;
 
     if (!s)
         return CI_EINVAL;
-    count = atomic_load(&s->running);
-    if (count == 0)
+    seq = atomic_load(&s->running);
+    if (seq == 0)
         return 0;
-    /* Names the cell, so a request that comes as the run ends cannot
-     * stop the next one. */
-    atomic_store(&s->interrupt_for, count);
+    /* Names the run, so a request that comes as the run ends cannot stop
+     * the next one. */
+    atomic_store(&s->interrupt_for, seq);
     do
         n = write(s->wake_fd, &one, sizeof one);
     while (n < 0 && errno == EINTR);

@@ -205,15 +205,10 @@ static int await_ready(ci_session *s)
         n = ci_reader_pump(&rd, w->channel);
         if (n == 0)
             continue;
-        if (n == 1 && rd.type == CI_FRAME_READY && rd.len == 8) {
-            uint32_t version, layers;
-            memcpy(&version, rd.payload, 4);
-            memcpy(&layers, rd.payload + 4, 4);
-            if (version == CI_PROTO_VERSION && !(layers & ~CI_LAYER_ALL)) {
-                w->layers = layers;
-                rc = CI_OK;
-                break;
-            }
+        if (n == 1 && rd.type == CI_FRAME_READY &&
+            ci_ready_parse(rd.payload, rd.len, &w->layers) == 0) {
+            rc = CI_OK;
+            break;
         }
         if (n == -1) {
             why = "it exited during start-up";
@@ -356,7 +351,6 @@ CI_API int ci_session_restart(ci_session *s)
     ci_worker_stop(&s->worker);
     s->execution_count = 0;
     s->files.valid = 0;
-    s->sent_interrupt = 0;
     rc = ci_workspace_renew(s);
     if (rc == CI_OK)
         rc = ci_worker_start(s);
@@ -369,12 +363,23 @@ CI_API const char *ci_session_workspace(const ci_session *s)
     return s ? s->workspace : NULL;
 }
 
+/* 1 if the worker lives, as far as can be seen without reaping it: one
+ * that died between runs is reaped, and reported, by the next run. */
+static int worker_alive(const ci_session *s)
+{
+    struct pollfd p;
+    if (!s || s->worker.pid <= 0)
+        return 0;
+    p = (struct pollfd){.fd = s->worker.pidfd, .events = POLLIN};
+    return s->worker.pidfd < 0 || poll(&p, 1, 0) == 0;
+}
+
 CI_API unsigned ci_session_sandbox(const ci_session *s)
 {
-    return s && s->worker.pid > 0 ? s->worker.layers : 0;
+    return worker_alive(s) ? s->worker.layers : 0;
 }
 
 CI_API int ci_session_pid(const ci_session *s)
 {
-    return s && s->worker.pid > 0 ? (int)s->worker.pid : -1;
+    return worker_alive(s) ? (int)s->worker.pid : -1;
 }

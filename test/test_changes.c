@@ -4,6 +4,7 @@
  * (the CI_TRUNCATED_* mask). The group's session keeps 4096 bytes of each
  * stream.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -219,6 +220,65 @@ static int remove_deep(void **state)
     return 0;
 }
 
+struct small_stack_run {
+    const char *code;
+    ci_result *r;
+    int rc;
+};
+
+static void *small_stack_main(void *arg)
+{
+    struct small_stack_run *run = arg;
+    run->rc = ci_run(S, run->code, &run->r);
+    return NULL;
+}
+
+static void test_deep_scan_fits_a_small_thread_stack(void **state)
+{
+    /* musl gives threads 128 KiB: a run, and its scan 31 levels deep,
+     * must fit. */
+    struct small_stack_run run = {
+        "import os\n"
+        "os.makedirs(os.path.join('narrow', *['d'] * 30), exist_ok=True)\n"
+        "open(os.path.join('narrow', *['d'] * 30, 'f'), 'w').write('x')\n"
+        "'ok'", NULL, 0};
+    pthread_attr_t attr;
+    pthread_t t;
+    assert_int_equal(pthread_attr_init(&attr), 0);
+    assert_int_equal(pthread_attr_setstacksize(&attr, 128 * 1024), 0);
+    assert_int_equal(pthread_create(&t, &attr, small_stack_main, &run), 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+    assert_int_equal(run.rc, CI_OK);
+    h_assert_str(ci_result_value(run.r), "'ok'");
+    assert_int_equal(ci_result_file_count(run.r), 1);
+    ci_result_free(run.r);
+    h_expect(S, "import shutil\nshutil.rmtree('narrow')", NULL, "");
+}
+
+static void test_huge_workspace_is_scanned_within_a_budget(void **state)
+{
+    /* 60000 files: the host stops looking after 50 ms a scan rather than
+     * make each run wait on them, and says the list is incomplete. */
+    ci_result *r = h_run_status(S,
+                                "import os\n"
+                                "os.mkdir('many')\n"
+                                "for i in range(60000):\n"
+                                "    open(f'many/{i:05}', 'w').close()\n",
+                                CI_STATUS_OK);
+    ci_result_free(r);
+    int64_t t0 = h_now_ms();
+    r = h_run_status(S, "1", CI_STATUS_OK);
+    assert_true(h_now_ms() - t0 < 2000);
+    assert_true(ci_result_truncated(r) & CI_TRUNCATED_FILES);
+    ci_result_free(r);
+    r = h_run_status(S, "import shutil\nshutil.rmtree('many')", CI_STATUS_OK);
+    ci_result_free(r);
+    r = h_run_status(S, "1", CI_STATUS_OK);
+    assert_int_equal(ci_result_truncated(r), 0);
+    ci_result_free(r);
+}
+
 static void test_deep_tree_makes_the_list_incomplete(void **state)
 {
     /* 40 directories under the workspace: past the 32 the host looks at. */
@@ -390,6 +450,8 @@ int main(void)
         cmocka_unit_test_setup(test_killed_worker_lists_nothing, h_setup_alive),
         cmocka_unit_test_setup_teardown(test_deep_tree_makes_the_list_incomplete, h_setup_alive,
                                         remove_deep),
+        cmocka_unit_test_setup(test_deep_scan_fits_a_small_thread_stack, h_setup_alive),
+        cmocka_unit_test_setup(test_huge_workspace_is_scanned_within_a_budget, h_setup_alive),
         cmocka_unit_test_setup(test_file_getters_on_null_and_out_of_range, h_setup_alive),
         cmocka_unit_test_setup(test_sleep_takes_wall_time_not_cpu_time, h_setup_alive),
         cmocka_unit_test_setup(test_busy_loop_takes_cpu_time, h_setup_alive),

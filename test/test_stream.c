@@ -6,6 +6,7 @@
  * timeout.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -336,6 +337,91 @@ static void test_interrupt_wakes_a_sleeping_cell(void **state)
     h_expect(S, "'awake'", "'awake'", "");
 }
 
+/* Interrupts @s as soon as a run is in progress, however early. */
+static void *eager_interrupter_main(void *arg)
+{
+    struct interrupter *it = arg;
+    int64_t end = h_now_ms() + 20000;
+    while ((it->rc = ci_session_interrupt(it->s)) != 1 && h_now_ms() < end)
+        sched_yield(); /* valgrind runs one thread at a time */
+    it->at_ms = h_now_ms();
+    return NULL;
+}
+
+static void test_early_interrupt_after_an_interrupted_cell_is_kept(void **state)
+{
+    /* The cell before was interrupted; this one is interrupted the moment
+     * its run starts, while the worker still reads its 4 MB of source: the
+     * interrupt must stop this cell, not be taken for the last one's. */
+    ci_result *r = run_interrupted(S, "import time\ntime.sleep(20)", 300);
+    assert_status(r, CI_STATUS_INTERRUPTED);
+    ci_result_free(r);
+
+    size_t pad = 4u << 20;
+    char *code = malloc(pad + 64);
+    assert_non_null(code);
+    h_expect(S, "y = 1\ny", "1", "");
+    strcpy(code, "#");
+    memset(code + 1, 'a', pad);
+    strcpy(code + 1 + pad, "\nimport time\ntime.sleep(20)");
+    struct interrupter it = {.s = S};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, eager_interrupter_main, &it), 0);
+    int64_t t0 = h_now_ms();
+    int rc = ci_run(S, code, &r);
+    pthread_join(t, NULL);
+    free(code);
+    assert_int_equal(rc, CI_OK);
+    assert_int_equal(it.rc, 1);
+    assert_status(r, CI_STATUS_INTERRUPTED);
+    h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
+    assert_true(h_now_ms() - t0 < 10000);
+    ci_result_free(r);
+    h_expect(S, "y", "1", "");
+}
+
+static void test_interrupt_of_a_dead_workers_run_spares_the_next(void **state)
+{
+    /* The cell closes the channel and sleeps: the host gives its worker
+     * 250 ms to exit before it kills it, and an interrupt asked meanwhile
+     * must not stop the first cell of the restarted worker, also
+     * numbered 1. */
+    ci_session *s = h_session(&(struct h_limits){.timeout_ms = 1500, .grace_ms = 500});
+    struct interrupter it = {.s = s, .delay_ms = 100};
+    pthread_t t;
+    ci_result *r;
+    assert_int_equal(pthread_create(&t, NULL, interrupter_main, &it), 0);
+    assert_int_equal(ci_run(s, "import socket, time\n"
+                               "channel = socket.socket(fileno=3)\n"
+                               "channel.shutdown(socket.SHUT_WR)\n"
+                               "time.sleep(30)", &r), CI_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(it.rc, 1);
+    assert_status(r, CI_STATUS_KILLED);
+    ci_result_free(r);
+    assert_int_equal(ci_session_restart(s), CI_OK);
+    h_expect(s, "import time\ntime.sleep(0.5)\n'done'", "'done'", "");
+    ci_session_free(s);
+}
+
+static void test_closed_channel_ends_the_run_at_once(void **state)
+{
+    /* A worker that closes its channel can never answer: the run ends
+     * within moments, not at the 30 s timeout. */
+    ci_session *s = h_session(NULL);
+    int64_t t0 = h_now_ms();
+    ci_result *r = h_run_status(s, "import socket, time\n"
+                                   "channel = socket.socket(fileno=3)\n"
+                                   "channel.shutdown(socket.SHUT_WR)\n"
+                                   "time.sleep(1000)",
+                                CI_STATUS_KILLED);
+    assert_true(h_now_ms() - t0 < 5000);
+    h_assert_str(ci_result_error_name(r), "WorkerDied");
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(s), -1);
+    ci_session_free(s);
+}
+
 static void test_interrupt_when_idle_does_nothing(void **state)
 {
     assert_int_equal(ci_session_interrupt(S), 0);
@@ -548,6 +634,9 @@ int main(void)
         cmocka_unit_test_setup(test_run_from_the_callback_is_busy, h_setup_alive),
         cmocka_unit_test_setup(test_interrupt_from_another_thread_keeps_state, h_setup_alive),
         cmocka_unit_test_setup(test_interrupt_wakes_a_sleeping_cell, h_setup_alive),
+        cmocka_unit_test_setup(test_early_interrupt_after_an_interrupted_cell_is_kept, h_setup_alive),
+        cmocka_unit_test(test_interrupt_of_a_dead_workers_run_spares_the_next),
+        cmocka_unit_test(test_closed_channel_ends_the_run_at_once),
         cmocka_unit_test_setup(test_interrupt_when_idle_does_nothing, h_setup_alive),
         cmocka_unit_test(test_interrupt_null_is_einval),
         cmocka_unit_test_setup(test_interrupt_ignored_is_killed_after_the_grace, h_setup_alive),

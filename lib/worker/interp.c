@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -734,22 +735,68 @@ static void describe_failure(struct ci_cell *out)
     out->evalue = (struct ci_text){why, sizeof(why) - 1};
 }
 
-void ci_interp_run(uint32_t count, int discard_interrupt, const char *src, size_t len,
+/*
+ * Interrupts. The host sends SIGINT with rt_tgsigqueueinfo(2), the number
+ * of the cell it means in si_value (SI_QUEUE). A signal for the previous
+ * cell can arrive after that cell ended, and one for the next cell before
+ * it started (while its source is still being read): only the number
+ * tells them apart, so this handler, not Python's, receives SIGINT and
+ * passes on to Python (PyErr_SetInterruptEx, async-signal-safe) only the
+ * one meant for the running cell. A SIGINT the cell sends itself
+ * (os.kill, signal.raise_signal) is not queued and passes as always.
+ */
+static volatile sig_atomic_t running_cell; /* 0 between cells */
+static volatile sig_atomic_t asked_cell;   /* the last cell the host interrupted */
+
+static void on_sigint(int sig, siginfo_t *info, void *context)
+{
+    int saved = errno;
+
+    (void)context;
+    if (info->si_code != SI_QUEUE) {
+        PyErr_SetInterruptEx(sig);
+    } else {
+        asked_cell = info->si_value.sival_int;
+        if (asked_cell != 0 && asked_cell == running_cell)
+            PyErr_SetInterruptEx(sig);
+    }
+    errno = saved;
+}
+
+/* (Re)installs on_sigint, unless a cell chose to ignore SIGINT or reset
+ * it to the default; a Python-level handler a cell installed still runs,
+ * called by Python for the interrupts on_sigint passes on. */
+static void claim_sigint(void)
+{
+    struct sigaction now, mine;
+
+    if (sigaction(SIGINT, NULL, &now) != 0 || now.sa_handler == SIG_IGN ||
+        now.sa_handler == SIG_DFL || now.sa_sigaction == on_sigint)
+        return;
+    memset(&mine, 0, sizeof(mine));
+    mine.sa_sigaction = on_sigint;
+    mine.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&mine.sa_mask);
+    sigaction(SIGINT, &mine, NULL);
+}
+
+void ci_interp_run(uint32_t count, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out)
 {
     PyObject *res;
 
     PyEval_RestoreThread(main_ts);
     memset(out, 0, sizeof(*out));
-    /* The host interrupted the previous cell: its SIGINT may have come
-     * after that cell ended. It is stale: clear it (3.11 clears the
-     * SIGINT flag here) so it cannot hit this cell. Otherwise a pending
-     * SIGINT is the host's interrupt of this cell, sent before we got
-     * here, and must stay. */
-    if (discard_interrupt)
-        PyOS_InterruptOccurred();
+    claim_sigint();
+    running_cell = (sig_atomic_t)count;
+    /* Whatever tripped Python's SIGINT flag since the last cell is stale;
+     * an interrupt for this cell that came early is in asked_cell. */
+    PyOS_InterruptOccurred();
+    if (asked_cell == running_cell)
+        PyErr_SetInterruptEx(SIGINT);
     res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
                                 (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);
+    running_cell = 0;
     /* Extensions' C stdio buffers, so their output precedes the RESULT. */
     fflush(NULL);
     if (!res) {

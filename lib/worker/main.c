@@ -327,7 +327,6 @@ static _Noreturn void serve(const struct ci_limits *limits)
 {
     for (;;) {
         struct ci_frame_header h;
-        uint32_t head[2]; /* execution count, CI_RUN_* flags */
         uint32_t count;
         struct ci_cell cell;
         char *src;
@@ -335,20 +334,19 @@ static _Noreturn void serve(const struct ci_limits *limits)
 
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
-        if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||
-            h.len - sizeof(head) > CI_MAX_CODE_BYTES)
+        if (h.type != CI_FRAME_RUN || h.len < sizeof(count) ||
+            h.len - sizeof(count) > CI_MAX_CODE_BYTES)
             ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32
                      ", length %" PRIu32 ")", h.type, h.len);
-        read_exact(head, sizeof(head), 0);
-        count = head[0];
-        len = h.len - sizeof(head);
+        read_exact(&count, sizeof(count), 0);
+        len = h.len - sizeof(count);
         src = malloc(len + 1);
         if (!src) {
             refuse_cell(len, count);
             continue;
         }
         read_exact(src, len, 0);
-        ci_interp_run(count, head[1] & CI_RUN_DISCARD_INTERRUPT, src, len, limits, &cell);
+        ci_interp_run(count, src, len, limits, &cell);
         free(src);
         send_result(&cell, count);
         ci_interp_cell_done(&cell);

@@ -88,13 +88,13 @@ void ci_interp_start(const struct ci_limits *limits);
 
 /*
  * Runs one cell of @len bytes of UTF-8 source as cell number @count and
- * fills @out; a pending SIGINT is dropped first if @discard_interrupt
- * (CI_RUN_DISCARD_INTERRUPT). Never fails: whatever goes wrong becomes the outcome. The
+ * fills @out. Only the host's SIGINT queued with @count (or one the cell
+ * sends itself) interrupts it. Never fails: whatever goes wrong becomes the outcome. The
  * texts cut at @limits->output_limit bytes; the outputs are within the
  * display limits. Returns holding the GIL, which ci_interp_cell_done()
  * releases with the texts and outputs.
  */
-void ci_interp_run(uint32_t count, int discard_interrupt, const char *src, size_t len,
+void ci_interp_run(uint32_t count, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out);
 void ci_interp_cell_done(struct ci_cell *cell);
 

@@ -73,7 +73,10 @@ def test_config_is_applied(small):
     assert not r.truncated & codeinterp.Truncated.STDERR
     r = s.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])")
     png = [o for o in r.outputs if o.mime == "image/png"][0]
-    assert png.data[16:24] == (320).to_bytes(4, "big") + (240).to_bytes(4, "big")
+    width = int.from_bytes(png.data[16:20], "big")
+    assert 200 <= width <= 340, width  # 6.4 in at 50 dpi, cropped
+    plain = [o for o in r.outputs if o.mime == "text/plain"][0]
+    assert plain.data == b"<Figure size 320x240 with 1 Axes>"
     r = s.run("hog = bytearray(1 << 30)")
     assert r.status is Status.MEMORY
     assert r.error.name == "MemoryError"
