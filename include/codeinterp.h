@@ -399,6 +399,11 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
  *         message names it). The detail of a
  *         failure is kept per thread: ci_session_errmsg(NULL) returns it
  *         until the calling thread's next ci_session_new().
+ * The session directory holds a "lock" file that the host keeps
+ * flock(2)ed while the session lives. A host that died without
+ * ci_session_free() left its directories behind with their locks free:
+ * ci_session_new() removes those it finds under its root that belong to
+ * the calling user (it looks at no more than 4096 entries of the root).
  * Blocks for the worker's start-up (about 0.6 s on 2 cores).
  */
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);

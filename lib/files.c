@@ -10,6 +10,7 @@
  * descriptors, never through a link.
  *
  *   <root>/codeinterp-XXXXXX/     mode 0700, removed by ci_session_free
+ *       lock                      flock(2)ed by the host while the session lives
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
  *       tmp/                      TMPDIR of the worker
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,6 +44,67 @@ static int give_to_worker(int dirfd, const char *name)
                     AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH));
 }
 
+static int remove_dir(int top, int parent, const char *name, int depth, unsigned *moved);
+
+/*
+ * A host killed before ci_session_free() leaves its session directories,
+ * with whatever its cells wrote, behind. Each holds a "lock" file that its
+ * host keeps flock(2)ed; when the lock can be taken, no host holds it any
+ * more (the kernel drops a dead process's locks), and the directory is
+ * removed by the next session started under the same root by a host of the
+ * same user. A directory without a lock file, or not ours, is left alone.
+ * At most STALE_SCAN entries of the root are looked at, so a crowded /tmp
+ * cannot slow ci_session_new() down.
+ */
+#define STALE_SCAN 4096
+
+static void remove_stale(const char *root)
+{
+    DIR *d = opendir(root);
+    struct dirent *e;
+    int seen = 0;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) && seen++ < STALE_SCAN) {
+        struct stat st;
+        unsigned moved = 0;
+        int sdir, lock;
+
+        if (strncmp(e->d_name, "codeinterp-", 11) != 0 || strlen(e->d_name) != 17 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        sdir = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sdir < 0)
+            continue;
+        lock = openat(sdir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+            remove_dir(sdir, dirfd(d), e->d_name, 0, &moved);
+        if (lock >= 0)
+            close(lock);
+        close(sdir);
+    }
+    closedir(d);
+}
+
+/* Creates @dirfd's lock file and takes its lock, which the session holds
+ * until ci_workspace_remove(). Made aside and renamed into place, so a
+ * lock file is never seen unlocked while its session lives. */
+static int take_lock(ci_session *s, int dirfd)
+{
+    int fd = openat(dirfd, "lock.new", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX) < 0 || renameat(dirfd, "lock.new", dirfd, "lock") < 0) {
+        close(fd);
+        return -1;
+    }
+    s->lock_fd = fd;
+    return 0;
+}
+
 int ci_workspace_create(ci_session *s)
 {
     const char *root = s->cfg.workspace_root;
@@ -54,6 +117,7 @@ int ci_workspace_create(ci_session *s)
         if (!root || root[0] != '/')
             root = "/tmp";
     }
+    remove_stale(root);
     n = strlen(root) + sizeof "/codeinterp-XXXXXX";
     if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {
         ci_set_errmsg(s, "out of memory");
@@ -68,6 +132,10 @@ int ci_workspace_create(ci_session *s)
     }
     snprintf(s->workspace, n + sizeof "/workspace", "%s/workspace", s->dir);
     dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd >= 0 && take_lock(s, dirfd) < 0) {
+        close(dirfd);
+        dirfd = -1;
+    }
     for (i = 0; dirfd >= 0 && i < 3; i++)
         if (mkdirat(dirfd, subdirs[i], 0700) < 0 || give_to_worker(dirfd, subdirs[i]) < 0)
             break;
@@ -169,6 +237,9 @@ void ci_workspace_remove(ci_session *s)
         remove_dir(top, AT_FDCWD, s->dir, 0, &moved);
         close(top);
     }
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    s->lock_fd = -1;
     free(s->dir);
     free(s->workspace);
     s->dir = s->workspace = NULL;

@@ -70,6 +70,7 @@ struct ci_session {
     char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
     char *workspace; /* <dir>/workspace, the cell's working directory */
     int workspace_fd; /* O_PATH descriptor of the workspace */
+    int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
     struct ci_worker worker;
     int execution_count;
     atomic_int busy;

@@ -309,6 +309,7 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
         return CI_ENOMEM;
     }
     s->workspace_fd = -1;
+    s->lock_fd = -1;
     ci_worker_init(&s->worker);
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {

@@ -447,6 +447,31 @@ static void test_free_removes_the_session_directory_without_following_links(void
     free(keep_dir);
 }
 
+static void test_live_sessions_keep_their_directories(void **state)
+{
+    /* A new session removes the directories of dead hosts under its root
+     * (their locks are free), never one whose host still holds its lock:
+     * here this process's own. */
+    char *dir = h_tmpdir();
+    struct h_limits lim = {.root = dir};
+    ci_session *a = h_session(&lim);
+    ci_session *b = h_session(&lim);
+    struct stat st;
+    void *data;
+    size_t len;
+
+    assert_int_equal(stat(ci_session_workspace(a), &st), 0);
+    assert_int_equal(ci_session_put_file(a, "kept.txt", "yes", 3), CI_OK);
+    ci_session_free(b);
+    assert_int_equal(ci_session_get_file(a, "kept.txt", &data, &len), CI_OK);
+    assert_int_equal(len, 3);
+    ci_free(data);
+    h_expect(a, "open('kept.txt').read()", "'yes'", "");
+    ci_session_free(a);
+    h_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     h_watchdog(120);
@@ -480,6 +505,7 @@ int main(void)
         cmocka_unit_test_setup(test_get_of_fifo_is_eunsafe_and_does_not_block, h_setup_alive),
         cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, h_setup_alive),
+        cmocka_unit_test(test_live_sessions_keep_their_directories),
         cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
                                h_setup_alive),
     };
