@@ -12,6 +12,7 @@
 #   make uninstall  remove what make install put
 #   make fuzz     fuzz the host's frame decoders for FUZZ_TIME s (clang; see fuzz/)
 #   make soak     SOAK_SESSIONS sessions under mixed faults for SOAK_SECONDS s (test/soak.c)
+#   make bench    figures against a Jupyter kernel and plain python3 (make bench-deps first)
 #   make clean    remove build/
 
 CC            ?= cc
@@ -382,6 +383,29 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SESSIONS=$(SOAK_SESSIONS) $(BUILD)/soak
 
 $(BUILD)/soak: test/soak.c include/codeinterp.h $(BUILD)/libcodeinterp.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a -lpthread
+
+# ----------------------------------------------------------------- bench
+# bench/: session start, cell round trip, idle memory, BENCH_SESSIONS
+# concurrent sessions, a pandas workload and 100 MiB file moves, against
+# a Jupyter kernel and plain python3 where they compare (Debian's
+# /usr/bin/python3 with the packages of bench-deps). Prints one table of
+# medians with the issue's targets; asserts nothing about time.
+BENCH_SESSIONS ?= 50
+BENCH_PYTHON   ?= /usr/bin/python3
+BENCH_PACKAGES := python3-ipykernel python3-jupyter-client
+.PHONY: bench bench-deps
+bench-deps:
+	$(call install_missing,$(BENCH_PACKAGES))
+
+bench:
+	$(MAKE) all $(BUILD)/bench/bench
+	BENCH_SESSIONS=$(BENCH_SESSIONS) $(BUILD)/bench/bench bench/workload.py > $(BUILD)/bench/codeinterp.tsv
+	$(BENCH_PYTHON) bench/jupyter_bench.py bench/workload.py > $(BUILD)/bench/jupyter.tsv
+	@$(BENCH_PYTHON) bench/report.py $(BUILD)/bench/codeinterp.tsv $(BUILD)/bench/jupyter.tsv | tee $(BUILD)/bench/report.txt
+
+$(BUILD)/bench/bench: bench/bench.c include/codeinterp.h $(BUILD)/libcodeinterp.a
+	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a -lpthread
 
 FORCE:

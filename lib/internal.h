@@ -132,9 +132,10 @@ int ci_worker_start(ci_session *s);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills
- * it. Describes its end in @name/@value (static name, formatted value). */
-void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
-                    char *value, size_t valuelen);
+ * it. Describes its end in @name/@value (static name, formatted value).
+ * 1 if it had to kill it, else 0. */
+int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
+                   char *value, size_t valuelen);
 
 /* resolve.c: opening a name below @dirfd without following a symbolic
  * link or leaving @dirfd: openat2(2) RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS

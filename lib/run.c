@@ -56,8 +56,10 @@ static void end_killed(struct run *run, const char *name, const char *why)
     if (why) /* we decided: it dies now, before a flood can delay us */
         kill(s->worker.pid, SIGKILL);
     ci_drain_pipes(&run->drain); /* what it wrote before it went */
-    ci_worker_reap(&s->worker, run->reap_by ? run->reap_by : run->hard, &end_name, end,
-                   sizeof end);
+    if (ci_worker_reap(&s->worker, run->reap_by ? run->reap_by : run->hard, &end_name, end,
+                       sizeof end) &&
+        !why)
+        why = "the worker closed its protocol channel but did not exit; it was killed";
     if (why)
         snprintf(value, sizeof value, "%s", why);
     else if (run->violation[0] && strcmp(end_name, "SandboxViolation") == 0)

@@ -115,16 +115,16 @@ static void reap_in_background(pid_t pid)
         reaper_main((void *)(intptr_t)pid);
 }
 
-void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
-                    char *value, size_t valuelen)
+int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
+                   char *value, size_t valuelen)
 {
-    int st = 0, reaped = 0, lost = 0;
+    int st = 0, reaped = 0, lost = 0, killed = 0;
 
     *name = "WorkerDied";
     snprintf(value, valuelen, "the worker is gone");
     if (w->pid <= 0) {
         worker_close(w);
-        return;
+        return 0;
     }
     for (;;) {
         pid_t r = waitpid(w->pid, &st, WNOHANG);
@@ -149,6 +149,7 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     }
     if (!reaped && !lost) {
         kill(w->pid, SIGKILL);
+        killed = 1;
         reaped = wait_briefly(w, &st);
         if (!reaped) {
             reap_in_background(w->pid);
@@ -158,6 +159,7 @@ void ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     if (reaped)
         describe_end(st, name, value, valuelen);
     worker_close(w);
+    return killed;
 }
 
 void ci_worker_stop(struct ci_worker *w)

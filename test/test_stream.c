@@ -417,6 +417,7 @@ static void test_closed_channel_ends_the_run_at_once(void **state)
                                 CI_STATUS_KILLED);
     assert_true(h_now_ms() - t0 < 5000);
     h_assert_str(ci_result_error_name(r), "WorkerDied");
+    h_assert_contains(ci_result_error_value(r), "closed its protocol channel");
     ci_result_free(r);
     assert_int_equal(ci_session_pid(s), -1);
     ci_session_free(s);

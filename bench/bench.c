@@ -1,0 +1,396 @@
+/*
+ * make bench: the codeinterp side of the benchmark (bench/jupyter_bench.py
+ * is the Jupyter and plain-python side, bench/report.py prints the table).
+ *
+ *     build/bench/bench bench/workload.py > codeinterp.tsv
+ *
+ * Writes one line per measurement on stdout,
+ *     key <TAB> n <TAB> median <TAB> p90 <TAB> unit
+ * and its progress on stderr. It measures and asserts nothing about time:
+ * it exits 1 only when a call fails (a session that does not start, a
+ * cell that does not run, a file that comes back different).
+ *
+ * Environment: BENCH_SESSIONS (50) concurrent sessions, BENCH_THREADS (4)
+ * threads starting them.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codeinterp.h"
+
+#define N_READY 10
+#define N_TRIVIAL 2000
+#define N_WARMUP 20
+#define N_WORKLOAD 10
+#define N_FILE 5
+#define FILE_BYTES (100u * 1024u * 1024u)
+
+static const char *FIRST_CELL = "import pandas as pd; pd.DataFrame({'a':[1]}).a.sum()";
+
+static int failures;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median and nearest-rank p90 of v[0..n-1] (sorts v). */
+static void emit(const char *key, double *v, int n, const char *unit)
+{
+    if (n <= 0) {
+        printf("%s\t0\tnan\tnan\t%s\n", key, unit);
+        return;
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    int i90 = (int)((9 * n + 9) / 10) - 1; /* ceil(0.9 n) - 1 */
+    printf("%s\t%d\t%.3f\t%.3f\t%s\n", key, n, med, v[i90], unit);
+    fflush(stdout);
+}
+
+static void emit1(const char *key, double value, const char *unit)
+{
+    emit(key, &value, 1, unit);
+}
+
+/* Private_Clean + Private_Dirty and Rss of @pid, in KiB; -1 if unreadable. */
+static int smaps(int pid, double *priv_kib, double *rss_kib)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    double priv = 0, rss = 0, kb;
+    int seen = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "Private_Clean: %lf kB", &kb) == 1 ||
+            sscanf(line, "Private_Dirty: %lf kB", &kb) == 1) {
+            priv += kb;
+            seen++;
+        } else if (sscanf(line, "Rss: %lf kB", &kb) == 1) {
+            rss = kb;
+        }
+    }
+    fclose(f);
+    if (seen != 2)
+        return -1;
+    *priv_kib = priv;
+    if (rss_kib)
+        *rss_kib = rss;
+    return 0;
+}
+
+/* Runs @code; returns the result if it ran to CI_STATUS_OK, else NULL. */
+static ci_result *run_ok(ci_session *s, const char *code)
+{
+    ci_result *r = NULL;
+    int rc = ci_run(s, code, &r);
+    if (rc != CI_OK) {
+        fprintf(stderr, "bench: ci_run: %s: %s\n", ci_strerror(rc), ci_session_errmsg(s));
+        failures++;
+        return NULL;
+    }
+    if (ci_result_status(r) != CI_STATUS_OK) {
+        fprintf(stderr, "bench: cell failed (status %d): %s: %s\n", (int)ci_result_status(r),
+                ci_result_error_name(r) ? ci_result_error_name(r) : "",
+                ci_result_error_value(r) ? ci_result_error_value(r) : "");
+        failures++;
+        ci_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, 4096, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* ------------------------------------------------ concurrent sessions */
+
+struct pool {
+    ci_session **s;
+    double *start_ms;
+    int n;
+    atomic_int next;
+    atomic_int started, answered;
+};
+
+static void *start_main(void *arg)
+{
+    struct pool *p = arg;
+    for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        double t0 = now_us();
+        int rc = ci_session_new(&p->s[i], NULL);
+        p->start_ms[i] = (now_us() - t0) / 1e3;
+        if (rc == CI_OK)
+            atomic_fetch_add(&p->started, 1);
+        else
+            fprintf(stderr, "bench: session %d: %s: %s\n", i, ci_strerror(rc),
+                    ci_session_errmsg(NULL));
+    }
+    return NULL;
+}
+
+static void *answer_main(void *arg)
+{
+    struct pool *p = arg;
+    for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        if (!p->s[i])
+            continue;
+        ci_result *r = NULL;
+        if (ci_run(p->s[i], "sum(range(100))", &r) == CI_OK &&
+            ci_result_status(r) == CI_STATUS_OK && ci_result_value(r) &&
+            strcmp(ci_result_value(r), "4950") == 0)
+            atomic_fetch_add(&p->answered, 1);
+        ci_result_free(r);
+    }
+    return NULL;
+}
+
+static void *free_main(void *arg)
+{
+    struct pool *p = arg;
+    for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+        ci_session_free(p->s[i]);
+    return NULL;
+}
+
+static void in_threads(struct pool *p, int threads, void *(*fn)(void *))
+{
+    pthread_t t[64];
+    int made = 0;
+    atomic_store(&p->next, 0);
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&t[made], NULL, fn, p) == 0)
+            made++;
+    if (made == 0)
+        fn(p);
+    for (int i = 0; i < made; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void concurrent(int n, int threads)
+{
+    struct pool p = {0};
+    p.n = n;
+    p.s = calloc((size_t)n, sizeof *p.s);
+    p.start_ms = calloc((size_t)n, sizeof *p.start_ms);
+    if (!p.s || !p.start_ms) {
+        failures++;
+        return;
+    }
+    fprintf(stderr, "bench: starting %d sessions from %d threads\n", n, threads);
+    double t0 = now_us();
+    in_threads(&p, threads, start_main);
+    double all_ms = (now_us() - t0) / 1e3;
+
+    double total_priv = 0;
+    int measured = 0;
+    for (int i = 0; i < n; i++) {
+        double priv;
+        if (p.s[i] && smaps(ci_session_pid(p.s[i]), &priv, NULL) == 0) {
+            total_priv += priv;
+            measured++;
+        }
+    }
+    t0 = now_us();
+    in_threads(&p, threads, answer_main);
+    double answer_ms = (now_us() - t0) / 1e3;
+    t0 = now_us();
+    in_threads(&p, threads, free_main);
+    double free_ms = (now_us() - t0) / 1e3;
+
+    emit1("conc_sessions", n, "count");
+    emit1("conc_started", atomic_load(&p.started), "count");
+    emit1("conc_answered", atomic_load(&p.answered), "count");
+    emit1("conc_start_all", all_ms, "ms");
+    emit("conc_start_each", p.start_ms, n, "ms");
+    emit1("conc_private_total", measured ? total_priv / 1024 : -1, "MiB");
+    emit1("conc_answer_all", answer_ms, "ms");
+    emit1("conc_free_all", free_ms, "ms");
+    if (atomic_load(&p.started) != n || atomic_load(&p.answered) != n)
+        failures++;
+    free(p.s);
+    free(p.start_ms);
+}
+
+/* --------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s bench/workload.py\n", argv[0]);
+        return 2;
+    }
+    char *workload = slurp(argv[1]);
+    if (!workload) {
+        perror(argv[1]);
+        return 2;
+    }
+    int sessions = getenv("BENCH_SESSIONS") ? atoi(getenv("BENCH_SESSIONS")) : 50;
+    int threads = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 4;
+    if (sessions < 1)
+        sessions = 1;
+    if (threads < 1 || threads > 64)
+        threads = 4;
+
+    /* 1 and 3: session ready; idle memory after the first cell. */
+    static double ready[N_READY], newonly[N_READY], first[N_READY], priv[N_READY], rss[N_READY];
+    int nr = 0, nm = 0;
+    ci_session *keep = NULL;
+    fprintf(stderr, "bench: session ready, n=%d\n", N_READY);
+    for (int i = 0; i < N_READY; i++) {
+        ci_session *s;
+        double t0 = now_us();
+        int rc = ci_session_new(&s, NULL);
+        double t1 = now_us();
+        if (rc != CI_OK) {
+            fprintf(stderr, "bench: ci_session_new: %s: %s\n", ci_strerror(rc),
+                    ci_session_errmsg(NULL));
+            failures++;
+            continue;
+        }
+        ci_result *r = run_ok(s, FIRST_CELL);
+        double t2 = now_us();
+        if (r) {
+            ready[nr] = (t2 - t0) / 1e3;
+            newonly[nr] = (t1 - t0) / 1e3;
+            first[nr] = (t2 - t1) / 1e3;
+            nr++;
+            if (smaps(ci_session_pid(s), &priv[nm], &rss[nm]) == 0) {
+                priv[nm] /= 1024;
+                rss[nm] /= 1024;
+                nm++;
+            } else {
+                fprintf(stderr, "bench: cannot read /proc/%d/smaps_rollup\n", ci_session_pid(s));
+            }
+            ci_result_free(r);
+        }
+        if (i == N_READY - 1 && r)
+            keep = s;
+        else
+            ci_session_free(s);
+    }
+    emit("ready", ready, nr, "ms");
+    emit("ready_new", newonly, nr, "ms");
+    emit("ready_first_cell", first, nr, "ms");
+    emit("idle_private", priv, nm, "MiB");
+    emit("idle_rss", rss, nm, "MiB");
+    if (!keep) {
+        fprintf(stderr, "bench: no session started; stopping\n");
+        return 1;
+    }
+
+    /* 2: trivial cell round trip, as the caller sees it. */
+    fprintf(stderr, "bench: trivial cell, n=%d\n", N_TRIVIAL);
+    static double triv[N_TRIVIAL];
+    int nt = 0;
+    for (int i = 0; i < N_WARMUP + N_TRIVIAL; i++) {
+        double t0 = now_us();
+        ci_result *r = run_ok(keep, "1+1");
+        double t1 = now_us();
+        if (!r)
+            break;
+        if (i >= N_WARMUP)
+            triv[nt++] = t1 - t0;
+        ci_result_free(r);
+    }
+    emit("trivial", triv, nt, "us");
+
+    /* 5: the pandas workload: one untimed warm-up run, then n runs. */
+    fprintf(stderr, "bench: pandas workload, n=%d (+1 warm-up)\n", N_WORKLOAD);
+    double wl[N_WORKLOAD];
+    int nw = 0;
+    for (int i = 0; i < N_WORKLOAD + 1; i++) {
+        ci_result *r = run_ok(keep, workload);
+        if (!r)
+            break;
+        if (i > 0)
+            wl[nw++] = ci_result_wall_time_us(r) / 1e3;
+        ci_result_free(r);
+    }
+    emit("workload", wl, nw, "ms");
+
+    /* 6: a 100 MiB file in and out. */
+    fprintf(stderr, "bench: 100 MiB put/get, n=%d\n", N_FILE);
+    unsigned char *buf = malloc(FILE_BYTES);
+    double put[N_FILE], get[N_FILE];
+    int nf = 0;
+    if (buf) {
+        for (size_t i = 0; i < FILE_BYTES; i++)
+            buf[i] = (unsigned char)(i * 2654435761u >> 24);
+        for (int i = 0; i < N_FILE; i++) {
+            void *back = NULL;
+            size_t len = 0;
+            double t0 = now_us();
+            int rc = ci_session_put_file(keep, "big.bin", buf, FILE_BYTES);
+            double t1 = now_us();
+            int rc2 = rc == CI_OK ? ci_session_get_file(keep, "big.bin", &back, &len) : rc;
+            double t2 = now_us();
+            if (rc != CI_OK || rc2 != CI_OK || len != FILE_BYTES ||
+                memcmp(back, buf, FILE_BYTES) != 0) {
+                fprintf(stderr, "bench: file round trip failed: %s %s\n", ci_strerror(rc),
+                        ci_strerror(rc2));
+                failures++;
+                ci_free(back);
+                break;
+            }
+            ci_free(back);
+            put[nf] = (t1 - t0) / 1e3;
+            get[nf] = (t2 - t1) / 1e3;
+            nf++;
+        }
+        free(buf);
+    } else {
+        failures++;
+    }
+    emit("file_put", put, nf, "ms");
+    emit("file_get", get, nf, "ms");
+    ci_session_free(keep);
+
+    /* 4: many sessions at once. */
+    concurrent(sessions, threads);
+
+    free(workload);
+    if (failures)
+        fprintf(stderr, "bench: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,169 @@
+"""make bench: prints the one table of bench/bench.c's and
+bench/jupyter_bench.py's figures, with the machine they come from.
+
+    /usr/bin/python3 bench/report.py codeinterp.tsv jupyter.tsv
+
+Each input line is key, n, median, p90, unit (tab-separated). A figure
+that is missing (Jupyter not installed, a step that failed) shows as "-".
+The targets are those of the zygote issue; "met" compares the median.
+"""
+import datetime
+import os
+import platform
+import sys
+from importlib import metadata
+
+
+def load(path):
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 5 and parts[1] != "0":
+                    out[parts[0]] = (int(parts[1]), float(parts[2]), float(parts[3]), parts[4])
+    except OSError:
+        pass
+    return out
+
+
+def fmt(v, unit):
+    if unit == "us":
+        return f"{v:,.0f} µs"
+    if unit == "ms":
+        return f"{v:,.1f} ms" if v < 10_000 else f"{v / 1000:,.2f} s"
+    if unit == "MiB":
+        return f"{v:,.1f} MiB"
+    return f"{v:,.0f}"
+
+
+def cell(d, key):
+    if key not in d:
+        return "-"
+    n, med, p90, unit = d[key]
+    if n == 1:
+        return f"n=1 {fmt(med, unit)}"
+    return f"n={n} {fmt(med, unit)} (p90 {fmt(p90, unit)})"
+
+
+def machine():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+
+    def ver(p):
+        try:
+            return metadata.version(p)
+        except metadata.PackageNotFoundError:
+            return "absent"
+
+    return (f"machine: nproc {os.cpu_count()} ({len(os.sched_getaffinity(0))} usable), "
+            f"kernel {platform.release()}, {model}, RAM {mem}\n"
+            f"python {platform.python_version()} ({sys.executable}), numpy {ver('numpy')}, "
+            f"pandas {ver('pandas')}, matplotlib {ver('matplotlib')}, "
+            f"ipykernel {ver('ipykernel')}, jupyter_client {ver('jupyter_client')}")
+
+
+def main():
+    ci = load(sys.argv[1])
+    ref = load(sys.argv[2])
+    rows = []  # (measurement, codeinterp, reference, ratio, target, met)
+
+    def med(d, k):
+        return d[k][1] if k in d else None
+
+    def ratio(a, b):
+        return f"{a / b:.3g}x" if a is not None and b else "-"
+
+    def target_met(value, limit):
+        if value is None:
+            return "-"
+        return "met" if value <= limit else "not met"
+
+    r = med(ci, "ready")
+    rows.append(("1 session ready: new + first pandas cell", cell(ci, "ready"),
+                 "Jupyter: start_kernel+ready+imports+cell " + cell(ref, "jupyter_ready"),
+                 ratio(r, med(ref, "jupyter_ready")), "<= 5 ms", target_met(r, 5)))
+    rows.append(("  same, vs cold python3 import", cell(ci, "ready"),
+                 "python3 -c 'import pandas, matplotlib.pyplot' " + cell(ref, "cold_import"),
+                 ratio(r, med(ref, "cold_import")), "", ""))
+    rows.append(("  of which ci_session_new", cell(ci, "ready_new"), "", "", "", ""))
+    rows.append(("  of which the first cell", cell(ci, "ready_first_cell"), "", "", "", ""))
+    t = med(ci, "trivial")
+    rows.append(("2 trivial cell 1+1, round trip", cell(ci, "trivial"),
+                 "Jupyter: execute_interactive " + cell(ref, "jupyter_trivial"),
+                 ratio(t, med(ref, "jupyter_trivial")), "<= 100 µs",
+                 target_met(t, 100)))
+    m = med(ci, "idle_private")
+    rows.append(("3 idle unique memory (Private_Clean+Dirty)", cell(ci, "idle_private"),
+                 "Jupyter kernel " + cell(ref, "jupyter_idle_private"),
+                 ratio(m, med(ref, "jupyter_idle_private")), "<= 10 MiB",
+                 target_met(m, 10)))
+    rows.append(("  idle RSS", cell(ci, "idle_rss"),
+                 "Jupyter kernel " + cell(ref, "jupyter_idle_rss"),
+                 ratio(med(ci, "idle_rss"), med(ref, "jupyter_idle_rss")), "", ""))
+
+    n = med(ci, "conc_sessions")
+    started, answered = med(ci, "conc_started"), med(ci, "conc_answered")
+    if n is None:
+        alive, met = "-", "-"
+    else:
+        alive = f"{started:.0f}/{n:.0f} started, {answered:.0f}/{n:.0f} answered a cell"
+        if n >= 200:
+            met = "met" if started == n and answered == n else "not met"
+        else:
+            met = f"not tested ({n:.0f} < 200)"
+    rows.append(("4 concurrent sessions (BENCH_SESSIONS)", alive, "", "", "200 alive", met))
+    rows.append(("  time to start them all", cell(ci, "conc_start_all"), "", "", "", ""))
+    rows.append(("  one session's start, under that load", cell(ci, "conc_start_each"),
+                 "", "", "", ""))
+    rows.append(("  total private memory", cell(ci, "conc_private_total"), "", "", "", ""))
+
+    w, p = med(ci, "workload"), med(ref, "plain_workload")
+    if w is not None and p:
+        over = (w - p) / p * 100
+        ov, wmet = f"{w / p:.2f}x ({over:+.1f}%)", ("met" if over <= 5 else "not met")
+    else:
+        ov, wmet = "-", "-"
+    rows.append(("5 pandas merge+group-by, 1M rows (wall)", cell(ci, "workload"),
+                 "plain python3, perf_counter " + cell(ref, "plain_workload"), ov,
+                 "overhead <= 5%", wmet))
+    for key, label in (("file_put", "6 ci_session_put_file 100 MiB"),
+                       ("file_get", "  ci_session_get_file 100 MiB")):
+        v = med(ci, key)
+        rate = f"{100 / (v / 1000):,.0f} MiB/s" if v else ""
+        rows.append((label, cell(ci, key), rate, "", "", ""))
+
+    head = ("measurement", "codeinterp (current: fork+exec per session)", "reference",
+            "ratio ci/ref", "target", "target met?")
+    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
+    line = "+".join("-" * (wd + 2) for wd in widths)
+    print(f"codeinterp benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}; "
+          "medians, n runs each, p90 by nearest rank")
+    print(machine())
+    print(line)
+    for i, row in enumerate([head] + rows):
+        print("|".join(f" {str(c):<{widths[j]}} " for j, c in enumerate(row)))
+        if i == 0:
+            print(line)
+    print(line)
+    if "jupyter_ready" not in ref:
+        print("Jupyter figures missing: run make bench-deps (python3-ipykernel, "
+              "python3-jupyter-client) for /usr/bin/python3.")
+    print("Figures of this machine only; a benchmark, it asserts nothing about time.")
+
+
+if __name__ == "__main__":
+    main()
