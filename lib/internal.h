@@ -133,7 +133,7 @@ int ci_worker_start(ci_session *s);
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills
  * it. Describes its end in @name/@value (static name, formatted value).
- * 1 if it had to kill it, else 0. */
+ * 1 if it had to kill it (one already exiting does not count), else 0. */
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen);
 

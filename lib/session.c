@@ -1,5 +1,6 @@
 /* Sessions: new, free, restart; the worker's lifetime from start to reap. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -115,6 +116,30 @@ static void reap_in_background(pid_t pid)
         reaper_main((void *)(intptr_t)pid);
 }
 
+/* 1 if the worker is already on its way out (PF_EXITING in the flags of
+ * /proc/PID/stat, proc(5)): killed, or exiting, but its address space not
+ * yet torn down, which takes long for a big one on a loaded machine. */
+static int worker_exiting(const struct ci_worker *w)
+{
+    char buf[512], *p;
+    unsigned long flags = 0;
+    ssize_t n;
+    int fd;
+
+    if (w->procfd < 0 || (fd = openat(w->procfd, "stat", O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* After "pid (comm) ": state, ppid, pgrp, session, tty_nr, tpgid, flags. */
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+        return 0;
+    return (flags & 0x4) != 0; /* PF_EXITING */
+}
+
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen)
 {
@@ -148,8 +173,8 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
         }
     }
     if (!reaped && !lost) {
+        killed = !worker_exiting(w);
         kill(w->pid, SIGKILL);
-        killed = 1;
         reaped = wait_briefly(w, &st);
         if (!reaped) {
             reap_in_background(w->pid);
