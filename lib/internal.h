@@ -129,6 +129,9 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen);
 /* No worker: every handle -1. */
 void ci_worker_init(struct ci_worker *w);
 int ci_worker_start(ci_session *s);
+/* 1 if the live worker @w has exited (its pidfd is readable, or waitid(2)
+ * with WNOWAIT says so), without reaping it: ci_worker_reap reaps. */
+int ci_worker_exited(const struct ci_worker *w);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills
@@ -221,6 +224,8 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
                      const char **why);
 /* The largest RESULT payload a worker under @cfg may send. */
 size_t ci_result_frame_cap(const struct ci_config *cfg);
+/* Frees @r's outputs and forgets they were omitted. */
+void ci_result_drop_outputs(ci_result *r);
 /* Strict UTF-8 (RFC 3629) without NUL bytes: 1 if valid. */
 int ci_utf8_valid(const unsigned char *p, size_t n);
 char *ci_strdup(const char *s);

@@ -280,6 +280,19 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
     return CI_OK;
 }
 
+void ci_result_drop_outputs(ci_result *r)
+{
+    for (size_t i = 0; i < r->output_count; i++) {
+        free(r->outputs[i].mime);
+        free(r->outputs[i].data);
+    }
+    free(r->outputs);
+    r->outputs = NULL;
+    r->output_count = 0;
+    r->outputs_omitted = 0;
+    r->truncated &= ~CI_TRUNCATED_OUTPUTS;
+}
+
 CI_API void ci_result_free(ci_result *r)
 {
     if (!r)
@@ -290,11 +303,7 @@ CI_API void ci_result_free(ci_result *r)
     free(r->error_name);
     free(r->error_value);
     free(r->traceback);
-    for (size_t i = 0; i < r->output_count; i++) {
-        free(r->outputs[i].mime);
-        free(r->outputs[i].data);
-    }
-    free(r->outputs);
+    ci_result_drop_outputs(r);
     for (size_t i = 0; i < r->file_count; i++)
         free(r->files[i]);
     free(r->files);

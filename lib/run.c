@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -74,15 +73,7 @@ static void end_killed(struct run *run, const char *name, const char *why)
     free(run->r->traceback);
     run->r->traceback = NULL;
     /* Outputs of a result that failed to decode are not to be trusted. */
-    for (size_t i = 0; i < run->r->output_count; i++) {
-        free(run->r->outputs[i].mime);
-        free(run->r->outputs[i].data);
-    }
-    free(run->r->outputs);
-    run->r->outputs = NULL;
-    run->r->output_count = 0;
-    run->r->outputs_omitted = 0;
-    run->r->truncated &= ~CI_TRUNCATED_OUTPUTS;
+    ci_result_drop_outputs(run->r);
     if (set_text(&run->r->error_name, name ? name : end_name) < 0 ||
         set_text(&run->r->error_value, value) < 0) {
         /* Out of memory: the status alone still tells the truth. */
@@ -235,19 +226,8 @@ static int interrupt_requested(struct run *run)
 /* Without a pidfd (pidfd_open(2) came in Linux 5.3; valgrind 3.19 fails
  * it with ENOSYS) the worker's exit does not wake the poll, and a process
  * it left behind holding the channel would hide it until the deadline. So
- * the poll then wakes every NO_PIDFD_POLL_MS to ask, without reaping it
- * (WNOWAIT: ci_worker_reap reaps). 1 if it has exited or is not ours. */
+ * the poll then wakes every NO_PIDFD_POLL_MS to ask (ci_worker_exited). */
 #define NO_PIDFD_POLL_MS 50
-static int exited_without_pidfd(const struct ci_worker *w)
-{
-    siginfo_t info;
-    if (w->pidfd >= 0)
-        return 0;
-    memset(&info, 0, sizeof info);
-    if (waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
-        return errno == ECHILD;
-    return info.si_pid == w->pid;
-}
 
 /* How long a worker whose channel closed has to exit on its own. */
 #define CLOSED_CHANNEL_MS 250
@@ -306,7 +286,7 @@ static void await_result(struct run *run)
         /* The channel closed, or the process exited: it died on its own.
          * Wait for its exit status, briefly: a worker that closed its
          * channel can never answer, whether or not it exits. */
-        if (n == -1 || (p[3].revents & POLLIN) || exited_without_pidfd(w)) {
+        if (n == -1 || (p[3].revents & POLLIN) || (w->pidfd < 0 && ci_worker_exited(w))) {
             run->reap_by = now + CLOSED_CHANNEL_MS < run->hard ? now + CLOSED_CHANNEL_MS
                                                                : run->hard;
             end_killed(run, NULL, NULL);

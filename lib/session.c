@@ -391,15 +391,24 @@ CI_API const char *ci_session_workspace(const ci_session *s)
     return s ? s->workspace : NULL;
 }
 
+int ci_worker_exited(const struct ci_worker *w)
+{
+    struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
+    siginfo_t info;
+
+    if (w->pidfd >= 0)
+        return poll(&p, 1, 0) > 0;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return errno == ECHILD;
+    return info.si_pid == w->pid;
+}
+
 /* 1 if the worker lives, as far as can be seen without reaping it: one
  * that died between runs is reaped, and reported, by the next run. */
 static int worker_alive(const ci_session *s)
 {
-    struct pollfd p;
-    if (!s || s->worker.pid <= 0)
-        return 0;
-    p = (struct pollfd){.fd = s->worker.pidfd, .events = POLLIN};
-    return s->worker.pidfd < 0 || poll(&p, 1, 0) == 0;
+    return s && s->worker.pid > 0 && !ci_worker_exited(&s->worker);
 }
 
 CI_API unsigned ci_session_sandbox(const ci_session *s)
