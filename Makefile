@@ -1,13 +1,14 @@
 # codeinterp: a sandboxed, stateful Python interpreter for AI agents.
 #
-#   make          build/libcodeinterp.so, .a, codeinterp-worker, examples
-#   make deps     install the Debian packages the build and tests need
+#   make          build/libcodeinterp.so, .a, codeinterp-worker, codeinterp-mcp, examples
+#   make deps     install the Debian packages the build and tests need, and the
+#                 MCP tests' npm packages (bindings/mcp/test; needs Node.js and npm)
 #   make demo     the quarterly-variance agent on real data
 #   make check    build and run every test
 #   make check SANITIZE=1   the same, host library and tests under ASan and UBSan (build-san/)
 #   make valgrind the tests of the normal build under valgrind's memcheck
 #   make check-header check-abi check-man check-install   one check alone
-#   make check-python check-go check-rust   one binding's tests (bindings/)
+#   make check-python check-go check-rust check-mcp   one binding's tests (bindings/)
 #   make install  install under PREFIX (default /usr/local); DESTDIR stages
 #   make uninstall  remove what make install put
 #   make fuzz     fuzz the host's frame decoders for FUZZ_TIME s (clang; see fuzz/)
@@ -70,14 +71,18 @@ WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 TESTS      := $(patsubst test/%.c,$(BUILD)/test/%,$(wildcard test/test_*.c test/attacks/test_*.c))
 TEST_HELPERS := $(filter-out test/test_%.c test/soak.c,$(wildcard test/*.c))
+MCP_SRC    := $(wildcard bindings/mcp/*.c)
+MCP_DEPS   := $(MCP_SRC) bindings/mcp/mcp.h include/codeinterp.h
+MCP_TEST   := bindings/mcp/test
 
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
 .PHONY: all deps demo check clean install uninstall FORCE
 .PHONY: check-header check-abi check-man check-install
-.PHONY: check-bindings check-python check-go check-rust
-all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker $(EXAMPLES)
+.PHONY: check-bindings check-python check-go check-rust check-mcp
+all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
+     $(BUILD)/codeinterp-mcp $(EXAMPLES)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -105,6 +110,12 @@ $(BUILD)/codeinterp-worker: $(WORKER_OBJ)
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
 
+# The MCP server (bindings/mcp/), linked as the examples are; JSON comes
+# from Debian's libjansson.
+$(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(MCP_SRC) -L$(BUILD) -Wl,-rpath,'$$ORIGIN' \
+	    -lcodeinterp -ljansson -lpthread
+
 # Tests link the static library, so they can reach internal functions too.
 TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
@@ -113,7 +124,7 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
-                python3-numpy python3-pandas python3-matplotlib \
+                libjansson-dev python3-numpy python3-pandas python3-matplotlib \
                 python3-pytest golang-go cargo rustc
 
 # Installs those of the Debian packages $(1) that are missing, running
@@ -128,8 +139,17 @@ define install_missing
 	fi
 endef
 
+# The MCP tests drive the server with the official TypeScript SDK, pinned
+# in $(MCP_TEST)/package-lock.json: npm ci installs it when node_modules is
+# missing or older than the lock file.
 deps:
 	$(call install_missing,$(DEB_PACKAGES))
+	@command -v node > /dev/null && command -v npm > /dev/null || \
+	  { echo 'make deps: the MCP tests ($(MCP_TEST)) need Node.js 20 and npm; install them first' >&2; exit 1; }
+	@if [ ! -d $(MCP_TEST)/node_modules ] || [ $(MCP_TEST)/package-lock.json -nt $(MCP_TEST)/node_modules ]; then \
+	  echo 'npm ci in $(MCP_TEST)'; \
+	  cd $(MCP_TEST) && npm_config_update_notifier=false npm ci --no-audit --no-fund && touch node_modules; \
+	fi
 
 # ------------------------------------------------------------------ demo
 demo: deps
@@ -166,8 +186,8 @@ check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh
 
 # The bindings' own test suites, each against this build tree's library.
-check-bindings: check-python check-go check-rust
-check-python check-go check-rust: all
+check-bindings: check-python check-go check-rust check-mcp
+check-python check-go check-rust check-mcp: all
 	BUILD=$(BUILD) sh bindings/$(@:check-%=%)/check.sh
 
 # ------------------------------------------------ sanitizers and valgrind
@@ -224,6 +244,8 @@ libdir       ?= $(EXEC_PREFIX)/lib
 LIBDIR       ?= $(libdir)
 includedir   ?= $(PREFIX)/include
 INCLUDEDIR   ?= $(includedir)
+bindir       ?= $(EXEC_PREFIX)/bin
+BINDIR       ?= $(bindir)
 libexecdir   ?= $(EXEC_PREFIX)/libexec
 LIBEXECDIR   ?= $(libexecdir)
 datarootdir  ?= $(PREFIX)/share
@@ -231,11 +253,13 @@ mandir       ?= $(datarootdir)/man
 MANDIR       ?= $(mandir)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MAN3DIR      := $(MANDIR)/man3
+MAN1DIR      := $(MANDIR)/man1
 INSTALL         ?= install
 INSTALL_PROGRAM ?= $(INSTALL) -m 755
 INSTALL_DATA    ?= $(INSTALL) -m 644
 
 MAN_PAGES := $(wildcard man/*.3)
+MAN1_PAGES := $(wildcard man/man1/*.1)
 
 # The library runs the worker at a path compiled in (CI_WORKER_PATH). The
 # build tree's library names build/codeinterp-worker, so the tests and
@@ -264,6 +288,18 @@ $(BUILD)/install/libcodeinterp.a: $(INSTALL_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+# The installed codeinterp-mcp links the installed library and finds it
+# in LIBDIR (its rpath); build/install/libdir holds that path, so a new
+# LIBDIR relinks it.
+$(BUILD)/install/libdir: FORCE
+	@case '$(LIBDIR)' in /*) ;; *) echo 'LIBDIR must be absolute' >&2; exit 1 ;; esac
+	@mkdir -p $(dir $@)
+	@echo '$(LIBDIR)' | cmp -s - $@ || echo '$(LIBDIR)' > $@
+
+$(BUILD)/install/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libdir
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(MCP_SRC) \
+	    $(BUILD)/install/libcodeinterp.so.$(VERSION) -Wl,-rpath,'$(LIBDIR)' -ljansson -lpthread
+
 # pkg-config's file, from codeinterp.pc.in; the directories under PREFIX
 # are written relative to ${prefix}, so pkg-config --define-prefix works.
 $(BUILD)/install/codeinterp.pc: codeinterp.pc.in FORCE
@@ -274,9 +310,10 @@ $(BUILD)/install/codeinterp.pc: codeinterp.pc.in FORCE
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodeinterp.a \
-         $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker
+         $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker $(BUILD)/install/codeinterp-mcp
 	$(INSTALL) -d -m 755 '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' '$(DESTDIR)$(PKGCONFIGDIR)' \
-	    '$(DESTDIR)$(LIBEXECDIR)/codeinterp' '$(DESTDIR)$(MAN3DIR)'
+	    '$(DESTDIR)$(LIBEXECDIR)/codeinterp' '$(DESTDIR)$(MAN3DIR)' '$(DESTDIR)$(BINDIR)' \
+	    '$(DESTDIR)$(MAN1DIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/install/libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)'
 	ln -sf libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/$(SONAME)'
 	ln -sf libcodeinterp.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libcodeinterp.so'
@@ -285,6 +322,8 @@ install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodein
 	$(INSTALL_DATA) $(BUILD)/install/codeinterp.pc '$(DESTDIR)$(PKGCONFIGDIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-worker '$(DESTDIR)$(LIBEXECDIR)/codeinterp'
 	$(INSTALL_DATA) $(MAN_PAGES) '$(DESTDIR)$(MAN3DIR)'
+	$(INSTALL_PROGRAM) $(BUILD)/install/codeinterp-mcp '$(DESTDIR)$(BINDIR)'
+	$(INSTALL_DATA) $(MAN1_PAGES) '$(DESTDIR)$(MAN1DIR)'
 
 # Removes the files install put and the worker's own directory; the
 # shared directories (lib, include, man3...) stay.
@@ -292,9 +331,10 @@ uninstall:
 	rm -f '$(DESTDIR)$(LIBDIR)/libcodeinterp.so.$(VERSION)' '$(DESTDIR)$(LIBDIR)/$(SONAME)' \
 	      '$(DESTDIR)$(LIBDIR)/libcodeinterp.so' '$(DESTDIR)$(LIBDIR)/libcodeinterp.a' \
 	      '$(DESTDIR)$(INCLUDEDIR)/codeinterp.h' '$(DESTDIR)$(PKGCONFIGDIR)/codeinterp.pc' \
-	      '$(DESTDIR)$(INSTALLED_WORKER)'
+	      '$(DESTDIR)$(INSTALLED_WORKER)' '$(DESTDIR)$(BINDIR)/codeinterp-mcp'
 	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
 	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
+	for p in $(notdir $(MAN1_PAGES)); do rm -f '$(DESTDIR)$(MAN1DIR)/'"$$p"; done
 
 # ------------------------------------------------------------------ fuzz
 # fuzz/fuzz_frames.c feeds the host's frame reader and decoders what a

@@ -2,8 +2,9 @@
 # make install and make uninstall, as a user of the installed library sees
 # them: staged under DESTDIR, then installed into a fresh PREFIX, where
 # examples/pkgconfig/consumer is built out of the tree with pkg-config
-# alone and runs a cell with the installed library and worker; uninstall
-# then leaves nothing but empty directories.
+# alone and runs a cell with the installed library and worker, and the
+# installed codeinterp-mcp answers --help and an initialize request;
+# uninstall then leaves nothing but empty directories.
 #   MAKE=make TREE_WORKER=/abs/build/codeinterp-worker test/install.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -23,14 +24,14 @@ fail() { echo "install: $*"; exit 1; }
 # (make check LIBDIR=...) cannot leak into these.
 dirs() {
     $MAKE --no-print-directory "$@" PREFIX="$prefix" EXEC_PREFIX="$prefix" \
-        LIBDIR="$prefix/lib" INCLUDEDIR="$prefix/include" LIBEXECDIR="$prefix/libexec" \
+        LIBDIR="$prefix/lib" INCLUDEDIR="$prefix/include" LIBEXECDIR="$prefix/libexec" BINDIR="$prefix/bin" \
         MANDIR="$prefix/share/man" PKGCONFIGDIR="$prefix/lib/pkgconfig" > "$tmp/make.log" 2>&1 ||
         { cat "$tmp/make.log"; fail "make $* failed"; }
 }
 installed_files() {
     echo "lib/libcodeinterp.so.$version lib/libcodeinterp.so.${version%%.*} lib/libcodeinterp.so"
     echo "lib/libcodeinterp.a include/codeinterp.h lib/pkgconfig/codeinterp.pc"
-    echo "libexec/codeinterp/codeinterp-worker"
+    echo "libexec/codeinterp/codeinterp-worker bin/codeinterp-mcp share/man/man1/codeinterp-mcp.1"
     for page in man/*.3; do echo "share/man/man3/${page#man/}"; done
 }
 only_dirs_left() {
@@ -45,8 +46,9 @@ dirs install DESTDIR="$stage"
 for f in $(installed_files); do
     [ -e "$stage$prefix/$f" ] || fail "install with DESTDIR did not install $stage$prefix/$f"
 done
-! grep -aqF "$stage" "$stage$prefix/lib/libcodeinterp.so.$version" "$stage$prefix/lib/pkgconfig/codeinterp.pc" ||
-    fail "DESTDIR is compiled into the installed library or its .pc"
+! grep -aqF "$stage" "$stage$prefix/lib/libcodeinterp.so.$version" "$stage$prefix/lib/pkgconfig/codeinterp.pc" \
+    "$stage$prefix/bin/codeinterp-mcp" ||
+    fail "DESTDIR is compiled into the installed library, its .pc or codeinterp-mcp"
 dirs uninstall DESTDIR="$stage"
 only_dirs_left "$stage"
 
@@ -87,6 +89,22 @@ if env -u CODEINTERP_WORKER "$tmp/consumer/consumer" > /dev/null 2> "$tmp/err"; 
 fi
 mv "$worker.away" "$worker"
 grep -qF "$worker" "$tmp/err" || fail "the failure does not name $worker: $(cat "$tmp/err")"
+
+# The MCP server: the installed library (through its rpath), the installed
+# worker; at end of input it answers, then removes its workspace.
+mcp=$prefix/bin/codeinterp-mcp
+[ "$(stat -c %a "$mcp")" = 755 ] || fail "$mcp is not mode 755"
+ldd "$mcp" | grep -qF "$prefix/lib/libcodeinterp.so.${version%%.*}" ||
+    fail "codeinterp-mcp does not load the installed library"
+"$mcp" --help | grep -q -- --max-message-bytes || fail "codeinterp-mcp --help does not document its options"
+mkdir "$tmp/ws" && chmod 0755 "$tmp/ws"
+out=$(echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"install.sh","version":"1"}}}' |
+    env -u CODEINTERP_WORKER "$mcp" --workspace-root "$tmp/ws" 2> "$tmp/err") ||
+    fail "codeinterp-mcp failed: $(cat "$tmp/err")"
+echo "$out" | grep -qF '"protocolVersion":"2025-06-18"' && echo "$out" | grep -qF "\"version\":\"$version\"" ||
+    fail "codeinterp-mcp did not answer initialize: $out $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/ws")" ] || fail "codeinterp-mcp left its workspace behind: $(ls -A "$tmp/ws")"
+echo "  codeinterp-mcp: answered initialize with $version, workspace removed"
 
 dirs uninstall DESTDIR=
 only_dirs_left "$prefix"

@@ -1,0 +1,283 @@
+/*
+ * codeinterp-mcp: the command line, the start, the main loop that runs
+ * queued tool calls one at a time, and the end.
+ *
+ *     codeinterp-mcp [--timeout-ms MS] [--memory BYTES] ... (see --help)
+ *
+ * It starts one session before it reads anything, so a misconfiguration
+ * shows at once (exit 1, the reason on stderr). At end of input it runs
+ * and answers the calls already received, then frees the session (which
+ * removes its workspace) and exits 0. SIGINT, SIGTERM, SIGHUP, or stdout
+ * closed end it sooner: the running cell is interrupted and the calls
+ * waiting are dropped.
+ */
+#include "mcp.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct server srv = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .timeout_ms = 30000,        /* the library's defaults, for messages */
+    .output_limit = 1u << 20,
+    .max_message = 64u << 20,
+    .log_level = LOG_DEBUG,     /* every notification until setLevel */
+};
+
+static const char usage[] =
+    "usage: codeinterp-mcp [OPTION]...\n"
+    "An MCP server over stdio (JSON-RPC 2.0, one message a line) that gives the client\n"
+    "one sandboxed, stateful Python session with the tools run_python, upload_file,\n"
+    "download_file, list_files and reset. Logs go to stderr. At end of input it answers\n"
+    "the calls received, then exits; SIGINT or SIGTERM interrupt the running cell\n"
+    "first. Either way the session's workspace is removed.\n"
+    "\n"
+    "  --timeout-ms MS          wall-clock limit of one cell, 1 to 86400000 ms; a call's\n"
+    "                           timeout_ms argument overrides it (default 30000)\n"
+    "  --memory BYTES           the worker's address-space limit, at least 512M\n"
+    "                           (default 2G)\n"
+    "  --output-limit BYTES     how much stdout, and separately stderr, a cell keeps,\n"
+    "                           1K to 256M; it also caps the value's repr and the\n"
+    "                           traceback (default 1M)\n"
+    "  --workspace-root DIR     absolute directory under which the session's private\n"
+    "                           directory is made (default $TMPDIR, else /tmp)\n"
+    "  --preload MODULES        comma-separated modules to import (\"import NAME\") in\n"
+    "                           every new interpreter, at start and after reset or a\n"
+    "                           crash, so cells need not; a failed import stops the\n"
+    "                           start. The library has no preload call: this runs as a\n"
+    "                           cell of its own. numpy, pandas and matplotlib are loaded\n"
+    "                           anyway, but not bound to names.\n"
+    "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
+    "                           discarded and answered with an error, and a file over\n"
+    "                           3/4 of it is not downloaded (default 64M)\n"
+    "  --help                   this text\n"
+    "  --version                the version\n"
+    "BYTES takes a suffix K, M or G (powers of 1024).\n"
+    "\n"
+    "Exit status: 0 after end of input or a signal, 1 if the session cannot start,\n"
+    "2 for a bad option.\n";
+
+/* A number of bytes with an optional K, M or G suffix; 0 if invalid. */
+static unsigned long long parse_bytes(const char *s)
+{
+    char *end;
+    if (!isdigit((unsigned char)s[0]))
+        return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    }
+    if (*end != '\0' || v > (~0ULL >> shift))
+        return 0;
+    return v << shift;
+}
+
+/* "import a\nimport b.c\n" from "a,b.c"; NULL if a name is not a dotted
+ * Python identifier (ASCII). */
+static char *preload_code(const char *list)
+{
+    struct buf b = {0};
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        int ok = n > 0;
+        for (size_t i = 0; i < n && ok; i++) {
+            unsigned char c = (unsigned char)p[i];
+            int start = i == 0 || p[i - 1] == '.';
+            ok = c == '_' || isalpha(c) || (!start && isdigit(c)) ||
+                 (c == '.' && !start && i + 1 < n);
+        }
+        if (!ok) {
+            free(b.data);
+            return NULL;
+        }
+        buf_printf(&b, "import %.*s\n", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    if (!b.data || b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
+static void bad_option(const char *what, const char *value)
+{
+    fprintf(stderr, MCP_SERVER_NAME ": %s: %s\nTry 'codeinterp-mcp --help'.\n", what, value);
+    exit(2);
+}
+
+static void parse_options(int argc, char **argv)
+{
+    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MAX_MESSAGE, O_VERSION };
+    static const struct option options[] = {
+        {"timeout-ms", required_argument, NULL, O_TIMEOUT},
+        {"memory", required_argument, NULL, O_MEMORY},
+        {"output-limit", required_argument, NULL, O_OUTPUT},
+        {"workspace-root", required_argument, NULL, O_ROOT},
+        {"preload", required_argument, NULL, O_PRELOAD},
+        {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    if (!(srv.cfg = ci_config_new())) {
+        fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
+        exit(1);
+    }
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        unsigned long long v = optarg ? parse_bytes(optarg) : 0;
+        switch (opt) {
+        case O_TIMEOUT: /* a plain number of milliseconds: no suffix */
+            if (!isdigit((unsigned char)optarg[strlen(optarg) - 1]) || v > 86400000 ||
+                ci_config_set_timeout_ms(srv.cfg, (unsigned long)v) != CI_OK)
+                bad_option("--timeout-ms takes 1 to 86400000 milliseconds", optarg);
+            srv.timeout_ms = (unsigned long)v;
+            break;
+        case O_MEMORY:
+            if (ci_config_set_memory_limit(srv.cfg, v) != CI_OK || v == 0)
+                bad_option("--memory takes at least 512M bytes", optarg);
+            break;
+        case O_OUTPUT:
+            if (v > (1u << 28) || ci_config_set_output_limit(srv.cfg, (size_t)v) != CI_OK)
+                bad_option("--output-limit takes 1K to 256M bytes", optarg);
+            srv.output_limit = (size_t)v;
+            break;
+        case O_ROOT:
+            if (ci_config_set_workspace_root(srv.cfg, optarg) != CI_OK)
+                bad_option("--workspace-root takes an absolute directory", optarg);
+            break;
+        case O_PRELOAD:
+            free(srv.preload_code);
+            if (!(srv.preload_code = preload_code(optarg)))
+                bad_option("--preload takes module names separated by commas", optarg);
+            break;
+        case O_MAX_MESSAGE:
+            if (v < 4096 || v > (1u << 30))
+                bad_option("--max-message-bytes takes 4K to 1G bytes", optarg);
+            srv.max_message = (size_t)v;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            exit(0);
+        case O_VERSION:
+            printf(MCP_SERVER_NAME " %s\n", ci_version());
+            exit(0);
+        default:
+            fprintf(stderr, "Try 'codeinterp-mcp --help'.\n");
+            exit(2);
+        }
+    }
+    if (optind < argc)
+        bad_option("unexpected argument", argv[optind]);
+}
+
+/* Turns SIGINT, SIGTERM and SIGHUP into an orderly shutdown. */
+static void *signal_main(void *set)
+{
+    int sig;
+    if (sigwait(set, &sig) == 0) {
+        char why[32];
+        snprintf(why, sizeof why, "signal %d (%s)", sig, sig == SIGTERM ? "SIGTERM" :
+                 sig == SIGINT ? "SIGINT" : "SIGHUP");
+        request_shutdown(why);
+    }
+    return NULL;
+}
+
+/* Runs one queued tools/call (queue_take made it the running one) and
+ * answers it. */
+static void run_job(struct job *j)
+{
+    const json_t *id = json_object_get(j->msg, "id");
+    const json_t *params = json_object_get(j->msg, "params");
+    const json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    if (token && !json_is_string(token) && !json_is_integer(token))
+        token = NULL;
+
+    json_t *result = tool_call(json_string_value(json_object_get(params, "name")),
+                               json_object_get(params, "arguments"), token);
+
+    pthread_mutex_lock(&srv.lock);
+    int cancelled = srv.cancelled;
+    json_decref(srv.running_id);
+    srv.running_id = NULL;
+    srv.cancelled = 0;
+    srv.interrupt_pending = srv.shutdown; /* a late cancel must not hit the next call */
+    pthread_mutex_unlock(&srv.lock);
+    /* MCP: the receiver of a cancellation SHOULD NOT answer the request. */
+    if (cancelled)
+        json_decref(result);
+    else
+        mcp_send_result(id, result);
+    json_decref(j->msg);
+}
+
+int main(int argc, char **argv)
+{
+    static sigset_t stop_signals;
+    pthread_t reader, signals;
+    char why[1024];
+    struct job *j;
+
+    signal(SIGPIPE, SIG_IGN); /* a closed stdout is a write error, not death */
+    parse_options(argc, argv);
+
+    /* Only the signal thread takes these; the others inherit the mask. */
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    if (pthread_create(&signals, NULL, signal_main, &stop_signals) != 0) {
+        fprintf(stderr, MCP_SERVER_NAME ": cannot start a thread\n");
+        return 1;
+    }
+    pthread_detach(signals);
+    if (stream_start() < 0) {
+        fprintf(stderr, MCP_SERVER_NAME ": cannot start a thread\n");
+        return 1;
+    }
+
+    if (session_ensure(1, why, sizeof why) < 0) {
+        fprintf(stderr, MCP_SERVER_NAME ": %s\n", why);
+        ci_session_free(srv.session);
+        return 1;
+    }
+    fprintf(stderr, MCP_SERVER_NAME " %s: session ready, worker pid %d, workspace %s\n",
+            ci_version(), ci_session_pid(srv.session), ci_session_workspace(srv.session));
+
+    if (pthread_create(&reader, NULL, reader_main, NULL) != 0) {
+        fprintf(stderr, MCP_SERVER_NAME ": cannot start a thread\n");
+        ci_session_free(srv.session);
+        return 1;
+    }
+    pthread_detach(reader);
+
+    while ((j = queue_take()))
+        run_job(j);
+
+    /* Shutdown: drop what waits, then the session and its workspace. The
+     * reader may still be blocked in read(2); exit ends it. */
+    pthread_mutex_lock(&srv.lock);
+    ci_session *s = srv.session;
+    srv.session = NULL;
+    for (; srv.queue_len > 0; srv.queue_len--) {
+        json_decref(srv.queue[srv.queue_head].msg);
+        srv.queue_head = (srv.queue_head + 1) % MCP_QUEUE_MAX;
+    }
+    pthread_mutex_unlock(&srv.lock);
+    ci_session_free(s);
+    ci_config_free(srv.cfg);
+    free(srv.preload_code);
+    return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * codeinterp-mcp: an MCP server (Model Context Protocol, stdio transport)
+ * that gives a client one codeinterp session.
+ *
+ * Two threads share the work:
+ *  - the reader (server.c) reads stdin line by line, answers what needs
+ *    no session (initialize, ping, tools/list, logging/setLevel) at once,
+ *    handles cancellation, and queues tools/call requests;
+ *  - the main thread (main.c) takes queued calls one at a time and runs
+ *    them on the session (tools.c, run.c), which only it touches, except
+ *    for ci_session_interrupt(), which the library allows from any thread.
+ * A third thread (stream.c) sends a running cell's output when it goes
+ * quiet. Every message out goes through mcp_send() (transport.c), one
+ * whole line at a time under one lock.
+ */
+#ifndef CODEINTERP_MCP_H
+#define CODEINTERP_MCP_H
+
+#include <codeinterp.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#define MCP_SERVER_NAME "codeinterp-mcp"
+
+/* JSON-RPC 2.0 error codes. */
+#define RPC_PARSE_ERROR -32700
+#define RPC_INVALID_REQUEST -32600
+#define RPC_METHOD_NOT_FOUND -32601
+#define RPC_INVALID_PARAMS -32602
+#define RPC_SERVER_BUSY -32000 /* implementation-defined: the queue is full */
+
+/* How many tools/call requests may wait while one runs. */
+#define MCP_QUEUE_MAX 16
+
+/* MCP's logging levels (RFC 5424 severities), least severe first. */
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR,
+                 LOG_CRITICAL, LOG_ALERT, LOG_EMERGENCY };
+
+/* What cell runs, and what may interrupt it. */
+enum running_cell { CELL_NONE, CELL_CANCELLABLE, CELL_UNTIL_SHUTDOWN };
+
+/* A request waiting for the main thread. */
+struct job {
+    json_t *msg;   /* the whole request; owned by the job */
+    size_t bytes;  /* the length of its line, counted against the budget */
+};
+
+/* The server's state; one instance, `srv`, defined in main.c. */
+struct server {
+    /* Set once by the command line, read-only afterwards. */
+    ci_config *cfg;
+    unsigned long timeout_ms;  /* the session's, for messages */
+    size_t output_limit;       /* the session's, for messages */
+    size_t max_message;        /* longest accepted input line, in bytes */
+    char *preload_code;        /* "import a\nimport b\n", or NULL */
+
+    /* Touched by the main thread only. */
+    ci_session *session;       /* NULL while none could be started */
+
+    /* Shared: everything below is under `lock`. */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;       /* a job was queued, or shutdown */
+    struct job queue[MCP_QUEUE_MAX];
+    size_t queue_head, queue_len, queue_bytes;
+    json_t *running_id;        /* id of the tools/call being run, or NULL */
+    int running_cell;          /* enum running_cell */
+    int interrupt_pending;     /* an interrupt was asked and not yet taken */
+    int cancelled;             /* running_id was cancelled by the client */
+    int input_done;            /* EOF: run what is queued, then stop */
+    int shutdown;              /* a signal or a write error: stop now */
+    int log_level;             /* enum log_level; what notifications pass */
+};
+
+extern struct server srv;
+
+/* transport.c: lines in, lines out. */
+struct line_reader;
+struct line_reader *line_reader_new(int fd, size_t max_line);
+void line_reader_free(struct line_reader *lr);
+/* Reads the next line into *@line (NUL-terminated, without its newline;
+ * valid until the next call). Returns 1 for a line, 0 at EOF, -1 for a
+ * read error; a line over the cap is skipped whole and returned as
+ * *@line = NULL with *@len set to the bytes it had. */
+int line_reader_next(struct line_reader *lr, char **line, size_t *len);
+/* Whether bytes are buffered already, so poll(2) on the fd would lie. */
+int line_reader_buffered(const struct line_reader *lr);
+int mcp_send(json_t *msg); /* steals @msg; 0, or -1 after a write error */
+void mcp_send_result(const json_t *id, json_t *result);
+void mcp_send_error(const json_t *id, int code, const char *message);
+void mcp_send_notification(const char *method, json_t *params);
+
+/* server.c: the reader thread and the queue. */
+void *reader_main(void *unused);
+/* Blocks for the next job and makes it the running call (srv.running_id);
+ * NULL at shutdown, or at end of input once the queue is empty. */
+struct job *queue_take(void);
+void request_shutdown(const char *why);
+void try_interrupt(void); /* under srv.lock: interrupt the running cell */
+int log_enabled(int level);
+
+/* tools.c: the tools' schemas and the calls. */
+json_t *tools_list(void);
+int tool_known(const char *name);
+json_t *tool_call(const char *name, json_t *args, const json_t *progress_token);
+json_t *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+json_t *text_content(const char *text);
+/* Makes sure there is a session, and with @need_worker a live worker:
+ * 0 if there was, 1 if a dead worker was replaced (its variables are
+ * gone), -1 with @why when none could be started. */
+int session_ensure(int need_worker, char *why, size_t why_size);
+/* A fresh interpreter in the same workspace, with the preload run: 0, or
+ * -1 with @why. */
+int session_restart(char *why, size_t why_size);
+int session_preload(char *why, size_t why_size);
+
+/* run.c: run_python, and running a cell as the current request's. */
+json_t *run_python(json_t *args, const json_t *progress_token);
+/* ci_run_ex() on srv.session, interrupted at shutdown and, if
+ * @cancellable, when the client cancels the request. Returns as
+ * ci_run_ex(), but CI_OK with *@out NULL when it was cancelled (or the
+ * server is stopping) before the cell started. */
+int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_result **out);
+
+/* stream.c: a running cell's output as notifications. */
+int stream_start(void); /* the flusher thread; 0 or -1 */
+void stream_begin(const json_t *progress_token);
+void stream_output(int stream, const char *data, size_t len, void *unused); /* ci_output_fn */
+void stream_end(void); /* sends what waits; before the call's result */
+
+/* text.c: encodings. */
+char *base64_encode(const void *data, size_t len, size_t *out_len);
+int base64_decode(const char *text, size_t len, void **out, size_t *out_len);
+json_t *json_text(const char *data, size_t len); /* invalid UTF-8 replaced */
+size_t utf8_complete_prefix(const char *data, size_t len);
+int utf8_valid(const char *data, size_t len);
+const char *mime_type_of(const char *name);
+int mime_is_text(const char *mime);
+char *file_uri(const char *dir, const char *name);
+
+/* A growable string for building the text of a result. */
+struct buf {
+    char *data;
+    size_t len, cap;
+    int failed; /* an allocation failed; the text is cut there */
+};
+void buf_add(struct buf *b, const char *data, size_t len);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,309 @@
+// codeinterp-mcp at the wire: a raw child process fed newline-delimited
+// JSON-RPC, without the SDK, for what a well-behaved client never sends.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { freshRoot, leftIn, libraryVersion, RawPeer, SERVER, sleep } from './helpers.mjs';
+
+async function withPeer(t, args, fn) {
+    if (typeof args === 'function') { fn = args; args = []; }
+    const peer = new RawPeer(args);
+    try {
+        await fn(peer);
+    } catch (e) {
+        if (peer.stderr) t.diagnostic(`server stderr: ${peer.stderr}`);
+        throw e;
+    } finally {
+        peer.cleanup();
+    }
+}
+
+const errorCode = (m) => m.error?.code;
+
+test('initialize negotiates the protocol revision', async (t) => {
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+        await withPeer(t, async (peer) => {
+            const r = await peer.initialize(version);
+            assert.equal(r.jsonrpc, '2.0');
+            assert.equal(r.result.protocolVersion, version, `asked for ${version}`);
+            assert.match(r.result.serverInfo.name, /codeinterp/i);
+            assert.equal(r.result.serverInfo.version, libraryVersion());
+            assert.ok(r.result.capabilities.tools);
+            const list = await peer.request(1, 'tools/list', {});
+            assert.equal(list.result.tools.length, 5);
+        });
+    }
+    // A revision the server does not know: it answers with one it supports.
+    await withPeer(t, async (peer) => {
+        const r = await peer.initialize('2099-01-01');
+        assert.ok(['2025-11-25', '2025-06-18'].includes(r.result.protocolVersion),
+                  `answered ${r.result.protocolVersion}`);
+    });
+});
+
+test('malformed input gets JSON-RPC errors and the server keeps serving', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        let seen = peer.messages.length;
+        const nextError = async (what) => {
+            const m = await peer.next((x) => 'error' in x, 30000, seen);
+            seen = peer.messages.indexOf(m) + 1;
+            assert.equal(m.jsonrpc, '2.0', `${what}: ${JSON.stringify(m)}`);
+            assert.equal(typeof m.error.message, 'string');
+            return m;
+        };
+
+        peer.send('this is not JSON {');
+        let m = await nextError('garbage');
+        assert.equal(errorCode(m), -32700, `garbage: ${JSON.stringify(m)}`);
+        assert.equal(m.id, null);
+
+        peer.send('{"jsonrpc": "2.0", "id": 5, "method": "ping"');   // cut short
+        m = await nextError('truncated object');
+        assert.equal(errorCode(m), -32700);
+
+        peer.send('42');
+        m = await nextError('a number');
+        assert.equal(errorCode(m), -32600, `a number: ${JSON.stringify(m)}`);
+        assert.equal(m.id, null);
+
+        peer.send('"ping"');
+        m = await nextError('a string');
+        assert.equal(errorCode(m), -32600);
+
+        peer.send({ jsonrpc: '2.0', id: 7, method: 'no/such/method', params: {} });
+        m = await nextError('unknown method');
+        assert.equal(errorCode(m), -32601, `unknown method: ${JSON.stringify(m)}`);
+        assert.equal(m.id, 7);
+
+        peer.send({ jsonrpc: '2.0', id: 8 });   // no method
+        m = await nextError('no method');
+        assert.equal(errorCode(m), -32600);
+
+        peer.send({ jsonrpc: '2.0', id: 9, method: 42 });
+        m = await nextError('a number for the method');
+        assert.equal(errorCode(m), -32600);
+
+        // A notification gets no answer, even an unknown one.
+        peer.send({ jsonrpc: '2.0', method: 'notifications/whatever', params: {} });
+        const before = peer.messages.length;
+        const pong = await peer.request(10, 'ping');
+        assert.deepEqual(pong.result, {});
+        assert.equal(peer.messages.indexOf(pong), before, 'something answered the notification');
+
+        // Ids may be strings; the answer carries the same id.
+        const s = await peer.request('str-id', 'ping');
+        assert.deepEqual(s.result, {});
+
+        // A tools/call with params of the wrong shape.
+        const bad = await peer.request(11, 'tools/call', { name: 42 });
+        assert.ok(bad.error || bad.result?.isError, JSON.stringify(bad));
+        if (bad.error) assert.equal(bad.error.code, -32602);
+
+        // And it still runs cells.
+        const r = await peer.request(12, 'tools/call', { name: 'run_python', arguments: { code: '6*7' } });
+        assert.match(JSON.stringify(r.result.content), /42/);
+        assert.deepEqual(peer.badLines, [], 'the server wrote lines that are not JSON');
+    });
+});
+
+test('a line over --max-message-bytes is discarded as it comes, not held', async (t) => {
+    await withPeer(t, ['--max-message-bytes', '1M'], async (peer) => {
+        await peer.initialize();
+        const pid = peer.proc.pid;
+        // 64 MiB on one line, written in 1 MiB pieces, against a 1 MiB cap.
+        const piece = 'x'.repeat(1 << 20);
+        for (let i = 0; i < 64; i++) {
+            if (!peer.proc.stdin.write(piece)) await new Promise((r) => peer.proc.stdin.once('drain', r));
+        }
+        peer.send('');
+        const err = await peer.next((m) => 'error' in m, 60000);
+        assert.equal(err.id, null);
+        assert.equal(errorCode(err), -32600, JSON.stringify(err));
+        assert.match(err.error.message, /limit|too (long|big|large)/i);
+        // Just under the cap: read whole, and a parse error.
+        peer.send('y'.repeat(1000 * 1000));
+        const parse = await peer.next((m) => m.error?.code === -32700, 60000);
+        assert.equal(parse.id, null);
+        const pong = await peer.request(1, 'ping', undefined, 60000);
+        assert.deepEqual(pong.result, {});
+        const hwm = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
+        const mib = Number(hwm[1]) / 1024;
+        t.diagnostic(`server peak RSS after a 64 MiB line: ${mib.toFixed(1)} MiB`);
+        assert.ok(mib < 48, `the server grew to ${mib.toFixed(1)} MiB`);
+        // A message under the cap still works after all that.
+        const r = await peer.request(2, 'tools/call', { name: 'run_python', arguments: { code: "'ok'" } });
+        assert.match(r.result.content[0].text, /'ok'/);
+    });
+});
+
+test('calls queue while a cell runs; ping is answered at once; a full queue says busy', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        const call = (id, code) => ({ jsonrpc: '2.0', id, method: 'tools/call',
+                                      params: { name: 'run_python', arguments: { code } } });
+        peer.send(call(1, "import time\ntime.sleep(3)\n'slow done'"));
+        await sleep(500);
+        peer.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+        const pong = await peer.reply(2, 10000);
+        assert.deepEqual(pong.result, {});
+        assert.equal(peer.messages.find((m) => m.id === 1), undefined, 'ping waited for the cell');
+
+        // 24 more calls while the first runs: the queue holds some, the rest are refused.
+        for (let i = 0; i < 24; i++) peer.send(call(100 + i, `${i} * 2`));
+        const first = await peer.reply(1, 60000);
+        assert.match(first.result.content[0].text, /'slow done'/);
+        let busy = 0, done = 0;
+        for (let i = 0; i < 24; i++) {
+            const m = await peer.reply(100 + i, 60000);
+            if (m.error) {
+                assert.equal(m.error.code, -32000, JSON.stringify(m));
+                assert.match(m.error.message, /busy/i);
+                busy++;
+            } else {
+                assert.match(m.result.content[0].text, new RegExp(`\\[value\\]\\n${i * 2}\\n`));
+                done++;
+            }
+        }
+        t.diagnostic(`${done} queued calls ran, ${busy} were refused as busy`);
+        assert.ok(busy >= 1, 'no call was refused: is the queue bounded?');
+        assert.ok(done >= 8, `only ${done} calls were queued`);
+        // Every request got exactly one answer.
+        const ids = peer.messages.filter((m) => 'id' in m && m.id !== null).map((m) => m.id);
+        assert.equal(new Set(ids).size, ids.length, 'a request was answered twice');
+    });
+});
+
+test('cancelling a queued call drops it; the running one goes on', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        const call = (id, code) => ({ jsonrpc: '2.0', id, method: 'tools/call',
+                                      params: { name: 'run_python', arguments: { code } } });
+        peer.send(call(1, "import time\ntime.sleep(2)\nran = ['first']\n'first done'"));
+        peer.send(call(2, "ran.append('second')"));
+        await sleep(500);
+        peer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'test' } });
+        const first = await peer.reply(1, 60000);
+        assert.match(first.result.content[0].text, /'first done'/);
+        const third = await peer.request(3, 'tools/call', { name: 'run_python', arguments: { code: 'ran' } });
+        assert.match(third.result.content[0].text, /\['first'\]/, 'the cancelled call ran');
+        assert.equal(peer.messages.find((m) => m.id === 2), undefined, 'the dropped call was answered');
+        // A cancellation of something unknown is ignored.
+        peer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 999 } });
+        assert.deepEqual((await peer.request(4, 'ping')).result, {});
+    });
+});
+
+test('SIGTERM interrupts the running cell, removes the workspace, exits 0', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        peer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+                    params: { name: 'run_python', arguments: { code: 'import time\ntime.sleep(60)' } } });
+        await sleep(1000);
+        assert.equal(leftIn(peer.root).length, 1);
+        const sent = Date.now();
+        peer.proc.kill('SIGTERM');
+        const t0 = setTimeout(() => peer.kill(), 60000);
+        const { code, signal } = await peer.exited;
+        clearTimeout(t0);
+        assert.equal(signal, null, `killed by ${signal}`);
+        assert.equal(code, 0);
+        assert.ok(Date.now() - sent < 30000, 'SIGTERM waited for the 60 s cell');
+        assert.deepEqual(leftIn(peer.root), []);
+    });
+});
+
+test('stdin EOF: the server exits 0 and removes its workspace', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        const r = await peer.request(1, 'tools/call', {
+            name: 'run_python', arguments: { code: "open('left.txt', 'w').write('x')" },
+        });
+        assert.notEqual(r.result.isError, true, JSON.stringify(r));
+        assert.equal(leftIn(peer.root).length, 1, 'no session directory under the workspace root');
+        const { code, signal } = await peer.finish(60000);
+        assert.equal(signal, null, `killed by ${signal}`);
+        assert.equal(code, 0);
+        assert.deepEqual(leftIn(peer.root), [], 'the session directory is still there');
+    });
+});
+
+test('stdin EOF while a cell runs: the call is answered, then exit 0 and cleanup', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        peer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+                    params: { name: 'run_python', arguments: { code: "import time\ntime.sleep(3)\n'answered'" } } });
+        await sleep(500);
+        const { code, signal } = await peer.finish(60000);
+        assert.equal(signal, null, `killed by ${signal} (hung after EOF?)`);
+        assert.equal(code, 0);
+        const r = peer.messages.find((m) => m.id === 1);
+        assert.ok(r, 'the call received before EOF was not answered');
+        assert.match(r.result.content[0].text, /'answered'/);
+        assert.deepEqual(leftIn(peer.root), []);
+    });
+});
+
+test('the server answers ping before initialize and exits on EOF right away', async (t) => {
+    await withPeer(t, async (peer) => {
+        const pong = await peer.request(1, 'ping');
+        assert.deepEqual(pong.result, {});
+        const { code } = await peer.finish(60000);
+        assert.equal(code, 0);
+        assert.deepEqual(leftIn(peer.root), []);
+    });
+});
+
+test('--help documents the options; a bad option is refused', () => {
+    const version = spawnSync(SERVER, ['--version'], { encoding: 'utf8', timeout: 30000 });
+    assert.equal(version.status, 0);
+    assert.ok(version.stdout.includes(libraryVersion()), version.stdout);
+    const help = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 30000 });
+    assert.equal(help.status, 0, help.stderr);
+    for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
+                       '--max-message-bytes', '--help']) {
+        assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
+    }
+    for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--memory', '1M'],
+                        ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
+                        ['--preload', 'not a module'], ['stray-argument']]) {
+        const bad = spawnSync(SERVER, args, { encoding: 'utf8', timeout: 30000, input: '' });
+        assert.equal(bad.status, 2, `${args.join(' ')}: exit ${bad.status}, not 2`);
+        assert.ok(bad.stderr.length > 0, `${args.join(' ')}: nothing on stderr`);
+        assert.equal(bad.stdout, '', `${args.join(' ')}: stdout is the protocol channel`);
+    }
+});
+
+test('--preload imports modules in every new interpreter; a bad one stops the start', async (t) => {
+    await withPeer(t, ['--preload', 'json,collections.abc'], async (peer) => {
+        await peer.initialize();
+        const call = (id, name, args) => peer.request(id, 'tools/call', { name, arguments: args });
+        let r = await call(1, 'run_python', { code: "json.dumps({'a': 1}), collections.abc.Mapping.__name__" });
+        assert.match(r.result.content[0].text, /'\{"a": 1\}', 'Mapping'/);
+        await call(2, 'reset', {});
+        r = await call(3, 'run_python', { code: 'json.dumps([1])' });
+        assert.match(r.result.content[0].text, /'\[1\]'/, 'not preloaded after reset');
+        await call(4, 'run_python', { code: 'import os\nos._exit(1)' });
+        r = await call(5, 'run_python', { code: 'json.dumps([2])' });
+        assert.match(r.result.content[0].text, /'\[2\]'/, 'not preloaded after a crash');
+    });
+    const root = freshRoot();
+    try {
+        const bad = spawnSync(SERVER, ['--workspace-root', root, '--preload', 'no_such_module_xyz'],
+                              { encoding: 'utf8', timeout: 60000, input: '' });
+        assert.equal(bad.status, 1, `exit ${bad.status}; stderr: ${bad.stderr}`);
+        assert.match(bad.stderr, /no_such_module_xyz/);
+        assert.deepEqual(leftIn(root), [], 'a failed start left its directory');
+    } finally {
+        rmSync(root, { recursive: true, force: true });
+    }
+});
+
+test('a workspace root the session cannot use: exit 1 with the reason', () => {
+    const bad = spawnSync(SERVER, ['--workspace-root', '/nonexistent/codeinterp-mcp-test'],
+                          { encoding: 'utf8', timeout: 60000, input: '' });
+    assert.equal(bad.status, 1, `exit ${bad.status}`);
+    assert.match(bad.stderr, /could not be started|workspace|nonexistent/i);
+    assert.equal(bad.stdout, '');
+});

@@ -1,0 +1,466 @@
+// codeinterp-mcp driven by the official MCP TypeScript SDK: its Client over
+// its StdioClientTransport, as an agent application would use the server.
+// Each test starts its own server (about a second) so that one failure
+// cannot leave state behind for the next.
+import { test } from 'node:test';
+import { rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+    connect, leftIn, libraryVersion, PNG_MAGIC, pngSize, run, settle, sleep, textOf,
+} from './helpers.mjs';
+
+/** Runs @fn with a connected client; closes it and checks the cleanup. */
+async function withServer(t, args, fn) {
+    if (typeof args === 'function') { fn = args; args = []; }
+    const s = await connect(args);
+    let ok = false;
+    try {
+        await fn(s);
+        ok = true;
+    } finally {
+        const gone = await s.close();
+        const left = leftIn(s.root);
+        rmSync(s.root, { recursive: true, force: true });
+        if (!ok && s.stderr()) t.diagnostic(`server stderr: ${s.stderr()}`);
+        if (ok) {
+            // The SDK reports here what it could not make sense of. Except
+            // one thing of its own: it runs notification handlers a
+            // microtask late but handles a response at once, so a progress
+            // notification read in the same chunk as its request's result
+            // (output printed just before a cell ends) finds its handler
+            // gone. The server sent them in order; that is not its fault.
+            const errors = s.errors.map(String)
+                .filter((e) => !/progress notification for an unknown token/.test(e));
+            assert.deepEqual(errors, [], 'the SDK client reported errors');
+            assert.ok(gone, 'the server did not exit when the SDK closed the connection');
+            assert.deepEqual(left, [], 'the server left its session directory behind');
+        }
+    }
+}
+
+const expectOk = (r, what) =>
+    assert.equal(r.isError ?? false, false, `${what} failed: ${JSON.stringify(r.content)}`);
+
+/** Asserts that a call failed, as a tool error or a JSON-RPC error; its text. */
+function expectFailure(settled, what) {
+    if (settled.error) return String(settled.error.message);
+    assert.equal(settled.result.isError, true,
+                 `${what} should have failed: ${JSON.stringify(settled.result)}`);
+    return textOf(settled.result);
+}
+
+const word = (s) => new RegExp(`(^|[^\\w.])${s}([^\\w.]|$)`);
+
+test('initialize: the SDK connects, server name, version and capabilities', async (t) => {
+    await withServer(t, async ({ client, transport }) => {
+        const info = client.getServerVersion();
+        assert.match(info.name, /codeinterp/i);
+        assert.equal(info.version, libraryVersion());
+        const caps = client.getServerCapabilities();
+        assert.ok(caps.tools, 'no tools capability');
+        assert.ok(caps.logging, 'no logging capability, yet output streams as logging');
+        // The SDK asks for its latest revision; the server must accept it.
+        const init = transport.received.find((r) => r.message.id === 0)?.message;
+        assert.equal(init.result.protocolVersion, '2025-11-25');
+        assert.deepEqual(await client.ping(), {});
+    });
+});
+
+test('tools/list: the five tools with object input schemas', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const { tools } = await client.listTools();
+        const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
+        assert.deepEqual(Object.keys(byName).sort(),
+                         ['download_file', 'list_files', 'reset', 'run_python', 'upload_file']);
+        const required = {
+            run_python: ['code'],
+            upload_file: ['content_base64', 'name'],
+            download_file: ['name'],
+            list_files: [],
+            reset: [],
+        };
+        for (const [name, req] of Object.entries(required)) {
+            const tool = byName[name];
+            assert.ok(tool.description && tool.description.length > 10, `${name} has no description`);
+            assert.equal(tool.inputSchema.type, 'object', `${name}'s schema is not an object`);
+            assert.deepEqual([...(tool.inputSchema.required || [])].sort(), req, `${name}'s required`);
+            for (const field of req) {
+                assert.ok(tool.inputSchema.properties?.[field], `${name} does not describe ${field}`);
+            }
+        }
+        const timeout = byName.run_python.inputSchema.properties.timeout_ms;
+        assert.ok(timeout, 'run_python does not describe timeout_ms');
+        assert.ok(['integer', 'number'].includes(timeout.type), `timeout_ms is a ${timeout.type}`);
+        assert.equal(byName.run_python.inputSchema.properties.code.type, 'string');
+    });
+});
+
+test('run_python: state persists from one call to the next', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const first = await run(client, 'x = 6 * 7');
+        expectOk(first, 'x = 6 * 7');
+        assert.doesNotMatch(textOf(first), word('42'), 'an assignment has no value');
+        const second = await run(client, 'x');
+        expectOk(second, 'x');
+        assert.match(textOf(second), word('42'));
+        const third = await run(client, 'def f(n):\n    return n * x\nf(2)');
+        expectOk(third, 'f(2)');
+        assert.match(textOf(third), word('84'));
+    });
+});
+
+test('run_python: stdout and stderr come back, each labelled', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            "import sys\nprint('hello from the cell')\nprint('a warning', file=sys.stderr)\n'done'");
+        expectOk(r, 'print');
+        const text = textOf(r);
+        assert.match(text, /hello from the cell/);
+        assert.match(text, /a warning/);
+        assert.match(text, /'done'/);
+        assert.match(text, /stdout/i, 'stdout is not labelled');
+        assert.match(text, /stderr/i, 'stderr is not labelled');
+        // The labels sit before what they label.
+        assert.ok(text.search(/stdout/i) < text.indexOf('hello from the cell'));
+        assert.ok(text.search(/stderr/i) < text.indexOf('a warning'));
+    });
+});
+
+test('run_python: a matplotlib figure comes back as PNG image content', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            'import matplotlib.pyplot as plt\n' +
+            'fig, ax = plt.subplots()\n' +
+            'ax.plot([1, 2, 3], [4, 1, 9])\n' +
+            "ax.set_title('three points');");
+        expectOk(r, 'the plot');
+        const images = r.content.filter((c) => c.type === 'image');
+        assert.equal(images.length, 1, `expected one image, got ${JSON.stringify(r.content.map((c) => c.type))}`);
+        assert.equal(images[0].mimeType, 'image/png');
+        const png = Buffer.from(images[0].data, 'base64');
+        assert.ok(png.length > 1000, `a ${png.length}-byte PNG`);
+        assert.deepEqual(png.subarray(0, 8), PNG_MAGIC, 'not a PNG');
+        const { width, height } = pngSize(png);
+        assert.ok(width > 100 && height > 100, `a ${width}x${height} image`);
+
+        // Two figures in one cell: two images; the next cell starts with none.
+        const two = await run(client,
+            'for k in range(2):\n    plt.figure()\n    plt.plot([k, k + 1])');
+        expectOk(two, 'two figures');
+        assert.equal(two.content.filter((c) => c.type === 'image').length, 2);
+        const none = await run(client, '1 + 1');
+        assert.equal(none.content.filter((c) => c.type === 'image').length, 0);
+    });
+});
+
+test('run_python: a DataFrame also comes back as its HTML table', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            "import pandas as pd\npd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [4, 19]})");
+        expectOk(r, 'the DataFrame');
+        const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
+        const html = texts.find((s) => /<table/i.test(s));
+        assert.ok(html, `no text content holds an HTML table: ${JSON.stringify(texts)}`);
+        assert.match(html, /Oslo/);
+        assert.match(html, /<\/table>/i);
+        // The plain repr is there as well, for a model that reads text.
+        assert.ok(texts.some((s) => /Lima/.test(s) && !/<table/i.test(s)), 'no plain-text value');
+    });
+});
+
+test('upload_file, then compute on the CSV with pandas', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const csv = 'region,amount\nnorth,10\nsouth,20\neast,12\n';
+        const up = await client.callTool({
+            name: 'upload_file',
+            arguments: { name: 'sales.csv', content_base64: Buffer.from(csv).toString('base64') },
+        });
+        expectOk(up, 'upload_file');
+        assert.match(textOf(up), /sales\.csv/);
+        const r = await run(client,
+            "import pandas as pd\ndf = pd.read_csv('sales.csv')\n(len(df), int(df['amount'].sum()))");
+        expectOk(r, 'read_csv');
+        assert.match(textOf(r), /\(3, 42\)/);
+        // The bytes arrived unchanged.
+        const raw = await run(client, "open('sales.csv').read()");
+        assert.match(textOf(raw), /region,amount\\nnorth,10\\nsouth,20\\neast,12\\n/);
+    });
+});
+
+test('upload_file refuses names outside the workspace and bad base64', async (t) => {
+    await withServer(t, async ({ client, root }) => {
+        const b64 = Buffer.from('x').toString('base64');
+        for (const name of ['../escape.txt', '/etc/escape.txt', '', 'no/such/dir/f.txt']) {
+            const s = await settle(client.callTool({ name: 'upload_file', arguments: { name, content_base64: b64 } }));
+            expectFailure(s, `upload_file ${JSON.stringify(name)}`);
+        }
+        const bad = await settle(client.callTool({
+            name: 'upload_file', arguments: { name: 'bad.bin', content_base64: '***not base64***' },
+        }));
+        expectFailure(bad, 'upload_file with invalid base64');
+        assert.deepEqual(leftIn(root).filter((n) => n.startsWith('escape')), []);
+        const files = await client.callTool({ name: 'list_files', arguments: {} });
+        assert.doesNotMatch(textOf(files), /escape|bad\.bin/);
+    });
+});
+
+test('download_file: an embedded resource with its MIME type; list_files', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const w = await run(client,
+            "with open('report.csv', 'w') as f:\n    f.write('quarter,growth\\nQ1,1.5\\nQ2,-0.25\\n')\n" +
+            "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('chart.png')\nplt.close('all')");
+        expectOk(w, 'writing files');
+
+        const d = await client.callTool({ name: 'download_file', arguments: { name: 'report.csv' } });
+        expectOk(d, 'download_file report.csv');
+        const res = d.content.find((c) => c.type === 'resource');
+        assert.ok(res, `no resource content: ${JSON.stringify(d.content)}`);
+        assert.equal(res.resource.mimeType, 'text/csv');
+        assert.match(res.resource.uri, /report\.csv$/);
+        const body = res.resource.text ?? Buffer.from(res.resource.blob, 'base64').toString('utf8');
+        assert.equal(body, 'quarter,growth\nQ1,1.5\nQ2,-0.25\n');
+
+        const p = await client.callTool({ name: 'download_file', arguments: { name: 'chart.png' } });
+        expectOk(p, 'download_file chart.png');
+        const img = p.content.find((c) => c.type === 'resource');
+        assert.equal(img.resource.mimeType, 'image/png');
+        assert.ok(img.resource.blob, 'a PNG must come back as a blob');
+        assert.deepEqual(Buffer.from(img.resource.blob, 'base64').subarray(0, 8), PNG_MAGIC);
+
+        const missing = await settle(client.callTool({ name: 'download_file', arguments: { name: 'nope.csv' } }));
+        assert.match(expectFailure(missing, 'download of a missing file'), /nope\.csv|no such|not found|exist/i);
+        const esc = await settle(client.callTool({ name: 'download_file', arguments: { name: '../lock' } }));
+        expectFailure(esc, 'download_file ../lock');
+
+        const l = await client.callTool({ name: 'list_files', arguments: {} });
+        expectOk(l, 'list_files');
+        const listing = textOf(l);
+        assert.match(listing, /report\.csv/);
+        assert.match(listing, /chart\.png/);
+        assert.doesNotMatch(listing, /nope\.csv/);
+    });
+});
+
+test('run_python: an exception is a tool error with its name and traceback', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client, 'def g(d):\n    return 1 / d\ng(0)');
+        assert.equal(r.isError, true);
+        const text = textOf(r);
+        assert.match(text, /ZeroDivisionError/);
+        assert.match(text, /division by zero/);
+        assert.match(text, /Traceback/);
+        assert.match(text, /return 1 \/ d/, 'the traceback does not show the failing line');
+
+        const syn = await run(client, 'def (:');
+        assert.equal(syn.isError, true);
+        assert.match(textOf(syn), /SyntaxError/);
+
+        // Output printed before the error still comes back; the session lives on.
+        const partial = await run(client, "print('before')\nraise ValueError('custom message')");
+        assert.equal(partial.isError, true);
+        assert.match(textOf(partial), /before/);
+        assert.match(textOf(partial), /ValueError/);
+        assert.match(textOf(partial), /custom message/);
+        const after = await run(client, '2 ** 10');
+        expectOk(after, 'a cell after errors');
+        assert.match(textOf(after), word('1024'));
+    });
+});
+
+test('run_python: timeout_ms stops a runaway cell; the state survives', async (t) => {
+    await withServer(t, async ({ client }) => {
+        expectOk(await run(client, "kept = 'still here'"), 'kept = ...');
+        const started = Date.now();
+        const r = await run(client, 'while True:\n    pass', { timeout_ms: 1000 });
+        const took = Date.now() - started;
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /time(d)?[ _-]?out|TimeoutError/i);
+        assert.ok(took < 60000, `the timed-out call took ${took} ms`);
+        // CI_STATUS_TIMEOUT keeps the session and its state.
+        const next = await run(client, 'kept');
+        expectOk(next, 'the call after a timeout');
+        assert.match(textOf(next), /'still here'/);
+    });
+});
+
+test('cancellation: aborting a call interrupts the cell; the session survives', async (t) => {
+    await withServer(t, async ({ client, transport, errors }) => {
+        expectOk(await run(client, "marker = 'before'"), 'marker = before');
+        const controller = new AbortController();
+        const call = run(client,
+            "import time\nmarker = 'started'\ntime.sleep(30)\nmarker = 'finished'",
+            {}, { signal: controller.signal });
+        await sleep(1000);
+        const aborted = Date.now();
+        controller.abort('test cancels the cell');
+        await assert.rejects(call, (e) => /test cancels the cell/.test(String(e?.message)));
+        assert.ok(Date.now() - aborted < 5000, 'the SDK did not reject the aborted call promptly');
+        const cancelSent = transport.sent.find((s) => s.message.method === 'notifications/cancelled');
+        assert.ok(cancelSent, 'the SDK sent no notifications/cancelled');
+        const cancelledId = cancelSent.message.params.requestId;
+
+        // The cell was interrupted, not left to run: marker never became 'finished'.
+        const next = await run(client, 'marker');
+        expectOk(next, 'the call after a cancellation');
+        assert.match(textOf(next), /'started'/);
+        assert.ok(Date.now() - aborted < 25000, 'the next call waited for the sleeping cell');
+        // The spec says a cancelled request gets no response.
+        assert.equal(transport.received.filter((r) => r.message.id === cancelledId).length, 0,
+                     'the server answered the cancelled request');
+        assert.deepEqual(errors.map(String), []);
+    });
+});
+
+test('streaming: output arrives as logging and progress notifications while the cell runs', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const logs = [];
+        client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+            logs.push({ at: performance.now(), params: n.params });
+        });
+        const progress = [];
+        const r = await run(client,
+            "import sys, time\nprint('line one', flush=True)\ntime.sleep(1.5)\n" +
+            "print('oops', file=sys.stderr, flush=True)\ntime.sleep(1.5)\nprint('line three')",
+            {}, { onprogress: (p) => progress.push({ at: performance.now(), p }) });
+        const returned = performance.now();
+        expectOk(r, 'the streaming cell');
+        assert.match(textOf(r), /line one[\s\S]*line three/);
+
+        const dataOf = (l) => (typeof l.params.data === 'string' ? l.params.data : JSON.stringify(l.params.data));
+        const first = logs.find((l) => /line one/.test(dataOf(l)));
+        assert.ok(first, `no logging notification with the first line: ${JSON.stringify(logs)}`);
+        assert.equal(first.params.logger, 'stdout');
+        assert.ok(first.at < returned, 'the first line came after the result');
+        // It came while the cell slept (3 s after it), not with the result.
+        assert.ok(returned - first.at >= 1000,
+                  `the first line came only ${Math.round(returned - first.at)} ms before the result`);
+        const err = logs.find((l) => /oops/.test(dataOf(l)));
+        assert.ok(err, 'no logging notification with the stderr line');
+        assert.equal(err.params.logger, 'stderr');
+        assert.ok(err.at < returned - 500, 'the stderr line was not streamed');
+
+        assert.ok(progress.length >= 1, 'no progress notification for a request with a progressToken');
+        const firstProgress = progress.find((x) => /line one/.test(x.p.message || ''));
+        assert.ok(firstProgress, `no progress message with the first line: ${JSON.stringify(progress)}`);
+        assert.ok(returned - firstProgress.at >= 1000, 'progress came only with the result');
+        for (let i = 1; i < progress.length; i++) {
+            assert.ok(progress[i].p.progress > progress[i - 1].p.progress, 'progress must increase');
+        }
+    });
+});
+
+test('a cell that kills its worker: a tool error, then a restarted session', async (t) => {
+    await withServer(t, async ({ client }) => {
+        expectOk(await run(client, 'x = 1'), 'x = 1');
+        const r = await run(client, 'import os\nos._exit(3)');
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /worker|died|exit|killed/i);
+        assert.match(textOf(r), word('3'), 'the exit code is not reported');
+
+        const fresh = await settle(run(client, 'x'));
+        assert.match(expectFailure(fresh, 'x in the restarted session'), /NameError/);
+        const works = await run(client, '6 * 7');
+        expectOk(works, 'a cell in the restarted session');
+        assert.match(textOf(works), word('42'));
+
+        // A worker killed by a signal is reported too, and replaced again.
+        const sig = await run(client, 'import os, signal\nos.kill(os.getpid(), signal.SIGKILL)');
+        assert.equal(sig.isError, true);
+        assert.match(textOf(sig), /signal|SIGKILL|killed|died/i);
+        const again = await run(client, "'alive'");
+        expectOk(again, 'a cell after the second death');
+        assert.match(textOf(again), /'alive'/);
+    });
+});
+
+test('reset: a fresh interpreter with the same workspace', async (t) => {
+    await withServer(t, async ({ client }) => {
+        expectOk(await run(client, "y = 123\nopen('keep.txt', 'w').write('kept')"), 'setup');
+        const r = await client.callTool({ name: 'reset', arguments: {} });
+        expectOk(r, 'reset');
+        assert.ok(textOf(r).length > 0, 'reset says nothing');
+        const gone = await settle(run(client, 'y'));
+        assert.match(expectFailure(gone, 'y after reset'), /NameError/);
+        const file = await run(client, "open('keep.txt').read()");
+        expectOk(file, 'reading the file after reset');
+        assert.match(textOf(file), /'kept'/);
+        const l = await client.callTool({ name: 'list_files', arguments: {} });
+        assert.match(textOf(l), /keep\.txt/);
+    });
+});
+
+test('bad tool calls: unknown tool, missing or mistyped arguments', async (t) => {
+    await withServer(t, async ({ client }) => {
+        expectFailure(await settle(client.callTool({ name: 'no_such_tool', arguments: {} })), 'an unknown tool');
+        expectFailure(await settle(client.callTool({ name: 'run_python', arguments: {} })), 'run_python without code');
+        expectFailure(await settle(client.callTool({ name: 'run_python', arguments: { code: 42 } })),
+                      'run_python with a number for code');
+        expectFailure(await settle(run(client, '1', { timeout_ms: 'soon' })), 'a string timeout_ms');
+        expectFailure(await settle(client.callTool({ name: 'download_file', arguments: {} })), 'download_file without name');
+        const ok = await run(client, "'still serving'");
+        expectOk(ok, 'a call after the bad ones');
+        assert.match(textOf(ok), /still serving/);
+    });
+});
+
+test('--timeout-ms sets the default limit of a cell', async (t) => {
+    await withServer(t, ['--timeout-ms', '1500'], async ({ client }) => {
+        const r = await run(client, 'while True:\n    pass');
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /time(d)?[ _-]?out|TimeoutError/i);
+        // A per-call timeout_ms still lets a cell run longer than the default.
+        const longer = await run(client, "import time\ntime.sleep(2)\n'slept'", { timeout_ms: 10000 });
+        expectOk(longer, 'a 2 s cell with timeout_ms 10000');
+        assert.match(textOf(longer), /'slept'/);
+    });
+});
+
+test('--output-limit caps what a cell prints, and says so', async (t) => {
+    await withServer(t, ['--output-limit', '2048'], async ({ client }) => {
+        const r = await run(client, "print('x' * 100000)");
+        const text = textOf(r);
+        const xs = (text.match(/x{100,}/g) || []).join('').length;
+        assert.ok(xs > 0 && xs <= 2048, `${xs} of the 100000 bytes came back`);
+        assert.match(text, /truncat|cut|limit|omitted|discarded/i, 'the cut is not marked');
+    });
+});
+
+test('--memory: a cell over the limit gets MemoryError; the session survives', async (t) => {
+    await withServer(t, ['--memory', '768M'], async ({ client }) => {
+        expectOk(await run(client, "kept = 'yes'"), 'kept = yes');
+        const r = await run(client, 'big = bytearray(1024 * 1024 * 1024)');
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /MemoryError/);
+        const next = await run(client, 'kept');
+        expectOk(next, 'the call after a MemoryError');
+        assert.match(textOf(next), /'yes'/);
+        // Under the limit is fine.
+        expectOk(await run(client, 'small = bytearray(64 * 1024 * 1024); len(small)'), '64 MiB');
+    });
+});
+
+test('logging/setLevel: above info the output is no longer logged, progress still comes', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const logs = [];
+        client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+        await client.setLoggingLevel('warning');
+        const progress = [];
+        // The cell sleeps after printing: the SDK runs notification handlers
+        // a tick late, and drops a progress notification that arrives in the
+        // same read as its request's result.
+        const r = await run(client, "import time\nprint('quiet line', flush=True)\ntime.sleep(0.5)", {},
+                            { onprogress: (p) => progress.push(p) });
+        expectOk(r, 'print');
+        assert.match(textOf(r), /quiet line/);
+        assert.equal(logs.filter((l) => /quiet line/.test(JSON.stringify(l.data))).length, 0,
+                     'logged above the level set');
+        assert.ok(progress.some((p) => /quiet line/.test(p.message || '')), 'no progress message');
+        await client.setLoggingLevel('debug');
+        await run(client, "import time\nprint('loud line', flush=True)\ntime.sleep(0.5)");
+        assert.ok(logs.some((l) => /loud line/.test(JSON.stringify(l.data))), 'not logged at debug');
+        await assert.rejects(
+            client.request({ method: 'logging/setLevel', params: { level: 'loudest' } }, EmptyResultSchema),
+            (e) => e.code === -32602);
+    });
+});
