@@ -50,10 +50,39 @@ static struct zygote zygotes[MAX_ZYGOTES];
 static pid_t zygote_owner; /* the process the table belongs to */
 static unsigned long zygote_clock;
 
+/* Reaps the children of ours in process group @pgid that have exited, a
+ * zygote's: its spares (lib/worker/zygote.c), which the host never hears
+ * of, stay in its group until they are given a session. Waits up to
+ * @wait_ms for the group to be gone. */
+static void reap_group(pid_t pgid, int wait_ms)
+{
+    int64_t end = ci_now_ms() + wait_ms;
+    siginfo_t info;
+
+    for (;;) {
+        info.si_pid = 0;
+        if (waitid(P_PGID, (id_t)pgid, &info, WEXITED | WNOHANG) < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* ECHILD: none left */
+        }
+        if (info.si_pid != 0)
+            continue;
+        if (ci_now_ms() >= end)
+            return;
+        usleep(1000);
+    }
+}
+
 static void zygote_drop(struct zygote *z)
 {
-    if (z->proc.pid > 0)
-        ci_worker_stop(&z->proc); /* kills, reaps, closes the socket */
+    pid_t pgid = z->proc.pid;
+
+    if (pgid > 0) {
+        kill(-pgid, SIGKILL);     /* the zygote and its spare */
+        ci_worker_stop(&z->proc); /* reaps it, closes the socket */
+        reap_group(pgid, 2000);   /* a SIGKILLed spare exits at once */
+    }
     free(z->preload);
     free(z->worker);
     memset(z, 0, sizeof *z);
@@ -320,6 +349,7 @@ pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen)
 
         if (!z)
             break;
+        reap_group(z->proc.pid, 0); /* a spare that died unused */
         pid = zygote_request(z, s, fds, msg, msglen);
         if (pid < 0 && z->preload)
             break; /* it is alive but could not fork: no point in another */

@@ -382,12 +382,12 @@ int h_proc_stat(int pid, char *state, int *ppid, int *sid)
 
 int h_is_zygote(int pid)
 {
-    /* Its name (lib/worker/zygote.c); its children share its command
-     * line but take the worker's name back. */
+    /* Its name, or its spare's (lib/worker/zygote.c); a spare given a
+     * session takes the worker's name back. */
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
     char *comm = h_read_file(path, NULL);
-    int yes = comm && strcmp(comm, "ci-zygote\n") == 0;
+    int yes = comm && (!strcmp(comm, "ci-zygote\n") || !strcmp(comm, "ci-spare\n"));
     free(comm);
     return yes;
 }

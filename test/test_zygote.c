@@ -17,6 +17,16 @@
 #include "helpers.h"
 #include "internal.h" /* ci_zygote_stop_all */
 
+/* 1 if @pid is named @name (its comm). */
+static int named(int pid, const char *name)
+{
+    char *path = h_fmt("/proc/%d/comm", pid), *comm = h_read_file(path, NULL);
+    int yes = comm && strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n';
+    free(comm);
+    free(path);
+    return yes;
+}
+
 /* The living zygote children of ours, up to @max in @pids; how many. */
 static int zygotes(int *pids, int max)
 {
@@ -27,8 +37,10 @@ static int zygotes(int *pids, int max)
     while ((e = readdir(d))) {
         char st;
         int ppid, sid, pid = atoi(e->d_name);
+        /* A zygote leads its own session; a spare, named as it is for a
+         * moment after its fork, does not. */
         if (pid > 0 && h_proc_stat(pid, &st, &ppid, &sid) && ppid == getpid() && st != 'Z' &&
-            h_is_zygote(pid) && n < max)
+            sid == pid && named(pid, "ci-zygote") && n < max)
             pids[n++] = pid;
     }
     closedir(d);

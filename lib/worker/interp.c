@@ -728,6 +728,34 @@ void ci_interp_warm(const char *preload, int zygote)
     main_ts = PyEval_SaveThread();
 }
 
+/*
+ * What nearly every first cell touches: the parser and compiler, and a
+ * small pandas frame. Kept small on purpose: each page it writes is a
+ * page of the zygote's copied into the child for good, and rendering a
+ * figure here would copy some 15 MiB.
+ */
+static const char prefault_src[] =
+    "import ast, sys\n"
+    "compile(ast.parse('x = [1, 2]\\nx'), '<prefault>', 'exec')\n"
+    "pd = sys.modules.get('pandas')\n"
+    "if pd is not None:\n"
+    "    pd.DataFrame({'a': [1, 2]}).a.sum()\n";
+
+void ci_interp_prefault(void)
+{
+    PyObject *globals, *r = NULL;
+
+    PyEval_RestoreThread(main_ts);
+    globals = PyDict_New();
+    if (globals && PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+        r = PyRun_String(prefault_src, Py_file_input, globals, globals);
+    if (!r)
+        python_failed("spare: the prefault failed");
+    Py_DECREF(r);
+    Py_DECREF(globals);
+    main_ts = PyEval_SaveThread();
+}
+
 pid_t ci_interp_fork(unsigned long flags)
 {
     long pid;

@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 {
     struct args a;
     sigset_t sigint;
-    uint32_t layers;
+    uint32_t layers = 0;
     char *session_dir = NULL;
 
     parse_args(argc, argv, &a);
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
     if (a.zygote) {
         struct ci_spawn_request req;
 
-        ci_zygote_serve(a.parent, a.limits.preload, &req, &session_dir);
+        layers = ci_zygote_serve(a.parent, a.limits.preload, &req, &session_dir);
         /* A child: its descriptors are in place, its interpreter warm. */
         limits_from_request(&a, &req);
         /* As ci_leave_root() says it for a worker started by exec. */
@@ -428,7 +428,7 @@ int main(int argc, char **argv)
                      "by that user", (unsigned)getuid(), session_dir, strerror(errno));
     }
     ci_tie_to_parent(a.parent);
-    layers = ci_isolate(a.parent);
+    layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */

@@ -100,6 +100,11 @@ void ci_interp_configure(const struct ci_limits *limits, const char *session_dir
  * NULL): a worker started by exec, whose environment is its session's. */
 void ci_interp_start(const struct ci_limits *limits);
 
+/* In a spare child: writes now, once, the pages of the zygote that
+ * nearly every first cell writes (reference counts and caches of the
+ * compiler and of pandas), so that cell does not wait for those copies. */
+void ci_interp_prefault(void);
+
 /* clone(2) with @flags and SIGCHLD, with CPython's fork hooks around it
  * (PyOS_BeforeFork and the rest). Returns 0 in the child, the child's pid
  * in the parent, or -errno. Single-threaded callers only. */
@@ -108,12 +113,13 @@ pid_t ci_interp_fork(unsigned long flags);
 /* ------------------------------------------------------------ zygote.c */
 
 /* The zygote's life (see zygote.c): leaves root, warms up with
- * @preload, says READY on fd 3, then forks a child per SPAWN request.
- * Returns only in a child, with its request in @req and its session
- * directory in @session_dir (static storage), its descriptors 0..3 in
- * place; exits when the host closes the channel. */
-void ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
-                     char **session_dir);
+ * @preload, says READY on fd 3, then hands each SPAWN request to a spare
+ * child forked ahead. Returns only in a child, with its request in @req
+ * and its session directory in @session_dir (static storage), its
+ * descriptors 0..3 in place, and the CI_LAYER_* bits of the namespaces
+ * ci_isolate_early() made; exits when the host closes the channel. */
+uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
+                         char **session_dir);
 
 /*
  * Runs one cell of @len bytes of UTF-8 source as cell number @count and
@@ -138,6 +144,13 @@ void ci_tie_to_parent(pid_t parent);
  * parent-death signal again. Returns the CI_LAYER_* bits it applied
  * (UNPRIVILEGED and the namespaces; each namespace is best effort). */
 uint32_t ci_isolate(pid_t parent);
+
+/* ci_isolate() in two parts, for a zygote's spare child: the user,
+ * network, IPC and UTS namespaces not in @have (before its session is
+ * known), then the mount namespace, no capabilities and the parent-death
+ * signal (once it is). Each returns @have with the bits it added. */
+uint32_t ci_isolate_early(uint32_t have);
+uint32_t ci_isolate_late(pid_t parent, uint32_t have);
 
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied
