@@ -651,14 +651,16 @@ static const char prime_src[] =
     "ax.legend()\n"
     "fig.savefig(io.BytesIO(), format='png', bbox_inches='tight')\n";
 
-static void prime(void)
+/* Runs @src in a namespace of its own (not the cells' __main__); exits
+ * saying @what on failure. Needs the GIL. */
+static void run_private(const char *src, const char *what)
 {
     PyObject *globals = PyDict_New(), *r = NULL;
 
     if (globals && PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
-        r = PyRun_String(prime_src, Py_file_input, globals, globals);
+        r = PyRun_String(src, Py_file_input, globals, globals);
     if (!r)
-        python_failed("warm-up: the first frame and figure failed");
+        python_failed(what);
     Py_DECREF(r);
     Py_DECREF(globals);
 }
@@ -719,7 +721,7 @@ void ci_interp_warm(const char *preload, int zygote)
      * for this, as the documentation of the gc module says).
      */
     if (zygote)
-        prime();
+        run_private(prime_src, "warm-up: the first frame and figure failed");
     if (zygote && PyRun_SimpleString("import gc\ngc.collect()\ngc.freeze()\n") != 0)
         python_failed("warm-up: gc.freeze() failed");
     if (fchdir(back) != 0)
@@ -743,16 +745,8 @@ static const char prefault_src[] =
 
 void ci_interp_prefault(void)
 {
-    PyObject *globals, *r = NULL;
-
     PyEval_RestoreThread(main_ts);
-    globals = PyDict_New();
-    if (globals && PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
-        r = PyRun_String(prefault_src, Py_file_input, globals, globals);
-    if (!r)
-        python_failed("spare: the prefault failed");
-    Py_DECREF(r);
-    Py_DECREF(globals);
+    run_private(prefault_src, "spare: the prefault failed");
     main_ts = PyEval_SaveThread();
 }
 
