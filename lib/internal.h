@@ -48,6 +48,8 @@ struct ci_worker {
     int err;     /* the worker's fd 2, non-blocking read end */
     int status;     /* /proc/<pid>/status, opened on first use (usage.c) */
     int clear_refs; /* /proc/<pid>/clear_refs; -1 until opened, -2 if denied */
+    int cpu_clock_known;  /* 1: cpu_clock is its CPU clock; 0 not asked yet; -1 none */
+    clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
 };
 
