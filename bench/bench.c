@@ -10,8 +10,13 @@
  * it exits 1 only when a call fails (a session that does not start, a
  * cell that does not run, a file that comes back different).
  *
- * Environment: BENCH_SESSIONS (50) concurrent sessions, BENCH_THREADS (4)
+ * Environment: BENCH_SESSIONS (200) concurrent sessions, BENCH_THREADS (4)
  * threads starting them.
+ *
+ * Sessions are forked from the zygote (the default): the process's first
+ * session pays the zygote's warm-up, which is measured on its own; the
+ * same start with the zygote turned off (fork + exec of a worker that
+ * imports everything itself) is measured too, for comparison.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,11 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "codeinterp.h"
 
-#define N_READY 10
+#define N_READY 50
+#define N_EXEC 5
 #define N_TRIVIAL 2000
 #define N_WARMUP 20
 #define N_WORKLOAD 10
@@ -265,12 +272,60 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 2;
     }
-    int sessions = getenv("BENCH_SESSIONS") ? atoi(getenv("BENCH_SESSIONS")) : 50;
+    int sessions = getenv("BENCH_SESSIONS") ? atoi(getenv("BENCH_SESSIONS")) : 200;
     int threads = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 4;
     if (sessions < 1)
         sessions = 1;
     if (threads < 1 || threads > 64)
         threads = 4;
+
+    /* About ten descriptors a session: 200 sessions need more than the
+     * usual soft limit of 1024, as any host of that many would. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+
+    /* The process's first session starts the zygote. */
+    {
+        ci_session *s;
+        double t0 = now_us();
+        int rc = ci_session_new(&s, NULL);
+        double t1 = now_us();
+        if (rc != CI_OK) {
+            fprintf(stderr, "bench: ci_session_new: %s: %s\n", ci_strerror(rc),
+                    ci_session_errmsg(NULL));
+            return 1;
+        }
+        emit1("zygote_first_new", (t1 - t0) / 1e3, "ms");
+        ci_session_free(s);
+    }
+
+    /* The same start by fork + exec, without the zygote. */
+    {
+        static double exec_ready[N_EXEC];
+        int ne = 0;
+        ci_config *cfg = ci_config_new();
+        fprintf(stderr, "bench: session ready without the zygote, n=%d\n", N_EXEC);
+        if (!cfg || ci_config_set_zygote(cfg, 0) != CI_OK)
+            failures++;
+        for (int i = 0; cfg && i < N_EXEC; i++) {
+            ci_session *s;
+            double t0 = now_us();
+            if (ci_session_new(&s, cfg) != CI_OK) {
+                failures++;
+                continue;
+            }
+            ci_result *r = run_ok(s, FIRST_CELL);
+            if (r)
+                exec_ready[ne++] = (now_us() - t0) / 1e3;
+            ci_result_free(r);
+            ci_session_free(s);
+        }
+        ci_config_free(cfg);
+        emit("ready_exec", exec_ready, ne, "ms");
+    }
 
     /* 1 and 3: session ready; idle memory after the first cell. */
     static double ready[N_READY], newonly[N_READY], first[N_READY], priv[N_READY], rss[N_READY];

@@ -367,6 +367,50 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
  */
 CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
 
+/*
+ * ci_config_set_preload - the Python modules a worker imports before it
+ * is ready, so a cell finds them loaded: a comma-separated list of module
+ * names such as "numpy,pandas,scipy.stats" (ASCII identifiers joined by
+ * dots, no spaces); default "numpy,pandas,matplotlib.pyplot". matplotlib
+ * and matplotlib.pyplot are imported whatever the list says, since
+ * figures come back as outputs through them. A module that fails to
+ * import makes ci_session_new() fail with CI_ESPAWN, its traceback in
+ * the message. The string is copied; each distinct list gets its own
+ * zygote (ci_config_set_zygote).
+ * @return CI_OK; CI_EINVAL if an argument is NULL or @modules is empty,
+ *         malformed or over 1024 bytes; CI_ENOMEM.
+ */
+CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
+
+/*
+ * ci_config_set_zygote - whether workers are forked from a zygote
+ * (@enabled 1, the default) or each started by fork + exec (0).
+ *
+ * The zygote is a worker warmed once per process and per preload list:
+ * CPython started and the preload list imported, then it only forks. Its
+ * children are ready in milliseconds instead of most of a second, and
+ * share the pages of the imports until they write them. Each child then
+ * takes its session's workspace, limits, namespaces, Landlock domain and
+ * seccomp filter exactly as a worker started by exec does, before it
+ * reads a cell; the zygote holds no session's data, and a session never
+ * depends on it staying alive (a dead zygote is replaced at the next
+ * start). What forking shares, and what it does not, is in SECURITY.md:
+ * chiefly, sessions of one zygote share its address layout (ASLR) and
+ * CPython's hash seed. The first session of a process pays the zygote's
+ * start. The zygote is the process's child, like the workers; it exits
+ * with the process.
+ *
+ * A worker started by exec gets the same layers, but for a root host: its
+ * network, IPC, UTS and mount namespaces then belong to the initial user
+ * namespace even where the kernel refuses user namespaces, while the
+ * children of a zygote, which leaves root before it imports anything,
+ * only have namespaces where user namespaces are allowed. ci_session_sandbox()
+ * tells which layers a session got. $CODEINTERP_WORKER (a worker program
+ * to run, for tests) turns the zygote off.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @enabled is not 0 or 1.
+ */
+CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
+
 /* --------------------------------------------------------------- session */
 
 /*

@@ -21,21 +21,55 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->figure_dpi = 100;
     cfg->required_layers = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS;
     cfg->workspace_root = NULL;
+    cfg->preload = NULL;
+    cfg->zygote = 1;
 }
 
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
 {
     *dst = *src;
     dst->workspace_root = NULL;
-    if (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root)))
+    dst->preload = NULL;
+    if ((src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
+        (src->preload && !(dst->preload = ci_strdup(src->preload)))) {
+        ci_config_clear(dst);
         return CI_ENOMEM;
+    }
     return CI_OK;
 }
 
 void ci_config_clear(struct ci_config *cfg)
 {
     free(cfg->workspace_root);
+    free(cfg->preload);
     cfg->workspace_root = NULL;
+    cfg->preload = NULL;
+}
+
+const char *ci_config_preload(const struct ci_config *cfg)
+{
+    return cfg->preload ? cfg->preload : CI_DEFAULT_PRELOAD;
+}
+
+CI_API int ci_config_set_preload(ci_config *cfg, const char *modules)
+{
+    char *copy;
+
+    if (!cfg || !modules || !ci_preload_valid(modules))
+        return CI_EINVAL;
+    if (!(copy = ci_strdup(modules)))
+        return CI_ENOMEM;
+    free(cfg->preload);
+    cfg->preload = copy;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_zygote(ci_config *cfg, int enabled)
+{
+    if (!cfg || (enabled != 0 && enabled != 1))
+        return CI_EINVAL;
+    cfg->zygote = enabled;
+    return CI_OK;
 }
 
 CI_API ci_config *ci_config_new(void)

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,18 +54,56 @@ static int remove_dir(int top, int parent, const char *name, int depth, unsigned
  * more (the kernel drops a dead process's locks), and the directory is
  * removed by the next session started under the same root by a host of the
  * same user. A directory without a lock file, or not ours, is left alone.
- * At most STALE_SCAN entries of the root are looked at, so a crowded /tmp
- * cannot slow ci_session_new() down.
+ * At most STALE_SCAN entries of the root are looked at, and a root is
+ * scanned again only after STALE_EVERY_MS, so a crowded /tmp cannot slow
+ * ci_session_new() down (a scan of a few hundred entries costs about a
+ * millisecond, a zygote's session start a few).
  */
 #define STALE_SCAN 4096
+#define STALE_EVERY_MS 60000
+
+/* 1 if @root was not scanned in the last STALE_EVERY_MS by this process;
+ * then records the scan. The last few roots are remembered. */
+static int stale_scan_due(const char *root)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        char root[3001];
+        int64_t at;
+        pid_t pid;
+    } last[4];
+    static unsigned next;
+    int64_t now = ci_now_ms();
+    int due = 1;
+
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < 4; i++) {
+        if (last[i].pid == getpid() && !strcmp(last[i].root, root)) {
+            due = now - last[i].at >= STALE_EVERY_MS;
+            if (due)
+                last[i].at = now;
+            goto out;
+        }
+    }
+    if (strlen(root) < sizeof last[0].root) {
+        unsigned i = next++ % 4;
+
+        strcpy(last[i].root, root);
+        last[i].at = now;
+        last[i].pid = getpid();
+    }
+out:
+    pthread_mutex_unlock(&lock);
+    return due;
+}
 
 static void remove_stale(const char *root)
 {
-    DIR *d = opendir(root);
+    DIR *d;
     struct dirent *e;
     int seen = 0;
 
-    if (!d)
+    if (!stale_scan_due(root) || !(d = opendir(root)))
         return;
     while ((e = readdir(d)) && seen++ < STALE_SCAN) {
         struct stat st;

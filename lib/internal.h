@@ -27,12 +27,16 @@ struct ci_config {
     unsigned figure_dpi;
     unsigned required_layers; /* CI_SANDBOX_* */
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
+    char *preload;        /* NULL: CI_DEFAULT_PRELOAD */
+    int zygote;           /* 1: fork workers from a warm zygote (zygote.c) */
 };
 
 void ci_config_defaults(struct ci_config *cfg);
 /* Deep copy (the root string); CI_OK or CI_ENOMEM. */
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src);
 void ci_config_clear(struct ci_config *cfg);
+/* The modules a worker imports before READY, never NULL. */
+const char *ci_config_preload(const struct ci_config *cfg);
 
 /* A live worker's handles; pid <= 0 means none. */
 struct ci_worker {
@@ -44,6 +48,8 @@ struct ci_worker {
     int err;     /* the worker's fd 2, non-blocking read end */
     int status;     /* /proc/<pid>/status, opened on first use (usage.c) */
     int clear_refs; /* /proc/<pid>/clear_refs; -1 until opened, -2 if denied */
+    int cpu_clock_known;  /* 1: cpu_clock is its CPU clock; 0 not asked yet; -1 none */
+    clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
 };
 
@@ -122,8 +128,24 @@ static inline int64_t ci_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* spawn.c: fork + exec of the worker for session @s; fills s->worker. */
+/* spawn.c: starts the worker of session @s, forked by a zygote or by
+ * fork + exec, and fills s->worker. CI_OK or CI_ESPAWN (@msg says why). */
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen);
+/* $CODEINTERP_WORKER, or the built-in path of codeinterp-worker. */
+const char *ci_worker_path(void);
+/* fork + exec of the worker program with @argv, the descriptors @fds as
+ * its 0..3 (renumbered in place above 3; the caller still closes them),
+ * the environment of the session directory @dir and <dir>/workspace as
+ * its working directory. The child's pid, or -1 with @msg. */
+pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg, size_t msglen);
+
+/* zygote.c: a worker for @s forked by the warm zygote for its preload
+ * list (started, or restarted if it died, on the way), with @fds as its
+ * 0..3. The worker's pid (the host's child), or -1 with @msg. */
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen);
+/* Kills and reaps every zygote of this process (the tests use it to see
+ * that nothing else is left); the next session starts a new one. */
+void ci_zygote_stop_all(void);
 
 /* session.c: the worker's lifetime as seen from the host. */
 /* No worker: every handle -1. */

@@ -138,6 +138,68 @@ enum ci_outcome {
 #define CI_WORKER_UID 65534u
 #define CI_WORKER_GID 65534u
 
+/*
+ * The zygote (codeinterp-worker --zygote, lib/zygote.c and
+ * lib/worker/zygote.c): a worker warmed once that forks session workers
+ * on request. Its fd 3 is one end of a SOCK_SEQPACKET pair, so every
+ * message arrives whole with its descriptors:
+ *
+ *   zygote -> host  once, when warm: a READY frame (header and payload in
+ *                   one message), its layers those of the zygote itself;
+ *   host -> zygote  SPAWN: struct ci_spawn_request, then dir_len bytes of
+ *                   the session directory's absolute path (no NUL), with
+ *                   exactly 4 descriptors in SCM_RIGHTS, the new worker's
+ *                   0..3 (as for a worker started by exec);
+ *   zygote -> host  struct ci_spawn_reply.
+ *
+ * The new worker is the host's child (clone(2) with CLONE_PARENT), checks
+ * the limits as the worker's command line would be checked and, as a
+ * worker started by exec, says READY or exits on its channel.
+ */
+/* What a worker imports before READY unless told otherwise
+ * (ci_config_set_preload()). */
+#define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"
+#define CI_PRELOAD_MAX 1024u
+
+/* 1 if @list is Python module names (identifiers as the language
+ * reference defines them, ASCII only here) joined by dots, the names
+ * joined by commas, at most CI_PRELOAD_MAX bytes. */
+static inline int ci_preload_valid(const char *list)
+{
+    int start = 1;
+    unsigned len = 0;
+
+    for (const char *p = list; *p; p++, len++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+            (!start && *p >= '0' && *p <= '9'))
+            start = 0;
+        else if ((*p == '.' || *p == ',') && !start && p[1])
+            start = 1;
+        else
+            return 0;
+    }
+    return len > 0 && len <= CI_PRELOAD_MAX;
+}
+
+struct ci_spawn_request {
+    uint32_t version;         /* CI_PROTO_VERSION */
+    uint32_t dpi;
+    uint64_t memory;          /* as --memory */
+    uint64_t fsize;           /* as --fsize */
+    uint64_t output_limit;    /* as --output-limit */
+    uint64_t display_limit;   /* as --display-limit */
+    uint64_t display_run_limit; /* as --display-run-limit */
+    uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
+    uint32_t reserved;        /* 0 */
+};
+#define CI_SPAWN_DIR_MAX 4000u
+#define CI_SPAWN_FDS 4
+
+struct ci_spawn_reply {
+    int32_t pid;      /* the new worker's, or -errno if none was made */
+    uint32_t reserved;
+};
+
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */
 

@@ -261,11 +261,14 @@ static void await_result(struct run *run)
         if ((p[4].revents & POLLIN) && interrupt_requested(run) &&
             run->interrupted == NOT_INTERRUPTED)
             interrupt(run, BY_REQUEST);
-        if (ci_drain_pipes(&run->drain) < 0) {
+        /* Only what poll found ready: a read of the others would only
+         * say EAGAIN (output written before a frame is ready with it). */
+        if (((p[1].revents && ci_drain_one(&run->drain, 0) < 0) ||
+             (p[2].revents && ci_drain_one(&run->drain, 1) < 0))) {
             end_killed(run, "WorkerDied", "the host ran out of memory for the output; the worker was killed");
             return;
         }
-        n = ci_reader_pump(&run->rd, w->channel);
+        n = p[0].revents ? ci_reader_pump(&run->rd, w->channel) : 0;
         if (n == 1) {
             if (on_frame(run))
                 return;

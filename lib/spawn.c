@@ -165,7 +165,7 @@ static pid_t spawner_fork(struct spawn_job *j)
     return j->pid;
 }
 
-/* ---- preparing and starting one worker ---- */
+/* ---- starting a process by exec ---- */
 
 /* Moves @fd to a number >= 4 so the child's dup2 onto 0..3 cannot clobber
  * another source; close-on-exec either way. */
@@ -186,24 +186,92 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+const char *ci_worker_path(void)
+{
+    const char *path = getenv("CODEINTERP_WORKER");
+    return path && *path ? path : CI_WORKER_PATH;
+}
+
+pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg, size_t msglen)
+{
+    char e_home[4200], e_mpl[4200], e_tmp[4200], cwd[4200];
+    const char *path = ci_worker_path();
+    struct spawn_job j;
+    int status[2] = {-1, -1}, report[2];
+    ssize_t n;
+    pid_t pid = -1;
+
+    if (access(path, X_OK) < 0) {
+        snprintf(msg, msglen, "worker %s is not executable: %s", path, strerror(errno));
+        return -1;
+    }
+    /* An explicit environment: nothing of the host's passes through. */
+    snprintf(e_home, sizeof e_home, "HOME=%s/config", dir);
+    snprintf(e_mpl, sizeof e_mpl, "MPLCONFIGDIR=%s/config", dir);
+    snprintf(e_tmp, sizeof e_tmp, "TMPDIR=%s/tmp", dir);
+    snprintf(cwd, sizeof cwd, "%s/workspace", dir);
+    char *envp[] = {"PATH=/usr/bin:/bin", e_home, "LANG=C.UTF-8", e_mpl, "MPLBACKEND=Agg",
+                    e_tmp, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
+                    /* glibc reserves 64 MiB of address space per malloc
+                     * arena; RLIMIT_AS would run out early otherwise. */
+                    "MALLOC_ARENA_MAX=2", NULL};
+
+    memset(&j, 0, sizeof j);
+    j.path = path;
+    j.argv = argv;
+    j.envp = envp;
+    j.cwd = cwd;
+    if (pipe2(status, O_CLOEXEC) < 0) {
+        snprintf(msg, msglen, "cannot create a pipe: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < 4; i++)
+        j.fds[i] = fds[i] = fd_above_stdio(fds[i]);
+    j.status_w = status[1] = fd_above_stdio(status[1]);
+    j.max_fd = sysconf(_SC_OPEN_MAX);
+    if (j.max_fd < 0 || j.max_fd > 65536)
+        j.max_fd = 65536;
+    if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || status[1] < 0) {
+        snprintf(msg, msglen, "cannot arrange the worker's descriptors: %s", strerror(errno));
+        goto out;
+    }
+    pid = spawner_fork(&j);
+    if (pid < 0) {
+        snprintf(msg, msglen, "fork failed: %s", strerror((int)-pid));
+        pid = -1;
+        goto out;
+    }
+    close_fd(&status[1]);
+    /* EOF means exec succeeded (the write end was close-on-exec). */
+    do
+        n = read(status[0], report, sizeof report);
+    while (n < 0 && errno == EINTR);
+    if (n != 0) {
+        static const char *const step[] = {"", "dup2", "close descriptors", "chdir", "execve"};
+        int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
+        struct ci_worker w;
+
+        snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
+                 n == sizeof report ? strerror(report[1]) : "no report");
+        ci_worker_init(&w);
+        w.pid = pid;
+        ci_worker_stop(&w); /* reaps the failed child */
+        pid = -1;
+    }
+out:
+    close_fd(&status[0]);
+    close_fd(&status[1]);
+    return pid;
+}
+
+/* ---- one session's worker ---- */
+
+/* Starts the worker by exec, with the session's limits on its command line. */
+static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t msglen)
 {
     char a_parent[32], a_memory[32], a_fsize[32], a_output[32], a_display[32],
         a_display_run[32], a_dpi[16];
-    char e_home[4200], e_mpl[4200], e_tmp[4200], procpath[32];
-    const char *path = getenv("CODEINTERP_WORKER");
-    struct spawn_job j;
-    int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-    int status[2] = {-1, -1}, null = -1, report[2], rc = CI_ESPAWN;
-    ssize_t n;
-    pid_t pid;
-
-    if (!path || !*path)
-        path = CI_WORKER_PATH;
-    if (access(path, X_OK) < 0) {
-        snprintf(msg, msglen, "worker %s is not executable: %s", path, strerror(errno));
-        return CI_ESPAWN;
-    }
 
     snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
     snprintf(a_memory, sizeof a_memory, "%llu", s->cfg.memory_limit);
@@ -215,69 +283,41 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
     char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
                     "--fsize", a_fsize, "--output-limit", a_output,
                     "--display-limit", a_display, "--display-run-limit", a_display_run,
-                    "--dpi", a_dpi, NULL};
+                    "--dpi", a_dpi, "--preload", (char *)ci_config_preload(&s->cfg), NULL};
 
-    /* An explicit environment: nothing of the host's passes through. */
-    snprintf(e_home, sizeof e_home, "HOME=%s/config", s->dir);
-    snprintf(e_mpl, sizeof e_mpl, "MPLCONFIGDIR=%s/config", s->dir);
-    snprintf(e_tmp, sizeof e_tmp, "TMPDIR=%s/tmp", s->dir);
-    char *envp[] = {"PATH=/usr/bin:/bin", e_home, "LANG=C.UTF-8", e_mpl, "MPLBACKEND=Agg",
-                    e_tmp, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
-                    "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
-                    /* glibc reserves 64 MiB of address space per malloc
-                     * arena; RLIMIT_AS would run out early otherwise. */
-                    "MALLOC_ARENA_MAX=2", NULL};
+    return ci_exec_worker(argv, s->dir, fds, msg, msglen);
+}
+
+int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+{
+    char procpath[32];
+    int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
+    int fds[4];
+    pid_t pid;
 
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 ||
         pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-        pipe2(status, O_CLOEXEC) < 0 ||
         (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         snprintf(msg, msglen, "cannot create the worker's descriptors: %s", strerror(errno));
         goto fail;
     }
-    memset(&j, 0, sizeof j);
-    j.path = path;
-    j.argv = argv;
-    j.envp = envp;
-    j.cwd = s->workspace;
-    j.fds[0] = null = fd_above_stdio(null);
-    j.fds[1] = out[1] = fd_above_stdio(out[1]);
-    j.fds[2] = err[1] = fd_above_stdio(err[1]);
-    j.fds[3] = chan[1] = fd_above_stdio(chan[1]);
-    j.status_w = status[1] = fd_above_stdio(status[1]);
-    j.max_fd = sysconf(_SC_OPEN_MAX);
-    if (j.max_fd < 0 || j.max_fd > 65536)
-        j.max_fd = 65536;
-    if (null < 0 || out[1] < 0 || err[1] < 0 || chan[1] < 0 || status[1] < 0) {
-        snprintf(msg, msglen, "cannot arrange the worker's descriptors: %s", strerror(errno));
+    fds[0] = null;
+    fds[1] = out[1];
+    fds[2] = err[1];
+    fds[3] = chan[1];
+    /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
+     * for every session (the tests' fake workers), so it never has one. */
+    if (s->cfg.zygote && !getenv("CODEINTERP_WORKER"))
+        pid = ci_zygote_spawn(s, fds, msg, msglen);
+    else
+        pid = exec_session_worker(s, fds, msg, msglen);
+    /* Whichever way, ours are closed below: the worker has its copies. */
+    null = fds[0];
+    out[1] = fds[1];
+    err[1] = fds[2];
+    chan[1] = fds[3];
+    if (pid < 0)
         goto fail;
-    }
-
-    pid = spawner_fork(&j);
-    if (pid < 0) {
-        snprintf(msg, msglen, "fork failed: %s", strerror((int)-pid));
-        goto fail;
-    }
-    close_fd(&status[1]);
-    close_fd(&null);
-    close_fd(&out[1]);
-    close_fd(&err[1]);
-    close_fd(&chan[1]);
-
-    /* EOF means exec succeeded (the write end was close-on-exec). */
-    do
-        n = read(status[0], report, sizeof report);
-    while (n < 0 && errno == EINTR);
-    if (n != 0) {
-        static const char *const step[] = {"", "dup2", "close descriptors", "chdir", "execve"};
-        int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
-        snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
-                 n == sizeof report ? strerror(report[1]) : "no report");
-        ci_worker_init(&s->worker);
-        s->worker.pid = pid;
-        ci_worker_stop(&s->worker); /* reaps the failed child */
-        goto fail;
-    }
 
     s->worker.pid = pid;
     s->worker.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -311,8 +351,6 @@ fail:
     close_fd(&out[1]);
     close_fd(&err[0]);
     close_fd(&err[1]);
-    close_fd(&status[0]);
-    close_fd(&status[1]);
     close_fd(&null);
     return rc;
 }

@@ -10,13 +10,16 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <linux/landlock.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "proto.h" /* CI_WORKER_UID */
 
 #define CANARY_NAME "CI_TEST_CANARY"
 #define CANARY_VALUE "ci-canary-value-7f3a9"
@@ -1292,6 +1295,30 @@ static void test_host_files_do_not_exist_for_a_cell(void **state)
     free(want);
 }
 
+/*
+ * Creates @path (under /proc/PID/root of a worker) as the worker's uid,
+ * from a child of ours. A zygote's child owns its mounts through its own
+ * user namespace, where our uid 0 has no mapping (the kernel refuses to
+ * create a file whose owner it cannot map, EOVERFLOW); its uid, 65534,
+ * is mapped there. setfsuid keeps CAP_SYS_PTRACE, which /proc/PID/root
+ * needs, and /tmp is mode 1777 either way.
+ */
+static void write_as_worker(const char *path, const char *text)
+{
+    pid_t pid = fork();
+    int st = 0;
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setfsgid(CI_WORKER_GID);
+        setfsuid(CI_WORKER_UID);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        _exit(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("could not create %s as uid %u", path, CI_WORKER_UID);
+}
+
 static void test_tmp_is_private_to_the_worker(void **state)
 {
     require_layer(CI_SANDBOX_MNTNS, "mount namespace");
@@ -1321,7 +1348,7 @@ static void test_tmp_is_private_to_the_worker(void **state)
         assert_int_equal(stat("/tmp", &host_tmp), 0);
         assert_int_equal(stat(worker_tmp_path, &worker_tmp), 0);
         assert_true(host_tmp.st_dev != worker_tmp.st_dev);
-        h_write_file(inside, "inside", 6);
+        write_as_worker(inside, "inside");
         code = h_fmt("import os\nos.path.exists('/tmp/%s-inside')", name);
         h_expect(S, code, "True", "");
         char *outside = h_fmt("/tmp/%s-inside", name);

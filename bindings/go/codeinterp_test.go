@@ -492,3 +492,117 @@ func TestOptions(t *testing.T) {
 		t.Errorf("figure text %v", text)
 	}
 }
+
+// imported tells which of these modules a fresh session has imported.
+const imported = "import sys\n[m in sys.modules for m in " +
+	"('json', 'colorsys', 'xml.dom.minidom', 'pandas', 'matplotlib.pyplot')]"
+
+func TestPreload(t *testing.T) {
+	value := func(opts ...Option) string {
+		t.Helper()
+		s, err := NewSession(append([]Option{WithTimeout(20 * time.Second)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		v := run(t, s, imported).Value
+		if r := run(t, s, "import pandas\n2 * 21"); r.Value != "42" {
+			t.Errorf("import pandas: %+v", r)
+		}
+		return v
+	}
+	// The default list: pandas and matplotlib, none of the other three.
+	if v := value(); v != "[True, False, False, True, True]" {
+		t.Errorf("default preload: %s", v)
+	}
+	// A list of its own, with a zygote of its own: its modules, dotted
+	// names included, and matplotlib.pyplot always; pandas no longer.
+	const list = "json,colorsys,xml.dom.minidom"
+	for i := 0; i < 2; i++ {
+		if v := value(WithPreload(list)); v != "[True, True, True, False, True]" {
+			t.Errorf("WithPreload(%q), session %d: %s", list, i, v)
+		}
+	}
+	if v := value(WithPreload(list), WithZygote(false)); v != "[True, True, True, False, True]" {
+		t.Errorf("WithPreload(%q), WithZygote(false): %s", list, v)
+	}
+
+	for _, bad := range []string{"numpy, pandas", "", "numpy,,pandas", "numpy,",
+		"numpy..linalg", "9lives", "nump\u00fc", "numpy;import os", "numpy\x00",
+		strings.Repeat("m,", 599) + "m"} {
+		s, err := NewSession(WithPreload(bad))
+		if s != nil {
+			s.Close()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), "WithPreload") {
+			t.Errorf("WithPreload(%.20q): %v", bad, err)
+		}
+	}
+	// Well formed, but nothing by that name: the worker does not start.
+	s, err := NewSession(WithPreload("numpy,codeinterp_no_such_module"))
+	if s != nil {
+		s.Close()
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrSpawn || !strings.Contains(e.Detail, "codeinterp_no_such_module") {
+		t.Errorf("a module that does not exist: %v", err)
+	}
+}
+
+func TestZygote(t *testing.T) {
+	const hash = "hash('codeinterp')"
+	start := func(opts ...Option) *Session {
+		t.Helper()
+		s, err := NewSession(append([]Option{WithTimeout(20 * time.Second)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// Forked from one zygote (the default list's), sessions share its hash
+	// seed, restarted ones too. $CODEINTERP_WORKER turns the zygote off.
+	_, noZygote := os.LookupEnv("CODEINTERP_WORKER")
+	c := start(WithZygote(true))
+	defer c.Close()
+	hc := run(t, c, hash).Value
+	if !noZygote {
+		if h := run(t, shared, hash).Value; h != hc {
+			t.Errorf("two sessions of one zygote: hash %s and %s", hc, h)
+		}
+		if err := c.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		if h := run(t, c, hash).Value; h != hc {
+			t.Errorf("restarted from the zygote: hash %s, was %s", h, hc)
+		}
+	}
+
+	a := start(WithZygote(false))
+	defer a.Close()
+	b := start(WithZygote(false))
+	defer b.Close()
+	if r := run(t, a, "1+1"); r.Status != StatusOK || r.Value != "2" {
+		t.Errorf("1+1 without the zygote: %+v", r)
+	}
+	// The default preload list, as from the zygote.
+	if v := run(t, a, "import sys\n'pandas' in sys.modules").Value; v != "True" {
+		t.Errorf("pandas without the zygote: %s", v)
+	}
+	// Each worker started by exec draws a hash seed of its own, restarted
+	// ones too.
+	ha, hb := run(t, a, hash).Value, run(t, b, hash).Value
+	if ha == hb || ha == hc || hb == hc {
+		t.Errorf("hashes: exec %s and %s, zygote %s", ha, hb, hc)
+	}
+	old := a.Pid()
+	if err := a.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Pid() == old || a.Pid() <= 0 {
+		t.Errorf("pid %d after restart, was %d", a.Pid(), old)
+	}
+	if h := run(t, a, hash).Value; h == ha || h == hc {
+		t.Errorf("restarted by exec: hash %s (was %s, zygote %s)", h, ha, hc)
+	}
+}

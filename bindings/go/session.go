@@ -163,6 +163,40 @@ func WithWorkspaceRoot(dir string) Option {
 	}}
 }
 
+// WithPreload sets the Python modules the worker imports before the first
+// cell: names joined by commas, without spaces, such as
+// "numpy,pandas,scipy.stats" (default "numpy,pandas,matplotlib.pyplot";
+// matplotlib.pyplot is imported whatever the list says). A malformed list
+// fails with ErrInvalid, a module that cannot be imported with ErrSpawn
+// and its traceback in the Detail. Each distinct list has its own zygote
+// (see WithZygote), whose first session pays its start.
+func WithPreload(modules string) Option {
+	return Option{"WithPreload", func(c *C.ci_config) C.int {
+		if hasNUL(modules) {
+			return C.CI_EINVAL
+		}
+		cmods := C.CString(modules)
+		defer C.free(unsafe.Pointer(cmods))
+		return C.ci_config_set_preload(c, cmods)
+	}}
+}
+
+// WithZygote sets whether the worker is forked from a zygote kept warm per
+// preload list (true, the default: milliseconds once the zygote is up) or
+// started by fork + exec (false: about 0.6 s each, with an address layout
+// and hash seed of its own; sessions of one zygote share them). See
+// ci_config_set_zygote(3) and SECURITY.md. $CODEINTERP_WORKER turns the
+// zygote off whatever this says.
+func WithZygote(enabled bool) Option {
+	return Option{"WithZygote", func(c *C.ci_config) C.int {
+		on := C.int(0)
+		if enabled {
+			on = 1
+		}
+		return C.ci_config_set_zygote(c, on)
+	}}
+}
+
 // WithRequiredSandbox sets the layers without which NewSession and
 // Restart fail with ErrSandbox (default seccomp, rlimits, no_new_privs).
 func WithRequiredSandbox(layers Sandbox) Option {
@@ -188,9 +222,11 @@ type Session struct {
 }
 
 // NewSession starts a session: a private directory and a sandboxed worker
-// with numpy, pandas and matplotlib loaded. It blocks for the worker's
-// start-up (about 0.6 s). The session must be closed with Close; a session
-// that becomes unreachable is closed by a finalizer, but do not rely on it.
+// with the preload list loaded (by default numpy, pandas and matplotlib).
+// It blocks for the worker's start-up: about 0.6 s for the first session
+// of a preload list or one WithZygote(false), milliseconds for the next
+// ones. The session must be closed with Close; a session that becomes
+// unreachable is closed by a finalizer, but do not rely on it.
 func NewSession(opts ...Option) (*Session, error) {
 	cfg := C.ci_config_new()
 	if cfg == nil {

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -48,9 +49,6 @@ static const char runner_src[] =
     "                    tokenize.INDENT, tokenize.DEDENT,\n"
     "                    tokenize.ENDMARKER})\n"
     "\n"
-    "# Modules a cell writes into the workspace import as in a notebook, but\n"
-    "# never shadow the standard library or the installed packages.\n"
-    "sys.path.append(os.getcwd())\n"
     "\n"
     "def _lines(source):\n"
     "    # Split where the parser counts lines, so linenos index the list.\n"
@@ -139,7 +137,7 @@ static const char runner_src[] =
     "    return ''.join(traceback.format_exception(type(exc), exc, tb))\n"
     "\n"
     "# Rich outputs, as IPython's display protocol makes them. C sets\n"
-    "# _DISPLAY_LIMIT, _RUN_LIMIT, _DPI, _MAX_OUTPUTS and _MIME_MAX.\n"
+    "# _MAX_OUTPUTS and _MIME_MAX; _configure() the limits and the dpi.\n"
     "DISPLAY_DATA, EXECUTE_RESULT = 1, 2\n"
     "_RICH = (('_repr_png_', 'image/png'), ('_repr_jpeg_', 'image/jpeg'),\n"
     "         ('_repr_svg_', 'image/svg+xml'), ('_repr_html_', 'text/html'),\n"
@@ -153,9 +151,6 @@ static const char runner_src[] =
     "_MIME = re.compile(r'[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+').fullmatch\n"
     "_HEAD = struct.Struct('=IIII').pack\n"
     "_BIG = object()\n"
-    "# The configured dpi is every new figure's, as a notebook's default:\n"
-    "# a cell may still choose its own (plt.figure(dpi=...)).\n"
-    "_plt.rcParams['figure.dpi'] = _DPI\n"
     "# The run's outputs: (data bytes, outputs, messages, omitted, chain), the\n"
     "# chain a linked list of (previous, header, mime, data). Replaced whole\n"
     "# by one store, so an interrupt at any point leaves it consistent; the\n"
@@ -398,25 +393,14 @@ static const char runner_src[] =
     "# rewrites the kernel's bare refusal of a path outside the session.\n"
     "# Neither is a boundary: the seccomp filter and Landlock refuse the\n"
     "# same things with the hook bypassed.\n"
-    "_WS = os.getcwd()\n"
-    "_TMP = os.environ.get('TMPDIR') or os.path.join(os.path.dirname(_WS), 'tmp')\n"
-    "_WRITABLE = tuple(os.path.join(os.path.dirname(_WS), d) for d in\n"
-    "                  ('workspace', 'config', 'tmp')) + (_TMP,)\n"
-    "_READABLE = _WRITABLE + ('/usr', '/lib', '/lib64', '/etc/ld.so.cache',\n"
-    "    '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types',\n"
-    "    '/sys/devices/system/cpu', '/proc/self', f'/proc/{os.getpid()}',\n"
-    "    '/dev/null', '/dev/zero', '/dev/random', '/dev/urandom')\n"
     "_NET = 'network access is disabled in this sandbox'\n"
     "_PROC = ('creating processes is disabled in this sandbox'\n"
     "         ' (subprocess, os.system, os.fork)')\n"
     "_SIGNAL = 'sending signals to other processes is disabled in this sandbox'\n"
-    "_WRITE = ('this sandbox can only write inside the session workspace'\n"
-    "          f' ({_WS}), TMPDIR ({_TMP}) and HOME ({os.environ.get(\"HOME\", \"\")})')\n"
     "_LINK = ('creating symbolic links is disabled in this sandbox;'\n"
     "         ' copy the file instead (shutil.copy)')\n"
     "_PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',\n"
     "    'os.posix_spawn', 'os.exec', 'os.spawn', 'pty.spawn'})\n"
-    "_PID = os.getpid()\n"
     "_last_open = [None]\n"
     "\n"
     "def _audit(event, args):\n"
@@ -497,6 +481,48 @@ static const char runner_src[] =
     "        raise SystemExit(code)\n"
     "builtins.exit, builtins.quit = _Quitter('exit'), _Quitter('quit')\n"
     "\n"
+    "def _configure(display_limit, run_limit, dpi, env):\n"
+    "    # What belongs to one session, set once in the process that serves\n"
+    "    # it: a zygote loads this runner before any session exists and its\n"
+    "    # children call this after the fork, in their own workspace.\n"
+    "    global _DISPLAY_LIMIT, _RUN_LIMIT, _WS, _TMP, _WRITABLE, _READABLE\n"
+    "    global _WRITE, _PID\n"
+    "    _DISPLAY_LIMIT, _RUN_LIMIT = display_limit, run_limit\n"
+    "    # The configured dpi is every new figure's, as a notebook's default:\n"
+    "    # a cell may still choose its own (plt.figure(dpi=...)).\n"
+    "    _plt.rcParams['figure.dpi'] = dpi\n"
+    "    _WS = os.getcwd()\n"
+    "    _PID = os.getpid()\n"
+    "    # A zygote's child gets its session's HOME, MPLCONFIGDIR and TMPDIR\n"
+    "    # here (os.environ sets the C environment too).\n"
+    "    for k, v in env.items():\n"
+    "        os.environ[k] = v\n"
+    "    import tempfile\n"
+    "    tempfile.tempdir = None\n"
+    "    # matplotlib memoises its directories at the first call, which a\n"
+    "    # zygote made for its own (removed) one.\n"
+    "    import matplotlib\n"
+    "    _cfg = os.environ.get('MPLCONFIGDIR')\n"
+    "    if _cfg:\n"
+    "        matplotlib.get_configdir = matplotlib.get_cachedir = lambda: _cfg\n"
+    "    # A fork copies every generator's state: each session draws its own\n"
+    "    # numbers. (random reseeds itself after a fork; numpy does not.)\n"
+    "    np = sys.modules.get('numpy.random')\n"
+    "    if np is not None:\n"
+    "        np.seed()\n"
+    "    _TMP = os.environ.get('TMPDIR') or os.path.join(os.path.dirname(_WS), 'tmp')\n"
+    "    _WRITABLE = tuple(os.path.join(os.path.dirname(_WS), d) for d in\n"
+    "                      ('workspace', 'config', 'tmp')) + (_TMP,)\n"
+    "    _READABLE = _WRITABLE + ('/usr', '/lib', '/lib64', '/etc/ld.so.cache',\n"
+    "        '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types',\n"
+    "        '/sys/devices/system/cpu', '/proc/self', f'/proc/{_PID}',\n"
+    "        '/dev/null', '/dev/zero', '/dev/random', '/dev/urandom')\n"
+    "    _WRITE = ('this sandbox can only write inside the session workspace'\n"
+    "              f' ({_WS}), TMPDIR ({_TMP}) and HOME ({os.environ.get(\"HOME\", \"\")})')\n"
+    "    # Modules a cell writes into the workspace import as in a notebook,\n"
+    "    # but never shadow the standard library or the installed packages.\n"
+    "    sys.path.append(_WS)\n"
+    "\n"
     "def run(count, data, limit):\n"
     "    try:\n"
     "        value, exc = _execute(f'<cell {count}>', data), None\n"
@@ -575,13 +601,24 @@ static PyObject *warm_import(const char *name)
     return m;
 }
 
-/* Imported once here, so a cell finds them loaded. */
-static void warm(void)
+/* Imports each module of @preload (a comma-separated list, checked by
+ * the host), then matplotlib on the Agg backend and pyplot, which the
+ * runner needs whatever the list says. */
+static void warm(const char *preload)
 {
     PyObject *mpl, *r;
+    char name[256];
 
-    Py_DECREF(warm_import("numpy"));
-    Py_DECREF(warm_import("pandas"));
+    for (const char *p = preload; *p;) {
+        size_t n = strcspn(p, ",");
+
+        if (n == 0 || n >= sizeof name)
+            ci_fatal(CI_EXIT_USAGE, "--preload: bad module name in '%s'", preload);
+        memcpy(name, p, n);
+        name[n] = '\0';
+        Py_DECREF(warm_import(name));
+        p += n + (p[n] == ',');
+    }
     mpl = warm_import("matplotlib");
     r = PyObject_CallMethod(mpl, "use", "s", "Agg");
     if (!r)
@@ -591,62 +628,178 @@ static void warm(void)
     Py_DECREF(warm_import("matplotlib.pyplot"));
 }
 
-/* Sets globals[@name] to @v; 0 on failure. */
-static int set_size(PyObject *globals, const char *name, size_t v)
-{
-    PyObject *n = PyLong_FromSize_t(v);
-    int ok = n && PyDict_SetItemString(globals, name, n) == 0;
+/*
+ * What a first cell would otherwise build lazily: pandas' first frame,
+ * group-by, merge and HTML table, and a first figure rendered to PNG
+ * (fonts, the Agg renderer, the tight bounding box). A zygote runs it
+ * once for all its children. The figure is not pyplot's, so a session's
+ * first figure is still number 1.
+ */
+static const char prime_src[] =
+    "import io, sys\n"
+    "pd = sys.modules.get('pandas')\n"
+    "if pd is not None:\n"
+    "    df = pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1.0, 2.0, 3.0]})\n"
+    "    df.groupby('k').v.sum()\n"
+    "    df.merge(df, on='k').describe()\n"
+    "    repr(df), df._repr_html_()\n"
+    "from matplotlib.figure import Figure\n"
+    "fig = Figure()\n"
+    "ax = fig.subplots()\n"
+    "ax.plot([0, 1], [0, 1], label='x')\n"
+    "ax.set_title('x')\n"
+    "ax.legend()\n"
+    "fig.savefig(io.BytesIO(), format='png', bbox_inches='tight')\n";
 
-    Py_XDECREF(n);
-    return ok;
+/* Runs @src in a namespace of its own (not the cells' __main__); exits
+ * saying @what on failure. Needs the GIL. */
+static void run_private(const char *src, const char *what)
+{
+    PyObject *globals = PyDict_New(), *r = NULL;
+
+    if (globals && PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+        r = PyRun_String(src, Py_file_input, globals, globals);
+    if (!r)
+        python_failed(what);
+    Py_DECREF(r);
+    Py_DECREF(globals);
 }
 
-static void load_runner(const struct ci_limits *limits)
+static PyObject *configure_fn; /* the runner's _configure() */
+
+static void load_runner(void)
 {
     PyObject *code, *globals, *r;
 
     code = Py_CompileString(runner_src, "<codeinterp>", Py_file_input);
     globals = PyDict_New();
     if (!code || !globals ||
-        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0 ||
-        !set_size(globals, "_DISPLAY_LIMIT", limits->display_limit) ||
-        !set_size(globals, "_RUN_LIMIT", limits->display_run_limit) ||
-        !set_size(globals, "_DPI", limits->dpi) ||
-        !set_size(globals, "_MAX_OUTPUTS", CI_MAX_OUTPUTS) ||
-        !set_size(globals, "_MIME_MAX", CI_MIME_MAX))
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
         python_failed("cannot compile the cell runner");
+    r = PyLong_FromSize_t(CI_MAX_OUTPUTS);
+    if (!r || PyDict_SetItemString(globals, "_MAX_OUTPUTS", r) < 0)
+        python_failed("cannot compile the cell runner");
+    Py_DECREF(r);
+    r = PyLong_FromSize_t(CI_MIME_MAX);
+    if (!r || PyDict_SetItemString(globals, "_MIME_MAX", r) < 0)
+        python_failed("cannot compile the cell runner");
+    Py_DECREF(r);
     r = PyEval_EvalCode(code, globals, globals);
     if (!r)
         python_failed("cannot start the cell runner");
     run_fn = PyDict_GetItemString(globals, "run");
-    if (!run_fn)
-        python_failed("the cell runner has no run()");
+    configure_fn = PyDict_GetItemString(globals, "_configure");
+    if (!run_fn || !configure_fn)
+        python_failed("the cell runner has no run() or _configure()");
     Py_INCREF(run_fn);
+    Py_INCREF(configure_fn);
     Py_DECREF(r);
     Py_DECREF(code);
     Py_DECREF(globals);
 }
 
-void ci_interp_start(const struct ci_limits *limits)
+void ci_interp_warm(const char *preload, int zygote)
 {
-    /* Python starts and warms up away from the workspace: this all runs
+    /* Python starts and warms up away from any workspace: this all runs
      * before Landlock and seccomp, so it must read nothing a cell wrote,
      * and matplotlib looks for a matplotlibrc in the working directory
-     * first. (The host gives each worker fresh HOME and MPLCONFIGDIR
-     * directories for the same reason.) The runner, which records the
-     * workspace, is loaded back in it. */
-    int workspace = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+     * first. (Each worker, and the zygote, gets HOME and MPLCONFIGDIR
+     * directories of its own for the same reason.) */
+    int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-    if (workspace < 0 || chdir("/") != 0)
-        ci_fatal(CI_EXIT_PYTHON, "cannot leave the workspace for the warm-up: %s",
+    if (back < 0 || chdir("/") != 0)
+        ci_fatal(CI_EXIT_PYTHON, "cannot leave the working directory for the warm-up: %s",
                  strerror(errno));
     init_python();
-    warm();
-    if (fchdir(workspace) != 0)
-        ci_fatal(CI_EXIT_PYTHON, "cannot return to the workspace: %s", strerror(errno));
-    close(workspace);
-    load_runner(limits);
+    warm(preload);
+    load_runner();
+    /*
+     * A zygote's children share its pages until they write them. The
+     * cyclic collector writes to every object it visits, so a full
+     * collection in one child would copy nearly all of them: frozen, the
+     * objects of the warm-up are never visited again (gc.freeze(), made
+     * for this, as the documentation of the gc module says).
+     */
+    if (zygote)
+        run_private(prime_src, "warm-up: the first frame and figure failed");
+    if (zygote && PyRun_SimpleString("import gc\ngc.collect()\ngc.freeze()\n") != 0)
+        python_failed("warm-up: gc.freeze() failed");
+    if (fchdir(back) != 0)
+        ci_fatal(CI_EXIT_PYTHON, "cannot return from the warm-up: %s", strerror(errno));
+    close(back);
     main_ts = PyEval_SaveThread();
+}
+
+/*
+ * What nearly every first cell touches: the parser and compiler, and a
+ * small pandas frame. Kept small on purpose: each page it writes is a
+ * page of the zygote's copied into the child for good, and rendering a
+ * figure here would copy some 15 MiB.
+ */
+static const char prefault_src[] =
+    "import ast, sys\n"
+    "compile(ast.parse('x = [1, 2]\\nx'), '<prefault>', 'exec')\n"
+    "pd = sys.modules.get('pandas')\n"
+    "if pd is not None:\n"
+    "    pd.DataFrame({'a': [1, 2]}).a.sum()\n";
+
+void ci_interp_prefault(void)
+{
+    PyEval_RestoreThread(main_ts);
+    run_private(prefault_src, "spare: the prefault failed");
+    main_ts = PyEval_SaveThread();
+}
+
+pid_t ci_interp_fork(unsigned long flags)
+{
+    long pid;
+    int err;
+
+    PyEval_RestoreThread(main_ts);
+    PyOS_BeforeFork();
+    pid = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+    err = errno;
+    if (pid == 0)
+        PyOS_AfterFork_Child(); /* the at-fork hooks: random reseeds itself */
+    else
+        PyOS_AfterFork_Parent();
+    main_ts = PyEval_SaveThread();
+    return pid < 0 ? -err : (pid_t)pid;
+}
+
+void ci_interp_configure(const struct ci_limits *limits, const char *session_dir)
+{
+    PyObject *env, *r;
+
+    PyEval_RestoreThread(main_ts);
+    env = PyDict_New();
+    if (!env)
+        python_failed("cannot configure the cell runner");
+    if (session_dir) {
+        static const char *const var[][2] = {
+            {"HOME", "config"}, {"MPLCONFIGDIR", "config"}, {"TMPDIR", "tmp"}};
+
+        for (size_t i = 0; i < sizeof var / sizeof *var; i++) {
+            PyObject *v = PyUnicode_FromFormat("%s/%s", session_dir, var[i][1]);
+
+            if (!v || PyDict_SetItemString(env, var[i][0], v) < 0)
+                python_failed("cannot configure the cell runner");
+            Py_DECREF(v);
+        }
+    }
+    r = PyObject_CallFunction(configure_fn, "nnIO", (Py_ssize_t)limits->display_limit,
+                              (Py_ssize_t)limits->display_run_limit, limits->dpi, env);
+    if (!r)
+        python_failed("cannot configure the cell runner");
+    Py_DECREF(r);
+    Py_DECREF(env);
+    main_ts = PyEval_SaveThread();
+}
+
+void ci_interp_start(const struct ci_limits *limits)
+{
+    ci_interp_warm(limits->preload, 0);
+    ci_interp_configure(limits, NULL);
 }
 
 /* Reads item @i of @res as a u32; 0 if it is not an int in range. */

@@ -213,6 +213,26 @@ static int landlock_confine(void)
     return 1;
 }
 
+uint32_t ci_isolate_early(uint32_t have)
+{
+    uint32_t layers = have | ci_unshare_user();
+
+    /* With the capabilities the new user namespace gave us, if any. */
+    return layers | ci_unshare_others(layers);
+}
+
+uint32_t ci_isolate_late(pid_t parent, uint32_t have)
+{
+    uint32_t layers = have | ci_mount_root(have);
+
+    ci_drop_capabilities();
+    layers |= ci_check_unprivileged();
+    /* Leaving root, or a new user namespace, cleared the parent-death
+     * signal (commit_creds). */
+    ci_tie_to_parent(parent);
+    return layers;
+}
+
 uint32_t ci_isolate(pid_t parent)
 {
     uint32_t layers;
@@ -224,15 +244,7 @@ uint32_t ci_isolate(pid_t parent)
      * nothing in the worker's own can change its mounts. */
     layers |= ci_mount_root(0);
     ci_leave_root();
-    layers |= ci_unshare_user();
-    /* With the capabilities the new user namespace gave us, if any. */
-    layers |= ci_unshare_others(layers);
-    layers |= ci_mount_root(layers);
-    ci_drop_capabilities();
-    layers |= ci_check_unprivileged();
-    /* Leaving root cleared the parent-death signal (commit_creds). */
-    ci_tie_to_parent(parent);
-    return layers;
+    return ci_isolate_late(parent, ci_isolate_early(layers));
 }
 
 uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
@@ -241,7 +253,7 @@ uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
 
     /* Our own session: no controlling terminal, and out of the host's
      * process group and its job-control signals. */
-    if (setsid() < 0)
+    if (getsid(0) != getpid() && setsid() < 0)
         ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
     /* Again, now that the slow warm-up is over: the host may have gone
      * while we imported. */

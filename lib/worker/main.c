@@ -3,9 +3,13 @@
  *
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
  *                     --output-limit BYTES --display-limit BYTES
- *                     --display-run-limit BYTES --dpi N
+ *                     --display-run-limit BYTES --dpi N --preload MODULES
+ *   codeinterp-worker --zygote --parent PID --preload MODULES
  *
- * The host starts it with the descriptors of lib/proto.h. Its life, in
+ * The host starts it with the descriptors of lib/proto.h, as a session's
+ * worker or as a zygote (zygote.c) that forks them; a zygote's child
+ * takes the same path as a worker from "tie itself to the host" on, its
+ * interpreter already warm. A worker's life, in
  * order: check the command line and descriptors, tie itself to the host,
  * isolate itself (namespaces, never root, no capabilities) while it has
  * one thread, start the watchdog thread, warm CPython with SIGINT
@@ -47,6 +51,7 @@ _Static_assert(4ull * MAX_OUTPUT_LIMIT + CI_OUTPUTS_MAX(MAX_DISPLAY_LIMIT) + 9 *
 
 struct args {
     pid_t parent;
+    int zygote;
     struct ci_limits limits;
 };
 
@@ -66,7 +71,9 @@ static _Noreturn void usage(const char *why)
 {
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
              "--memory BYTES --fsize BYTES --output-limit BYTES "
-             "--display-limit BYTES --display-run-limit BYTES --dpi N", why);
+             "--display-limit BYTES --display-run-limit BYTES --dpi N "
+             "--preload MODULES\n       codeinterp-worker --zygote --parent PID "
+             "--preload MODULES", why);
 }
 
 /* A decimal number from @min (1 or more) to @max: digits only, no sign,
@@ -89,37 +96,29 @@ bad:
              "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, s);
 }
 
-static void parse_args(int argc, char **argv, struct args *a)
+enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, N_NUMBERS };
+static const struct {
+    const char *name;
+    uint64_t min, max;
+} number_opt[N_NUMBERS] = {
+    [PARENT] = {"--parent", 1, INT_MAX},
+    [MEMORY] = {"--memory", 1, INT64_MAX},
+    [FSIZE] = {"--fsize", 1, INT64_MAX},
+    [OUTPUT] = {"--output-limit", 1, MAX_OUTPUT_LIMIT},
+    [DISPLAY] = {"--display-limit", 1, MAX_DISPLAY_LIMIT},
+    [DISPLAY_RUN] = {"--display-run-limit", 1, MAX_DISPLAY_LIMIT},
+    [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
+};
+
+/* Checks each number against its option's range and sets the limits, as
+ * the command line gives them or a zygote's SPAWN request. */
+static void set_limits(struct args *a, const uint64_t val[N_NUMBERS])
 {
-    enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, N };
-    static const struct {
-        const char *name;
-        uint64_t min, max;
-    } opt[N] = {
-        [PARENT] = {"--parent", 1, INT_MAX},
-        [MEMORY] = {"--memory", 1, INT64_MAX},
-        [FSIZE] = {"--fsize", 1, INT64_MAX},
-        [OUTPUT] = {"--output-limit", 1, MAX_OUTPUT_LIMIT},
-        [DISPLAY] = {"--display-limit", 1, MAX_DISPLAY_LIMIT},
-        [DISPLAY_RUN] = {"--display-run-limit", 1, MAX_DISPLAY_LIMIT},
-        [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
-    };
-    uint64_t val[N];
-    int seen[N] = {0};
-
-    if (argc != 1 + 2 * N)
-        usage("wrong number of arguments");
-    for (int i = 1; i < argc; i += 2) {
-        int k = 0;
-
-        while (k < N && strcmp(argv[i], opt[k].name) != 0)
-            k++;
-        if (k == N)
-            usage("unknown option");
-        if (seen[k]++)
-            usage("an option is given twice");
-        val[k] = parse_number(opt[k].name, argv[i + 1], opt[k].min, opt[k].max);
-    }
+    for (int k = 0; k < N_NUMBERS; k++)
+        if (val[k] < number_opt[k].min || val[k] > number_opt[k].max)
+            ci_fatal(CI_EXIT_USAGE, "%s wants a number from %llu to %llu, not %llu",
+                     number_opt[k].name, (unsigned long long)number_opt[k].min,
+                     (unsigned long long)number_opt[k].max, (unsigned long long)val[k]);
     /* One output over the run's cap could never be kept. */
     if (val[DISPLAY] > val[DISPLAY_RUN])
         usage("--display-limit is over --display-run-limit");
@@ -130,6 +129,60 @@ static void parse_args(int argc, char **argv, struct args *a)
     a->limits.display_limit = (size_t)val[DISPLAY];
     a->limits.display_run_limit = (size_t)val[DISPLAY_RUN];
     a->limits.dpi = (unsigned)val[DPI];
+}
+
+/* The zygote's command line, or a worker's: every option once. */
+static void parse_args(int argc, char **argv, struct args *a)
+{
+    uint64_t val[N_NUMBERS] = {0};
+    int seen[N_NUMBERS] = {0}, i = 1, zygote = argc > 1 && strcmp(argv[1], "--zygote") == 0;
+    const char *preload = NULL;
+
+    memset(a, 0, sizeof *a);
+    if (argc != (zygote ? 6 : 1 + 2 * (N_NUMBERS + 1)))
+        usage("wrong number of arguments");
+    for (i = 1 + zygote; i < argc; i += 2) {
+        int k = 0;
+
+        if (strcmp(argv[i], "--preload") == 0) {
+            if (preload)
+                usage("an option is given twice");
+            preload = argv[i + 1];
+            if (!ci_preload_valid(preload))
+                usage("--preload wants module names separated by commas");
+            continue;
+        }
+        while (k < N_NUMBERS && strcmp(argv[i], number_opt[k].name) != 0)
+            k++;
+        if (k == N_NUMBERS || (zygote && k != PARENT))
+            usage("unknown option");
+        if (seen[k]++)
+            usage("an option is given twice");
+        val[k] = parse_number(number_opt[k].name, argv[i + 1], number_opt[k].min,
+                              number_opt[k].max);
+    }
+    if (!preload)
+        usage("--preload is missing");
+    a->zygote = zygote;
+    a->limits.preload = preload;
+    if (zygote) {
+        a->parent = (pid_t)val[PARENT];
+        return;
+    }
+    set_limits(a, val);
+}
+
+/* A zygote's child: its limits from the request, checked as the command
+ * line's would be. */
+static void limits_from_request(struct args *a, const struct ci_spawn_request *r)
+{
+    uint64_t val[N_NUMBERS] = {
+        [PARENT] = (uint64_t)a->parent, [MEMORY] = r->memory, [FSIZE] = r->fsize,
+        [OUTPUT] = r->output_limit, [DISPLAY] = r->display_limit,
+        [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi,
+    };
+
+    set_limits(a, val);
 }
 
 static void check_descriptors(void)
@@ -357,12 +410,25 @@ int main(int argc, char **argv)
 {
     struct args a;
     sigset_t sigint;
-    uint32_t layers;
+    uint32_t layers = 0;
+    char *session_dir = NULL;
 
     parse_args(argc, argv, &a);
     check_descriptors();
+    if (a.zygote) {
+        struct ci_spawn_request req;
+
+        layers = ci_zygote_serve(a.parent, a.limits.preload, &req, &session_dir);
+        /* A child: its descriptors are in place, its interpreter warm. */
+        limits_from_request(&a, &req);
+        /* As ci_leave_root() says it for a worker started by exec. */
+        if (chdir(session_dir) != 0 || chdir("workspace") != 0)
+            ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s/workspace: %s; "
+                     "every directory above the session directory must be searchable "
+                     "by that user", (unsigned)getuid(), session_dir, strerror(errno));
+    }
     ci_tie_to_parent(a.parent);
-    layers = ci_isolate(a.parent);
+    layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */
@@ -371,7 +437,10 @@ int main(int argc, char **argv)
     set_sigmask(SIG_BLOCK, &sigint, NULL);
     start_watchdog();
 
-    ci_interp_start(&a.limits);
+    if (a.zygote)
+        ci_interp_configure(&a.limits, session_dir);
+    else
+        ci_interp_start(&a.limits);
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
     layers |= ci_lockdown(a.parent, &a.limits);

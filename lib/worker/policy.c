@@ -19,12 +19,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -400,7 +404,9 @@ static _Noreturn void failed(const char *what, const char *name, int rc)
              name ? name : "", strerror(-rc));
 }
 
-static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
+/* Adds @r to @ctx; a SELF rule allows the call for any pid here, and the
+ * second filter of ci_policy_load() narrows it to the worker's own. */
+static void add_rule(scmp_filter_ctx ctx, const struct rule *r)
 {
     struct scmp_arg_cmp cmp[2] = {{0}};
     unsigned n = 1;
@@ -408,6 +414,7 @@ static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
 
     switch (r->cond) {
     case ANY:
+    case SELF:
         n = 0;
         break;
     case EQ:
@@ -426,9 +433,6 @@ static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
     case MASKED:
         cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value);
         break;
-    case SELF:
-        cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_EQ, (uint64_t)self);
-        break;
     case LT:
         cmp[0] = SCMP_CMP64(r->arg, SCMP_CMP_LT, r->value);
         break;
@@ -438,29 +442,89 @@ static void add_rule(scmp_filter_ctx ctx, const struct rule *r, pid_t self)
         failed("rule for", r->name, rc);
 }
 
-void ci_policy_load(void)
+/* A new filter context: @def for calls no rule names, every thread
+ * synchronised (OpenBLAS and the watchdog already run), and another
+ * architecture or x32 kills the process (libseccomp's default kills only
+ * the thread, leaving a hung worker). */
+static scmp_filter_ctx new_filter(uint32_t def)
 {
-    scmp_filter_ctx ctx;
-    pid_t self = getpid();
+    scmp_filter_ctx ctx = seccomp_init(def);
     int rc;
 
-    ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx)
         failed("seccomp_init", NULL, -ENOMEM);
-    /* OpenBLAS and the watchdog already run: the filter must cover every
-     * thread. */
     rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-    /* libseccomp's default kills only the thread, leaving a hung worker. */
     if (rc == 0)
-        rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-                              SCMP_ACT_KILL_PROCESS);
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (rc < 0)
         failed("filter attributes", NULL, rc);
+    return ctx;
+}
+
+/* The table's filter as BPF (libseccomp's, exported), made once: building
+ * it takes milliseconds, and a zygote's children all load the same one. */
+static struct sock_fprog prepared;
+
+void ci_policy_prepare(void)
+{
+    scmp_filter_ctx ctx;
+    struct sock_filter *bpf;
+    off_t len;
+    int fd, rc;
+
+    if (prepared.filter)
+        return;
+    ctx = new_filter(SCMP_ACT_ERRNO(EPERM));
     for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
-        add_rule(ctx, &rules[i], self);
-    trap_install();
-    rc = seccomp_load(ctx);
+        add_rule(ctx, &rules[i]);
+    /* libseccomp 2.5 exports only to a descriptor. */
+    fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
+    if (fd < 0)
+        failed("memfd_create", NULL, -errno);
+    rc = seccomp_export_bpf(ctx, fd);
     if (rc < 0)
-        failed("seccomp_load", NULL, rc);
+        failed("seccomp_export_bpf", NULL, rc);
     seccomp_release(ctx);
+    len = lseek(fd, 0, SEEK_END);
+    if (len <= 0 || len % sizeof *bpf || len / sizeof *bpf > BPF_MAXINSNS)
+        failed("seccomp_export_bpf", "(size)", -EINVAL);
+    bpf = malloc((size_t)len);
+    if (!bpf || pread(fd, bpf, (size_t)len, 0) != len)
+        failed("reading the filter", NULL, bpf ? -EIO : -ENOMEM);
+    close(fd);
+    prepared.filter = bpf;
+    prepared.len = (unsigned short)(len / sizeof *bpf);
+}
+
+void ci_policy_load(void)
+{
+    scmp_filter_ctx self;
+    long rc;
+    int err;
+
+    ci_policy_prepare();
+    /*
+     * First a filter a few instructions long that keeps kill and tgkill
+     * to the worker's own pid, the only part that depends on the process.
+     * When filters stack the kernel takes the most restrictive answer
+     * (seccomp(2)), so its EPERM beats the table's ALLOW. It goes first
+     * because the table's filter refuses seccomp(2) itself.
+     */
+    self = new_filter(SCMP_ACT_ALLOW);
+    err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
+    if (err == 0)
+        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+                               SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
+    if (err == 0)
+        err = seccomp_load(self);
+    if (err < 0)
+        failed("the pid filter", NULL, err);
+    seccomp_release(self);
+    trap_install();
+    /* The kernel's interface, seccomp(2): TSYNC answers with the id of a
+     * thread it could not synchronise, if any. */
+    rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prepared);
+    if (rc != 0)
+        failed("seccomp(SECCOMP_SET_MODE_FILTER)", NULL, rc < 0 ? -errno : -EAGAIN);
 }

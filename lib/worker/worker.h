@@ -47,6 +47,7 @@ struct ci_limits {
     size_t display_limit;     /* cap of one rich output's data */
     size_t display_run_limit; /* cap of all of a run's rich outputs' data */
     unsigned dpi;             /* matplotlib figures' resolution */
+    const char *preload;      /* modules to import before READY, comma-separated */
 };
 
 /* The most an OUTPUTS field holds under a per-run display limit of @run:
@@ -80,11 +81,45 @@ struct ci_cell {
     void *owner;              /* keeps the texts alive; private to interp.c */
 };
 
-/* Starts CPython (isolated, UTF-8, unbuffered stdio, SIGINT handler),
- * imports numpy, pandas and matplotlib and loads the cell runner with the
- * display limits and dpi of @limits. Exits with CI_EXIT_PYTHON on
+/* Starts CPython (isolated, UTF-8, unbuffered stdio, SIGINT handler) in
+ * "/", imports the modules of @preload, then matplotlib.pyplot, and loads
+ * the cell runner. For a @zygote, also builds what a first cell would
+ * build lazily (a pandas frame, a figure) and then moves every object
+ * made so far out of the cyclic collector's reach (gc.freeze()), so its
+ * children keep sharing those pages. Exits with CI_EXIT_PYTHON on
  * failure. Returns without holding the GIL. */
+void ci_interp_warm(const char *preload, int zygote);
+
+/* Gives the runner its session: the display limits and dpi of @limits,
+ * the working directory as the workspace, and, unless @session_dir is
+ * NULL, HOME, MPLCONFIGDIR and TMPDIR under @session_dir. Also reseeds
+ * numpy's global generator. Exits with CI_EXIT_PYTHON on failure. */
+void ci_interp_configure(const struct ci_limits *limits, const char *session_dir);
+
+/* ci_interp_warm(limits->preload, 0), then ci_interp_configure(limits,
+ * NULL): a worker started by exec, whose environment is its session's. */
 void ci_interp_start(const struct ci_limits *limits);
+
+/* In a spare child: writes now, once, the pages of the zygote that
+ * nearly every first cell writes (reference counts and caches of the
+ * compiler and of pandas), so that cell does not wait for those copies. */
+void ci_interp_prefault(void);
+
+/* clone(2) with @flags and SIGCHLD, with CPython's fork hooks around it
+ * (PyOS_BeforeFork and the rest). Returns 0 in the child, the child's pid
+ * in the parent, or -errno. Single-threaded callers only. */
+pid_t ci_interp_fork(unsigned long flags);
+
+/* ------------------------------------------------------------ zygote.c */
+
+/* The zygote's life (see zygote.c): leaves root, warms up with
+ * @preload, says READY on fd 3, then hands each SPAWN request to a spare
+ * child forked ahead. Returns only in a child, with its request in @req
+ * and its session directory in @session_dir (static storage), its
+ * descriptors 0..3 in place, and the CI_LAYER_* bits of the namespaces
+ * ci_isolate_early() made; exits when the host closes the channel. */
+uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
+                         char **session_dir);
 
 /*
  * Runs one cell of @len bytes of UTF-8 source as cell number @count and
@@ -109,6 +144,13 @@ void ci_tie_to_parent(pid_t parent);
  * parent-death signal again. Returns the CI_LAYER_* bits it applied
  * (UNPRIVILEGED and the namespaces; each namespace is best effort). */
 uint32_t ci_isolate(pid_t parent);
+
+/* ci_isolate() in two parts, for a zygote's spare child: the user,
+ * network, IPC and UTS namespaces not in @have (before its session is
+ * known), then the mount namespace, no capabilities and the parent-death
+ * signal (once it is). Each returns @have with the bits it added. */
+uint32_t ci_isolate_early(uint32_t have);
+uint32_t ci_isolate_late(pid_t parent, uint32_t have);
 
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied
@@ -154,7 +196,12 @@ uint32_t ci_mount_root(uint32_t have);
 
 /* ------------------------------------------------------------ policy.c */
 
-/* Builds the seccomp filter and loads it on every thread; exits with
+/* Builds the seccomp filter of the policy table as BPF, once; a zygote
+ * does it before it forks. Exits with CI_EXIT_SECCOMP on failure. */
+void ci_policy_prepare(void);
+
+/* Loads that filter on every thread (preparing it if need be), then a
+ * second one that keeps kill and tgkill to this process; exits with
  * CI_EXIT_SECCOMP on failure. Must come after PR_SET_NO_NEW_PRIVS. */
 void ci_policy_load(void);
 

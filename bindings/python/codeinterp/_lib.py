@@ -59,6 +59,8 @@ _PROTOTYPES = {
     "ci_config_set_figure_dpi": (c_int, [c_void_p, c_uint]),
     "ci_config_set_file_limit": (c_int, [c_void_p, ci_uint64]),
     "ci_config_set_workspace_root": (c_int, [c_void_p, c_char_p]),
+    "ci_config_set_preload": (c_int, [c_void_p, c_char_p]),
+    "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
     # session
     "ci_session_new": (c_int, [POINTER(c_void_p), c_void_p]),
     "ci_session_free": (None, [c_void_p]),

@@ -127,6 +127,18 @@ def test_restart_live_session(small):
     {"display_limits": (100, 100)},
     {"workspace_root": "relative/dir"},
     {"require_sandbox": 1 << 20},
+    {"preload": "numpy, pandas"},
+    {"preload": ""},
+    {"preload": "numpy,,pandas"},
+    {"preload": "numpy,"},
+    {"preload": "numpy..linalg"},
+    {"preload": "9lives"},
+    {"preload": "nump\u00fc"},
+    {"preload": "numpy;import os"},
+    {"preload": ",".join(["m"] * 600)},   # 1199 bytes
+    {"preload": "numpy\0"},
+    {"zygote": 2},
+    {"zygote": -1},
 ])
 def test_bad_config_refused(kwargs):
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
@@ -140,6 +152,68 @@ def test_config_types():
         codeinterp.Session(timeout_ms="100")
     with pytest.raises(TypeError):
         codeinterp.Session(memory_limit=1.5e9)
+    with pytest.raises(TypeError):
+        codeinterp.Session(preload=["numpy", "pandas"])
+    with pytest.raises(TypeError):
+        codeinterp.Session(preload=b"numpy")
+    with pytest.raises(TypeError):
+        codeinterp.Session(zygote="no")
+
+
+# Which of these modules a fresh session has imported.
+IMPORTED = ("import sys\n[m in sys.modules for m in "
+            "('json', 'colorsys', 'xml.dom.minidom', 'pandas', 'matplotlib.pyplot')]")
+PRELOAD = "json,colorsys,xml.dom.minidom"
+
+
+def test_preload_sets_what_is_imported():
+    # The default list: pandas and matplotlib, none of the other three.
+    with codeinterp.Session(timeout_ms=20_000) as s:
+        assert s.run(IMPORTED).value == "[True, False, False, True, True]"
+    # A list of its own, with a zygote of its own: its modules, dotted
+    # names included, and matplotlib.pyplot always; pandas no longer.
+    for _ in range(2):
+        with codeinterp.Session(timeout_ms=20_000, preload=PRELOAD) as s:
+            assert s.run(IMPORTED).value == "[True, True, True, False, True]"
+            assert s.run("import pandas\n2 * 21").value == "42"
+    # The same list without the zygote.
+    with codeinterp.Session(timeout_ms=20_000, preload=PRELOAD, zygote=False) as s:
+        assert s.run(IMPORTED).value == "[True, True, True, False, True]"
+
+
+def test_preload_module_that_fails_to_import():
+    with pytest.raises(codeinterp.SpawnError) as ei:
+        codeinterp.Session(preload="numpy,codeinterp_no_such_module")
+    assert ei.value.code == ErrorCode.ESPAWN
+    assert "codeinterp_no_such_module" in ei.value.detail
+
+
+def test_zygote_off_starts_each_worker_by_exec():
+    h = "hash('codeinterp')"
+    # Forked from one zygote (the default list's), sessions share its hash
+    # seed, restarted ones too. $CODEINTERP_WORKER turns the zygote off.
+    zygote = "CODEINTERP_WORKER" not in os.environ
+    with codeinterp.Session(timeout_ms=20_000, zygote=True) as c, \
+            codeinterp.Session(timeout_ms=20_000) as d:
+        hc = c.run(h).value
+        if zygote:
+            assert d.run(h).value == hc
+            d.restart()
+            assert d.run(h).value == hc
+    with codeinterp.Session(timeout_ms=20_000, zygote=False) as a, \
+            codeinterp.Session(timeout_ms=20_000, zygote=0) as b:
+        assert a.run("1+1").value == "2"
+        # the default preload list, as from the zygote
+        assert a.run("import sys\n'pandas' in sys.modules").value == "True"
+        # each worker started by exec draws a hash seed of its own,
+        # restarted ones too
+        ha, hb = a.run(h).value, b.run(h).value
+        assert len({ha, hb, hc}) == 3
+        old = a.pid
+        a.restart()
+        assert a.pid != old and proc_alive(a.pid)
+        assert a.run("1+1").value == "2"
+        assert a.run(h).value not in (ha, hc)
 
 
 def test_missing_sandbox_layer_refused():

@@ -131,6 +131,8 @@ extern "C" {
     pub fn ci_config_set_figure_dpi(cfg: *mut ci_config, dpi: c_uint) -> c_int;
     pub fn ci_config_set_file_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
+    pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
+    pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
 
     pub fn ci_session_new(out: *mut *mut ci_session, cfg: *const ci_config) -> c_int;
     pub fn ci_session_free(s: *mut ci_session);

@@ -144,3 +144,109 @@ fn workspace_root_is_used() {
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     std::fs::remove_dir(&root).unwrap();
 }
+
+/// Which of these modules a fresh session has imported, as Python's list
+/// of booleans.
+const IMPORTED: &str = "import sys\n[m in sys.modules for m in \
+    ('json', 'colorsys', 'xml.dom.minidom', 'pandas', 'matplotlib.pyplot')]";
+
+#[test]
+fn preload_sets_what_is_imported() {
+    // The default list: pandas and matplotlib, none of the three below.
+    let mut s = session();
+    assert_eq!(
+        s.run(IMPORTED).unwrap().value.as_deref(),
+        Some("[True, False, False, True, True]")
+    );
+    drop(s);
+
+    // A list of its own (a zygote of its own): its modules, dotted names
+    // included, and matplotlib.pyplot always; pandas no longer.
+    let cfg = Config::new().preload("json,colorsys,xml.dom.minidom");
+    for _ in 0..2 {
+        let mut s = common::session_with(cfg.clone());
+        assert_eq!(
+            s.run(IMPORTED).unwrap().value.as_deref(),
+            Some("[True, True, True, False, True]")
+        );
+        assert_eq!(s.run("import pandas\n2 * 21").unwrap().value.as_deref(), Some("42"));
+    }
+
+    // The same list without the zygote.
+    let cfg = cfg.zygote(false);
+    let mut s = common::session_with(cfg);
+    assert_eq!(
+        s.run(IMPORTED).unwrap().value.as_deref(),
+        Some("[True, True, True, False, True]")
+    );
+}
+
+#[test]
+fn bad_preload_lists_are_refused() {
+    for bad in [
+        "numpy, pandas",
+        "",
+        "numpy,,pandas",
+        "numpy,",
+        "numpy..linalg",
+        "scipy.",
+        "9lives",
+        "nump\u{fc}",
+        "numpy;import os",
+    ] {
+        let e = Session::new(Config::new().preload(bad)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{:?}: {}", bad, e);
+        assert!(e.detail().contains("preload"), "{:?}: {}", bad, e);
+    }
+    let long = vec!["m"; 600].join(","); // 1199 bytes
+    let e = Session::new(Config::new().preload(&long)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let e = Session::new(Config::new().preload("numpy\0")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.detail().contains("NUL"), "{}", e);
+
+    // Well formed, but nothing by that name: the worker does not start.
+    let cfg = Config::new().preload("numpy,codeinterp_no_such_module");
+    let e = Session::new(cfg).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Spawn, "{}", e);
+    assert!(e.detail().contains("codeinterp_no_such_module"), "{}", e);
+}
+
+#[test]
+fn zygote_off_starts_each_worker_by_exec() {
+    let hash = "hash('codeinterp')";
+    // Forked from one zygote (the default list's), sessions share its hash
+    // seed, restarted ones too. $CODEINTERP_WORKER turns the zygote off.
+    let zygote = std::env::var_os("CODEINTERP_WORKER").is_none();
+    let mut c = common::session_with(Config::new().zygote(true));
+    let mut d = session();
+    let hc = c.run(hash).unwrap().value.unwrap();
+    if zygote {
+        assert_eq!(d.run(hash).unwrap().value.unwrap(), hc);
+        d.restart().unwrap();
+        assert_eq!(d.run(hash).unwrap().value.unwrap(), hc);
+    }
+
+    let mut a = common::session_with(Config::new().zygote(false));
+    assert_eq!(a.run("1+1").unwrap().value.as_deref(), Some("2"));
+    // The default preload list, as from the zygote.
+    assert_eq!(
+        a.run("import sys\n'pandas' in sys.modules").unwrap().value.as_deref(),
+        Some("True")
+    );
+    // Each worker started by exec draws a hash seed of its own, restarted
+    // ones too.
+    let mut b = common::session_with(Config::new().zygote(false));
+    let ha = a.run(hash).unwrap().value.unwrap();
+    let hb = b.run(hash).unwrap().value.unwrap();
+    assert_ne!(ha, hb);
+    assert_ne!(ha, hc);
+    assert_ne!(hb, hc);
+    let old = a.pid().unwrap();
+    a.restart().unwrap();
+    assert_ne!(a.pid().unwrap(), old);
+    assert_eq!(a.run("1+1").unwrap().value.as_deref(), Some("2"));
+    let again = a.run(hash).unwrap().value.unwrap();
+    assert_ne!(again, ha);
+    assert_ne!(again, hc);
+}

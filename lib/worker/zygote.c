@@ -1,0 +1,326 @@
+/*
+ * The zygote: a worker warmed once (CPython started, the preload list
+ * imported, the cell runner loaded) that then only forks session workers
+ * when the host asks, over the SOCK_SEQPACKET channel of lib/proto.h.
+ *
+ * It keeps one child forked ahead, the spare (spare_life()), which has
+ * already made the namespaces that need no session and written the pages
+ * a first cell writes; a request goes to the spare, the host gets its
+ * pid, and the zygote forks the next spare while the host starts the
+ * session. A session's start thus waits for neither the fork nor those
+ * page copies.
+ *
+ * It holds no session's data: it never runs a cell, never reads a
+ * workspace, and each child gets its session (descriptors, workspace,
+ * limits, environment) only after the fork, then isolates and locks
+ * itself down exactly as a worker started by exec does (main.c).
+ *
+ * A child is made with clone(CLONE_PARENT): it is the host's child, not
+ * the zygote's, so the host waits for it, reads its status and is the
+ * parent its PR_SET_PDEATHSIG watches, as for a worker it started itself,
+ * and the zygote's death (or its restart) touches no session.
+ *
+ * glibc has no fork() with CLONE_PARENT, so the clone is the raw system
+ * call. What glibc's fork() would do besides is moot here: the zygote is
+ * single-threaded (checked), so no lock is held and no atfork handler has
+ * anything to release. One thing stays behind: the thread id glibc keeps
+ * in the main thread's descriptor is still the zygote's. glibc uses it
+ * only to signal or join that thread from another one (pthread_kill,
+ * which then fails with ESRCH) and for PI and robust mutexes, which
+ * neither CPython nor the cell runner uses; raise() and pthread_kill() on
+ * the calling thread ask the kernel for the real id.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "worker.h"
+
+/* 1 if this process has one thread: a fork of several would copy locks
+ * another thread holds. */
+static int single_threaded(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n == 1;
+}
+
+static void send_all(const void *buf, size_t len)
+{
+    ssize_t n;
+
+    do
+        n = send(CI_FD_CHANNEL, buf, len, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+        _exit(CI_EXIT_HOST_GONE);
+    if (n != (ssize_t)len)
+        ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
+}
+
+static void reply(int32_t pid)
+{
+    struct ci_spawn_reply r = {.pid = pid};
+
+    send_all(&r, sizeof r);
+}
+
+/* One SPAWN message on @sock: the request, the directory (NUL-terminated
+ * in @dir) and its descriptors in @fds. 1 with a well-formed one; 0 for a
+ * malformed one (its descriptors closed); -1 at EOF. */
+static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI_SPAWN_FDS])
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 4))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov[2] = {{req, sizeof *req}, {dir, CI_SPAWN_DIR_MAX + 1}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2,
+                         .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+    struct cmsghdr *c;
+    int nfds = 0, ok;
+    ssize_t n;
+
+    do
+        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+        return -1;
+    if (n < 0)
+        ci_fatal(CI_EXIT_PROTOCOL, "zygote: recvmsg: %s", strerror(errno));
+    for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int fd;
+
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (nfds < CI_SPAWN_FDS)
+                fds[nfds] = fd;
+            else
+                close(fd);
+            nfds++;
+        }
+    }
+    ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == CI_SPAWN_FDS &&
+         (size_t)n >= sizeof *req && req->version == CI_PROTO_VERSION &&
+         req->reserved == 0 && req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
+         (size_t)n == sizeof *req + req->dir_len;
+    if (!ok) {
+        for (int i = 0; i < nfds && i < CI_SPAWN_FDS; i++)
+            close(fds[i]);
+        return 0;
+    }
+    dir[req->dir_len] = '\0';
+    return 1;
+}
+
+/* Passes a SPAWN request on to a spare, as it came. 0, or -1 with errno
+ * (EPIPE: the spare is gone). */
+static int forward(int sock, const struct ci_spawn_request *req, const char *dir,
+                   const int fds[CI_SPAWN_FDS])
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * CI_SPAWN_FDS)];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov[2] = {{(void *)req, sizeof *req}, {(void *)dir, req->dir_len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    ssize_t n;
+
+    memset(control.buf, 0, sizeof control.buf);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * CI_SPAWN_FDS);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * CI_SPAWN_FDS);
+    do
+        n = sendmsg(sock, &m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)(sizeof *req + req->dir_len) ? 0 : -1;
+}
+
+/* In the child: the request's descriptors become 0..3 and nothing else
+ * of the zygote's stays open. */
+static void take_descriptors(const int fds[CI_SPAWN_FDS])
+{
+    int moved[CI_SPAWN_FDS];
+
+    /* First above 3, so one dup2 cannot close another's source. */
+    for (int i = 0; i < CI_SPAWN_FDS; i++) {
+        moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, CI_SPAWN_FDS + 16);
+        if (moved[i] < 0)
+            ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: F_DUPFD: %s", strerror(errno));
+    }
+    for (int i = 0; i < CI_SPAWN_FDS; i++)
+        if (dup2(moved[i], i) != i)
+            ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup2: %s", strerror(errno));
+    if (close_range(CI_SPAWN_FDS, ~0u, 0) != 0)
+        ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: close_range: %s", strerror(errno));
+}
+
+/*
+ * A spare: the next session's worker, forked before it is asked for, so
+ * that the fork, the namespaces that need no session and the first
+ * writes to the warm pages (ci_interp_prefault) are not on any session's
+ * start. It keeps only its socket to the zygote, stays in the zygote's
+ * process group (the host reaps the group of a zygote it drops, so a
+ * spare it never heard of cannot be left a zombie), and waits. Returns in
+ * the spare once its session arrives, with its own session and group;
+ * exits if the zygote goes first.
+ */
+static uint32_t spare_life(int sock, pid_t parent, struct ci_spawn_request *req, char *dir)
+{
+    int fds[CI_SPAWN_FDS], got;
+    uint32_t layers;
+
+    prctl(PR_SET_NAME, "ci-spare", 0, 0, 0);
+    /* Nothing of the zygote's: above all not the host's channel (fd 3),
+     * whose EOF tells the host the zygote is gone. */
+    if (dup2(sock, CI_SPAWN_FDS + 1) < 0 || close(CI_FD_CHANNEL) != 0 ||
+        close_range(CI_SPAWN_FDS + 2, ~0u, 0) != 0 || close_range(CI_SPAWN_FDS, CI_SPAWN_FDS, 0) != 0)
+        ci_fatal(CI_EXIT_DESCRIPTORS, "spare: its descriptors: %s", strerror(errno));
+    sock = CI_SPAWN_FDS + 1;
+    layers = ci_isolate_early(0);
+    /* After the new user namespace, which cleared the signal. */
+    ci_tie_to_parent(parent);
+    ci_interp_prefault();
+    got = receive(sock, req, dir, fds);
+    if (got <= 0)
+        _exit(got < 0 ? CI_EXIT_HOST_GONE : CI_EXIT_PROTOCOL);
+    /* Out of the zygote's group before anything else: the host may kill
+     * that group whole. */
+    if (setsid() < 0)
+        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+    prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
+    take_descriptors(fds); /* closes the socket too */
+    return layers;
+}
+
+/* A new spare in @sp (pid, and the zygote's end of its socket), or none
+ * (sock -1) if the fork failed. Returns 1 in the spare itself. */
+static int spare_make(pid_t *pid, int *sock)
+{
+    int pair[2];
+
+    *pid = 0;
+    *sock = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+        return 0;
+    *pid = ci_interp_fork(CLONE_PARENT);
+    if (*pid == 0) {
+        close(pair[0]);
+        *sock = pair[1];
+        return 1;
+    }
+    close(pair[1]);
+    if (*pid < 0) {
+        close(pair[0]);
+        return 0;
+    }
+    *sock = pair[0];
+    return 0;
+}
+
+uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
+                         char **session_dir)
+{
+    static char dir[CI_SPAWN_DIR_MAX + 1];
+    uint32_t layers;
+    pid_t spare;
+    int fds[CI_SPAWN_FDS], sock;
+
+    /* Named for ps and top; each child takes the worker's name back. */
+    prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
+    /* Out of the host's process group: a terminal's Ctrl-C is not ours.
+     * Its spares share its group until they are given a session. */
+    if (setsid() < 0)
+        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+    /* Never root, no capabilities, before any module's code runs; the
+     * namespaces are each child's own. */
+    ci_leave_root();
+    ci_drop_capabilities();
+    layers = ci_check_unprivileged();
+    ci_tie_to_parent(parent);
+    /* Same-uid processes (the children, before their lockdown) may not
+     * trace it or read its memory. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_DUMPABLE, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+
+    ci_interp_warm(preload, 1);
+    ci_policy_prepare();
+    if (!single_threaded())
+        ci_fatal(CI_EXIT_PYTHON, "zygote: the warm-up left threads running; "
+                 "a fork would copy their locks");
+    ci_tie_to_parent(parent);
+    {
+        uint32_t payload[2] = {CI_PROTO_VERSION, layers};
+        char msg[sizeof(struct ci_frame_header) + sizeof payload];
+        struct ci_frame_header h = {.type = CI_FRAME_READY, .len = sizeof payload};
+
+        memcpy(msg, &h, sizeof h);
+        memcpy(msg + sizeof h, payload, sizeof payload);
+        send_all(msg, sizeof msg);
+    }
+
+    if (spare_make(&spare, &sock))
+        goto in_spare;
+    for (;;) {
+        int got = receive(CI_FD_CHANNEL, req, dir, fds);
+        int32_t answer = -EAGAIN;
+
+        if (got < 0)
+            _exit(CI_EXIT_HOST_GONE);
+        if (got == 0) {
+            reply(-EINVAL);
+            continue;
+        }
+        /* The spare takes it; if it died meanwhile, a new one does. */
+        for (int attempt = 0; attempt < 2; attempt++) {
+            if (sock < 0 && spare_make(&spare, &sock))
+                goto in_spare;
+            if (sock < 0) {
+                answer = spare < 0 ? spare : -EAGAIN;
+                break;
+            }
+            if (forward(sock, req, dir, fds) == 0) {
+                answer = spare;
+                break;
+            }
+            close(sock);
+            sock = -1;
+        }
+        for (int i = 0; i < CI_SPAWN_FDS; i++)
+            close(fds[i]);
+        reply(answer);
+        if (sock >= 0)
+            close(sock);
+        sock = -1;
+        /* The next one, while the host starts this session. */
+        if (spare_make(&spare, &sock))
+            goto in_spare;
+    }
+in_spare:
+    layers = spare_life(sock, parent, req, dir);
+    *session_dir = dir;
+    return layers;
+}

@@ -1,0 +1,369 @@
+/*
+ * The host's side of the zygotes (lib/worker/zygote.c is the other): one
+ * warm worker per preload list, started by fork + exec like any worker,
+ * that forks each session's worker on request. A session's worker is then
+ * ready in milliseconds instead of the ~0.7 s of starting CPython and
+ * importing numpy, pandas and matplotlib, and shares the pages of those
+ * imports with every other session until it writes them.
+ *
+ * A zygote lives as long as the process (it dies with the spawner thread
+ * that started it, PR_SET_PDEATHSIG). If it dies or stops answering, it is
+ * reaped and the next request starts a new one; the sessions it forked
+ * never depend on it, since they are the host's children (CLONE_PARENT).
+ * Requests to one zygote are serialised by one lock: each is a send, a
+ * fork in the zygote and a reply, about a millisecond.
+ *
+ * The zygote warms up in a directory of its own made like a session's (so
+ * a host that dies leaves nothing a later one does not remove), with HOME
+ * and MPLCONFIGDIR in it for matplotlib's font cache; it is removed as
+ * soon as the zygote is warm.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Distinct preload lists kept warm at once; the least recently used goes. */
+#define MAX_ZYGOTES 4
+/* How long a zygote may take to fork and answer. */
+#define SPAWN_REPLY_MS 5000
+
+struct zygote {
+    char *preload; /* NULL: a free slot */
+    char *worker;  /* the program it runs */
+    struct ci_worker proc; /* pid, pidfd; channel is the control socket */
+    unsigned long used;
+};
+
+static pthread_mutex_t zygote_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct zygote zygotes[MAX_ZYGOTES];
+static pid_t zygote_owner; /* the process the table belongs to */
+static unsigned long zygote_clock;
+
+/* Reaps the children of ours in process group @pgid that have exited, a
+ * zygote's: its spares (lib/worker/zygote.c), which the host never hears
+ * of, stay in its group until they are given a session. Waits up to
+ * @wait_ms for the group to be gone. */
+static void reap_group(pid_t pgid, int wait_ms)
+{
+    int64_t end = ci_now_ms() + wait_ms;
+    siginfo_t info;
+
+    for (;;) {
+        info.si_pid = 0;
+        if (waitid(P_PGID, (id_t)pgid, &info, WEXITED | WNOHANG) < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* ECHILD: none left */
+        }
+        if (info.si_pid != 0)
+            continue;
+        if (ci_now_ms() >= end)
+            return;
+        usleep(1000);
+    }
+}
+
+static void zygote_drop(struct zygote *z)
+{
+    pid_t pgid = z->proc.pid;
+
+    if (pgid > 0) {
+        kill(-pgid, SIGKILL);     /* the zygote and its spare */
+        ci_worker_stop(&z->proc); /* reaps it, closes the socket */
+        reap_group(pgid, 2000);   /* a SIGKILLed spare exits at once */
+    }
+    free(z->preload);
+    free(z->worker);
+    memset(z, 0, sizeof *z);
+    ci_worker_init(&z->proc);
+}
+
+/* Waits for the zygote's READY until @deadline_ms, keeping the start of
+ * its stderr (@err) to explain a failure. CI_OK, or CI_ESPAWN with @msg. */
+static int zygote_await(struct zygote *z, int err, int64_t deadline, char *msg, size_t msglen)
+{
+    char why[2048] = "";
+    size_t have = 0;
+
+    for (;;) {
+        struct pollfd p[2] = {{.fd = z->proc.channel, .events = POLLIN},
+                              {.fd = err, .events = POLLIN}};
+        int64_t left = deadline - ci_now_ms();
+        unsigned char buf[64];
+        ssize_t n;
+
+        if (left <= 0) {
+            snprintf(msg, msglen, "the zygote did not become ready within the startup timeout");
+            return CI_ESPAWN;
+        }
+        if (poll(p, err >= 0 ? 2 : 1, (int)(left > 1000 ? 1000 : left)) < 0 && errno != EINTR) {
+            snprintf(msg, msglen, "poll: %s", strerror(errno));
+            return CI_ESPAWN;
+        }
+        if (err >= 0 && p[1].revents) {
+            n = read(err, why + have, sizeof why - 1 - have);
+            if (n > 0) {
+                have += (size_t)n;
+                why[have] = '\0';
+                if (have == sizeof why - 1) {
+                    close(err);
+                    err = -1; /* enough to explain */
+                }
+            } else if (n == 0 || errno != EAGAIN) {
+                err = -1; /* the caller closes it */
+            }
+        }
+        if (!p[0].revents)
+            continue;
+        n = recv(z->proc.channel, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (n >= (ssize_t)sizeof(struct ci_frame_header)) {
+            struct ci_frame_header h;
+            unsigned layers;
+
+            memcpy(&h, buf, sizeof h);
+            if (h.type == CI_FRAME_READY && h.len == (size_t)n - sizeof h &&
+                ci_ready_parse(buf + sizeof h, h.len, &layers) == 0) {
+                z->proc.layers = layers;
+                return CI_OK;
+            }
+        }
+        /* EOF: it exited; let it finish its stderr. */
+        if (err >= 0) {
+            while (have < sizeof why - 1 &&
+                   (n = read(err, why + have, sizeof why - 1 - have)) > 0)
+                have += (size_t)n;
+            why[have] = '\0';
+        }
+        snprintf(msg, msglen, "the zygote %s%s%s",
+                 n == 0 ? "exited during start-up" : "sent no valid READY",
+                 have ? "; its stderr: " : "", why);
+        return CI_ESPAWN;
+    }
+}
+
+/* Starts a zygote for @preload in slot @z. CI_OK, or an error with @msg. */
+static int zygote_start(struct zygote *z, const ci_session *s, const char *preload, char *msg,
+                        size_t msglen)
+{
+    ci_session scratch; /* only its directory: the zygote's warm-up place */
+    char a_parent[32];
+    int ctl[2] = {-1, -1}, errp[2] = {-1, -1}, fds[4] = {-1, -1, -1, -1}, rc = CI_ESPAWN;
+    pid_t pid;
+
+    memset(&scratch, 0, sizeof scratch);
+    scratch.cfg.workspace_root = s->cfg.workspace_root;
+    scratch.workspace_fd = scratch.lock_fd = -1;
+    if (ci_workspace_create(&scratch) != CI_OK) {
+        snprintf(msg, msglen, "zygote: %s", scratch.errmsg);
+        ci_workspace_remove(&scratch);
+        return CI_EIO;
+    }
+    z->preload = ci_strdup(preload);
+    z->worker = ci_strdup(ci_worker_path());
+    if (!z->preload || !z->worker) {
+        snprintf(msg, msglen, "out of memory");
+        rc = CI_ENOMEM;
+        goto out;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
+        pipe2(errp, O_CLOEXEC) < 0 || (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
+        (fds[1] = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
+        snprintf(msg, msglen, "cannot create the zygote's descriptors: %s", strerror(errno));
+        goto out;
+    }
+    fds[2] = errp[1];
+    fds[3] = ctl[1];
+    errp[1] = ctl[1] = -1;
+    snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
+    {
+        char *argv[] = {"codeinterp-worker", "--zygote", "--parent", a_parent,
+                        "--preload", z->preload, NULL};
+        pid = ci_exec_worker(argv, scratch.dir, fds, msg, msglen);
+    }
+    for (int i = 0; i < 4; i++)
+        close(fds[i]);
+    if (pid < 0)
+        goto out;
+    z->proc.pid = pid;
+    z->proc.pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
+    z->proc.channel = ctl[0];
+    ctl[0] = -1;
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    rc = zygote_await(z, errp[0], ci_now_ms() + (int64_t)s->cfg.startup_ms, msg, msglen);
+out:
+    if (rc != CI_OK)
+        zygote_drop(z);
+    if (ctl[0] >= 0)
+        close(ctl[0]);
+    if (errp[0] >= 0)
+        close(errp[0]);
+    if (errp[1] >= 0)
+        close(errp[1]);
+    /* Warm now: its font cache and HOME are no longer read. */
+    ci_workspace_remove(&scratch);
+    return rc;
+}
+
+/* The zygote for @s's preload list and worker program, started if none
+ * is alive; NULL with @msg. Called with the lock. */
+static struct zygote *zygote_get(const ci_session *s, char *msg, size_t msglen, int *rc)
+{
+    const char *preload = ci_config_preload(&s->cfg), *worker = ci_worker_path();
+    struct zygote *z, *lru = &zygotes[0];
+
+    if (zygote_owner != getpid()) {
+        /* A forked host: the zygotes and their sockets are the parent's. */
+        for (z = zygotes; z < zygotes + MAX_ZYGOTES; z++) {
+            if (z->proc.channel >= 0 && z->preload)
+                close(z->proc.channel);
+            if (z->proc.pidfd >= 0 && z->preload)
+                close(z->proc.pidfd);
+            free(z->preload);
+            free(z->worker);
+            memset(z, 0, sizeof *z);
+            ci_worker_init(&z->proc);
+        }
+        zygote_owner = getpid();
+    }
+    for (z = zygotes; z < zygotes + MAX_ZYGOTES; z++) {
+        if (z->preload && !strcmp(z->preload, preload) && !strcmp(z->worker, worker)) {
+            if (!ci_worker_exited(&z->proc))
+                goto found;
+            zygote_drop(z); /* it died: start another */
+            lru = z;
+            break;
+        }
+        if (!z->preload || (lru->preload && z->used < lru->used))
+            lru = z;
+    }
+    z = lru;
+    if (z->preload)
+        zygote_drop(z);
+    if ((*rc = zygote_start(z, s, preload, msg, msglen)) != CI_OK)
+        return NULL;
+found:
+    z->used = ++zygote_clock;
+    return z;
+}
+
+/* Sends one SPAWN request and reads the reply: the pid, or -1 with @msg
+ * (the zygote is then dropped: the caller may try a new one). */
+static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
+                            size_t msglen)
+{
+    struct ci_spawn_request req = {
+        .version = CI_PROTO_VERSION,
+        .dpi = s->cfg.figure_dpi,
+        .memory = s->cfg.memory_limit,
+        .fsize = s->cfg.file_limit,
+        .output_limit = s->cfg.output_limit,
+        .display_limit = s->cfg.display_output_limit,
+        .display_run_limit = s->cfg.display_run_limit,
+        .dir_len = (uint32_t)strlen(s->dir),
+    };
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * CI_SPAWN_FDS)];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov[2] = {{&req, sizeof req}, {s->dir, req.dir_len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    struct ci_spawn_reply reply;
+    struct pollfd p = {.fd = z->proc.channel, .events = POLLIN};
+    siginfo_t info;
+    ssize_t n;
+
+    if (req.dir_len < 1 || req.dir_len > CI_SPAWN_DIR_MAX) {
+        snprintf(msg, msglen, "the session directory's path is too long for the zygote");
+        return -1;
+    }
+    memset(control.buf, 0, sizeof control.buf);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * CI_SPAWN_FDS);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * CI_SPAWN_FDS);
+    do
+        n = sendmsg(z->proc.channel, &m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)(sizeof req + req.dir_len)) {
+        snprintf(msg, msglen, "the zygote is gone (send: %s)", n < 0 ? strerror(errno) : "short");
+        goto gone;
+    }
+    while ((n = poll(&p, 1, SPAWN_REPLY_MS)) < 0 && errno == EINTR)
+        ;
+    if (n == 0) {
+        snprintf(msg, msglen, "the zygote did not answer within %d ms", SPAWN_REPLY_MS);
+        goto gone;
+    }
+    do
+        n = recv(z->proc.channel, &reply, sizeof reply, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n != sizeof reply) {
+        snprintf(msg, msglen, "the zygote is gone (%s)",
+                 n < 0 ? strerror(errno) : n == 0 ? "it closed its channel" : "a short reply");
+        goto gone;
+    }
+    if (reply.pid <= 0) {
+        /* It could not fork (EAGAIN, ENOMEM): not its fault, keep it. */
+        snprintf(msg, msglen, "the zygote could not fork: %s",
+                 reply.pid < 0 && reply.pid > -4096 ? strerror(-reply.pid) : "bad reply");
+        return -1;
+    }
+    /* Only a child of ours can be a session's worker: CLONE_PARENT made
+     * it one. (WNOWAIT: this only asks.) */
+    info.si_pid = 0;
+    if (waitid(P_PID, (id_t)reply.pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
+        snprintf(msg, msglen, "the zygote answered with pid %d, not a child of this process",
+                 (int)reply.pid);
+        goto gone;
+    }
+    return reply.pid;
+gone:
+    zygote_drop(z);
+    return -1;
+}
+
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen)
+{
+    pid_t pid = -1;
+    int rc = CI_OK;
+
+    pthread_mutex_lock(&zygote_lock);
+    /* A zygote found dead only now gets one replacement. */
+    for (int attempt = 0; attempt < 2 && pid < 0; attempt++) {
+        struct zygote *z = zygote_get(s, msg, msglen, &rc);
+
+        if (!z)
+            break;
+        reap_group(z->proc.pid, 0); /* a spare that died unused */
+        pid = zygote_request(z, s, fds, msg, msglen);
+        if (pid < 0 && z->preload)
+            break; /* it is alive but could not fork: no point in another */
+    }
+    pthread_mutex_unlock(&zygote_lock);
+    return pid;
+}
+
+void ci_zygote_stop_all(void)
+{
+    pthread_mutex_lock(&zygote_lock);
+    if (zygote_owner == getpid())
+        for (struct zygote *z = zygotes; z < zygotes + MAX_ZYGOTES; z++)
+            if (z->preload)
+                zygote_drop(z);
+    pthread_mutex_unlock(&zygote_lock);
+}

@@ -1,0 +1,279 @@
+/*
+ * The zygote (lib/zygote.c, lib/worker/zygote.c): sessions forked from one
+ * warm worker are still each other's strangers, get their own session
+ * (directories, limits, random state), and never depend on the zygote
+ * staying alive. SECURITY.md, "Forked from a zygote", promises each of
+ * these; the attack suites run against zygote-forked workers too.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "internal.h" /* ci_zygote_stop_all */
+
+/* 1 if @pid is named @name (its comm). */
+static int named(int pid, const char *name)
+{
+    char *path = h_fmt("/proc/%d/comm", pid), *comm = h_read_file(path, NULL);
+    int yes = comm && strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n';
+    free(comm);
+    free(path);
+    return yes;
+}
+
+/* The living zygote children of ours, up to @max in @pids; how many. */
+static int zygotes(int *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char st;
+        int ppid, sid, pid = atoi(e->d_name);
+        /* A zygote leads its own session; a spare, named as it is for a
+         * moment after its fork, does not. */
+        if (pid > 0 && h_proc_stat(pid, &st, &ppid, &sid) && ppid == getpid() && st != 'Z' &&
+            sid == pid && named(pid, "ci-zygote") && n < max)
+            pids[n++] = pid;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The cell's value, as a malloc'ed string. */
+static char *value_of(ci_session *s, const char *code)
+{
+    ci_result *r = h_run_status(s, code, CI_STATUS_OK);
+    assert_non_null(ci_result_value(r));
+    char *v = strdup(ci_result_value(r));
+    ci_result_free(r);
+    return v;
+}
+
+static void test_sessions_of_one_zygote_are_separate_processes(void **state)
+{
+    ci_session *a = h_session(NULL), *b = h_session(NULL);
+    int z[4];
+
+    /* One zygote, and both workers are our children, not its. */
+    assert_int_equal(zygotes(z, 4), 1);
+    for (int i = 0; i < 2; i++) {
+        ci_session *s = i ? b : a;
+        char st;
+        int ppid, sid, pid = ci_session_pid(s);
+        assert_true(pid > 0 && pid != z[0]);
+        assert_true(h_proc_stat(pid, &st, &ppid, &sid));
+        assert_int_equal(ppid, getpid());
+        assert_int_equal(sid, pid); /* its own session, not the zygote's */
+        assert_false(h_is_zygote(pid));
+        char *want = h_fmt("(%d, %d)", pid, (int)getpid());
+        h_expect(s, "import os\nos.getpid(), os.getppid()", want, "");
+        free(want);
+    }
+    /* State is each one's own. */
+    h_expect(a, "x = 'a'\nx", "'a'", "");
+    h_expect_error(b, "x", "NameError", NULL);
+    ci_session_free(a);
+    ci_session_free(b);
+}
+
+static void test_each_session_draws_its_own_random_numbers(void **state)
+{
+    ci_session *a = h_session(NULL), *b = h_session(NULL);
+    static const char code[] =
+        "import random, numpy as np\n"
+        "(random.getrandbits(64), int(np.random.randint(0, 2**62)),\n"
+        " int(np.random.default_rng().integers(0, 2**62)))";
+    char *va = value_of(a, code), *vb = value_of(b, code);
+    /* A fork copies every generator: equal draws would mean a session can
+     * predict another's. Three 62-bit-or-wider draws: no chance match. */
+    if (!strcmp(va, vb))
+        fail_msg("two sessions drew the same numbers: %s", va);
+    ci_session_free(a);
+    ci_session_free(b);
+    free(va);
+    free(vb);
+}
+
+static void test_each_session_has_its_own_directories_and_settings(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    assert_int_equal(ci_config_set_figure_dpi(cfg, 50), CI_OK);
+    ci_session *a = h_session(NULL), *b;
+    assert_int_equal(ci_session_new(&b, cfg), CI_OK);
+    for (int i = 0; i < 2; i++) {
+        ci_session *s = i ? b : a;
+        const char *ws = ci_session_workspace(s);
+        char *dir = strdup(ws);
+        *strrchr(dir, '/') = '\0';
+        /* HOME, MPLCONFIGDIR and TMPDIR are the session's, in the C
+         * environment and in what matplotlib and tempfile remember. */
+        char *want = h_fmt("('%s', '%s/config', '%s/config', '%s/tmp', '%s/tmp', '%s/config', "
+                           "%s)",
+                           ws, dir, dir, dir, dir, dir, i ? "50.0" : "100.0");
+        h_expect(s,
+                 "import os, tempfile, matplotlib, matplotlib.pyplot as plt\n"
+                 "(os.getcwd(), os.environ['HOME'], os.environ['MPLCONFIGDIR'],\n"
+                 " os.environ['TMPDIR'], tempfile.gettempdir(), matplotlib.get_configdir(),\n"
+                 " float(plt.rcParams['figure.dpi']))",
+                 want, "");
+        free(want);
+        free(dir);
+    }
+    ci_session_free(a);
+    ci_session_free(b);
+    ci_config_free(cfg);
+}
+
+static void test_sessions_cannot_signal_each_other_or_the_zygote(void **state)
+{
+    ci_session *a = h_session(NULL), *b = h_session(NULL);
+    int z[4];
+    assert_int_equal(zygotes(z, 4), 1);
+    int targets[2] = {ci_session_pid(b), z[0]};
+    for (int i = 0; i < 2; i++) {
+        /* Through libc, past the audit hook: the kernel refuses. */
+        char *code = h_fmt("import ctypes, os\n"
+                           "libc = ctypes.CDLL(None, use_errno=True)\n"
+                           "(libc.kill(%d, 9), ctypes.get_errno() == 1)",
+                           targets[i]);
+        h_expect(a, code, "(-1, True)", "");
+        free(code);
+        char st;
+        int ppid, sid;
+        assert_true(h_proc_stat(targets[i], &st, &ppid, &sid));
+        assert_int_not_equal(st, 'Z');
+    }
+    h_expect(b, "1 + 1", "2", "");
+    ci_session_free(a);
+    ci_session_free(b);
+}
+
+static void test_a_killed_zygote_is_replaced_and_its_sessions_live_on(void **state)
+{
+    ci_session *a = h_session(NULL);
+    int z[4], z2[4];
+    assert_int_equal(zygotes(z, 4), 1);
+    h_expect(a, "y = 41\ny", "41", "");
+    assert_int_equal(kill(z[0], SIGKILL), 0);
+    /* The session forked before is not the zygote's to take along. */
+    h_expect(a, "y + 1", "42", "");
+    /* The next session gets a new zygote; the dead one is reaped. */
+    ci_session *b = h_session(NULL);
+    h_expect(b, "'y' in globals()", "False", "");
+    assert_int_equal(zygotes(z2, 4), 1);
+    assert_int_not_equal(z2[0], z[0]);
+    int zombies = 0;
+    h_children(getpid(), &zombies, 0);
+    assert_int_equal(zombies, 0);
+    assert_int_equal(waitpid(z[0], NULL, WNOHANG), -1); /* already reaped */
+    assert_int_equal(errno, ECHILD);
+    /* A restart uses the new zygote too. */
+    assert_int_equal(ci_session_restart(a), CI_OK);
+    h_expect(a, "'y' in globals()", "False", "");
+    ci_session_free(a);
+    ci_session_free(b);
+}
+
+static void test_zygote_children_share_its_hash_seed_and_exec_workers_do_not(void **state)
+{
+    /* SECURITY.md says what a fork shares: CPython's string-hash seed is
+     * one; a worker started by exec draws its own. */
+    static const char code[] = "hash('codeinterp')";
+    ci_config *off = h_config(NULL);
+    assert_int_equal(ci_config_set_zygote(off, 0), CI_OK);
+    ci_session *a = h_session(NULL), *b = h_session(NULL), *c, *d;
+    assert_int_equal(ci_session_new(&c, off), CI_OK);
+    assert_int_equal(ci_session_new(&d, off), CI_OK);
+    char *va = value_of(a, code), *vb = value_of(b, code);
+    char *vc = value_of(c, code), *vd = value_of(d, code);
+    h_assert_str(va, vb);
+    assert_string_not_equal(vc, vd);
+    assert_string_not_equal(va, vc);
+    /* The exec'd worker has the same layers as the forked one here. */
+    assert_int_equal(ci_session_sandbox(c) & ~ci_session_sandbox(a), 0);
+    /* Frozen objects: the collector leaves the warm-up's pages shared. */
+    h_expect(a, "import gc\ngc.get_freeze_count() > 10000", "True", "");
+    h_expect(c, "import gc\ngc.get_freeze_count()", "0", "");
+    free(va);
+    free(vb);
+    free(vc);
+    free(vd);
+    ci_session_free(a);
+    ci_session_free(b);
+    ci_session_free(c);
+    ci_session_free(d);
+    ci_config_free(off);
+}
+
+static void test_preload_list_gets_its_own_zygote(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    ci_session *s = NULL;
+    int z[4];
+    assert_int_equal(ci_config_set_preload(cfg, "json,colorsys"), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    h_expect(s,
+             "import sys\n[m in sys.modules for m in ('json', 'colorsys', 'pandas', "
+             "'matplotlib.pyplot')]",
+             "[True, True, False, True]", "");
+    ci_session_free(s);
+    assert_true(zygotes(z, 4) >= 2); /* the default list's, and this one's */
+    /* Malformed lists are refused at once, a missing module at the start. */
+    static const char *const bad[] = {"", "numpy, pandas", "numpy,", ".numpy", "numpy..x",
+                                      "1numpy", "numpy;import os", "n\xc3\xa9"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(ci_config_set_preload(cfg, bad[i]), CI_EINVAL);
+    assert_int_equal(ci_config_set_preload(NULL, "json"), CI_EINVAL);
+    assert_int_equal(ci_config_set_preload(cfg, NULL), CI_EINVAL);
+    assert_int_equal(ci_config_set_zygote(cfg, 2), CI_EINVAL);
+    assert_int_equal(ci_config_set_zygote(NULL, 1), CI_EINVAL);
+    assert_int_equal(ci_config_set_preload(cfg, "no_such_module_here"), CI_OK);
+    s = NULL;
+    assert_int_equal(ci_session_new(&s, cfg), CI_ESPAWN);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), "no_such_module_here");
+    ci_config_free(cfg);
+}
+
+static void test_stopping_the_zygotes_leaves_nothing(void **state)
+{
+    ci_session *s = h_session(NULL);
+    int z[4], zombies = 0;
+    assert_true(zygotes(z, 4) >= 1);
+    ci_zygote_stop_all();
+    assert_int_equal(zygotes(z, 4), 0);
+    /* Its session lives on, and the next one starts a zygote again. */
+    h_expect(s, "6 * 7", "42", "");
+    ci_session_free(s);
+    s = h_session(NULL);
+    assert_int_equal(zygotes(z, 4), 1);
+    ci_session_free(s);
+    ci_zygote_stop_all();
+    for (int i = 0; i < 250 && h_children(getpid(), &zombies, 0) > 0; i++)
+        usleep(20000);
+    assert_int_equal(h_children(getpid(), &zombies, 1), 0);
+}
+
+int main(void)
+{
+    h_watchdog(200);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sessions_of_one_zygote_are_separate_processes),
+        cmocka_unit_test(test_each_session_draws_its_own_random_numbers),
+        cmocka_unit_test(test_each_session_has_its_own_directories_and_settings),
+        cmocka_unit_test(test_sessions_cannot_signal_each_other_or_the_zygote),
+        cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),
+        cmocka_unit_test(test_zygote_children_share_its_hash_seed_and_exec_workers_do_not),
+        cmocka_unit_test(test_preload_list_gets_its_own_zygote),
+        cmocka_unit_test(test_stopping_the_zygotes_leaves_nothing),
+    };
+    return cmocka_run_group_tests_name("zygote", tests, NULL, NULL);
+}
