@@ -46,13 +46,12 @@ static const char usage[] =
     "                           traceback (default 1M)\n"
     "  --workspace-root DIR     absolute directory under which the session's private\n"
     "                           directory is made (default $TMPDIR, else /tmp)\n"
-    "  --preload MODULES        comma-separated modules to import (\"import NAME\") in\n"
-    "                           every new interpreter, at start and after reset or a\n"
-    "                           crash, so cells need not; a failed import stops the\n"
-    "                           start. The library has no preload call: this runs as a\n"
-    "                           cell of its own. numpy, pandas and matplotlib are loaded\n"
-    "                           anyway, but not bound to names.\n"
-    "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
+    "  --preload MODULES        comma-separated modules every interpreter imports before\n"
+    "                           its first cell (ci_config_set_preload), so a cell's\n"
+    "                           import of them is instant; names are not bound, as in\n"
+    "                           a notebook. matplotlib.pyplot is always imported\n"
+    "                           (default numpy,pandas,matplotlib.pyplot); a module\n"
+    "                           that fails to import stops the start.\n"    "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
     "                           discarded and answered with an error, and a file over\n"
     "                           3/4 of it is not downloaded (default 64M)\n"
     "  --help                   this text\n"
@@ -78,35 +77,6 @@ static unsigned long long parse_bytes(const char *s)
     if (*end != '\0' || v > (~0ULL >> shift))
         return 0;
     return v << shift;
-}
-
-/* "import a\nimport b.c\n" from "a,b.c"; NULL if a name is not a dotted
- * Python identifier (ASCII). */
-static char *preload_code(const char *list)
-{
-    struct buf b = {0};
-    const char *p = list;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        int ok = n > 0;
-        for (size_t i = 0; i < n && ok; i++) {
-            unsigned char c = (unsigned char)p[i];
-            int start = i == 0 || p[i - 1] == '.';
-            ok = c == '_' || isalpha(c) || (!start && isdigit(c)) ||
-                 (c == '.' && !start && i + 1 < n);
-        }
-        if (!ok) {
-            free(b.data);
-            return NULL;
-        }
-        buf_printf(&b, "import %.*s\n", (int)n, p);
-        p += n + (p[n] == ',');
-    }
-    if (!b.data || b.failed) {
-        free(b.data);
-        return NULL;
-    }
-    return b.data;
 }
 
 static void bad_option(const char *what, const char *value)
@@ -157,8 +127,7 @@ static void parse_options(int argc, char **argv)
                 bad_option("--workspace-root takes an absolute directory", optarg);
             break;
         case O_PRELOAD:
-            free(srv.preload_code);
-            if (!(srv.preload_code = preload_code(optarg)))
+            if (ci_config_set_preload(srv.cfg, optarg) != CI_OK)
                 bad_option("--preload takes module names separated by commas", optarg);
             break;
         case O_MAX_MESSAGE:
@@ -278,6 +247,5 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&srv.lock);
     ci_session_free(s);
     ci_config_free(srv.cfg);
-    free(srv.preload_code);
     return 0;
 }

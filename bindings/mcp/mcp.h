@@ -53,7 +53,6 @@ struct server {
     unsigned long timeout_ms;  /* the session's, for messages */
     size_t output_limit;       /* the session's, for messages */
     size_t max_message;        /* longest accepted input line, in bytes */
-    char *preload_code;        /* "import a\nimport b\n", or NULL */
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */
@@ -109,10 +108,8 @@ json_t *text_content(const char *text);
  * 0 if there was, 1 if a dead worker was replaced (its variables are
  * gone), -1 with @why when none could be started. */
 int session_ensure(int need_worker, char *why, size_t why_size);
-/* A fresh interpreter in the same workspace, with the preload run: 0, or
- * -1 with @why. */
+/* A fresh interpreter in the same workspace: 0, or -1 with @why. */
 int session_restart(char *why, size_t why_size);
-int session_preload(char *why, size_t why_size);
 
 /* run.c: run_python, and running a cell as the current request's. */
 json_t *run_python(json_t *args, const json_t *progress_token);

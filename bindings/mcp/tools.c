@@ -134,25 +134,8 @@ static json_t *file_error(const char *what, int rc)
 
 /* ------------------------------------------------------------- session */
 
-/* Runs the --preload imports in a fresh interpreter. 0, or -1 with @why. */
-int session_preload(char *why, size_t why_size)
-{
-    ci_result *r = NULL;
-    if (!srv.preload_code)
-        return 0;
-    int rc = run_cell(srv.preload_code, NULL, 0, &r);
-    int ok = rc == CI_OK && r && ci_result_status(r) == CI_STATUS_OK;
-    if (!ok && rc != CI_OK)
-        snprintf(why, why_size, "--preload: %s: %s", ci_strerror(rc), ci_session_errmsg(srv.session));
-    else if (!ok)
-        snprintf(why, why_size, "--preload: %s: %s", r ? ci_result_error_name(r) : "cancelled",
-                 r ? ci_result_error_value(r) : "the server is stopping");
-    ci_result_free(r);
-    return ok ? 0 : -1;
-}
-
-/* Replaces the interpreter (dead or alive) and preloads. 0, or -1 with
- * @why; the workspace stays either way. */
+/* Replaces the interpreter (dead or alive). 0, or -1 with @why; the
+ * workspace stays either way. */
 int session_restart(char *why, size_t why_size)
 {
     int rc = ci_session_restart(srv.session);
@@ -161,7 +144,7 @@ int session_restart(char *why, size_t why_size)
                  ci_strerror(rc), ci_session_errmsg(srv.session));
         return -1;
     }
-    return session_preload(why, why_size);
+    return 0;
 }
 
 int session_ensure(int need_worker, char *why, size_t why_size)
@@ -177,7 +160,7 @@ int session_ensure(int need_worker, char *why, size_t why_size)
         pthread_mutex_lock(&srv.lock);
         srv.session = s;
         pthread_mutex_unlock(&srv.lock);
-        return session_preload(why, why_size);
+        return 0;
     }
     if (need_worker && ci_session_pid(srv.session) < 0)
         return session_restart(why, why_size) < 0 ? -1 : 1;
