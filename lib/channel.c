@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,9 +87,8 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
                   size_t blen, int64_t deadline_ms, struct ci_drain *drain)
 {
     struct ci_frame_header h;
-    const unsigned char *part[3];
-    size_t left[3];
-    int i = 0;
+    struct iovec iov[3];
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
 
     if (alen + blen > UINT32_MAX) {
         errno = EMSGSIZE;
@@ -96,26 +96,33 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
     }
     h.type = type;
     h.len = (uint32_t)(alen + blen);
-    part[0] = (const unsigned char *)&h;
-    left[0] = sizeof h;
-    part[1] = a;
-    left[1] = alen;
-    part[2] = b;
-    left[2] = blen;
+    iov[0] = (struct iovec){&h, sizeof h};
+    iov[1] = (struct iovec){(void *)a, alen};
+    iov[2] = (struct iovec){(void *)b, blen};
 
-    while (i < 3) {
+    /* One sendmsg for the whole frame where the socket has room: the
+     * worker then wakes once, not once a part. */
+    while (m.msg_iovlen > 0) {
         struct pollfd p[3];
         int64_t wait;
         ssize_t n;
 
-        if (left[i] == 0) {
-            i++;
+        if (m.msg_iov->iov_len == 0) {
+            m.msg_iov++;
+            m.msg_iovlen--;
             continue;
         }
-        n = send(fd, part[i], left[i], MSG_NOSIGNAL | MSG_DONTWAIT);
+        n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
-            part[i] += n;
-            left[i] -= (size_t)n;
+            while (m.msg_iovlen > 0 && (size_t)n >= m.msg_iov->iov_len) {
+                n -= (ssize_t)m.msg_iov->iov_len;
+                m.msg_iov++;
+                m.msg_iovlen--;
+            }
+            if (m.msg_iovlen > 0) {
+                m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + n;
+                m.msg_iov->iov_len -= (size_t)n;
+            }
             continue;
         }
         if (n < 0 && errno == EINTR)
