@@ -354,14 +354,17 @@ static void run_cell(struct run *run, const char *code, size_t len)
     struct ci_usage usage;
 
     /* The run's time starts here: the scan of the workspace counts, and
-     * an interrupt during it is not lost. Numbered across restarts, so
-     * a request for a run of an earlier worker never stops this one. */
-    run->deadline = ci_now_ms() + (int64_t)run->timeout_ms;
+     * an interrupt during it is not lost. The deadline is a millisecond
+     * late rather than early: ci_now_ms() truncates, and a cell stopped
+     * at its timeout must have had all of it (wall_time_us included).
+     * Numbered across restarts, so a request for a run of an earlier
+     * worker never stops this one. */
+    ci_usage_begin(&s->worker, &usage);
+    run->deadline = ci_now_ms() + (int64_t)run->timeout_ms + 1;
     run->hard = run->deadline + (int64_t)s->cfg.grace_ms;
     run->seq = ++s->run_seq;
     atomic_store(&s->running, run->seq);
     files_before(s);
-    ci_usage_begin(&s->worker, &usage);
     if (unsolicited(s->worker.channel)) {
         /* Between runs the worker has nothing to say: bytes waiting now
          * were written by a cell (descriptor 3 is within its reach), e.g.
