@@ -324,6 +324,13 @@ install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodein
 	$(INSTALL_DATA) $(MAN_PAGES) '$(DESTDIR)$(MAN3DIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/install/codeinterp-mcp '$(DESTDIR)$(BINDIR)'
 	$(INSTALL_DATA) $(MAN1_PAGES) '$(DESTDIR)$(MAN1DIR)'
+	$(LDCONFIG_IF_LIVE)
+
+# The dynamic loader's cache (ldconfig(8)) is refreshed after an install
+# into the live system by root, so a program linked against the new
+# library runs at once from /usr/local/lib; never for a staged DESTDIR.
+LDCONFIG_IF_LIVE = @if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig > /dev/null; then \
+	  ldconfig; fi
 
 # Removes the files install put and the worker's own directory; the
 # shared directories (lib, include, man3...) stay.
@@ -335,6 +342,7 @@ uninstall:
 	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
 	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
 	for p in $(notdir $(MAN1_PAGES)); do rm -f '$(DESTDIR)$(MAN1DIR)/'"$$p"; done
+	$(LDCONFIG_IF_LIVE)
 
 # ------------------------------------------------------------------ fuzz
 # fuzz/fuzz_frames.c feeds the host's frame reader and decoders what a
