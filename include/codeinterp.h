@@ -422,12 +422,15 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
  * down (see README, "Security model") before it reads any cell.
  *
- * The worker is started with fork + exec of codeinterp-worker, found at
- * $CODEINTERP_WORKER when set, else at the path fixed at build time. The
- * fork happens on a library-owned thread that lives as long as the
- * process, so that the worker's parent-death signal (prctl(2)
- * PR_SET_PDEATHSIG) is tied to the process and not to the calling
- * thread. The worker gets a fixed minimal environment: none of the
+ * The worker is forked from the zygote for the config's preload list
+ * (ci_config_set_zygote), which the process's first such session starts;
+ * with the zygote off, or $CODEINTERP_WORKER set, it is started with
+ * fork + exec of codeinterp-worker, found at $CODEINTERP_WORKER when set,
+ * else at the path fixed at build time. Either way it is the host's child:
+ * the zygote is forked (and forks with clone(2) CLONE_PARENT) on a
+ * library-owned thread that lives as long as the process, so that the
+ * worker's parent-death signal (prctl(2) PR_SET_PDEATHSIG) is tied to the
+ * process and not to the calling thread. The worker gets a fixed minimal environment: none of the
  * host's variables and none of its descriptors pass to it. The library
  * reaps its own workers with waitpid(2); a host that reaps every child
  * (waitpid(-1) in a SIGCHLD handler) breaks status reporting.
@@ -448,7 +451,9 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * ci_session_free() left its directories behind with their locks free:
  * ci_session_new() removes those it finds under its root that belong to
  * the calling user (it looks at no more than 4096 entries of the root).
- * Blocks for the worker's start-up (about 0.6 s on 2 cores).
+ * Blocks for the worker's start-up: a few milliseconds from a warm
+ * zygote, about 0.7 s for the one that starts the zygote or without it
+ * (2 cores).
  */
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
 
