@@ -140,9 +140,11 @@ const char *ci_worker_path(void);
 pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg, size_t msglen);
 
 /* zygote.c: a worker for @s forked by the warm zygote for its preload
- * list (started, or restarted if it died, on the way), with @fds as its
- * 0..3. The worker's pid (the host's child), or -1 with @msg. */
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen);
+ * list (started if none is alive), with @fds as its 0..3. The worker's
+ * pid (the host's child), or -1 with @msg; then *@retry is 1 if the
+ * zygote died on the way, so another try (with new descriptors) may
+ * succeed with a new one. */
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry);
 /* Kills and reaps every zygote of this process (the tests use it to see
  * that nothing else is left); the next session starts a new one. */
 void ci_zygote_stop_all(void);

@@ -150,11 +150,17 @@ enum ci_outcome {
  *                   the session directory's absolute path (no NUL), with
  *                   exactly 4 descriptors in SCM_RIGHTS, the new worker's
  *                   0..3 (as for a worker started by exec);
- *   zygote -> host  struct ci_spawn_reply.
+ *   zygote -> host  struct ci_spawn_reply: ASSIGNED with the pid of the
+ *                   child about to get the request (any number of times:
+ *                   a child that fails to take it is killed and the next
+ *                   one ASSIGNED), then STARTED with the pid of the one
+ *                   that took it; or FAILED with -errno.
  *
  * The new worker is the host's child (clone(2) with CLONE_PARENT), checks
  * the limits as the worker's command line would be checked and, as a
- * worker started by exec, says READY or exits on its channel.
+ * worker started by exec, says READY or exits on its channel. A pid
+ * ASSIGNED but never STARTED is the host's to kill and reap: so no child
+ * of the host is left that it never heard of, whenever the zygote dies.
  */
 /* What a worker imports before READY unless told otherwise
  * (ci_config_set_preload()). */
@@ -195,9 +201,11 @@ struct ci_spawn_request {
 #define CI_SPAWN_DIR_MAX 4000u
 #define CI_SPAWN_FDS 4
 
+enum ci_spawn_stage { CI_SPAWN_ASSIGNED = 1, CI_SPAWN_STARTED = 2, CI_SPAWN_FAILED = 3 };
+
 struct ci_spawn_reply {
-    int32_t pid;      /* the new worker's, or -errno if none was made */
-    uint32_t reserved;
+    int32_t pid;    /* a child's, or -errno for FAILED */
+    uint32_t stage; /* enum ci_spawn_stage */
 };
 
 /* FLAGS bits. */

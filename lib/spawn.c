@@ -288,13 +288,15 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
     return ci_exec_worker(argv, s->dir, fds, msg, msglen);
 }
 
-int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+/* Starts the worker once, with new descriptors; fills s->worker. */
+static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
 {
     char procpath[32];
     int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
     int fds[4];
     pid_t pid;
 
+    *retry = 0;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 ||
         pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
@@ -308,7 +310,7 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
     if (s->cfg.zygote && !getenv("CODEINTERP_WORKER"))
-        pid = ci_zygote_spawn(s, fds, msg, msglen);
+        pid = ci_zygote_spawn(s, fds, msg, msglen, retry);
     else
         pid = exec_session_worker(s, fds, msg, msglen);
     /* Whichever way, ours are closed below: the worker has its copies. */
@@ -352,5 +354,15 @@ fail:
     close_fd(&err[0]);
     close_fd(&err[1]);
     close_fd(&null);
+    return rc;
+}
+
+int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+{
+    int retry, rc = spawn_once(s, msg, msglen, &retry);
+
+    /* A zygote that died on the way is replaced once. */
+    if (rc != CI_OK && retry)
+        rc = spawn_once(s, msg, msglen, &retry);
     return rc;
 }

@@ -259,8 +259,89 @@ found:
     return z;
 }
 
-/* Sends one SPAWN request and reads the reply: the pid, or -1 with @msg
- * (the zygote is then dropped: the caller may try a new one). */
+/* Kills and reaps children the zygote ASSIGNED but never STARTED. */
+static void reap_assigned(const pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        kill(pids[i], SIGKILL);
+        while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* 1 if @pid is a child of ours (waitid with WNOWAIT only asks). */
+static int our_child(pid_t pid)
+{
+    siginfo_t info;
+
+    info.si_pid = 0;
+    return pid > 0 && waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* Reads the zygote's replies to one SPAWN request (proto.h) until it
+ * says STARTED or FAILED, within SPAWN_REPLY_MS. The new worker's pid,
+ * or -1 with @msg; *@gone is set if the zygote must be dropped. Every
+ * child it ASSIGNED and did not start is killed and reaped here. */
+static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone)
+{
+    pid_t assigned[8];
+    int n_assigned = 0;
+    int64_t deadline = ci_now_ms() + SPAWN_REPLY_MS;
+
+    for (;;) {
+        struct pollfd p = {.fd = z->proc.channel, .events = POLLIN};
+        struct ci_spawn_reply r;
+        int64_t left = deadline - ci_now_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+            snprintf(msg, msglen, "the zygote did not answer within %d ms", SPAWN_REPLY_MS);
+            break;
+        }
+        do
+            n = recv(z->proc.channel, &r, sizeof r, MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == EAGAIN)
+            continue;
+        if (n != sizeof r) {
+            snprintf(msg, msglen, "the zygote is gone (%s)",
+                     n < 0 ? strerror(errno) : n == 0 ? "it closed its channel" : "a short reply");
+            break;
+        }
+        if (r.stage == CI_SPAWN_ASSIGNED && our_child(r.pid) &&
+            n_assigned < (int)(sizeof assigned / sizeof *assigned)) {
+            assigned[n_assigned++] = r.pid;
+            continue;
+        }
+        if (r.stage == CI_SPAWN_FAILED && r.pid < 0 && r.pid > -4096) {
+            /* It could not fork (EAGAIN, ENOMEM): not its fault, keep it. */
+            snprintf(msg, msglen, "the zygote could not fork: %s", strerror(-r.pid));
+            reap_assigned(assigned, n_assigned);
+            return -1;
+        }
+        /*
+         * STARTED must name the child it last ASSIGNED, which has left
+         * the zygote's group for one of its own before the zygote said
+         * so: neither the zygote itself, nor a spare, nor another
+         * session's worker passes.
+         */
+        if (r.stage == CI_SPAWN_STARTED && n_assigned > 0 &&
+            r.pid == assigned[n_assigned - 1] && r.pid != z->proc.pid &&
+            getpgid(r.pid) == r.pid) {
+            reap_assigned(assigned, n_assigned - 1);
+            return r.pid;
+        }
+        snprintf(msg, msglen, "the zygote broke the protocol (stage %u, pid %d)",
+                 (unsigned)r.stage, (int)r.pid);
+        break;
+    }
+    reap_assigned(assigned, n_assigned);
+    *gone = 1;
+    return -1;
+}
+
+/* Sends one SPAWN request and reads the replies: the pid, or -1 with
+ * @msg (a zygote that failed is dropped). */
 static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
                             size_t msglen)
 {
@@ -282,9 +363,8 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
                        .msg_controllen = sizeof control.buf};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    struct ci_spawn_reply reply;
-    struct pollfd p = {.fd = z->proc.channel, .events = POLLIN};
-    siginfo_t info;
+    int gone = 0;
+    pid_t pid;
     ssize_t n;
 
     if (req.dir_len < 1 || req.dir_len > CI_SPAWN_DIR_MAX) {
@@ -301,58 +381,31 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)(sizeof req + req.dir_len)) {
         snprintf(msg, msglen, "the zygote is gone (send: %s)", n < 0 ? strerror(errno) : "short");
-        goto gone;
-    }
-    while ((n = poll(&p, 1, SPAWN_REPLY_MS)) < 0 && errno == EINTR)
-        ;
-    if (n == 0) {
-        snprintf(msg, msglen, "the zygote did not answer within %d ms", SPAWN_REPLY_MS);
-        goto gone;
-    }
-    do
-        n = recv(z->proc.channel, &reply, sizeof reply, MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
-    if (n != sizeof reply) {
-        snprintf(msg, msglen, "the zygote is gone (%s)",
-                 n < 0 ? strerror(errno) : n == 0 ? "it closed its channel" : "a short reply");
-        goto gone;
-    }
-    if (reply.pid <= 0) {
-        /* It could not fork (EAGAIN, ENOMEM): not its fault, keep it. */
-        snprintf(msg, msglen, "the zygote could not fork: %s",
-                 reply.pid < 0 && reply.pid > -4096 ? strerror(-reply.pid) : "bad reply");
+        zygote_drop(z);
         return -1;
     }
-    /* Only a child of ours can be a session's worker: CLONE_PARENT made
-     * it one. (WNOWAIT: this only asks.) */
-    info.si_pid = 0;
-    if (waitid(P_PID, (id_t)reply.pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
-        snprintf(msg, msglen, "the zygote answered with pid %d, not a child of this process",
-                 (int)reply.pid);
-        goto gone;
-    }
-    return reply.pid;
-gone:
-    zygote_drop(z);
-    return -1;
+    pid = read_replies(z, msg, msglen, &gone);
+    if (gone)
+        zygote_drop(z);
+    return pid;
 }
 
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen)
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry)
 {
     pid_t pid = -1;
     int rc = CI_OK;
+    struct zygote *z;
 
+    *retry = 0;
     pthread_mutex_lock(&zygote_lock);
-    /* A zygote found dead only now gets one replacement. */
-    for (int attempt = 0; attempt < 2 && pid < 0; attempt++) {
-        struct zygote *z = zygote_get(s, msg, msglen, &rc);
-
-        if (!z)
-            break;
+    z = zygote_get(s, msg, msglen, &rc);
+    if (z) {
         reap_group(z->proc.pid, 0); /* a spare that died unused */
         pid = zygote_request(z, s, fds, msg, msglen);
-        if (pid < 0 && z->preload)
-            break; /* it is alive but could not fork: no point in another */
+        /* A zygote that died on this request was dropped: the next try
+         * starts another (with new descriptors: the old ones may be in
+         * a child it started before it died, which was reaped). */
+        *retry = pid < 0 && !z->preload;
     }
     pthread_mutex_unlock(&zygote_lock);
     return pid;

@@ -7,10 +7,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +48,18 @@ static int zygotes(int *pids, int max)
     }
     closedir(d);
     return n;
+}
+
+/* CRC-32 (ISO-HDLC, as zlib.crc32), bit by bit. */
+static unsigned crc32(const unsigned char *p, size_t n)
+{
+    unsigned c = 0xFFFFFFFFu;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & -(c & 1u));
+    }
+    return c ^ 0xFFFFFFFFu;
 }
 
 /* The cell's value, as a malloc'ed string. */
@@ -243,6 +258,129 @@ static void test_preload_list_gets_its_own_zygote(void **state)
     ci_config_free(cfg);
 }
 
+static void test_a_session_finds_nothing_of_the_one_before_in_its_memory(void **state)
+{
+    /* The zygote received session A's directory; the spare forked after
+     * it must not carry that path into session B. Roots of different
+     * lengths, so a shorter path would not overwrite the longer one. */
+    char *base = h_tmpdir();
+    char *long_root = h_fmt("%s/a-long-root-name-only-session-a-ever-had-xxxxxxxxxxxxxxxx", base);
+    assert_int_equal(mkdir(long_root, 0711), 0);
+    ci_session *a = h_session(&(struct h_limits){.root = long_root});
+    const char *ws = ci_session_workspace(a);
+    char *a_dir = strndup(ws, strlen(ws) - strlen("/workspace"));
+    const char *a_name = strrchr(a_dir, '/') + 1; /* codeinterp-XXXXXX */
+    ci_session *b = h_session(&(struct h_limits){.root = base});
+    /* Every writable mapping of B but the kernel's ([vvar] and such),
+     * read in place, searched for session directory names. A's is given as its CRC-32
+     * only: its name in the cell's source would be in B's memory. */
+    char *code = h_fmt(
+        "import ctypes, os, re, zlib\n"
+        "names = set()\n"
+        "with open('/proc/self/maps') as m:\n"
+        "    for line in m:\n"
+        "        f = line.split()\n"
+        "        kernel = len(f) > 5 and f[5].startswith('[v')\n"
+        "        if not f[1].startswith('rw') or kernel:\n"
+        "            continue\n"
+        "        lo, hi = (int(x, 16) for x in f[0].split('-'))\n"
+        "        data = ctypes.string_at(lo, hi - lo)\n"
+        "        names.update(re.findall(rb'codeinterp-[A-Za-z0-9]{6}', data))\n"
+        "own = os.path.basename(os.path.dirname(os.getcwd())).encode()\n"
+        "(own in names, [n for n in names if zlib.crc32(n) == %u])",
+        crc32((const unsigned char *)a_name, strlen(a_name)));
+    /* The scan works (it finds B's own name), and A's is not there. */
+    char *found = value_of(b, code);
+    free(code);
+    ci_session_free(b);
+    ci_session_free(a);
+    h_assert_str(found, "(True, [])");
+    free(found);
+    free(a_dir);
+    free(long_root);
+    h_rmtree(base);
+    free(base);
+}
+
+/* 1 if zygote @z is past its warm-up: its spare is there, in its group. */
+static int serving(int z)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int yes = 0;
+    assert_non_null(d);
+    while (!yes && (e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        yes = pid > 0 && pid != z && getpgid(pid) == z && named(pid, "ci-spare");
+    }
+    closedir(d);
+    return yes;
+}
+
+/* Starts, runs and frees sessions until told to stop; counts them. */
+struct churn {
+    pthread_t thread;
+    atomic_int *stop;
+    int started, failed;
+};
+
+static void *churn_main(void *arg)
+{
+    struct churn *c = arg;
+    while (!atomic_load(c->stop)) {
+        ci_session *s = NULL;
+        ci_result *r = NULL;
+        if (ci_session_new(&s, NULL) != CI_OK || ci_run(s, "6 * 7", &r) != CI_OK ||
+            ci_result_status(r) != CI_STATUS_OK || strcmp(ci_result_value(r), "42") != 0) {
+            fprintf(stderr, "  a start failed: %s\n",
+                    s ? ci_session_errmsg(s) : ci_session_errmsg(NULL));
+            c->failed++;
+        }
+        c->started++;
+        ci_result_free(r);
+        ci_session_free(s);
+    }
+    return NULL;
+}
+
+static void test_killing_the_zygote_while_sessions_start_fails_none(void **state)
+{
+    /* A zygote dropped while a worker it answered with is still being
+     * started must not take that worker along: the spare leaves the
+     * zygote's group before the zygote answers. Three threads start
+     * sessions while the zygote is killed, four times, each time once
+     * its successor is serving. (One killed during its own warm-up fails
+     * the start that waits for it, as a worker killed while starting
+     * does: that is not what this tests.) */
+    atomic_int stop = 0;
+    struct churn c[3];
+    int z[4], last = 0, kills = 0, zombies = 0, started = 0;
+    ci_zygote_stop_all(); /* the other preload list's zygote, of a test before */
+    for (int i = 0; i < 3; i++) {
+        c[i] = (struct churn){.stop = &stop};
+        assert_int_equal(pthread_create(&c[i].thread, NULL, churn_main, &c[i]), 0);
+    }
+    for (int64_t end = h_now_ms() + 30000; kills < 4 && h_now_ms() < end;) {
+        usleep(100000 + (unsigned)(rand() % 100000));
+        if (zygotes(z, 4) == 1 && z[0] != last && serving(z[0]) && kill(z[0], SIGKILL) == 0) {
+            last = z[0];
+            kills++;
+        }
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pthread_join(c[i].thread, NULL), 0);
+        assert_int_equal(c[i].failed, 0);
+        started += c[i].started;
+    }
+    fprintf(stderr, "  %d sessions started, the zygote killed %d times\n", started, kills);
+    assert_int_equal(kills, 4);
+    ci_zygote_stop_all();
+    for (int i = 0; i < 250 && h_children(getpid(), &zombies, 0) > 0; i++)
+        usleep(20000);
+    assert_int_equal(h_children(getpid(), &zombies, 1), 0);
+}
+
 static void test_stopping_the_zygotes_leaves_nothing(void **state)
 {
     ci_session *s = h_session(NULL);
@@ -273,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),
         cmocka_unit_test(test_zygote_children_share_its_hash_seed_and_exec_workers_do_not),
         cmocka_unit_test(test_preload_list_gets_its_own_zygote),
+        cmocka_unit_test(test_a_session_finds_nothing_of_the_one_before_in_its_memory),
+        cmocka_unit_test(test_killing_the_zygote_while_sessions_start_fails_none),
         cmocka_unit_test(test_stopping_the_zygotes_leaves_nothing),
     };
     return cmocka_run_group_tests_name("zygote", tests, NULL, NULL);

@@ -211,8 +211,11 @@ static const struct rule rules[] = {
     ALLOW(gettid),
     ALLOW(getppid),
     ALLOW(getpgrp),
-    ALLOW(getpgid),
-    ALLOW(getsid),
+    /* Our own group and session only (pid 0): with any pid a cell could
+     * map which processes exist, the host's and other sessions' included,
+     * and watch a zygote's spare change groups as sessions start. */
+    ALLOW_IF(getpgid, 0, 0),
+    ALLOW_IF(getsid, 0, 0),
     ALLOW(getuid),
     ALLOW(geteuid),
     ALLOW(getgid),

@@ -33,6 +33,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,9 @@
 
 #include "proto.h"
 #include "worker.h"
+
+/* How long a spare may take to take its session and leave the group. */
+#define SPARE_ACK_MS 2000
 
 /* 1 if this process has one thread: a fork of several would copy locks
  * another thread holds. */
@@ -76,9 +80,9 @@ static void send_all(const void *buf, size_t len)
         ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
 }
 
-static void reply(int32_t pid)
+static void reply(uint32_t stage, int32_t pid)
 {
-    struct ci_spawn_reply r = {.pid = pid};
+    struct ci_spawn_reply r = {.pid = pid, .stage = stage};
 
     send_all(&r, sizeof r);
 }
@@ -133,8 +137,9 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     return 1;
 }
 
-/* Passes a SPAWN request on to a spare, as it came. 0, or -1 with errno
- * (EPIPE: the spare is gone). */
+/* Passes a SPAWN request on to a spare, as it came, and waits for the
+ * spare to say it has left the zygote's process group. 0, or -1 (the
+ * spare is gone, or did not answer within SPARE_ACK_MS). */
 static int forward(int sock, const struct ci_spawn_request *req, const char *dir,
                    const int fds[CI_SPAWN_FDS])
 {
@@ -156,7 +161,21 @@ static int forward(int sock, const struct ci_spawn_request *req, const char *dir
     do
         n = sendmsg(sock, &m, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
-    return n == (ssize_t)(sizeof *req + req->dir_len) ? 0 : -1;
+    if (n != (ssize_t)(sizeof *req + req->dir_len))
+        return -1;
+    {
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        char ack;
+
+        while ((n = poll(&p, 1, SPARE_ACK_MS)) < 0 && errno == EINTR)
+            ;
+        if (n != 1)
+            return -1;
+        do
+            n = recv(sock, &ack, 1, MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+    }
+    return n == 1 ? 0 : -1;
 }
 
 /* In the child: the request's descriptors become 0..3 and nothing else
@@ -207,10 +226,13 @@ static uint32_t spare_life(int sock, pid_t parent, struct ci_spawn_request *req,
     got = receive(sock, req, dir, fds);
     if (got <= 0)
         _exit(got < 0 ? CI_EXIT_HOST_GONE : CI_EXIT_PROTOCOL);
-    /* Out of the zygote's group before anything else: the host may kill
-     * that group whole. */
+    /* Out of the zygote's group before the host hears of us: a host that
+     * drops the zygote kills and reaps that group whole. The zygote
+     * answers the host only after this byte. */
     if (setsid() < 0)
         ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+    if (send(sock, "s", 1, MSG_NOSIGNAL) != 1)
+        _exit(CI_EXIT_HOST_GONE);
     prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
     take_descriptors(fds); /* closes the socket too */
     return layers;
@@ -291,7 +313,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         if (got < 0)
             _exit(CI_EXIT_HOST_GONE);
         if (got == 0) {
-            reply(-EINVAL);
+            reply(CI_SPAWN_FAILED, -EINVAL);
             continue;
         }
         /* The spare takes it; if it died meanwhile, a new one does. */
@@ -302,16 +324,26 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
                 answer = spare < 0 ? spare : -EAGAIN;
                 break;
             }
+            /* Before the spare has the session: should this process die
+             * from here on, the host knows which child to reap. */
+            reply(CI_SPAWN_ASSIGNED, spare);
             if (forward(sock, req, dir, fds) == 0) {
                 answer = spare;
                 break;
             }
+            /* Gone, or stuck with the session's descriptors: it must not
+             * wake up later to speak on them beside the next one. */
+            kill(spare, SIGKILL);
             close(sock);
             sock = -1;
         }
         for (int i = 0; i < CI_SPAWN_FDS; i++)
             close(fds[i]);
-        reply(answer);
+        /* The next spare is forked from this memory: nothing of this
+         * session may be in it. */
+        explicit_bzero(dir, sizeof dir);
+        explicit_bzero(req, sizeof *req);
+        reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
         if (sock >= 0)
             close(sock);
         sock = -1;
