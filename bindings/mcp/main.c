@@ -25,7 +25,8 @@ struct server srv = {
     .wake = PTHREAD_COND_INITIALIZER,
     .timeout_ms = 30000,        /* the library's defaults, for messages */
     .output_limit = 1u << 20,
-    .max_message = 64u << 20,
+    .max_message = 16u << 20,
+    .max_result = 8u << 20,     /* under the 10 MiB a TypeScript SDK client takes */
     .log_level = LOG_DEBUG,     /* every notification until setLevel */
 };
 
@@ -51,9 +52,17 @@ static const char usage[] =
     "                           import of them is instant; names are not bound, as in\n"
     "                           a notebook. matplotlib.pyplot is always imported\n"
     "                           (default numpy,pandas,matplotlib.pyplot); a module\n"
-    "                           that fails to import stops the start.\n"    "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
-    "                           discarded and answered with an error, and a file over\n"
-    "                           3/4 of it is not downloaded (default 64M)\n"
+    "                           that fails to import stops the start.\n"
+    "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
+    "                           discarded and answered with an error. upload_file takes\n"
+    "                           files up to about 3/4 of it, base64 being 4/3 of the\n"
+    "                           bytes (default 16M: files up to about 12M)\n"
+    "  --max-result-bytes BYTES  the longest output message, 64K to 1G. Figures and HTML\n"
+    "                           tables that would make a run_python result longer are\n"
+    "                           left out (its text says which), long text is cut, and\n"
+    "                           download_file refuses a file whose base64 would not fit\n"
+    "                           (default 8M: the official TypeScript SDK's stdio client\n"
+    "                           drops the connection on a message over 10M)\n"
     "  --help                   this text\n"
     "  --version                the version\n"
     "BYTES takes a suffix K, M or G (powers of 1024).\n"
@@ -87,7 +96,8 @@ static void bad_option(const char *what, const char *value)
 
 static void parse_options(int argc, char **argv)
 {
-    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MAX_MESSAGE, O_VERSION };
+    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MAX_MESSAGE, O_MAX_RESULT,
+           O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -95,6 +105,7 @@ static void parse_options(int argc, char **argv)
         {"workspace-root", required_argument, NULL, O_ROOT},
         {"preload", required_argument, NULL, O_PRELOAD},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
+        {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -135,6 +146,11 @@ static void parse_options(int argc, char **argv)
                 bad_option("--max-message-bytes takes 4K to 1G bytes", optarg);
             srv.max_message = (size_t)v;
             break;
+        case O_MAX_RESULT:
+            if (v < (64u << 10) || v > (1u << 30))
+                bad_option("--max-result-bytes takes 64K to 1G bytes", optarg);
+            srv.max_result = (size_t)v;
+            break;
         case 'h':
             fputs(usage, stdout);
             exit(0);
@@ -167,14 +183,20 @@ static void *signal_main(void *set)
  * answers it. */
 static void run_job(struct job *j)
 {
-    const json_t *id = json_object_get(j->msg, "id");
-    const json_t *params = json_object_get(j->msg, "params");
+    /* The reader parsed it once already: this fails only for memory. */
+    json_t *msg = json_loadb(j->line, j->bytes, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    const json_t *id = j->id;
+    const json_t *params = json_object_get(msg, "params");
     const json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
         token = NULL;
+    free(j->line);
+    j->line = NULL;
 
-    json_t *result = tool_call(json_string_value(json_object_get(params, "name")),
-                               json_object_get(params, "arguments"), token);
+    json_t *result = msg ? tool_call(json_string_value(json_object_get(params, "name")),
+                                     json_object_get(params, "arguments"), token,
+                                     result_budget(id))
+                         : NULL;
 
     pthread_mutex_lock(&srv.lock);
     int cancelled = srv.cancelled;
@@ -188,7 +210,8 @@ static void run_job(struct job *j)
         json_decref(result);
     else
         mcp_send_result(id, result);
-    json_decref(j->msg);
+    json_decref(msg);
+    json_decref(j->id);
 }
 
 int main(int argc, char **argv)
@@ -241,7 +264,8 @@ int main(int argc, char **argv)
     ci_session *s = srv.session;
     srv.session = NULL;
     for (; srv.queue_len > 0; srv.queue_len--) {
-        json_decref(srv.queue[srv.queue_head].msg);
+        free(srv.queue[srv.queue_head].line);
+        json_decref(srv.queue[srv.queue_head].id);
         srv.queue_head = (srv.queue_head + 1) % MCP_QUEUE_MAX;
     }
     pthread_mutex_unlock(&srv.lock);

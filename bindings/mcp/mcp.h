@@ -28,10 +28,21 @@
 #define RPC_INVALID_REQUEST -32600
 #define RPC_METHOD_NOT_FOUND -32601
 #define RPC_INVALID_PARAMS -32602
+#define RPC_INTERNAL_ERROR -32603
 #define RPC_SERVER_BUSY -32000 /* implementation-defined: the queue is full */
 
 /* How many tools/call requests may wait while one runs. */
 #define MCP_QUEUE_MAX 16
+
+/* The most JSON values (arrays, objects, and the elements and members in
+ * them) one input message may hold: jansson takes some 45 times a small
+ * value's text in memory, so a line of a million "[]," is refused before
+ * it is parsed. MCP's own messages hold a few dozen. */
+#define MCP_MAX_VALUES 10000
+
+/* The longest string id, or progressToken, a request may carry, in bytes:
+ * every answer repeats the id, and must fit --max-result-bytes. */
+#define MCP_MAX_ID 1024
 
 /* MCP's logging levels (RFC 5424 severities), least severe first. */
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR,
@@ -40,10 +51,12 @@ enum log_level { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR,
 /* What cell runs, and what may interrupt it. */
 enum running_cell { CELL_NONE, CELL_CANCELLABLE, CELL_UNTIL_SHUTDOWN };
 
-/* A request waiting for the main thread. */
+/* A request waiting for the main thread: its line as read, parsed again
+ * when it runs (parsed, a small message takes up to 45 times its size). */
 struct job {
-    json_t *msg;   /* the whole request; owned by the job */
-    size_t bytes;  /* the length of its line, counted against the budget */
+    char *line;    /* the request's text, NUL-terminated; owned by the job */
+    size_t bytes;  /* its length, counted against the budget */
+    json_t *id;    /* its id, to match a cancellation; owned by the job */
 };
 
 /* The server's state; one instance, `srv`, defined in main.c. */
@@ -53,6 +66,7 @@ struct server {
     unsigned long timeout_ms;  /* the session's, for messages */
     size_t output_limit;       /* the session's, for messages */
     size_t max_message;        /* longest accepted input line, in bytes */
+    size_t max_result;         /* longest output line, newline included */
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */
@@ -84,7 +98,10 @@ void line_reader_free(struct line_reader *lr);
 int line_reader_next(struct line_reader *lr, char **line, size_t *len);
 /* Whether bytes are buffered already, so poll(2) on the fd would lie. */
 int line_reader_buffered(const struct line_reader *lr);
-int mcp_send(json_t *msg); /* steals @msg; 0, or -1 after a write error */
+/* Sends @msg (stolen) as one line; 0, or -1 after a write error. A line
+ * over srv.max_result is not sent: a result becomes an error saying so,
+ * anything else is dropped with a note on stderr. */
+int mcp_send(json_t *msg);
 void mcp_send_result(const json_t *id, json_t *result);
 void mcp_send_error(const json_t *id, int code, const char *message);
 void mcp_send_notification(const char *method, json_t *params);
@@ -101,9 +118,20 @@ int log_enabled(int level);
 /* tools.c: the tools' schemas and the calls. */
 json_t *tools_list(void);
 int tool_known(const char *name);
-json_t *tool_call(const char *name, json_t *args, const json_t *progress_token);
+/* Whether @args (an object) holds only arguments @tool takes; if not,
+ * @why says which one it does not. */
+int tool_args_known(const char *tool, const json_t *args, char *why, size_t why_size);
+/* @budget: the bytes the result's content items (serialized, with the
+ * commas between them) may take; see result_budget(). */
+json_t *tool_call(const char *name, json_t *args, const json_t *progress_token, size_t budget);
 json_t *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-json_t *text_content(const char *text);
+json_t *text_content(const char *text, size_t len);
+/* What is left of --max-result-bytes for the content items of a result
+ * answering @id, once the envelope around them is counted. */
+size_t result_budget(const json_t *id);
+/* The bytes a text item {"type":"text","text":...} takes, given the
+ * json_text_cost() of its text. */
+#define TEXT_ITEM_COST(text_cost) (sizeof "{\"type\":\"text\",\"text\":}" - 1 + (text_cost))
 /* Makes sure there is a session, and with @need_worker a live worker:
  * 0 if there was, 1 if a dead worker was replaced (its variables are
  * gone), -1 with @why when none could be started. */
@@ -112,7 +140,7 @@ int session_ensure(int need_worker, char *why, size_t why_size);
 int session_restart(char *why, size_t why_size);
 
 /* run.c: run_python, and running a cell as the current request's. */
-json_t *run_python(json_t *args, const json_t *progress_token);
+json_t *run_python(json_t *args, const json_t *progress_token, size_t budget);
 /* ci_run_ex() on srv.session, interrupted at shutdown and, if
  * @cancellable, when the client cancels the request. Returns as
  * ci_run_ex(), but CI_OK with *@out NULL when it was cancelled (or the
@@ -129,6 +157,13 @@ void stream_end(void); /* sends what waits; before the call's result */
 char *base64_encode(const void *data, size_t len, size_t *out_len);
 int base64_decode(const char *text, size_t len, void **out, size_t *out_len);
 json_t *json_text(const char *data, size_t len); /* invalid UTF-8 replaced */
+/* The bytes jansson writes for json_text(@data, @len), quotes included. */
+size_t json_text_cost(const char *data, size_t len);
+/* The longest prefix of @data whose json_text() takes at most @cost bytes
+ * (quotes included), cut between characters. */
+size_t json_text_fit(const char *data, size_t len, size_t cost);
+/* The bytes @v takes serialized compactly, as mcp_send writes it. */
+size_t json_cost(const json_t *v);
 size_t utf8_complete_prefix(const char *data, size_t len);
 int utf8_valid(const char *data, size_t len);
 const char *mime_type_of(const char *name);
@@ -143,5 +178,9 @@ struct buf {
 };
 void buf_add(struct buf *b, const char *data, size_t len);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A file name, for a list with one a line: as is or, when it holds a
+ * control character (newline, tab...) or starts with a double quote, as
+ * a JSON string ("a\nb", with \n, \t, \r, \", \\ and \u00XX escapes). */
+void buf_add_name(struct buf *b, const char *name);
 
 #endif

@@ -8,16 +8,21 @@
  *     [stdout] / [stderr]    what the cell printed; "[stdout cut: ...]"
  *                            follows when the output limit cut it
  *     [display N] ...        a display() without a richer form; or a
- *                            line saying which attachment it became
+ *                            line saying which attachment it became, or
+ *                            that it was left out (--max-result-bytes)
  *     [value]                repr of the final expression
  *     [error]                the traceback ("Name: message" at its end)
  *     [timeout] / [memory] / [interrupted] / [killed]   what stopped it
- *     [files changed]        workspace files written, one a line
+ *     [files changed]        workspace files written, one a line (odd
+ *                            names JSON-quoted, see buf_add_name)
  *     [no output]            when there is none of the above
- * Every section header is alone on its line; the content follows it.
+ * Every section header is alone on its line; the content follows it. A
+ * section cut to fit --max-result-bytes is followed by "[NAME cut after
+ * ...]".
  */
 #include "mcp.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +49,34 @@ int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_r
 
 /* ------------------------------------------------------------- results */
 
+/* What a result must fit in is known (--max-result-bytes, less the
+ * envelope), and so is what each part of it costs once serialized:
+ * json_text_cost() for text, 4/3 for base64. So the result is built
+ * twice: first to measure, with every attachment left out and no section
+ * cut; then for real, with the sections cut to a common cap so that the
+ * text fits, and then the attachments that fit in what is left, in
+ * order. Each section cut, or attachment left out, says so in the text. */
+
+/* What the line saying a section was cut, and the newline after the cut,
+ * may take. */
+#define CUT_NOTE_COST 256
+/* An image item around its base64 data and MIME type. */
+#define IMAGE_ITEM_COST (sizeof "{\"type\":\"image\",\"data\":\"\",\"mimeType\":\"\"}" - 1)
+
+struct fmt {
+    const ci_result *r;
+    struct buf b;              /* the text */
+    int measuring;             /* the first pass */
+    /* Measuring: */
+    size_t *bodies;            /* each section's body's cost */
+    size_t nbodies, bodies_cap;
+    size_t *attach_cost;       /* per output, the cost of its attachment; 0: none */
+    /* Building: */
+    json_t *items;             /* the attachments */
+    const unsigned char *keep; /* per output: attached, or left out */
+    size_t body_cap;           /* the cost a section's body may take */
+};
+
 /* @len bytes of text, ending in a newline. */
 static void add_text(struct buf *b, const char *text, size_t len)
 {
@@ -52,11 +85,32 @@ static void add_text(struct buf *b, const char *text, size_t len)
         buf_add(b, "\n", 1);
 }
 
-/* "[label]" alone on a line, then the text. */
-static void section(struct buf *b, const char *label, const char *text, size_t len)
+/* "[label]" alone on a line, then the text: its body, cut to the cap. */
+static void section(struct fmt *f, const char *label, const char *text, size_t len)
 {
-    buf_printf(b, "[%s]\n", label);
-    add_text(b, text, len);
+    size_t cost = json_text_cost(text, len) - 2;
+    buf_printf(&f->b, "[%s]\n", label);
+    if (f->measuring) {
+        if (f->nbodies == f->bodies_cap) {
+            size_t cap = f->bodies_cap ? 2 * f->bodies_cap : 16;
+            size_t *more = realloc(f->bodies, cap * sizeof *more);
+            if (!more) {
+                f->b.failed = 1;
+                return;
+            }
+            f->bodies = more;
+            f->bodies_cap = cap;
+        }
+        f->bodies[f->nbodies++] = cost;
+    }
+    if (cost <= f->body_cap || cost - f->body_cap <= CUT_NOTE_COST) { /* a cut would not save */
+        add_text(&f->b, text, len);
+    } else {
+        size_t kept = json_text_fit(text, len, f->body_cap + 2);
+        add_text(&f->b, text, kept);
+        buf_printf(&f->b, "[%s cut after %zu of its %zu bytes: the result would exceed "
+                   "--max-result-bytes]\n", label, kept, len);
+    }
 }
 
 static int is_image(const char *mime)
@@ -75,39 +129,55 @@ static int png_size(const unsigned char *p, size_t len, unsigned long *w, unsign
     return 1;
 }
 
-/* Adds an attachment (image, or labelled text) to @items and a line
- * naming it to @b. Output @i is of message @label. */
-static void attach(const ci_result *r, size_t i, const char *label, struct buf *b, json_t *items)
+/* Adds an attachment (image, or labelled text) to the items and a line
+ * naming it to the text, or, left out, a line saying so. Output @i is of
+ * message @label. */
+static void attach(struct fmt *f, size_t i, const char *label)
 {
+    static const char left_out[] = "left out: the result would exceed --max-result-bytes";
     size_t len;
-    const unsigned char *data = ci_result_output_data(r, i, &len);
-    const char *mime = ci_result_output_mime(r, i);
+    const unsigned char *data = ci_result_output_data(f->r, i, &len);
+    const char *mime = ci_result_output_mime(f->r, i);
+    int keep = !f->measuring && f->keep[i];
+    char header[256];
     unsigned long w, h;
     if (is_image(mime)) {
-        char *b64 = base64_encode(data, len, NULL);
-        json_array_append_new(items, json_pack("{s:s, s:s?, s:s}", "type", "image", "data", b64,
-                                               "mimeType", mime));
-        free(b64);
+        if (f->measuring)
+            f->attach_cost[i] = IMAGE_ITEM_COST + (len + 2) / 3 * 4 + json_text_cost(mime, strlen(mime)) - 2;
+        if (keep) {
+            char *b64 = base64_encode(data, len, NULL);
+            json_array_append_new(f->items, json_pack("{s:s, s:s?, s:s}", "type", "image", "data",
+                                                      b64, "mimeType", mime));
+            free(b64);
+        }
         if (png_size(data, len, &w, &h))
-            buf_printf(b, "[%s: %s, %lux%lu, attached as an image]\n", label, mime, w, h);
+            buf_printf(&f->b, "[%s: %s, %lux%lu, %s]\n", label, mime, w, h,
+                       keep ? "attached as an image" : left_out);
         else
-            buf_printf(b, "[%s: %s, attached as an image]\n", label, mime);
+            buf_printf(&f->b, "[%s: %s, %s]\n", label, mime, keep ? "attached as an image" : left_out);
     } else {
-        struct buf t = {0};
-        buf_printf(&t, "[%s of %s]\n", mime, label);
-        buf_add(&t, (const char *)data, len);
-        json_array_append_new(items, json_pack("{s:s, s:o}", "type", "text", "text",
-                                               json_text(t.data, t.len)));
-        free(t.data);
-        buf_printf(b, "[%s: %s, attached as text]\n", label, mime);
+        int n = snprintf(header, sizeof header, "[%s of %s]\n", mime, label);
+        size_t hlen = n < 0 ? 0 : (size_t)n < sizeof header ? (size_t)n : sizeof header - 1;
+        if (f->measuring)
+            f->attach_cost[i] = TEXT_ITEM_COST(json_text_cost(header, hlen) +
+                                               json_text_cost((const char *)data, len) - 2);
+        if (keep) {
+            struct buf t = {0};
+            buf_add(&t, header, hlen);
+            buf_add(&t, (const char *)data, len);
+            json_array_append_new(f->items, t.failed ? NULL : text_content(t.data, t.len));
+            free(t.data);
+        }
+        buf_printf(&f->b, "[%s: %s, %s]\n", label, mime, keep ? "attached as text" : left_out);
     }
 }
 
 /* The rich outputs, message by message: every image and HTML form is
  * attached; a message with neither shows its richest form, text/plain in
  * the text itself. */
-static void outputs(const ci_result *r, struct buf *b, json_t *items)
+static void outputs(struct fmt *f)
 {
+    const ci_result *r = f->r;
     size_t n = ci_result_output_count(r);
     for (size_t first = 0, end; first < n; first = end) {
         size_t msg = ci_result_output_message(r, first);
@@ -122,7 +192,7 @@ static void outputs(const ci_result *r, struct buf *b, json_t *items)
         for (size_t i = first; i < end; i++) {
             const char *mime = ci_result_output_mime(r, i);
             if (is_image(mime) || strcmp(mime, "text/html") == 0) {
-                attach(r, i, label, b, items);
+                attach(f, i, label);
                 shown = 1;
             }
         }
@@ -132,11 +202,11 @@ static void outputs(const ci_result *r, struct buf *b, json_t *items)
         size_t len;
         const char *data = ci_result_output_data(r, first, &len);
         if (strcmp(mime, "text/plain") == 0) {
-            section(b, label, data, len);
+            section(f, label, data, len);
         } else if (mime_is_text(mime)) {
-            attach(r, first, label, b, items);
+            attach(f, first, label);
         } else {
-            buf_printf(b, "[%s: %s, %zu bytes, not shown]\n", label, mime, len);
+            buf_printf(&f->b, "[%s: %s, %zu bytes, not shown]\n", label, mime, len);
         }
     }
 }
@@ -169,66 +239,161 @@ static void status_note(const ci_result *r, unsigned long timeout_ms, const char
     }
 }
 
-/* The tool result of a run. */
-static json_t *format_result(const ci_result *r, unsigned long timeout_ms, const char *note,
-                             const char *restart)
+/* The text of a run, and in the building pass its attachments. */
+static void format_text(struct fmt *f, unsigned long timeout_ms, const char *note,
+                        const char *restart)
 {
-    struct buf b = {0};
-    json_t *items = json_array();
+    const ci_result *r = f->r;
+    struct buf *b = &f->b;
     int cut = ci_result_truncated(r);
     size_t len;
     const char *text;
 
     if (note)
-        section(&b, "note", note, strlen(note));
+        section(f, "note", note, strlen(note));
     if ((text = ci_result_stdout(r, &len)) && len > 0)
-        section(&b, "stdout", text, len);
+        section(f, "stdout", text, len);
     if (cut & CI_TRUNCATED_STDOUT)
-        buf_printf(&b, "[stdout cut: over the output limit of %zu bytes]\n", srv.output_limit);
+        buf_printf(b, "[stdout cut: over the output limit of %zu bytes]\n", srv.output_limit);
     if ((text = ci_result_stderr(r, &len)) && len > 0)
-        section(&b, "stderr", text, len);
+        section(f, "stderr", text, len);
     if (cut & CI_TRUNCATED_STDERR)
-        buf_printf(&b, "[stderr cut: over the output limit of %zu bytes]\n", srv.output_limit);
-    outputs(r, &b, items);
+        buf_printf(b, "[stderr cut: over the output limit of %zu bytes]\n", srv.output_limit);
+    outputs(f);
     if (ci_result_outputs_omitted(r))
-        buf_printf(&b, "[%zu rich outputs left out: over the display limits]\n",
+        buf_printf(b, "[%zu rich outputs left out: over the display limits]\n",
                    ci_result_outputs_omitted(r));
     if ((text = ci_result_value(r)))
-        section(&b, "value", text, strlen(text));
+        section(f, "value", text, strlen(text));
     if (ci_result_status(r) != CI_STATUS_KILLED && ci_result_error_name(r)) {
         if ((text = ci_result_traceback(r))) {
-            section(&b, "error", text, strlen(text));
+            section(f, "error", text, strlen(text));
         } else {
-            buf_printf(&b, "[error]\n%s: ", ci_result_error_name(r));
+            struct buf e = {0};
             text = ci_result_error_value(r);
-            add_text(&b, text ? text : "", text ? strlen(text) : 0);
+            buf_printf(&e, "%s: %s", ci_result_error_name(r), text ? text : "");
+            section(f, "error", e.data ? e.data : "", e.len);
+            free(e.data);
         }
     }
     if (cut & CI_TRUNCATED_TEXT)
-        buf_printf(&b, "[the value, error message or traceback was cut at %zu bytes]\n",
+        buf_printf(b, "[the value, error message or traceback was cut at %zu bytes]\n",
                    srv.output_limit);
-    status_note(r, timeout_ms, restart, &b);
-    for (size_t i = 0; i < ci_result_file_count(r); i++) {
-        if (i == 0)
-            buf_printf(&b, "[files changed]\n");
-        buf_printf(&b, "%s\n", ci_result_file_name(r, i));
+    status_note(r, timeout_ms, restart, b);
+    if (ci_result_file_count(r) > 0) {
+        struct buf names = {0};
+        for (size_t i = 0; i < ci_result_file_count(r); i++) {
+            buf_add_name(&names, ci_result_file_name(r, i));
+            buf_add(&names, "\n", 1);
+        }
+        b->failed |= names.failed;
+        section(f, "files changed", names.data ? names.data : "", names.len);
+        free(names.data);
     }
     if (cut & CI_TRUNCATED_FILES)
-        buf_printf(&b, "[the list of changed files is incomplete]\n");
-    if (b.len == 0)
-        buf_printf(&b, "[no output]\n");
+        buf_printf(b, "[the list of changed files is incomplete]\n");
+    if (b->len == 0)
+        buf_printf(b, "[no output]\n");
+}
 
+/* What the text takes when the bodies are cut to @cap: the rest of the
+ * text (@fixed), and each body, or its cut and a note saying so (only
+ * where that is shorter). */
+static size_t text_cost_at(const struct fmt *f, size_t fixed, size_t cap)
+{
+    size_t total = fixed;
+    for (size_t i = 0; i < f->nbodies; i++)
+        total += f->bodies[i] <= cap + CUT_NOTE_COST ? f->bodies[i] : cap + CUT_NOTE_COST;
+    return total;
+}
+
+/* The largest cap on a body's cost that lets the text take at most
+ * @room; SIZE_MAX if none is needed, 0 if even that is too much. */
+static size_t body_cap_for(const struct fmt *f, size_t fixed, size_t room)
+{
+    size_t lo = 0, hi = 0;
+    for (size_t i = 0; i < f->nbodies; i++)
+        hi = f->bodies[i] > hi ? f->bodies[i] : hi;
+    if (text_cost_at(f, fixed, hi) <= room)
+        return SIZE_MAX;
+    if (hi-- == 0)
+        return 0;
+    while (lo < hi) { /* lo fits, or is 0; what is over hi does not fit */
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (text_cost_at(f, fixed, mid) <= room)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The tool result of a run, in at most @budget bytes of content. */
+static json_t *format_result(const ci_result *r, unsigned long timeout_ms, const char *note,
+                             const char *restart, size_t budget)
+{
+    size_t n = ci_result_output_count(r);
+    struct fmt f = {.r = r, .measuring = 1, .body_cap = SIZE_MAX};
+    unsigned char *keep = calloc(n + 1, 1);
     json_t *result = NULL;
-    if (!b.failed && items && json_array_insert_new(items, 0, text_content(b.data)) == 0)
-        result = json_pack("{s:o, s:b}", "content", items, "isError",
+
+    /* Measure: every attachment left out, no body cut. */
+    f.attach_cost = calloc(n + 1, sizeof *f.attach_cost);
+    if (keep && f.attach_cost)
+        format_text(&f, timeout_ms, note, restart);
+    if (!keep || !f.attach_cost || f.b.failed)
+        goto out;
+    size_t text_cost = json_text_cost(f.b.data, f.b.len), bodies = 0;
+    for (size_t i = 0; i < f.nbodies; i++)
+        bodies += f.bodies[i];
+    size_t fixed = text_cost - bodies;
+    size_t text_room = budget > TEXT_ITEM_COST(0) ? budget - TEXT_ITEM_COST(0) : 0;
+    size_t cap = body_cap_for(&f, fixed, text_room);
+    text_cost = cap == SIZE_MAX ? text_cost : text_cost_at(&f, fixed, cap);
+
+    /* The attachments that fit in what is left, in order. */
+    size_t left = budget > TEXT_ITEM_COST(text_cost) ? budget - TEXT_ITEM_COST(text_cost) : 0;
+    size_t attached = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (f.attach_cost[i] && f.attach_cost[i] + 1 <= left) { /* and its comma */
+            keep[i] = 1;
+            left -= f.attach_cost[i] + 1;
+            attached += f.attach_cost[i] + 1;
+        }
+    }
+
+    /* Build. */
+    free(f.b.data);
+    f = (struct fmt){.r = r, .items = json_array(), .keep = keep, .body_cap = cap,
+                     .bodies = f.bodies, .attach_cost = f.attach_cost};
+    if (!f.items)
+        goto out;
+    format_text(&f, timeout_ms, note, restart);
+    /* Lines that are not sections (one for each of thousands of outputs)
+     * can still be too many: then the text is cut where it must be. */
+    text_room = budget > TEXT_ITEM_COST(0) + attached ? budget - TEXT_ITEM_COST(0) - attached : 0;
+    if (!f.b.failed && json_text_cost(f.b.data, f.b.len) > text_room) {
+        static const char cut_note[] = "[the text was cut here: the result would exceed "
+                                       "--max-result-bytes]\n";
+        size_t note_cost = json_text_cost(cut_note, sizeof cut_note - 1) - 2;
+        size_t kept = json_text_fit(f.b.data, f.b.len, text_room > note_cost ? text_room - note_cost : 0);
+        const char *nl = memrchr(f.b.data, '\n', kept); /* at the end of a line */
+        f.b.len = nl ? (size_t)(nl - f.b.data) + 1 : kept;
+        buf_add(&f.b, cut_note, sizeof cut_note - 1);
+    }
+    if (!f.b.failed && json_array_insert_new(f.items, 0, text_content(f.b.data, f.b.len)) == 0)
+        result = json_pack("{s:O, s:b}", "content", f.items, "isError",
                            ci_result_status(r) != CI_STATUS_OK);
-    else
-        json_decref(items);
-    free(b.data);
+out:
+    json_decref(f.items);
+    free(f.b.data);
+    free(f.bodies);
+    free(f.attach_cost);
+    free(keep);
     return result;
 }
 
-json_t *run_python(json_t *args, const json_t *progress_token)
+json_t *run_python(json_t *args, const json_t *progress_token, size_t budget)
 {
     static const char died[] = "The Python process had died since the last call and was "
                                "restarted: earlier variables and imports are gone; files in "
@@ -284,7 +449,7 @@ json_t *run_python(json_t *args, const json_t *progress_token)
             snprintf(restart, sizeof restart, "%s; the next call will try again.", why);
     }
     json_t *result = format_result(r, opts.timeout_ms ? opts.timeout_ms : srv.timeout_ms, note,
-                                   restart);
+                                   restart, budget);
     ci_result_free(r);
     return result;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +29,14 @@ static const char instructions[] =
 
 static const char *const level_names[] = {"debug", "info", "notice", "warning",
                                           "error", "critical", "alert", "emergency"};
+
+/* Whether @v is the string @s, NUL bytes and all: "tools/call\u0000x" is
+ * not "tools/call". */
+static int string_is(const json_t *v, const char *s)
+{
+    size_t n = strlen(s);
+    return json_is_string(v) && json_string_length(v) == n && memcmp(json_string_value(v), s, n) == 0;
+}
 
 /* ------------------------------------------------------------- shutdown */
 
@@ -86,7 +95,7 @@ struct job *queue_take(void)
         srv.queue_len--;
         srv.queue_bytes -= taken.bytes;
         /* From now on a cancellation finds it as the running call. */
-        srv.running_id = json_incref(json_object_get(taken.msg, "id"));
+        srv.running_id = json_incref(taken.id);
         srv.cancelled = 0;
         j = &taken;
     }
@@ -94,22 +103,33 @@ struct job *queue_take(void)
     return j;
 }
 
-/* Queues a tools/call; answers it with an error when the queue is full. */
-static void queue_put(json_t *msg, const json_t *id, size_t bytes)
+/* Queues a tools/call, its @line of @bytes as read; answers it with an
+ * error when the queue is full. */
+static void queue_put(const char *line, size_t bytes, const json_t *id)
 {
     int full;
+    char *copy = malloc(bytes + 1);
+    if (!copy) {
+        mcp_send_error(id, RPC_INTERNAL_ERROR, "out of memory");
+        return;
+    }
+    memcpy(copy, line, bytes);
+    copy[bytes] = '\0';
     pthread_mutex_lock(&srv.lock);
     /* Waiting requests may hold up to two maximal messages' worth. */
     full = srv.queue_len == MCP_QUEUE_MAX || srv.queue_bytes + bytes > 2 * srv.max_message;
     if (!full) {
         struct job *j = &srv.queue[(srv.queue_head + srv.queue_len) % MCP_QUEUE_MAX];
-        j->msg = json_incref(msg);
+        j->line = copy;
+        j->id = json_incref((json_t *)id);
         j->bytes = bytes;
+        copy = NULL;
         srv.queue_len++;
         srv.queue_bytes += bytes;
         pthread_cond_signal(&srv.wake);
     }
     pthread_mutex_unlock(&srv.lock);
+    free(copy);
     if (full)
         mcp_send_error(id, RPC_SERVER_BUSY,
                        "server busy: too many tools/call requests are waiting; "
@@ -131,9 +151,10 @@ static void cancel(const json_t *params)
     } else {
         for (size_t i = 0; i < srv.queue_len; i++) {
             struct job *j = &srv.queue[(srv.queue_head + i) % MCP_QUEUE_MAX];
-            if (!json_equal(json_object_get(j->msg, "id"), rid))
+            if (!json_equal(j->id, rid))
                 continue;
-            json_decref(j->msg);
+            free(j->line);
+            json_decref(j->id);
             srv.queue_bytes -= j->bytes;
             for (size_t k = i; k + 1 < srv.queue_len; k++)
                 srv.queue[(srv.queue_head + k) % MCP_QUEUE_MAX] =
@@ -149,10 +170,10 @@ static void cancel(const json_t *params)
 
 static json_t *initialize(const json_t *params)
 {
-    const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+    const json_t *asked = json_object_get(params, "protocolVersion");
     const char *version = protocol_versions[0];
-    for (size_t i = 0; asked && i < sizeof protocol_versions / sizeof *protocol_versions; i++)
-        if (strcmp(asked, protocol_versions[i]) == 0)
+    for (size_t i = 0; i < sizeof protocol_versions / sizeof *protocol_versions; i++)
+        if (string_is(asked, protocol_versions[i]))
             version = protocol_versions[i];
     return json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
                      version, "capabilities", "tools", "listChanged", 0, "logging",
@@ -163,9 +184,9 @@ static json_t *initialize(const json_t *params)
 /* logging/setLevel: NULL for an unknown level. */
 static json_t *set_level(const json_t *params)
 {
-    const char *level = json_string_value(json_object_get(params, "level"));
-    for (int i = 0; level && i <= LOG_EMERGENCY; i++) {
-        if (strcmp(level, level_names[i]) == 0) {
+    const json_t *level = json_object_get(params, "level");
+    for (int i = 0; i <= LOG_EMERGENCY; i++) {
+        if (string_is(level, level_names[i])) {
             pthread_mutex_lock(&srv.lock);
             srv.log_level = i;
             pthread_mutex_unlock(&srv.lock);
@@ -175,47 +196,84 @@ static json_t *set_level(const json_t *params)
     return NULL;
 }
 
-/* A request (it has an id) whose envelope is valid. */
-static void request(json_t *msg, const json_t *id, const char *method, const json_t *params,
-                    size_t bytes)
+/* tools/call, checked as far as can be before it waits in the queue. */
+static void tools_call(const char *line, size_t len, const json_t *id, const json_t *params)
+{
+    const json_t *name = json_object_get(params, "name");
+    const json_t *args = json_object_get(params, "arguments");
+    const json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    const char *tool = json_string_value(name);
+    char text[300];
+    if (!tool) {
+        mcp_send_error(id, RPC_INVALID_PARAMS, "tools/call: params.name must be a string");
+    } else if (strlen(tool) != json_string_length(name) || !tool_known(tool)) {
+        snprintf(text, sizeof text, "tools/call: unknown tool \"%.100s\"", tool);
+        mcp_send_error(id, RPC_INVALID_PARAMS, text);
+    } else if (args && !json_is_object(args)) {
+        mcp_send_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
+    } else if (args && !tool_args_known(tool, args, text, sizeof text)) {
+        mcp_send_error(id, RPC_INVALID_PARAMS, text);
+    } else if (json_is_string(token) && json_string_length(token) > MCP_MAX_ID) {
+        snprintf(text, sizeof text, "tools/call: params._meta.progressToken takes at most %d "
+                 "bytes", MCP_MAX_ID);
+        mcp_send_error(id, RPC_INVALID_PARAMS, text);
+    } else {
+        queue_put(line, len, id);
+    }
+}
+
+/* A request (it has an id) whose envelope is valid; @line is its text. */
+static void request(const char *line, size_t len, const json_t *id, const json_t *method,
+                    const json_t *params)
 {
     if (params && !json_is_object(params)) {
         mcp_send_error(id, RPC_INVALID_PARAMS, "params must be an object");
-    } else if (strcmp(method, "ping") == 0) {
+    } else if (string_is(method, "ping")) {
         mcp_send_result(id, json_object());
-    } else if (strcmp(method, "initialize") == 0) {
+    } else if (string_is(method, "initialize")) {
         if (!json_is_string(json_object_get(params, "protocolVersion")))
             mcp_send_error(id, RPC_INVALID_PARAMS, "initialize: params.protocolVersion must be a string");
         else
             mcp_send_result(id, initialize(params));
-    } else if (strcmp(method, "tools/list") == 0) {
+    } else if (string_is(method, "tools/list")) {
         mcp_send_result(id, json_pack("{s:o}", "tools", tools_list()));
-    } else if (strcmp(method, "logging/setLevel") == 0) {
+    } else if (string_is(method, "logging/setLevel")) {
         json_t *ok = set_level(params);
         if (ok)
             mcp_send_result(id, ok);
         else
             mcp_send_error(id, RPC_INVALID_PARAMS, "logging/setLevel: params.level must be one of "
                            "debug, info, notice, warning, error, critical, alert, emergency");
-    } else if (strcmp(method, "tools/call") == 0) {
-        const char *name = json_string_value(json_object_get(params, "name"));
-        const json_t *args = json_object_get(params, "arguments");
-        char text[200];
-        if (!name) {
-            mcp_send_error(id, RPC_INVALID_PARAMS, "tools/call: params.name must be a string");
-        } else if (!tool_known(name)) {
-            snprintf(text, sizeof text, "tools/call: unknown tool \"%.100s\"", name);
-            mcp_send_error(id, RPC_INVALID_PARAMS, text);
-        } else if (args && !json_is_object(args)) {
-            mcp_send_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
-        } else {
-            queue_put(msg, id, bytes);
-        }
+    } else if (string_is(method, "tools/call")) {
+        tools_call(line, len, id, params);
     } else {
         char text[200];
-        snprintf(text, sizeof text, "method not found: %.100s", method);
+        snprintf(text, sizeof text, "method not found: %.100s", json_string_value(method));
         mcp_send_error(id, RPC_METHOD_NOT_FOUND, text);
     }
+}
+
+/* Whether @line holds more than MCP_MAX_VALUES JSON values, counted
+ * without parsing: every array or object, and every comma outside a
+ * string, starts one. */
+static int too_many_values(const char *line, size_t len)
+{
+    size_t values = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = line[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if ((c == ',' || c == '[' || c == '{') && ++values > MCP_MAX_VALUES) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* One input line, as read: a message, or garbage to answer for. */
@@ -228,6 +286,12 @@ static void message(const char *line, size_t len)
 
     if (len == strspn(line, " \t\r")) /* a blank line is no message */
         return;
+    if (too_many_values(line, len)) {
+        snprintf(text, sizeof text, "invalid request: a message holds at most %d JSON values "
+                 "(arrays, objects and their elements); it was discarded", MCP_MAX_VALUES);
+        mcp_send_error(NULL, RPC_INVALID_REQUEST, text);
+        return;
+    }
     msg = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
     if (!msg) {
         snprintf(text, sizeof text, "parse error: %s (line 1, column %d)", err.text, err.column);
@@ -246,16 +310,20 @@ static void message(const char *line, size_t len)
     params = json_object_get(msg, "params");
     if (id && !json_is_string(id) && !json_is_integer(id)) {
         mcp_send_error(NULL, RPC_INVALID_REQUEST, "invalid request: id must be a string or an integer");
-    } else if (!json_is_string(json_object_get(msg, "jsonrpc")) ||
-               strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0) {
+    } else if (json_is_string(id) && json_string_length(id) > MCP_MAX_ID) {
+        /* Every answer repeats the id: it must stay small. */
+        snprintf(text, sizeof text, "invalid request: a string id takes at most %d bytes",
+                 MCP_MAX_ID);
+        mcp_send_error(NULL, RPC_INVALID_REQUEST, text);
+    } else if (!string_is(json_object_get(msg, "jsonrpc"), "2.0")) {
         mcp_send_error(id, RPC_INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"");
     } else if (!method && id && (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
         /* A response: we send no requests, so there is nothing to match. */
     } else if (!json_is_string(method)) {
         mcp_send_error(id, RPC_INVALID_REQUEST, "invalid request: \"method\" must be a string");
     } else if (id) {
-        request(msg, id, json_string_value(method), params, len);
-    } else if (strcmp(json_string_value(method), "notifications/cancelled") == 0) {
+        request(line, len, id, method, params);
+    } else if (string_is(method, "notifications/cancelled")) {
         cancel(params);
     } /* other notifications (initialized...) need nothing, and never an answer */
     json_decref(msg);

@@ -19,6 +19,10 @@
 
 #define FLUSH_MS 50
 #define FLUSH_BYTES 16384
+/* The most a notification's text may take, serialized: with the envelope
+ * and a progressToken of MCP_MAX_ID bytes, well under the least
+ * --max-result-bytes (64K). */
+#define PIECE_COST 16384
 
 static struct {
     pthread_mutex_t lock;
@@ -31,25 +35,33 @@ static struct {
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Sends stream @k's waiting text, but for an unfinished character at its
- * end unless @all. Under st.lock, which orders the notifications. */
+ * end unless @all, in notifications of at most PIECE_COST bytes of text
+ * each (escaped: a chunk of control characters takes six times its size).
+ * Under st.lock, which orders the notifications. */
 static void flush(int k, int all)
 {
     struct buf *b = &st.out[k];
-    size_t n = all ? b->len : utf8_complete_prefix(b->data, b->len);
-    json_t *text;
-    if (n == 0 || !(text = json_text(b->data, n)))
+    size_t n = all ? b->len : utf8_complete_prefix(b->data, b->len), done = 0;
+    while (done < n) {
+        size_t piece = json_text_fit(b->data + done, n - done, PIECE_COST);
+        json_t *text = json_text(b->data + done, piece);
+        if (!text)
+            break;
+        if (log_enabled(LOG_INFO))
+            mcp_send_notification("notifications/message",
+                                  json_pack("{s:s, s:s, s:O}", "level", "info", "logger",
+                                            k ? "stderr" : "stdout", "data", text));
+        if (st.token)
+            mcp_send_notification("notifications/progress",
+                                  json_pack("{s:O, s:I, s:O}", "progressToken", st.token,
+                                            "progress", ++st.progress, "message", text));
+        json_decref(text);
+        done += piece;
+    }
+    if (done == 0)
         return;
-    if (log_enabled(LOG_INFO))
-        mcp_send_notification("notifications/message",
-                              json_pack("{s:s, s:s, s:O}", "level", "info", "logger",
-                                        k ? "stderr" : "stdout", "data", text));
-    if (st.token)
-        mcp_send_notification("notifications/progress",
-                              json_pack("{s:O, s:I, s:O}", "progressToken", st.token,
-                                        "progress", ++st.progress, "message", text));
-    json_decref(text);
-    memmove(b->data, b->data + n, b->len - n);
-    b->len -= n;
+    memmove(b->data, b->data + done, b->len - done);
+    b->len -= done;
 }
 
 static void flush_both(int all)

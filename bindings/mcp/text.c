@@ -235,6 +235,81 @@ json_t *json_text(const char *data, size_t len)
     return s;
 }
 
+/* The bytes jansson's dump writes for the character of @k bytes at @p
+ * (k == 0: an invalid byte, which json_text() makes U+FFFD). */
+static size_t char_cost(const unsigned char *p, size_t k)
+{
+    if (k == 0)
+        return 3;
+    if (k > 1)
+        return k;
+    switch (*p) {
+    case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t':
+        return 2;
+    default:
+        return *p < 0x20 ? 6 : 1; /* \u00XX */
+    }
+}
+
+size_t json_text_fit(const char *data, size_t len, size_t cost)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    size_t used = 2, i = 0, k; /* the quotes */
+    int partial;
+    if (cost < used)
+        return 0;
+    for (; i < len; i += k ? k : 1) {
+        k = utf8_seq(p + i, len - i, &partial);
+        size_t c = char_cost(p + i, k);
+        if (c > cost - used)
+            break;
+        used += c;
+    }
+    return i;
+}
+
+size_t json_text_cost(const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    size_t used = 2, k;
+    int partial;
+    for (size_t i = 0; i < len; i += k ? k : 1) {
+        k = utf8_seq(p + i, len - i, &partial);
+        used += char_cost(p + i, k);
+    }
+    return used;
+}
+
+size_t json_cost(const json_t *v)
+{
+    /* Without a buffer, json_dumpb only counts. */
+    return json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+void buf_add_name(struct buf *b, const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    int quote = *p == '"';
+    for (; *p && !quote; p++)
+        quote = *p < 0x20 || *p == 0x7f;
+    if (!quote) {
+        buf_add(b, name, strlen(name));
+    } else {
+        buf_add(b, "\"", 1);
+        for (p = (const unsigned char *)name; *p; p++) {
+            const char *esc = *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n"
+                              : *p == '\t' ? "\\t" : *p == '\r' ? "\\r" : NULL;
+            if (esc)
+                buf_add(b, esc, 2);
+            else if (*p < 0x20 || *p == 0x7f)
+                buf_printf(b, "\\u%04x", *p);
+            else
+                buf_add(b, (const char *)p, 1);
+        }
+        buf_add(b, "\"", 1);
+    }
+}
+
 /* --------------------------------------------------------- MIME, URIs */
 
 static const struct {

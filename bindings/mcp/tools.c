@@ -7,7 +7,9 @@
 #include "mcp.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* list_files stops after this many entries and this depth. */
+/* list_files stops after this many entries (files and directories) and
+ * this depth. */
 #define LIST_MAX_ENTRIES 1000
 #define LIST_MAX_DEPTH 16
 
@@ -74,12 +77,51 @@ json_t *tools_list(void)
              json_pack("[s]", "name"), 1),
         tool("list_files", "List files",
              "Lists the files in the session's working directory and its subdirectories, with "
-             "their sizes in bytes.",
+             "their sizes in bytes: one a line, the name, a tab, the size. A name that holds a "
+             "control character (newline, tab...) or starts with a double quote is shown as a "
+             "JSON string: in double quotes, with \\n, \\t, \\\" and \\\\ escapes.",
              json_object(), NULL, 1),
         tool("reset", "Reset the interpreter",
              "Replaces the Python interpreter with a fresh one: every variable, import and "
              "function is gone. Files in the working directory are kept.",
              json_object(), NULL, 0));
+}
+
+/* A tool's entry in tools_list(), within @tools; NULL if none. */
+static const json_t *tool_entry(const json_t *tools, const char *name)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tools, i, t)
+        if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+            return t;
+    return NULL;
+}
+
+int tool_args_known(const char *name, const json_t *args, char *why, size_t why_size)
+{
+    json_t *tools = tools_list();
+    const json_t *props = json_object_get(json_object_get(tool_entry(tools, name), "inputSchema"),
+                                          "properties");
+    const char *key;
+    const json_t *v;
+    int ok = 1;
+    json_object_foreach((json_t *)args, key, v) {
+        if (json_object_get(props, key))
+            continue;
+        struct buf b = {0};
+        const char *known;
+        json_t *unused;
+        json_object_foreach((json_t *)props, known, unused)
+            buf_printf(&b, "%s%s", b.len ? ", " : "", known);
+        snprintf(why, why_size, "tools/call: %s takes no argument \"%.60s\" (%s%s)", name, key,
+                 b.len ? "its arguments: " : "it takes none", b.len ? b.data : "");
+        free(b.data);
+        ok = 0;
+        break;
+    }
+    json_decref(tools);
+    return ok;
 }
 
 int tool_known(const char *name)
@@ -94,9 +136,17 @@ int tool_known(const char *name)
 
 /* ------------------------------------------------------------- results */
 
-json_t *text_content(const char *text)
+json_t *text_content(const char *text, size_t len)
 {
-    return json_pack("{s:s, s:o}", "type", "text", "text", json_text(text, strlen(text)));
+    return json_pack("{s:s, s:o}", "type", "text", "text", json_text(text, len));
+}
+
+size_t result_budget(const json_t *id)
+{
+    /* The answer around the items, and its newline. */
+    size_t around = sizeof "{\"jsonrpc\":\"2.0\",\"id\":,\"result\":"
+                           "{\"content\":[],\"isError\":false}}\n" - 1 + json_cost(id);
+    return srv.max_result > around ? srv.max_result - around : 0;
 }
 
 static json_t *tool_result(json_t *content, int is_error)
@@ -111,7 +161,7 @@ json_t *tool_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    return tool_result(text_content(text), 1);
+    return tool_result(text_content(text, strlen(text)), 1);
 }
 
 /* A string argument without NUL bytes; NULL if missing or not one. */
@@ -127,9 +177,27 @@ static json_t *file_error(const char *what, int rc)
 {
     if (rc == CI_EINVAL)
         return tool_error("%s: invalid file name: a name is relative to the working directory, "
-                          "not empty, without a leading \"/\" and without \".\" or \"..\" "
-                          "components", what);
+                          "not empty, without a leading \"/\", without \".\" or \"..\" "
+                          "components, and each part at most %d bytes", what, NAME_MAX);
     return tool_error("%s: %s: %s", what, ci_strerror(rc), ci_session_errmsg(srv.session));
+}
+
+/* The library's rules for a file name (ci_session_put_file): relative,
+ * shorter than PATH_MAX, no empty, "." or ".." part, no trailing "/". And
+ * no part over NAME_MAX bytes, which the library would find only as an
+ * I/O error (ENAMETOOLONG). */
+static int name_valid(const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0 || len >= PATH_MAX || name[0] == '/' || name[len - 1] == '/')
+        return 0;
+    for (const char *p = name; *p; ) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || n > NAME_MAX || (n <= 2 && strncmp(p, "..", n) == 0))
+            return 0;
+        p += n + (p[n] == '/');
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------- session */
@@ -178,6 +246,8 @@ static json_t *upload_file(const json_t *args)
     char why[1024];
     if (!name || !b64)
         return tool_error("upload_file: \"name\" and \"content_base64\" must be strings");
+    if (!name_valid(name))
+        return file_error("upload_file", CI_EINVAL);
     int rc = base64_decode(b64, strlen(b64), &data, &len);
     if (rc == -1)
         return tool_error("upload_file: content_base64 is not valid base64");
@@ -192,53 +262,190 @@ static json_t *upload_file(const json_t *args)
     if (rc != CI_OK)
         return file_error("upload_file", rc);
     snprintf(why, sizeof why, "Uploaded %zu bytes to %s in the working directory.", len, name);
-    return tool_result(text_content(why), 0);
+    return tool_result(text_content(why, strlen(why)), 0);
 }
 
-static json_t *download_file(const json_t *args)
+/* What a failed open of a workspace file is, as a CI_E* code, as the
+ * library's ci_session_get_file() says it: ELOOP is a link on the path,
+ * EXDEV a path that leaves the workspace. */
+static int open_code(int err)
+{
+    if (err == ELOOP || err == EXDEV || err == ENOTDIR || err == EISDIR)
+        return CI_EUNSAFE;
+    return err == ENOENT ? CI_ENOENT : err == ENOMEM ? CI_ENOMEM : CI_EIO;
+}
+
+/* Where openat2 is missing (kernels before 5.6, seccomp profiles older
+ * than it): a walk from @dir one part of @name at a time, each directory
+ * opened without following a link from the one before, so neither a link
+ * nor a rename during the walk leads out. */
+static int open_walk(int dir, const char *name, int flags)
+{
+    int cur = dup(dir);
+    while (cur >= 0) {
+        char part[NAME_MAX + 1];
+        size_t n = strcspn(name, "/");
+        struct stat st;
+        int next, err;
+        memcpy(part, name, n); /* name_valid: n <= NAME_MAX */
+        part[n] = '\0';
+        if (!name[n])
+            next = openat(cur, part, flags | O_NOFOLLOW);
+        else if ((next = openat(cur, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+                 (fstat(next, &st) < 0 || !S_ISDIR(st.st_mode))) {
+            close(next);
+            next = -1;
+            errno = ENOTDIR;
+        }
+        err = errno;
+        close(cur);
+        errno = err;
+        if (!name[n] || next < 0)
+            return next;
+        cur = next;
+        name += n + 1;
+    }
+    return -1;
+}
+
+/* Opens @name (valid) beneath the workspace for reading, following no
+ * link, as the library does; the descriptor, or -1 with errno. */
+static int open_in_workspace(const char *name)
+{
+    const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    struct open_how how = {.flags = flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                                      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    int dir = open(ci_session_workspace(srv.session), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = -1, err, tries = 0;
+    if (dir < 0)
+        return -1;
+    do /* EAGAIN: a rename raced the lookup */
+        fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
+    while (fd < 0 && (errno == EINTR || errno == EAGAIN) && ++tries < 100);
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+        fd = open_walk(dir, name, flags);
+    err = errno;
+    close(dir);
+    errno = err;
+    return fd;
+}
+
+/* The message download_file gives a file that cannot fit in a result. */
+static json_t *too_big(const char *name, long long size)
+{
+    return tool_error("download_file: %s is %lld bytes, too big for one result: as base64 (or as "
+                      "escaped text) it would be over the %zu bytes one message may take "
+                      "(--max-result-bytes)", name, size, srv.max_result);
+}
+
+/* Reads the file open at @fd, @want bytes at most, into a new buffer
+ * (*@data, *@len); 0, or an errno. */
+static int read_at_most(int fd, size_t want, char **data, size_t *len)
+{
+    *len = 0;
+    if (!(*data = malloc(want + 1)))
+        return ENOMEM;
+    while (*len < want) {
+        ssize_t n = read(fd, *data + *len, want - *len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            free(*data);
+            *data = NULL;
+            return err;
+        }
+        if (n == 0)
+            break;
+        *len += (size_t)n;
+    }
+    return 0;
+}
+
+static json_t *download_file(const json_t *args, size_t budget)
 {
     const char *name = string_arg(args, "name");
-    char why[1024];
+    char why[1024], *data;
     struct stat st;
-    void *data;
     size_t len;
+    int fd, err;
     if (!name)
         return tool_error("download_file: \"name\" must be a string");
+    if (!name_valid(name))
+        return file_error("download_file", CI_EINVAL);
     if (session_ensure(0, why, sizeof why) < 0)
         return tool_error("download_file: %s", why);
-    /* Refuse what would not fit in one message before the library reads
-     * it all. Only a look beneath the workspace, as the library's own
-     * (where openat2 is missing, the library's file limit still holds). */
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-    int dir = open(ci_session_workspace(srv.session), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    int fd = dir < 0 ? -1 : (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
-    int too_big = fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size > srv.max_message / 4 * 3;
-    if (fd >= 0)
-        close(fd);
-    if (dir >= 0)
-        close(dir);
-    if (too_big)
-        return tool_error("download_file: %s is %lld bytes, over the %zu bytes that fit in one "
-                          "message (--max-message-bytes)", name, (long long)st.st_size,
-                          srv.max_message / 4 * 3);
-    int rc = ci_session_get_file(srv.session, name, &data, &len);
-    if (rc != CI_OK)
-        return file_error("download_file", rc);
 
+    /* One open, and every check and the read on it: a cell may swap names
+     * between two opens. */
+    if ((fd = open_in_workspace(name)) < 0) {
+        err = errno;
+        return tool_error("download_file: %s: cannot open %s: %s", ci_strerror(open_code(err)),
+                          name, strerror(err));
+    }
+    if (fstat(fd, &st) < 0) {
+        err = errno;
+        close(fd);
+        return tool_error("download_file: %s: cannot stat %s: %s", ci_strerror(CI_EIO), name,
+                          strerror(err));
+    }
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        close(fd);
+        return tool_error("download_file: %s: %s: refused, %s", ci_strerror(CI_EUNSAFE), name,
+                          !S_ISREG(st.st_mode) ? "not a regular file"
+                                               : "it has more than one hard link");
+    }
+
+    /* The item around the file's bytes; what is left of the budget is
+     * theirs: text takes its bytes and quotes at least, base64 4/3. */
     const char *mime = mime_type_of(name);
+    int text = mime_is_text(mime);
     char *uri = file_uri(ci_session_workspace(srv.session), name);
     json_t *resource = json_pack("{s:s?, s:s}", "uri", uri, "mimeType", mime);
+    json_t *item = json_pack("{s:s, s:o}", "type", "resource", "resource", resource);
     free(uri);
-    if (resource && mime_is_text(mime) && utf8_valid(data, len)) {
-        json_object_set_new(resource, "text", json_stringn_nocheck(data, len));
-    } else if (resource) {
-        char *b64 = base64_encode(data, len, NULL);
-        json_object_set_new(resource, "blob", b64 ? json_string_nocheck(b64) : NULL);
-        free(b64);
+    if (!item || json_object_set_new(resource, "blob", json_string("")) < 0) {
+        close(fd);
+        json_decref(item);
+        return tool_error("download_file: out of memory");
     }
-    ci_free(data);
-    return tool_result(json_pack("{s:s, s:o}", "type", "resource", "resource", resource), 0);
+    size_t around = json_cost(item) - 2, room = budget > around + 2 ? budget - around - 2 : 0;
+    size_t cap = text ? room : room / 4 * 3;
+    if ((unsigned long long)st.st_size > cap) {
+        close(fd);
+        json_decref(item);
+        return too_big(name, (long long)st.st_size);
+    }
+    /* The size fstat gave bounds the read, even if the file grows. */
+    err = read_at_most(fd, (size_t)st.st_size, &data, &len);
+    close(fd);
+    if (err) {
+        json_decref(item);
+        return tool_error("download_file: %s: cannot read %s: %s",
+                          ci_strerror(err == ENOMEM ? CI_ENOMEM : CI_EIO), name, strerror(err));
+    }
+
+    /* Text that is not UTF-8, or escapes past the room, goes as base64. */
+    json_t *value = NULL;
+    if (text && utf8_valid(data, len) && json_text_cost(data, len) - 2 <= room) {
+        json_object_del(resource, "blob");
+        value = json_stringn_nocheck(data, len);
+    } else if ((len + 2) / 3 * 4 <= room) {
+        char *b64 = base64_encode(data, len, NULL);
+        value = b64 ? json_string_nocheck(b64) : NULL;
+        free(b64);
+    } else {
+        free(data);
+        json_decref(item);
+        return too_big(name, (long long)len);
+    }
+    free(data);
+    if (json_object_set_new(resource, json_object_get(resource, "blob") ? "blob" : "text",
+                            value) < 0) {
+        json_decref(item);
+        return tool_error("download_file: out of memory");
+    }
+    return tool_result(item, 0);
 }
 
 /* One workspace entry for list_files. */
@@ -251,7 +458,8 @@ struct entry {
 struct listing {
     struct entry *v;
     size_t n;
-    int cut; /* more entries, or deeper ones, than were listed */
+    size_t dirs; /* directories walked, counted against the limit too */
+    int cut;     /* more entries, or deeper ones, than were listed */
 };
 
 static int by_name(const void *a, const void *b)
@@ -275,8 +483,13 @@ static void walk(int fd, const char *prefix, int depth, struct listing *l)
             continue;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
+        if (l->n + l->dirs == LIST_MAX_ENTRIES) {
+            l->cut = 1;
+            break;
+        }
         snprintf(path, sizeof path, "%s%s", prefix, e->d_name);
         if (S_ISDIR(st.st_mode)) {
+            l->dirs++;
             int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             strncat(path, "/", sizeof path - strlen(path) - 1);
             if (depth >= LIST_MAX_DEPTH) {
@@ -288,10 +501,6 @@ static void walk(int fd, const char *prefix, int depth, struct listing *l)
             }
             continue;
         }
-        if (l->n == LIST_MAX_ENTRIES) {
-            l->cut = 1;
-            break;
-        }
         struct entry *en = &l->v[l->n];
         if (!(en->name = strdup(path)))
             break;
@@ -302,11 +511,12 @@ static void walk(int fd, const char *prefix, int depth, struct listing *l)
     closedir(d);
 }
 
-static json_t *list_files(void)
+static json_t *list_files(size_t budget)
 {
     char why[1024];
     struct listing l = {0};
     struct buf b = {0};
+    size_t shown = 0, room;
     if (session_ensure(0, why, sizeof why) < 0)
         return tool_error("list_files: %s", why);
     const char *ws = ci_session_workspace(srv.session);
@@ -322,20 +532,36 @@ static json_t *list_files(void)
         buf_printf(&b, "The working directory (%s) is empty.\n", ws);
     else
         buf_printf(&b, "%zu file%s in the working directory (%s):\n", l.n, l.n == 1 ? "" : "s", ws);
-    for (size_t i = 0; i < l.n; i++) {
-        if (l.v[i].kind == 'f')
-            buf_printf(&b, "%s\t%lld byte%s\n", l.v[i].name, l.v[i].size, l.v[i].size == 1 ? "" : "s");
+    /* Room for the item around the text and the notes after it. */
+    room = budget > TEXT_ITEM_COST(2) + 1024 ? budget - TEXT_ITEM_COST(2) - 1024 : 0;
+    room = room > json_text_cost(b.data, b.len) ? room - json_text_cost(b.data, b.len) : 0;
+    for (; shown < l.n; shown++) {
+        struct entry *en = &l.v[shown];
+        struct buf line = {0};
+        buf_add_name(&line, en->name);
+        if (en->kind == 'f')
+            buf_printf(&line, "\t%lld byte%s\n", en->size, en->size == 1 ? "" : "s");
         else
-            buf_printf(&b, "%s\t(%s)\n", l.v[i].name,
-                       l.v[i].kind == 'l' ? "symbolic link" : "not a regular file");
-        free(l.v[i].name);
+            buf_printf(&line, "\t(%s)\n", en->kind == 'l' ? "symbolic link" : "not a regular file");
+        size_t cost = line.failed ? room + 1 : json_text_cost(line.data, line.len) - 2;
+        if (cost <= room)
+            buf_add(&b, line.data, line.len);
+        free(line.data);
+        if (cost > room)
+            break;
+        room -= cost;
     }
+    if (shown < l.n)
+        buf_printf(&b, "[%zu more not shown: the result would exceed --max-result-bytes]\n",
+                   l.n - shown);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i].name);
     free(l.v);
     if (l.cut)
-        buf_printf(&b, "[the list is incomplete: over %d entries or %d directories deep]\n",
-                   LIST_MAX_ENTRIES, LIST_MAX_DEPTH);
+        buf_printf(&b, "[the list is incomplete: over %d entries (files and directories) or %d "
+                   "directories deep]\n", LIST_MAX_ENTRIES, LIST_MAX_DEPTH);
     json_t *result = b.failed ? tool_error("list_files: out of memory")
-                              : tool_result(text_content(b.data), 0);
+                              : tool_result(text_content(b.data, b.len), 0);
     free(b.data);
     return result;
 }
@@ -348,24 +574,25 @@ static json_t *reset(void)
         rc = session_restart(why, sizeof why);
     if (rc < 0)
         return tool_error("reset: %s", why);
-    return tool_result(text_content("A fresh Python interpreter is running: every variable, "
-                                    "import and function is gone. The files in the working "
-                                    "directory are kept."), 0);
+    static const char text[] = "A fresh Python interpreter is running: every variable, import "
+                               "and function is gone. The files in the working directory are "
+                               "kept.";
+    return tool_result(text_content(text, sizeof text - 1), 0);
 }
 
-json_t *tool_call(const char *name, json_t *args, const json_t *progress_token)
+json_t *tool_call(const char *name, json_t *args, const json_t *progress_token, size_t budget)
 {
     json_t *empty = NULL, *result;
     if (!args)
         args = empty = json_object();
     if (strcmp(name, "run_python") == 0)
-        result = run_python(args, progress_token);
+        result = run_python(args, progress_token, budget);
     else if (strcmp(name, "upload_file") == 0)
         result = upload_file(args);
     else if (strcmp(name, "download_file") == 0)
-        result = download_file(args);
+        result = download_file(args, budget);
     else if (strcmp(name, "list_files") == 0)
-        result = list_files();
+        result = list_files(budget);
     else
         result = reset();
     json_decref(empty);

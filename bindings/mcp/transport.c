@@ -165,13 +165,37 @@ static int out_piece(const char *p, size_t n, void *unused)
     return 0;
 }
 
+/* A message over srv.max_result (the tools keep theirs under it; this is
+ * the last guard): a result becomes an error that says so, anything else
+ * is dropped. NULL when nothing is to be sent instead. */
+static json_t *oversized(json_t *msg, size_t size)
+{
+    const json_t *id = json_object_get(msg, "id");
+    json_t *instead = NULL;
+    char text[200];
+    fprintf(stderr, MCP_SERVER_NAME ": a message of %zu bytes is over --max-result-bytes (%zu); "
+            "it was not sent\n", size, srv.max_result);
+    if (id && json_object_get(msg, "result")) { /* an id is short: MCP_MAX_ID */
+        snprintf(text, sizeof text, "internal error: the result would take %zu bytes, over the "
+                 "limit of %zu (--max-result-bytes); it was not sent", size, srv.max_result);
+        instead = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                            "code", RPC_INTERNAL_ERROR, "message", text);
+    }
+    json_decref(msg);
+    return instead;
+}
+
 int mcp_send(json_t *msg)
 {
     int rc = -1, broke = 0;
+    size_t size;
     if (!msg) {
         fprintf(stderr, MCP_SERVER_NAME ": out of memory; a message was not sent\n");
         return -1;
     }
+    /* The line and its newline. */
+    if ((size = json_cost(msg) + 1) > srv.max_result && !(msg = oversized(msg, size)))
+        return 0;
     pthread_mutex_lock(&out_lock);
     if (!out_broken) {
         /* JSON_COMPACT writes no newline; strings escape theirs. */
@@ -193,7 +217,7 @@ int mcp_send(json_t *msg)
 void mcp_send_result(const json_t *id, json_t *result)
 {
     if (!result) {
-        mcp_send_error(id, -32603, "out of memory");
+        mcp_send_error(id, RPC_INTERNAL_ERROR, "out of memory");
         return;
     }
     mcp_send(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));

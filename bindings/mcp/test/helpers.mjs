@@ -123,6 +123,12 @@ export async function waitExit(pid, ms) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The peak resident memory (VmHWM) of process @pid so far, in MiB. */
+export function peakMiB(pid) {
+    const hwm = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
+    return Number(hwm[1]) / 1024;
+}
+
 /** The text items of a tool result, joined by newlines. */
 export function textOf(result) {
     return (result.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
@@ -151,7 +157,9 @@ export class RawPeer {
             stdio: ['pipe', 'pipe', 'pipe'], cwd: TMP,
         });
         this.messages = [];   // parsed lines
+        this.sizes = [];      // their sizes in bytes, newline included
         this.badLines = [];   // lines that were not JSON
+        this.longestLine = 0; // in bytes, newline included
         this.stderr = '';
         this.waiters = [];
         let buf = '';
@@ -162,9 +170,12 @@ export class RawPeer {
             while ((nl = buf.indexOf('\n')) >= 0) {
                 const line = buf.slice(0, nl);
                 buf = buf.slice(nl + 1);
+                const size = Buffer.byteLength(line) + 1;
+                this.longestLine = Math.max(this.longestLine, size);
                 if (line.trim() === '') continue;
                 try {
                     this.messages.push(JSON.parse(line));
+                    this.sizes.push(size);
                 } catch {
                     this.badLines.push(line);
                 }
@@ -205,6 +216,10 @@ export class RawPeer {
     }
     reply(id, ms) {
         return this.next((m) => m.id === id && ('result' in m || 'error' in m), ms);
+    }
+    /** The size in bytes of the line that carried @message. */
+    sizeOf(message) {
+        return this.sizes[this.messages.indexOf(message)];
     }
     async request(id, method, params, ms) {
         this.send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });

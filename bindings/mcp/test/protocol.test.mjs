@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { freshRoot, leftIn, libraryVersion, RawPeer, SERVER, sleep } from './helpers.mjs';
+import { rmSync } from 'node:fs';
+import { freshRoot, leftIn, libraryVersion, peakMiB, RawPeer, SERVER, sleep } from './helpers.mjs';
 
 async function withPeer(t, args, fn) {
     if (typeof args === 'function') { fn = args; args = []; }
@@ -128,13 +128,178 @@ test('a line over --max-message-bytes is discarded as it comes, not held', async
         assert.equal(parse.id, null);
         const pong = await peer.request(1, 'ping', undefined, 60000);
         assert.deepEqual(pong.result, {});
-        const hwm = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
-        const mib = Number(hwm[1]) / 1024;
+        const mib = peakMiB(pid);
         t.diagnostic(`server peak RSS after a 64 MiB line: ${mib.toFixed(1)} MiB`);
         assert.ok(mib < 48, `the server grew to ${mib.toFixed(1)} MiB`);
         // A message under the cap still works after all that.
         const r = await peer.request(2, 'tools/call', { name: 'run_python', arguments: { code: "'ok'" } });
         assert.match(r.result.content[0].text, /'ok'/);
+    });
+});
+
+// Parsed, a line of small values takes some 45 times its size (a 63 MB
+// line of "[]," grew the server to 3 GB): such a line is refused unparsed,
+// and a queued call waits as the text it came as. Measured: a 4 MiB line
+// of "[]," peaked at 187 MiB before, 6 MiB now; two queued 4 MiB calls
+// behind a running cell at about 35 MiB.
+test('a line of many small JSON values is refused unparsed; queued calls cost their size', async (t) => {
+    await withPeer(t, ['--max-message-bytes', '4M'], async (peer) => {
+        await peer.initialize();
+        const bytes = 4 << 20;
+        const arrays = (head, tail) => {
+            const n = Math.floor((bytes - head.length - tail.length - 3) / 3);
+            return `${head}${'[],'.repeat(n)}[]${tail}`;
+        };
+        let seen = peer.messages.length;
+        for (const line of [
+            arrays('{"jsonrpc":"2.0","id":1,"method":"ping","params":[', ']}'),
+            arrays('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_python",' +
+                   '"arguments":{"code":"1","x":[', ']}}}'),
+        ]) {
+            assert.ok(line.length > bytes - 8 && line.length < bytes, `a ${line.length}-byte line`);
+            peer.send(line);
+            const m = await peer.next((x) => 'error' in x, 60000, seen);
+            seen = peer.messages.indexOf(m) + 1;
+            assert.equal(m.id, null);
+            assert.equal(errorCode(m), -32600, JSON.stringify(m));
+            assert.match(m.error.message, /at most 10000 JSON values/);
+        }
+        const small = peakMiB(peer.proc.pid);
+        t.diagnostic(`server peak RSS after two 4 MiB lines of []: ${small.toFixed(1)} MiB`);
+        assert.ok(small < 32, `the server grew to ${small.toFixed(1)} MiB`);
+
+        // Calls of 4 MiB (code that is one long comment) wait behind a
+        // running cell: each costs about its size while it waits.
+        const call = (id, code) => ({ jsonrpc: '2.0', id, method: 'tools/call',
+                                      params: { name: 'run_python', arguments: { code } } });
+        peer.send(call(10, "import time\ntime.sleep(2)\n'slept'"));
+        const comment = '#' + 'c'.repeat(bytes - 200);
+        peer.send(call(11, comment));
+        peer.send(call(12, comment + '\n6 * 7'));
+        assert.match((await peer.reply(10, 60000)).result.content[0].text, /'slept'/);
+        assert.notEqual((await peer.reply(11, 60000)).result.isError, true);
+        assert.match((await peer.reply(12, 60000)).result.content[0].text, /\[value\]\n42\n/);
+        const queued = peakMiB(peer.proc.pid);
+        t.diagnostic(`server peak RSS after two queued 4 MiB calls: ${queued.toFixed(1)} MiB`);
+        // About 35 MiB; 110 under ASan, whose quarantine keeps what is freed.
+        assert.ok(queued < 160, `the server grew to ${queued.toFixed(1)} MiB`);
+    });
+});
+
+test('names are compared whole: a NUL byte in a method, tool or version is no match', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        let m = await peer.request(1, 'tools/call\u0000zzz',
+                                   { name: 'run_python', arguments: { code: "open('ran', 'w')" } });
+        assert.equal(errorCode(m), -32601, JSON.stringify(m));
+        m = await peer.request(2, 'ping\u0000');
+        assert.equal(errorCode(m), -32601, JSON.stringify(m));
+        m = await peer.request(3, 'tools/call', { name: 'run_python\u0000x', arguments: { code: '1' } });
+        assert.equal(errorCode(m), -32602, JSON.stringify(m));
+        assert.match(m.error.message, /unknown tool/);
+        peer.send('{"jsonrpc":"2.0\\u0000","id":4,"method":"ping"}');
+        m = await peer.reply(4);
+        assert.equal(errorCode(m), -32600, JSON.stringify(m));
+        m = await peer.request(5, 'logging/setLevel', { level: 'info\u0000' });
+        assert.equal(errorCode(m), -32602, JSON.stringify(m));
+        // Nothing ran: the cell of the first request never wrote its file.
+        const files = await peer.request(6, 'tools/call', { name: 'list_files', arguments: {} });
+        assert.match(files.result.content[0].text, /is empty/);
+    });
+});
+
+test('an argument a tool does not take is refused at once, before the call queues', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        const call = (id, name, args) => ({ jsonrpc: '2.0', id, method: 'tools/call',
+                                            params: { name, arguments: args } });
+        peer.send(call(1, 'run_python', { code: "import time\ntime.sleep(3)\n'slow done'" }));
+        await sleep(500);
+        peer.send(call(2, 'run_python', { code: '1', extra: [1, 2, 3] }));
+        const m = await peer.reply(2, 10000);
+        assert.equal(errorCode(m), -32602, JSON.stringify(m));
+        assert.match(m.error.message, /run_python takes no argument "extra" \(its arguments: code, timeout_ms\)/);
+        assert.equal(peer.messages.find((x) => x.id === 1), undefined, 'the refusal waited for the cell');
+        peer.send(call(3, 'list_files', { recursive: true }));
+        const none = await peer.reply(3, 10000);
+        assert.equal(errorCode(none), -32602);
+        assert.match(none.error.message, /list_files takes no argument "recursive" \(it takes none\)/);
+        assert.match((await peer.reply(1, 60000)).result.content[0].text, /'slow done'/);
+        const ok = await peer.request(4, 'tools/call', { name: 'run_python', arguments: { code: '6 * 7', timeout_ms: 5000 } });
+        assert.match(ok.result.content[0].text, /\[value\]\n42\n/);
+    });
+});
+
+test('a string id or progressToken over 1024 bytes is refused: every answer repeats it', async (t) => {
+    await withPeer(t, async (peer) => {
+        await peer.initialize();
+        const long = 'i'.repeat(1025);
+        let seen = peer.messages.length;
+        peer.send({ jsonrpc: '2.0', id: long, method: 'ping' });
+        const m = await peer.next((x) => 'error' in x, 30000, seen);
+        seen = peer.messages.indexOf(m) + 1;
+        assert.equal(m.id, null);
+        assert.equal(errorCode(m), -32600);
+        assert.match(m.error.message, /id takes at most 1024 bytes/);
+        assert.deepEqual((await peer.request('i'.repeat(1024), 'ping')).result, {});
+        const token = await peer.request(1, 'tools/call', {
+            name: 'run_python', arguments: { code: '1' }, _meta: { progressToken: long },
+        });
+        assert.equal(errorCode(token), -32602);
+        assert.match(token.error.message, /progressToken takes at most 1024 bytes/);
+    });
+});
+
+test('--max-result-bytes 1M: 30 figures in one cell, the result fits and says what was left out', async (t) => {
+    await withPeer(t, ['--max-result-bytes', '1M'], async (peer) => {
+        await peer.initialize();
+        // Noise does not compress: each PNG is some 100 KB.
+        const r = await peer.request(1, 'tools/call', { name: 'run_python', arguments: { code:
+            'import matplotlib.pyplot as plt, numpy as np\n' +
+            'for k in range(30):\n' +
+            '    plt.figure(figsize=(3, 2))\n' +
+            '    plt.imshow(np.random.rand(60, 90))\n' } }, 120000);
+        const size = peer.sizeOf(r);
+        t.diagnostic(`the result of 30 figures: ${size} bytes`);
+        assert.ok(size <= 1 << 20, `a ${size}-byte result line`);
+        assert.notEqual(r.result.isError, true, JSON.stringify(r).slice(0, 2000));
+        const images = r.result.content.filter((c) => c.type === 'image');
+        const text = r.result.content[0].text;
+        const attached = text.match(/^\[display \d+: image\/png, \d+x\d+, attached as an image\]$/gm) || [];
+        const left = text.match(/^\[display \d+: image\/png, \d+x\d+, left out: the result would exceed --max-result-bytes\]$/gm) || [];
+        t.diagnostic(`${images.length} images kept, ${left.length} left out`);
+        assert.ok(images.length >= 3 && images.length < 30, `${images.length} images kept`);
+        assert.equal(attached.length, images.length);
+        assert.equal(left.length, 30 - images.length);
+        const total = images.reduce((n, c) => n + c.data.length, 0);
+        assert.ok(total > (1 << 20) - 200000, `only ${total} bytes of images in a 1 MiB result`);
+        for (const c of images) assert.equal(Buffer.from(c.data, 'base64').readUInt32BE(0), 0x89504e47);
+    });
+});
+
+test('--max-result-bytes 64K: output of control characters streams and returns within it', async (t) => {
+    await withPeer(t, ['--max-result-bytes', '64K'], async (peer) => {
+        await peer.initialize();
+        // Escaped, each byte of this output takes six ("\u0001").
+        const r = await peer.request(1, 'tools/call', {
+            name: 'run_python',
+            arguments: { code: "import sys\nsys.stdout.write('\\x01' * 200000)\nsys.stdout.flush()\n" +
+                               "open('after.txt', 'w').write('x')\n1 / 0" },
+            _meta: { progressToken: 'p'.repeat(1024) },
+        }, 60000);
+        t.diagnostic(`result ${peer.sizeOf(r)} bytes, longest line ${peer.longestLine}`);
+        assert.ok(peer.longestLine <= 64 << 10, `a ${peer.longestLine}-byte line`);
+        const text = r.result.content[0].text;
+        assert.equal(r.result.isError, true);
+        assert.match(text, /^\[stdout\]\n\u0001+\n\[stdout cut after \d+ of its 200000 bytes: the result would exceed --max-result-bytes\]\n/);
+        assert.match(text, /\[error\]\nTraceback[\s\S]*ZeroDivisionError/);
+        assert.match(text, /\[files changed\]\nafter\.txt\n/);
+        // The notifications carried all of it, in pieces.
+        const streamed = peer.messages.filter((m) => m.method === 'notifications/message')
+            .map((m) => m.params.data).join('');
+        assert.equal(streamed, '\u0001'.repeat(200000));
+        const progress = peer.messages.filter((m) => m.method === 'notifications/progress');
+        assert.equal(progress.map((m) => m.params.message).join(''), '\u0001'.repeat(200000));
     });
 });
 
@@ -262,12 +427,13 @@ test('--help documents the options; a bad option is refused', () => {
     const help = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 30000 });
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
-                       '--max-message-bytes', '--help']) {
+                       '--max-message-bytes', '--max-result-bytes', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--memory', '1M'],
                         ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
-                        ['--preload', 'not a module'], ['stray-argument']]) {
+                        ['--preload', 'not a module'], ['--max-result-bytes', '63K'],
+                        ['--max-result-bytes', '2G'], ['stray-argument']]) {
         const bad = spawnSync(SERVER, args, { encoding: 'utf8', timeout: 30000, input: '' });
         assert.equal(bad.status, 2, `${args.join(' ')}: exit ${bad.status}, not 2`);
         assert.ok(bad.stderr.length > 0, `${args.join(' ')}: nothing on stderr`);

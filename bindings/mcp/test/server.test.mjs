@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    connect, leftIn, libraryVersion, PNG_MAGIC, pngSize, run, settle, sleep, textOf,
+    connect, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep, textOf,
 } from './helpers.mjs';
 
 /** Runs @fn with a connected client; closes it and checks the cleanup. */
@@ -242,6 +242,98 @@ test('download_file: an embedded resource with its MIME type; list_files', async
     });
 });
 
+test('run_python: a NUL byte in stdout hides nothing after it', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client, "print('a\\x00b')\nopen('f.txt', 'w').write('x')\n1/0");
+        assert.equal(r.isError, true);
+        const text = textOf(r);
+        assert.match(text, /^\[stdout\]\na\u0000b\n\[error\]\nTraceback/);
+        assert.match(text, /ZeroDivisionError: division by zero\n/);
+        assert.match(text, /\[files changed\]\nf\.txt\n$/);
+    });
+});
+
+test('download_file: a cell swapping names cannot make the server read a big file', async (t) => {
+    await withServer(t, async ({ client, pid }) => {
+        // A thread exchanges small.txt and a sparse 1 GiB file, over and
+        // over: whatever name download_file opens, it must check and read
+        // that same file.
+        expectOk(await run(client,
+            'import ctypes, os, threading\n' +
+            'libc = ctypes.CDLL(None, use_errno=True)\n' +
+            "open('small.txt', 'w').write('small\\n')\n" +
+            "open('big.bin', 'w').close()\n" +
+            "os.truncate('big.bin', 1 << 30)\n" +
+            'swaps = 0\nstop = False\n' +
+            'def swap():\n' +
+            '    global swaps\n' +
+            '    while not stop:\n' +
+            "        if libc.renameat2(-100, b'small.txt', -100, b'big.bin', 2) != 0:\n" +  // RENAME_EXCHANGE
+            "            raise OSError(ctypes.get_errno(), 'renameat2')\n" +
+            '        swaps += 1\n' +
+            'threading.Thread(target=swap, daemon=True).start()'), 'the swapping thread');
+        let small = 0, big = 0;
+        for (let i = 0; i < 200; i++) {
+            const d = await settle(client.callTool({ name: 'download_file', arguments: { name: 'small.txt' } }));
+            assert.ok(d.result, `download ${i} failed: ${d.error}`);
+            if (d.result.isError) {
+                assert.match(textOf(d.result),
+                             /^download_file: small\.txt is 1073741824 bytes, too big for one result: .* \(--max-result-bytes\)$/);
+                big++;
+            } else {
+                const res = d.result.content[0].resource;
+                assert.equal(res.text ?? Buffer.from(res.blob, 'base64').toString(), 'small\n');
+                small++;
+            }
+        }
+        const stopped = await run(client, 'stop = True\nswaps > 1000');
+        assert.match(textOf(stopped), /\[value\]\nTrue\n/, 'the names were hardly swapped');
+        const peak = peakMiB(pid);
+        t.diagnostic(`${small} small, ${big} refused as too big; server peak RSS ${peak.toFixed(1)} MiB`);
+        assert.ok(small > 0 && big > 0, `${small} small, ${big} big: did the swap run?`);
+        assert.ok(peak < 100, `the server grew to ${peak.toFixed(1)} MiB`);
+    });
+});
+
+test('at the SDK defaults, 12 MiB of figures or a 12 MiB file keep the connection up', async (t) => {
+    await withServer(t, async ({ client, transport }) => {
+        // 24 figures of noise, each about 500 KB as base64: over the SDK's
+        // 10 MiB line limit together.
+        const r = await run(client,
+            'import matplotlib.pyplot as plt, numpy as np\n' +
+            'for k in range(24):\n' +
+            '    plt.figure(figsize=(6, 4))\n' +
+            '    plt.imshow(np.random.rand(200, 300))\n');
+        expectOk(r, '24 figures');
+        const images = r.content.filter((c) => c.type === 'image');
+        const bytes = images.reduce((n, c) => n + c.data.length, 0);
+        const line = Buffer.byteLength(JSON.stringify(transport.received.at(-1).message)) + 1;
+        t.diagnostic(`${images.length} of 24 figures kept, ${bytes} bytes of base64, a ${line}-byte line`);
+        assert.ok(line <= 8 << 20, `a ${line}-byte result`);
+        assert.ok(images.length >= 4 && images.length < 24, `${images.length} images`);
+        assert.equal((textOf(r).match(/left out: the result would exceed --max-result-bytes\]/g) || []).length,
+                     24 - images.length);
+
+        expectOk(await run(client, "import os\nopen('big.bin', 'wb').write(os.urandom(12 << 20))\n" +
+                                   "open('mid.bin', 'wb').write(os.urandom(5 << 20))\n" +
+                                   "open('big.csv', 'w').write('x,y\\n' * (1 << 20))\nplt.close('all')"),
+                 'writing the files');
+        const big = await client.callTool({ name: 'download_file', arguments: { name: 'big.bin' } });
+        assert.equal(big.isError, true);
+        assert.match(textOf(big), /^download_file: big\.bin is 12582912 bytes, too big for one result: as base64 .* over the 8388608 bytes one message may take \(--max-result-bytes\)$/);
+        // Under the limit it still comes, whole.
+        const mid = await client.callTool({ name: 'download_file', arguments: { name: 'mid.bin' } });
+        expectOk(mid, 'download_file mid.bin');
+        assert.equal(Buffer.from(mid.content[0].resource.blob, 'base64').length, 5 << 20);
+        const csv = await client.callTool({ name: 'download_file', arguments: { name: 'big.csv' } });
+        expectOk(csv, 'download_file big.csv');
+        assert.equal(csv.content[0].resource.text, 'x,y\n'.repeat(1 << 20));
+        // The SDK is still connected.
+        const after = await run(client, '6 * 7');
+        assert.match(textOf(after), word('42'));
+    });
+});
+
 test('run_python: an exception is a tool error with its name and traceback', async (t) => {
     await withServer(t, async ({ client }) => {
         const r = await run(client, 'def g(d):\n    return 1 / d\ng(0)');
@@ -265,6 +357,49 @@ test('run_python: an exception is a tool error with its name and traceback', asy
         const after = await run(client, '2 ** 10');
         expectOk(after, 'a cell after errors');
         assert.match(textOf(after), word('1024'));
+    });
+});
+
+test('list_files: directories count against the limit; odd names are quoted', async (t) => {
+    await withServer(t, async ({ client }) => {
+        expectOk(await run(client,
+            "open('bad\\nname.txt', 'w').write('ab')\n" +
+            "open('tab\\tname.txt', 'w').write('a')\n" +
+            "open('\"quoted\".txt', 'w').write('')\n" +
+            "open('plain.txt', 'w').write('abc')"), 'odd names');
+        let text = textOf(await client.callTool({ name: 'list_files', arguments: {} }));
+        const lines = text.split('\n');
+        assert.ok(lines.includes('"bad\\nname.txt"\t2 bytes'), text);
+        assert.ok(lines.includes('"tab\\tname.txt"\t1 byte'), text);
+        assert.ok(lines.includes('"\\"quoted\\".txt"\t0 bytes'), text);
+        assert.ok(lines.includes('plain.txt\t3 bytes'), text);
+        assert.equal(JSON.parse(lines.find((l) => l.startsWith('"bad')).split('\t')[0]), 'bad\nname.txt');
+        assert.doesNotMatch(text, /incomplete/);
+        const changed = await run(client, "open('new\\nfile', 'w').write('x')");
+        assert.match(textOf(changed), /\[files changed\]\n"new\\nfile"\n$/);
+
+        // 1500 empty directories: the walk stops at the limit.
+        expectOk(await run(client, "import os\nfor k in range(1500):\n    os.mkdir(f'd{k:04}')"), 'mkdir');
+        text = textOf(await client.callTool({ name: 'list_files', arguments: {} }));
+        assert.match(text, /\[the list is incomplete: over 1000 entries \(files and directories\)/);
+    });
+});
+
+test('file names with a part over 255 bytes get the name rules, not an I/O error', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const name = 'n'.repeat(256);
+        const rule = /invalid file name: .* each part at most 255 bytes/;
+        const up = await client.callTool({ name: 'upload_file', arguments: { name, content_base64: 'eA==' } });
+        assert.equal(up.isError, true);
+        assert.match(textOf(up), rule);
+        const down = await client.callTool({ name: 'download_file', arguments: { name: `sub/${name}` } });
+        assert.equal(down.isError, true);
+        assert.match(textOf(down), rule);
+        // 255 is fine.
+        expectOk(await client.callTool({ name: 'upload_file',
+                                         arguments: { name: name.slice(1), content_base64: 'eA==' } }), '255 bytes');
+        const back = await client.callTool({ name: 'download_file', arguments: { name: name.slice(1) } });
+        assert.equal(Buffer.from(back.content[0].resource.blob, 'base64').toString(), 'x');
     });
 });
 
