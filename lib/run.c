@@ -232,28 +232,10 @@ static int interrupt_requested(struct run *run)
 /* How long a worker whose channel closed has to exit on its own. */
 #define CLOSED_CHANNEL_MS 250
 
-/*
- * How long a run polls without sleeping before its first wait, in
- * microseconds. A quick cell's answer then finds the calling thread
- * awake: on a virtual machine, waking a sleeping one costs an
- * inter-processor interrupt through the hypervisor, tens of
- * microseconds, as much as a trivial cell itself. Only the thread that
- * called ci_run spins, and only this long per run.
- */
-#define SPIN_US 200
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Waits for the RESULT frame, reading output all the while. */
 static void await_result(struct run *run)
 {
     struct ci_worker *w = &run->s->worker;
-    int64_t spin_until = now_us() + SPIN_US;
     for (;;) {
         struct pollfd p[5];
         int64_t now = ci_now_ms(), next;
@@ -272,13 +254,7 @@ static void await_result(struct run *run)
         p[3] = (struct pollfd){.fd = w->pidfd, .events = POLLIN};
         p[4] = (struct pollfd){.fd = run->s->wake_fd, .events = POLLIN};
         int64_t cap = w->pidfd >= 0 ? 1000 : NO_PIDFD_POLL_MS;
-        int ready;
-        do
-            ready = poll(p, 5, 0);
-        while (ready == 0 && now_us() < spin_until);
-        if (ready == 0)
-            ready = poll(p, 5, (int)(next - now > cap ? cap : next - now));
-        if (ready < 0 && errno != EINTR) {
+        if (poll(p, 5, (int)(next - now > cap ? cap : next - now)) < 0 && errno != EINTR) {
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
