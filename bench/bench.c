@@ -124,6 +124,22 @@ static ci_result *run_ok(ci_session *s, const char *code)
     return r;
 }
 
+/* ci_session_new with @cfg (NULL: defaults), timed: its milliseconds in
+ * @ms. The session, or NULL after saying why. */
+static ci_session *start(const ci_config *cfg, double *ms)
+{
+    ci_session *s;
+    double t0 = now_us();
+    int rc = ci_session_new(&s, cfg);
+    *ms = (now_us() - t0) / 1e3;
+    if (rc != CI_OK) {
+        fprintf(stderr, "bench: ci_session_new: %s: %s\n", ci_strerror(rc),
+                ci_session_errmsg(NULL));
+        return NULL;
+    }
+    return s;
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -289,16 +305,11 @@ int main(int argc, char **argv)
 
     /* The process's first session starts the zygote. */
     {
-        ci_session *s;
-        double t0 = now_us();
-        int rc = ci_session_new(&s, NULL);
-        double t1 = now_us();
-        if (rc != CI_OK) {
-            fprintf(stderr, "bench: ci_session_new: %s: %s\n", ci_strerror(rc),
-                    ci_session_errmsg(NULL));
+        double ms;
+        ci_session *s = start(NULL, &ms);
+        if (!s)
             return 1;
-        }
-        emit1("zygote_first_new", (t1 - t0) / 1e3, "ms");
+        emit1("zygote_first_new", ms, "ms");
         ci_session_free(s);
     }
 
@@ -311,9 +322,9 @@ int main(int argc, char **argv)
         if (!cfg || ci_config_set_zygote(cfg, 0) != CI_OK)
             failures++;
         for (int i = 0; cfg && i < N_EXEC; i++) {
-            ci_session *s;
-            double t0 = now_us();
-            if (ci_session_new(&s, cfg) != CI_OK) {
+            double t0 = now_us(), ms;
+            ci_session *s = start(cfg, &ms);
+            if (!s) {
                 failures++;
                 continue;
             }
@@ -333,22 +344,19 @@ int main(int argc, char **argv)
     ci_session *keep = NULL;
     fprintf(stderr, "bench: session ready, n=%d\n", N_READY);
     for (int i = 0; i < N_READY; i++) {
-        ci_session *s;
-        double t0 = now_us();
-        int rc = ci_session_new(&s, NULL);
-        double t1 = now_us();
-        if (rc != CI_OK) {
-            fprintf(stderr, "bench: ci_session_new: %s: %s\n", ci_strerror(rc),
-                    ci_session_errmsg(NULL));
+        double new_ms;
+        ci_session *s = start(NULL, &new_ms);
+        if (!s) {
             failures++;
             continue;
         }
+        double t1 = now_us();
         ci_result *r = run_ok(s, FIRST_CELL);
-        double t2 = now_us();
+        double first_ms = (now_us() - t1) / 1e3;
         if (r) {
-            ready[nr] = (t2 - t0) / 1e3;
-            newonly[nr] = (t1 - t0) / 1e3;
-            first[nr] = (t2 - t1) / 1e3;
+            ready[nr] = new_ms + first_ms;
+            newonly[nr] = new_ms;
+            first[nr] = first_ms;
             nr++;
             if (smaps(ci_session_pid(s), &priv[nm], &rss[nm]) == 0) {
                 priv[nm] /= 1024;

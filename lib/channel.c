@@ -107,22 +107,9 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
         int64_t wait;
         ssize_t n;
 
-        if (m.msg_iov->iov_len == 0) {
-            m.msg_iov++;
-            m.msg_iovlen--;
-            continue;
-        }
         n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
-            while (m.msg_iovlen > 0 && (size_t)n >= m.msg_iov->iov_len) {
-                n -= (ssize_t)m.msg_iov->iov_len;
-                m.msg_iov++;
-                m.msg_iovlen--;
-            }
-            if (m.msg_iovlen > 0) {
-                m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + n;
-                m.msg_iov->iov_len -= (size_t)n;
-            }
+            ci_iov_advance(&m.msg_iov, &m.msg_iovlen, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR)

@@ -38,6 +38,7 @@
 #define CI_PROTO_H
 
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define CI_PROTO_VERSION 1u
 
@@ -110,6 +111,23 @@ static inline int ci_mime_is_text(const char *mime, uint32_t len)
                      __builtin_memcmp(mime + len - 4, "+xml", 4) == 0))
         return 1;
     return 0;
+}
+
+/* Moves the iovec array *@iov of *@n entries (a msghdr's msg_iov and
+ * msg_iovlen) past @sent bytes that sendmsg(2) wrote, dropping the
+ * entries it finished and any empty ones after them; *@n is 0 when all
+ * is sent. Host and worker alike send frames this way. */
+static inline void ci_iov_advance(struct iovec **iov, size_t *n, size_t sent)
+{
+    while (*n > 0 && sent >= (*iov)->iov_len) {
+        sent -= (*iov)->iov_len;
+        (*iov)++;
+        (*n)--;
+    }
+    if (*n > 0) {
+        (*iov)->iov_base = (char *)(*iov)->iov_base + sent;
+        (*iov)->iov_len -= sent;
+    }
 }
 
 enum ci_outcome {

@@ -380,16 +380,22 @@ int h_proc_stat(int pid, char *state, int *ppid, int *sid)
     return p && sscanf(p + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
 }
 
+int h_proc_named(int pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    char *comm = h_read_file(path, NULL);
+    size_t n = strlen(name);
+    int yes = comm && strncmp(comm, name, n) == 0 && comm[n] == '\n';
+    free(comm);
+    return yes;
+}
+
 int h_is_zygote(int pid)
 {
     /* Its name, or its spare's (lib/worker/zygote.c); a spare given a
      * session takes the worker's name back. */
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    char *comm = h_read_file(path, NULL);
-    int yes = comm && (!strcmp(comm, "ci-zygote\n") || !strcmp(comm, "ci-spare\n"));
-    free(comm);
-    return yes;
+    return h_proc_named(pid, "ci-zygote") || h_proc_named(pid, "ci-spare");
 }
 
 /* ------------------------------------------------ rich outputs, files */

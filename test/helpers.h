@@ -97,6 +97,9 @@ char *h_read_file(const char *path, size_t *len);
  * 1, or 0 when the process is gone. */
 int h_proc_stat(int pid, char *state, int *ppid, int *sid);
 
+/* 1 if process @pid is named @name (its /proc/PID/comm). */
+int h_proc_named(int pid, const char *name);
+
 /* 1 if process @pid is a codeinterp zygote or its spare child (named
  * "ci-zygote", "ci-spare"): children of the host that live as long as it,
  * not a session's worker (yet). */

@@ -20,16 +20,6 @@
 #include "helpers.h"
 #include "internal.h" /* ci_zygote_stop_all */
 
-/* 1 if @pid is named @name (its comm). */
-static int named(int pid, const char *name)
-{
-    char *path = h_fmt("/proc/%d/comm", pid), *comm = h_read_file(path, NULL);
-    int yes = comm && strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n';
-    free(comm);
-    free(path);
-    return yes;
-}
-
 /* The living zygote children of ours, up to @max in @pids; how many. */
 static int zygotes(int *pids, int max)
 {
@@ -43,7 +33,7 @@ static int zygotes(int *pids, int max)
         /* A zygote leads its own session; a spare, named as it is for a
          * moment after its fork, does not. */
         if (pid > 0 && h_proc_stat(pid, &st, &ppid, &sid) && ppid == getpid() && st != 'Z' &&
-            sid == pid && named(pid, "ci-zygote") && n < max)
+            sid == pid && h_proc_named(pid, "ci-zygote") && n < max)
             pids[n++] = pid;
     }
     closedir(d);
@@ -311,7 +301,7 @@ static int serving(int z)
     assert_non_null(d);
     while (!yes && (e = readdir(d))) {
         int pid = atoi(e->d_name);
-        yes = pid > 0 && pid != z && getpgid(pid) == z && named(pid, "ci-spare");
+        yes = pid > 0 && pid != z && getpgid(pid) == z && h_proc_named(pid, "ci-spare");
     }
     closedir(d);
     return yes;

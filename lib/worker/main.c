@@ -262,15 +262,7 @@ static void send_frame(uint32_t type, struct iovec *iov, int n)
                 _exit(CI_EXIT_HOST_GONE);
             ci_fatal(CI_EXIT_PROTOCOL, "send: %s", strerror(errno));
         }
-        while (msg.msg_iovlen > 0 && (size_t)w >= msg.msg_iov->iov_len) {
-            w -= (ssize_t)msg.msg_iov->iov_len;
-            msg.msg_iov++;
-            msg.msg_iovlen--;
-        }
-        if (msg.msg_iovlen > 0) {
-            msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + w;
-            msg.msg_iov->iov_len -= (size_t)w;
-        }
+        ci_iov_advance(&msg.msg_iov, &msg.msg_iovlen, (size_t)w);
     }
 }
 
