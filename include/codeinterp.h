@@ -28,7 +28,8 @@
  *  - Input strings are copied; the caller keeps ownership of its inputs.
  *  - Freeing NULL is a harmless no-op.
  *  - Thread safety: the library has no global mutable state apart from
- *    an internal spawner thread (see ci_session_new). One session (and
+ *    an internal spawner thread and the zygotes (see ci_session_new and
+ *    ci_config_set_zygote), both behind locks of their own. One session (and
  *    its results) must be used by one thread at a time; different
  *    sessions may be used concurrently from different threads. A second
  *    concurrent ci_run() on the same session is detected and refused
@@ -370,8 +371,9 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
 /*
  * ci_config_set_preload - the Python modules a worker imports before it
  * is ready, so a cell finds them loaded: a comma-separated list of module
- * names such as "numpy,pandas,scipy.stats" (ASCII identifiers joined by
- * dots, no spaces); default "numpy,pandas,matplotlib.pyplot". matplotlib
+ * names such as "numpy,pandas,scipy.stats" (identifiers as the Python
+ * language reference defines them, ASCII only, joined by dots; no
+ * spaces); default "numpy,pandas,matplotlib.pyplot". matplotlib
  * and matplotlib.pyplot are imported whatever the list says, since
  * figures come back as outputs through them. A module that fails to
  * import makes ci_session_new() fail with CI_ESPAWN, its traceback in
@@ -393,12 +395,15 @@ CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
  * takes its session's workspace, limits, namespaces, Landlock domain and
  * seccomp filter exactly as a worker started by exec does, before it
  * reads a cell; the zygote holds no session's data, and a session never
- * depends on it staying alive (a dead zygote is replaced at the next
- * start). What forking shares, and what it does not, is in SECURITY.md:
- * chiefly, sessions of one zygote share its address layout (ASLR) and
- * CPython's hash seed. The first session of a process pays the zygote's
- * start. The zygote is the process's child, like the workers; it exits
- * with the process.
+ * depends on it staying alive (a zygote found dead is replaced, and the
+ * start that found it retried once). What forking shares, and what it
+ * does not, is in SECURITY.md: chiefly, sessions of one zygote share its
+ * address layout (ASLR), glibc's stack canary and CPython's hash seed.
+ * The first session of a process pays the zygote's start (about 0.7 s).
+ * The zygote is the process's child, like the workers; it exits with the
+ * process. Sessions started from several threads take turns at the
+ * zygote's lock for about a millisecond each. The setting is read by
+ * ci_session_new() and ci_session_restart().
  *
  * A worker started by exec gets the same layers, but for a root host: its
  * network, IPC, UTS and mount namespaces then belong to the initial user
@@ -430,9 +435,10 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * the zygote is forked (and forks with clone(2) CLONE_PARENT) on a
  * library-owned thread that lives as long as the process, so that the
  * worker's parent-death signal (prctl(2) PR_SET_PDEATHSIG) is tied to the
- * process and not to the calling thread. The worker gets a fixed minimal environment: none of the
- * host's variables and none of its descriptors pass to it. The library
- * reaps its own workers with waitpid(2); a host that reaps every child
+ * process and not to the calling thread. The worker gets a fixed minimal
+ * environment: none of the host's variables and none of its descriptors
+ * pass to it. The library reaps its own workers, zygotes and their spare
+ * children with waitpid(2) and waitid(2); a host that reaps every child
  * (waitpid(-1) in a SIGCHLD handler) breaks status reporting.
  *
  * @out: receives the session, owned by the caller (ci_session_free).
