@@ -389,6 +389,25 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
     return rc == CI_OK && count == (uint32_t)execution_count;
 }
 
+/* A SIGNALED payload as on_frame does; 1 if the run waits on for the
+ * worker's death. */
+static int on_signaled(const unsigned char *p, size_t len)
+{
+    const char *why = NULL;
+    int sig = 0;
+    int rc = ci_signaled_parse(p, len, &sig, &why);
+    int want = len == 4 && word(p) >= 1 && word(p) <= CI_SIGNAL_MAX;
+
+    TRACE("SIGNALED: %d %s\n", sig, rc == 0 ? "" : why);
+    CHECK(rc == 0 || rc == -1);
+    CHECK((rc == 0) == want);
+    if (rc == 0)
+        CHECK(sig == (int)word(p));
+    else
+        CHECK(why != NULL && why[0] != '\0' && sig == 0);
+    return rc == 0;
+}
+
 /* A VIOLATION payload as on_violation does (the name not yet known);
  * 1 if the run waits on for the worker's death. */
 static int on_violation(const unsigned char *p, size_t len, char name[CI_VIOLATION_NAME_MAX + 1])
@@ -545,7 +564,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Runs, one after another, while the worker answers well. */
     for (int count = 1;; count++) {
         char violation[CI_VIOLATION_NAME_MAX + 1] = "";
-        int over = 0, ok = 0;
+        int over = 0, ok = 0, signaled = 0;
 
         ci_reader_init(&rd, ci_result_frame_cap(&cfg));
         CHECK(rd.max_len >= 4 * OUTPUT_LIMIT + DISPLAY_RUN_LIMIT);
@@ -557,11 +576,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     ci_reader_reset(&rd); /* wait on for its death */
                 else
                     over = 1;
-            } else if (rd.type == CI_FRAME_RESULT && !violation[0]) {
+            } else if (rd.type == CI_FRAME_SIGNALED && !signaled) {
+                if ((signaled = on_signaled(rd.payload, rd.len)))
+                    ci_reader_reset(&rd); /* wait on for its death */
+                else
+                    over = 1;
+            } else if (rd.type == CI_FRAME_RESULT && !violation[0] && !signaled) {
                 ok = on_result(rd.payload, rd.len, &cfg, count);
                 over = 1;
             } else {
-                over = 1; /* a second violation, a result after one, any other type */
+                over = 1; /* a second report, a result after one, any other type */
             }
         }
         ci_reader_reset(&rd);

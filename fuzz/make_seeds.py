@@ -18,7 +18,7 @@ OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
 PROTO_VERSION = 1
-READY, RUN, RESULT, VIOLATION = 1, 2, 3, 4
+READY, RUN, RESULT, VIOLATION, SIGNALED = 1, 2, 3, 4, 5
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
  F_OMITTED) = range(1, 10)
 OK, ERROR, MEMORY, INTERRUPT = range(4)
@@ -65,6 +65,10 @@ def ready(version=PROTO_VERSION, layers=0x7F):
 
 def violation(nr, name):
     return frame(VIOLATION, u32(nr) + name.encode("ascii"))
+
+
+def signaled(sig, length=None):
+    return frame(SIGNALED, u32(sig), length)
 
 
 def seed(mode, stream, schedule=b""):
@@ -124,6 +128,8 @@ SEEDS = {
     # in as a 33rd character.
     "violation-name-32": seed(0, violation(511, "abcdefghijklmnopqrstuvwxyz_01234") + b"z" * 8),
     "violation-then-eof-in-frame": seed(0, violation(57, "fork") + frame(RESULT, b"", 100)),
+    "signaled": seed(WITH_READY, ready() + signaled(9)),
+    "signaled-64": seed(0, signaled(64)),
     "empty-outputs": seed(0, result(1, OK, field(F_OUTPUTS, b""))),
     # Malformed: each is refused, the worker killed.
     "bad-ready-version": seed(WITH_READY, ready(version=2) + result(1)),
@@ -166,6 +172,11 @@ SEEDS = {
     "bad-violation-nr": seed(0, violation(512, "x")),
     "bad-violation-twice": seed(0, violation(41, "socket") + violation(42, "connect")),
     "bad-result-after-violation": seed(0, violation(41, "socket") + result(1)),
+    "bad-signaled-zero": seed(0, signaled(0)),
+    "bad-signaled-65": seed(0, signaled(65)),
+    "bad-signaled-length": seed(0, frame(SIGNALED, b"\x09\x00")),
+    "bad-signaled-twice": seed(0, signaled(15) + signaled(9)),
+    "bad-result-after-signaled": seed(0, signaled(6) + result(1)),
     "bad-ready-in-run": seed(WITH_READY, ready() + ready()),
 }
 

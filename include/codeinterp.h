@@ -220,8 +220,11 @@ typedef enum {
  *                           denies them to cells) and
  *                           /sys/devices/system/cpu (those the host has);
  *                           /dev/null, /dev/zero, /dev/random,
- *                           /dev/urandom; the host's /proc (Landlock still
- *                           limits it to the worker's own entries); a
+ *                           /dev/urandom; a /proc: with CI_SANDBOX_PIDNS,
+ *                           a read-only proc of the worker's own PID
+ *                           namespace (subset=pid where the kernel has it),
+ *                           else the host's (Landlock still limits either
+ *                           to the worker's own entries); a
  *                           private tmpfs /tmp of 64 MiB; and the session
  *                           directory, read-write, at its own path (the
  *                           directories above it keep the host's owners
@@ -229,15 +232,31 @@ typedef enum {
  *                           host's old root is detached: the rest of its
  *                           files (/etc/passwd, /etc/shadow, /home, other
  *                           sessions) do not exist for the worker, not even
- *                           to stat(2) (while Landlock also holds: the
- *                           host's /proc is still bound). /usr, and on
+ *                           to stat(2) (without CI_SANDBOX_PIDNS, while
+ *                           Landlock also holds: the host's /proc is then
+ *                           bound). /usr, and on
  *                           hosts without merged /usr the real /bin, /sbin
  *                           and /lib directories, are the only mounts
  *                           without noexec; all are nosuid.
- *  CI_SANDBOX_PIDNS         reserved for a PID namespace of the worker's
- *                           own; not applied yet, so never set, and a
- *                           config that demands it makes every session
- *                           fail with CI_ESANDBOX.
+ *  CI_SANDBOX_PIDNS         best effort, and only for a worker forked from
+ *                           the zygote (see ci_config_set_zygote): the
+ *                           worker is pid 1 of a PID namespace of its own
+ *                           (pid_namespaces(7)), made by the zygote's
+ *                           clone(2) with the user namespace that owns it.
+ *                           No other process is in it: a cell sees its own
+ *                           pid as 1 and its parent's as 0, cannot name the
+ *                           host or any other process in a signal or a
+ *                           /proc path, and its /proc (with
+ *                           CI_SANDBOX_MNTNS) shows only itself. The
+ *                           kernel ignores the signals a namespace's init
+ *                           sends itself without a handler; the worker
+ *                           makes up for it, so that os.kill(os.getpid(),
+ *                           SIGKILL), os.abort() and an unhandled
+ *                           signal.alarm() still end it and are reported
+ *                           as death by that signal. A worker started by
+ *                           exec never has this layer: a config that
+ *                           demands it with the zygote off makes every
+ *                           session fail with CI_ESANDBOX.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u

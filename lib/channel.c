@@ -153,6 +153,23 @@ int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers)
     return 0;
 }
 
+int ci_signaled_parse(const unsigned char *p, size_t len, int *sig, const char **why)
+{
+    uint32_t n;
+
+    if (len != sizeof n) {
+        *why = "a signal report of the wrong length";
+        return -1;
+    }
+    memcpy(&n, p, sizeof n);
+    if (n == 0 || n > CI_SIGNAL_MAX) {
+        *why = "a signal report for an unknown signal";
+        return -1;
+    }
+    *sig = (int)n;
+    return 0;
+}
+
 int ci_violation_parse(const unsigned char *p, size_t len,
                        char name[CI_VIOLATION_NAME_MAX + 1], const char **why)
 {

@@ -51,6 +51,7 @@ struct ci_worker {
     int cpu_clock_known;  /* 1: cpu_clock is its CPU clock; 0 not asked yet; -1 none */
     clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
+    int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */
@@ -211,6 +212,9 @@ ssize_t ci_read_fd(void *fd, void *buf, size_t n);
 int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers);
 /* A VIOLATION payload (proto.h): 0 and the syscall's name in @name if it
  * is well formed, else -1 with @why (@name untouched). */
+/* A SIGNALED frame's payload: 0 with the signal in @sig, or -1 with
+ * @why (a static sentence). */
+int ci_signaled_parse(const unsigned char *p, size_t len, int *sig, const char **why);
 int ci_violation_parse(const unsigned char *p, size_t len,
                        char name[CI_VIOLATION_NAME_MAX + 1], const char **why);
 /* Writes a whole frame of two payload parts to non-blocking @fd before

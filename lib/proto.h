@@ -55,7 +55,17 @@ enum ci_frame_type {
     CI_FRAME_RUN = 2,
     CI_FRAME_RESULT = 3,
     CI_FRAME_VIOLATION = 4,
+    CI_FRAME_SIGNALED = 5,
 };
+
+/*
+ * SIGNALED: u32 signal number, 1 to CI_SIGNAL_MAX. A worker that is pid 1
+ * of its PID namespace sends it when a signal that would end any other
+ * process arrives, which the kernel does not deliver to a namespace's
+ * init (pid_namespaces(7)); it then exits with status 128 + that number
+ * and the host reports the death as that signal (lib/worker/init.c).
+ */
+#define CI_SIGNAL_MAX 64u
 
 /* Bounds of a VIOLATION frame's syscall number and name. */
 #define CI_VIOLATION_NR_MAX 512u

@@ -150,8 +150,18 @@ static int on_frame(struct run *run)
             ci_reader_reset(&run->rd);
             return 0;
         }
+    } else if (run->rd.type == CI_FRAME_SIGNALED) {
+        if (run->s->worker.signaled)
+            why = "a second signal report";
+        else if (ci_signaled_parse(run->rd.payload, run->rd.len, &run->s->worker.signaled,
+                                   &why) == 0) {
+            ci_reader_reset(&run->rd);
+            return 0;
+        }
     } else if (run->rd.type == CI_FRAME_RESULT && run->violation[0]) {
         why = "a result after a violation report";
+    } else if (run->rd.type == CI_FRAME_RESULT && run->s->worker.signaled) {
+        why = "a result after a signal report";
     } else if (run->rd.type == CI_FRAME_RESULT) {
         rc = ci_result_decode(run->r, run->rd.payload, run->rd.len, &run->s->cfg, &outcome,
                               &count, &why);
@@ -280,7 +290,7 @@ static void await_result(struct run *run)
             return;
         }
         if (run->rd.header_have == sizeof run->rd.header && run->rd.type != CI_FRAME_RESULT &&
-            run->rd.type != CI_FRAME_VIOLATION) {
+            run->rd.type != CI_FRAME_VIOLATION && run->rd.type != CI_FRAME_SIGNALED) {
             /* Known from the header alone: waiting for its payload would
              * only make garbage look like a timeout. */
             on_frame(run);

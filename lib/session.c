@@ -40,9 +40,15 @@ static void worker_close(struct ci_worker *w)
     ci_worker_init(w);
 }
 
-/* A sentence for how a reaped worker ended; the name is static. */
-static void describe_end(int st, const char **name, char *value, size_t valuelen)
+/* A sentence for how a reaped worker ended; the name is static. A
+ * worker that reported @signaled (0: none) and exited with 128 + it was
+ * its PID namespace's init, which the signal could not end (proto.h):
+ * its end is told as the signal's. */
+static void describe_end(int st, int signaled, const char **name, char *value,
+                         size_t valuelen)
 {
+    if (signaled && signaled != SIGSYS && WIFEXITED(st) && WEXITSTATUS(st) == 128 + signaled)
+        st = signaled; /* the wait status of a death by that signal */
     if (WIFEXITED(st)) {
         *name = "WorkerDied";
         snprintf(value, valuelen, "the worker exited with status %d", WEXITSTATUS(st));
@@ -182,7 +188,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
         }
     }
     if (reaped)
-        describe_end(st, name, value, valuelen);
+        describe_end(st, w->signaled, name, value, valuelen);
     worker_close(w);
     return killed;
 }
@@ -291,7 +297,8 @@ static int check_layers(ci_session *s)
                  {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_MNTNS, "mount namespace (refused by the kernel or the container)"},
-                 {CI_SANDBOX_PIDNS, "PID namespace (reserved: the worker does not make one yet)"}};
+                 {CI_SANDBOX_PIDNS, "PID namespace (only a worker forked from the zygote has one; "
+                                    "refused by the kernel or the container, or the zygote is off)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 

@@ -109,11 +109,14 @@ static char *prelude(void)
                        "        return 'ok'\n"
                        "    e = ctypes.get_errno()\n"
                        "    return errno.errorcode.get(e, str(e))\n"
-                       "me, parent, tid = os.getpid(), os.getppid(), threading.get_native_id()\n"
+                       /* The host by its own pid: os.getppid() is 0 in a
+                        * PID namespace of the worker's own. */
+                       "me, parent, tid = os.getpid(), %d, threading.get_native_id()\n"
                        "NOPID = 0x3fffffff\n" /* above PID_MAX_LIMIT: no such process */
                        "BADSIG = 999\n"       /* past _NSIG: EINVAL before any permission check */
                        "HIGH = 1 << 32\n"     /* a bit the kernel drops from an int argument */
-                       "um = os.umask(0o22)\nos.umask(um)\n");
+                       "um = os.umask(0o22)\nos.umask(um)\n",
+                       (int)getpid());
     for (size_t i = 0; i < sizeof constants / sizeof *constants; i++) {
         char *more = h_fmt("%s%s = %lld\n", code, constants[i].name, constants[i].value);
         free(code);
@@ -435,7 +438,8 @@ static const struct probe conditional[] = {
     P(kill, "self, signal 0", "me, 0", KERNEL),
     P(kill, "self, bad signal", "me, BADSIG", KERNEL),
     P(kill, "the host", "parent, BADSIG", EPERM_),
-    P(kill, "init", "1, BADSIG", EPERM_),
+    /* pid 1: in a PID namespace of the worker's own, that is itself. */
+    P(kill, "init, where it can be named", "NOPID if me == 1 else 1, BADSIG", EPERM_),
     P(kill, "own group (0)", "0, BADSIG", EPERM_),
     P(kill, "own group (-pid)", "-me, BADSIG", EPERM_),
     P(kill, "everyone (-1)", "-1, BADSIG", EPERM_),

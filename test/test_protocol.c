@@ -270,6 +270,26 @@ static int fake_worker(void)
                 raise(SIGSYS);
             }
             pause();
+        } else if (!strncmp(code, "signaled-", 9)) {
+            /* u32 signal number, then exit as pid 1 of a PID namespace
+             * does for a signal the kernel did not deliver (init.c) */
+            uint32_t sig = !strcmp(code, "signaled-zero")      ? 0
+                           : !strcmp(code, "signaled-65")      ? 65
+                           : !strcmp(code, "signaled-sigsys-then-exit") ? SIGSYS
+                                                                : SIGKILL;
+            memcpy(buf, &sig, 4);
+            fw_frame(CI_FRAME_SIGNALED, buf, !strcmp(code, "signaled-wrong-length") ? 2 : 4);
+            if (!strcmp(code, "signaled-twice"))
+                fw_frame(CI_FRAME_SIGNALED, buf, 4);
+            if (!strcmp(code, "signaled-then-result")) {
+                n = outcome(buf, 0, CI_OUTCOME_OK);
+                fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+            }
+            if (!strcmp(code, "signaled-then-exit") || !strcmp(code, "signaled-sigsys-then-exit"))
+                _exit(128 + (int)sig);
+            if (!strcmp(code, "signaled-then-other-exit"))
+                _exit(5);
+            pause();
         } else if (!strcmp(code, "stall")) {
             pause();
         } else if (!strcmp(code, "flood")) {
@@ -416,6 +436,27 @@ static void test_violation_frame_names_the_call_of_a_sigsys_death(void **state)
 {
     expect_killed("violation-then-sigsys", "SandboxViolation",
                   "the cell made a forbidden system call (ptrace); the worker was killed");
+}
+
+static void test_bogus_signal_frames_are_refused(void **state)
+{
+    expect_killed("signaled-wrong-length", "ProtocolError", "signal report of the wrong length");
+    expect_killed("signaled-zero", "ProtocolError", "signal report for an unknown signal");
+    expect_killed("signaled-65", "ProtocolError", "signal report for an unknown signal");
+    expect_killed("signaled-twice", "ProtocolError", "a second signal report");
+    expect_killed("signaled-then-result", "ProtocolError", "a result after a signal report");
+}
+
+/* The report turns an exit with 128 + the signal into death by it, and
+ * nothing else: not another exit status, and never SIGSYS, which only
+ * the seccomp filter's kill may claim (a SandboxViolation). */
+static void test_signal_frame_names_the_signal_of_a_matching_exit(void **state)
+{
+    expect_killed("signaled-then-exit", "WorkerDied",
+                  "the worker was killed by signal 9 (SIGKILL)");
+    expect_killed("signaled-then-other-exit", "WorkerDied", "the worker exited with status 5");
+    expect_killed("signaled-sigsys-then-exit", "WorkerDied",
+                  "the worker exited with status 159");
 }
 
 /* A violation report is no result: a worker that sends one and lives on
@@ -734,6 +775,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bogus_violation_frames_are_refused),
         cmocka_unit_test(test_violation_frame_names_the_call_of_a_sigsys_death),
         cmocka_unit_test(test_violation_frame_alone_is_not_a_result),
+        cmocka_unit_test(test_bogus_signal_frames_are_refused),
+        cmocka_unit_test(test_signal_frame_names_the_signal_of_a_matching_exit),
         cmocka_unit_test(test_text_over_output_limit_is_refused),
         cmocka_unit_test(test_half_a_frame_then_silence_is_killed_at_the_deadline),
         cmocka_unit_test(test_silent_worker_ignoring_sigint_is_killed_at_the_deadline),

@@ -295,6 +295,33 @@ static unsigned namespaces_this_kernel_gives(void)
     return got;
 }
 
+/* CI_SANDBOX_PIDNS if a forked child that left root, as the zygote
+ * does, can clone a child into new user and PID namespaces, as the
+ * zygote does for each worker; else 0. */
+static unsigned pid_namespace_this_kernel_gives(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                               setresuid(65534, 65534, 65534) != 0))
+            _exit(1);
+        long child = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+        if (child == 0)
+            _exit(getpid() == 1 ? 0 : 1);
+        int st;
+        _exit(child > 0 && waitpid((pid_t)child, &st, 0) == child && WIFEXITED(st) &&
+                      WEXITSTATUS(st) == 0
+                  ? 0
+                  : 2);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) == 1)
+        fail_msg("the PID namespace probe failed");
+    return WEXITSTATUS(st) == 0 ? CI_SANDBOX_PIDNS : 0;
+}
+
 static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
 {
     /* Never root and no capabilities: always possible. */
@@ -320,8 +347,14 @@ static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
         free(lsm);
     }
     /* And each namespace exactly when the kernel gives it. */
-    want |= namespaces_this_kernel_gives();
+    want |= namespaces_this_kernel_gives() | pid_namespace_this_kernel_gives();
     assert_int_equal(ci_session_sandbox(S) & ~unknown, want);
+}
+
+/* 1 if the worker is pid 1 of a PID namespace of its own. */
+static int pid_namespace(void)
+{
+    return (ci_session_sandbox(S) & CI_SANDBOX_PIDNS) != 0;
 }
 
 /* Skips the current test, saying why, when the worker lacks @layer (the
@@ -411,15 +444,21 @@ static void test_refused_calls_fail_with_eperm_from_the_filter(void **state)
 
 static void test_signals_reach_only_the_worker_itself(void **state)
 {
-    /* Signal 0 delivers nothing: only the permission check runs. */
-    h_expect(S,
-             "import os\nres = []\n"
-             "for pid in (os.getppid(), 1, 0, -1):\n"
-             "    try:\n        os.kill(pid, 0)\n        res.append('sent')\n"
-             "    except OSError as e:\n        res.append(type(e).__name__)\n"
-             "os.kill(os.getpid(), 0)\nres",
-             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']",
+    /* Signal 0 delivers nothing: only the permission check runs. The
+     * host, init (in a PID namespace of its own, pid 1 is the worker),
+     * the process group, everyone. */
+    char *code = h_fmt("import os\nres = []\n"
+                       "for pid in (%d, 1, 0, -1):\n"
+                       "    try:\n        os.kill(pid, 0)\n        res.append('sent')\n"
+                       "    except OSError as e:\n        res.append(type(e).__name__)\n"
+                       "os.kill(os.getpid(), 0)\nres",
+                       (int)getpid());
+    h_expect(S, code,
+             pid_namespace() ? "['PermissionError', 'sent', 'PermissionError', 'PermissionError']"
+                             : "['PermissionError', 'PermissionError', 'PermissionError', "
+                               "'PermissionError']",
              "");
+    free(code);
 }
 
 static void test_dangerous_ioctl_and_fcntl_are_refused(void **state)
@@ -469,16 +508,21 @@ static void test_host_memory_cannot_be_opened(void **state)
      * only the Landlock domain stands between a cell and the host's
      * memory. Its own maps, guarded by the same ptrace-mode check, stay
      * readable: the refusal is about the host. */
-    h_expect(S,
-             "import os\nres = []\n"
-             "for mode in ('rb', 'r+b'):\n"
-             "    try:\n"
-             "        open(f'/proc/{os.getppid()}/mem', mode)\n"
-             "        res.append('opened')\n"
-             "    except OSError as e:\n"
-             "        res.append(type(e).__name__)\n"
-             "res, len(open('/proc/self/maps', 'rb').read()) > 0",
-             "(['PermissionError', 'PermissionError'], True)", "");
+    char *code = h_fmt("import os\nres = []\n"
+                       "for mode in ('rb', 'r+b'):\n"
+                       "    try:\n"
+                       "        open('/proc/%d/mem', mode)\n"
+                       "        res.append('opened')\n"
+                       "    except OSError as e:\n"
+                       "        res.append(type(e).__name__)\n"
+                       "res, len(open('/proc/self/maps', 'rb').read()) > 0",
+                       (int)getpid());
+    /* In a PID namespace of its own, the host is not in its /proc. */
+    h_expect(S, code,
+             pid_namespace() ? "(['FileNotFoundError', 'FileNotFoundError'], True)"
+                             : "(['PermissionError', 'PermissionError'], True)",
+             "");
+    free(code);
 }
 
 static void test_socketpair_and_asyncio_still_work(void **state)
@@ -711,17 +755,23 @@ static void test_cell_cannot_read_the_hosts_proc_entries(void **state)
     require_layer(CI_SANDBOX_LANDLOCK, "Landlock");
     /* cmdline is world-readable; environ would leak the host's secrets.
      * The worker's own entries stay readable. */
-    h_expect(S,
-             TRY_PY "([try_(lambda: open(f'/proc/{os.getppid()}/{n}', 'rb').read())\n"
-                    "  for n in ('environ', 'cmdline', 'status')]\n"
-                    " + [try_(lambda: os.listdir(f'/proc/{os.getppid()}')),\n"
-                    "    try_(lambda: open('/proc/1/cmdline').read()),\n"
-                    "    try_(lambda: open('/proc/self/cmdline').read()),\n"
-                    "    try_(lambda: open(f'/proc/{os.getpid()}/status').read()),\n"
-                    "    try_(lambda: os.listdir('/proc/thread-self/fd'))])",
-             "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
-             "'PermissionError', 'done', 'done', 'done']",
+    char *code = h_fmt(TRY_PY "([try_(lambda: open(f'/proc/%d/{n}', 'rb').read())\n"
+                              "  for n in ('environ', 'cmdline', 'status')]\n"
+                              " + [try_(lambda: os.listdir('/proc/%d')),\n"
+                              "    try_(lambda: open('/proc/1/cmdline').read()),\n"
+                              "    try_(lambda: open('/proc/self/cmdline').read()),\n"
+                              "    try_(lambda: open(f'/proc/{os.getpid()}/status').read()),\n"
+                              "    try_(lambda: os.listdir('/proc/thread-self/fd'))])",
+                       (int)getpid(), (int)getpid());
+    /* In a PID namespace of its own, the host is not in its /proc, and
+     * pid 1 is the worker. */
+    h_expect(S, code,
+             pid_namespace() ? "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+                               "'FileNotFoundError', 'done', 'done', 'done', 'done']"
+                             : "['PermissionError', 'PermissionError', 'PermissionError', "
+                               "'PermissionError', 'PermissionError', 'done', 'done', 'done']",
              "");
+    free(code);
 }
 
 static void test_own_proc_entries_survive_dentry_eviction(void **state)
@@ -824,9 +874,10 @@ static void test_namespaces_are_the_workers_own(void **state)
     } ns[] = {{"user", CI_SANDBOX_USERNS},
               {"net", CI_SANDBOX_NETNS},
               {"ipc", CI_SANDBOX_IPCNS},
-              {"uts", CI_SANDBOX_UTSNS}};
+              {"uts", CI_SANDBOX_UTSNS},
+              {"pid", CI_SANDBOX_PIDNS}};
     unsigned layers = ci_session_sandbox(S);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
         char *path = h_fmt("/proc/self/ns/%s", ns[i].name), mine[128];
         ssize_t n = readlink(path, mine, sizeof mine - 1);
         assert_true(n > 0);
@@ -844,6 +895,28 @@ static void test_namespaces_are_the_workers_own(void **state)
         free(code);
         free(path);
     }
+}
+
+static void test_proc_shows_only_the_workers_pid_namespace(void **state)
+{
+    require_layer(CI_SANDBOX_PIDNS, "PID namespace");
+    /* Landlock keeps a cell's reads to /proc/self, but not stat(2): the
+     * host's pid and the machine's files would be seen there in the
+     * host's /proc. Ours is pid 1, and subset=pid leaves out the rest. */
+    char *code = h_fmt("import os\n(os.readlink('/proc/self'), os.path.exists('/proc/%d'),\n"
+                       " os.path.exists('/proc/1/status'), os.path.exists('/proc/meminfo'))",
+                       (int)getpid());
+    h_expect(S, code, "('1', False, True, False)", "");
+    free(code);
+    /* The host still sees the worker by its own pid. */
+    char *path = h_fmt("/proc/%d/status", ci_session_pid(S));
+    char *st = h_read_file(path, NULL);
+    assert_non_null(st);
+    char *want = h_fmt("\nNSpid:\t%d\t1\n", ci_session_pid(S));
+    h_assert_contains(st, want);
+    free(want);
+    free(st);
+    free(path);
 }
 
 /* ------------------------------------------------------- host death */
@@ -935,8 +1008,12 @@ static void test_worker_is_our_child_in_its_own_session(void **state)
 
 static void test_cell_sees_its_parent_is_the_host(void **state)
 {
-    char *want = h_fmt("%d", (int)getpid());
-    h_expect(S, "import os\nos.getppid()", want, "");
+    /* Or, as pid 1 of its own PID namespace, no parent in it: neither
+     * our pid nor its own host-side one is to be seen from inside. */
+    char *want = ci_session_sandbox(S) & CI_SANDBOX_PIDNS
+                     ? h_fmt("(1, 0)")
+                     : h_fmt("(%d, %d)", ci_session_pid(S), (int)getpid());
+    h_expect(S, "import os\nos.getpid(), os.getppid()", want, "");
     free(want);
 }
 
@@ -990,8 +1067,10 @@ static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
     expect_policy_error("import subprocess\nsubprocess.run(['true'])", "PermissionError",
                         NULL, proc);
     expect_policy_error("import os\nos.fork()", "PermissionError", NULL, proc);
-    expect_policy_error("import os\nos.kill(1, 0)", "PermissionError", NULL,
+    char *kill_host = h_fmt("import os\nos.kill(%d, 0)", (int)getpid());
+    expect_policy_error(kill_host, "PermissionError", NULL,
                         "sending signals to other processes is disabled in this sandbox");
+    free(kill_host);
     /* Landlock refuses /etc/passwd; a mount namespace hides it. */
     expect_policy_error("open('/etc/passwd')", "PermissionError", "FileNotFoundError",
                         "this sandbox can only read the session directories and the Python "
@@ -1018,19 +1097,20 @@ static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
  * by ctypes, the kernel still refuses each of those. */
 static void test_kernel_refuses_with_the_audit_hook_bypassed(void **state)
 {
-    h_expect(S,
-             "import ctypes, errno, os\n"
-             "libc = ctypes.CDLL(None, use_errno=True)\n"
-             "def err(rc):\n"
-             "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
-             "res = [err(libc.socket(2, 1, 0)),\n"          /* AF_INET, SOCK_STREAM */
-             "       err(libc.socket(1, 1, 0)),\n"          /* AF_UNIX */
-             "       err(libc.syscall(57)),\n"              /* fork */
-             "       err(libc.kill(1, 0)),\n"
-             "       err(libc.open(b'/tmp/hook_bypass', os.O_WRONLY | os.O_CREAT, 0o600)),\n"
-             "       os.path.exists('/tmp/hook_bypass')]\n"
-             "res",
-             "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EACCES', False]", "");
+    char *code = h_fmt("import ctypes, errno, os\n"
+                       "libc = ctypes.CDLL(None, use_errno=True)\n"
+                       "def err(rc):\n"
+                       "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
+                       "res = [err(libc.socket(2, 1, 0)),\n" /* AF_INET, SOCK_STREAM */
+                       "       err(libc.socket(1, 1, 0)),\n" /* AF_UNIX */
+                       "       err(libc.syscall(57)),\n"     /* fork */
+                       "       err(libc.kill(%d, 0)),\n"     /* the host */
+                       "       err(libc.open(b'/tmp/hook_bypass', os.O_WRONLY | os.O_CREAT, 0o600)),\n"
+                       "       os.path.exists('/tmp/hook_bypass')]\n"
+                       "res",
+                       (int)getpid());
+    h_expect(S, code, "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EACCES', False]", "");
+    free(code);
 }
 
 /* numpy, pandas and matplotlib open files all the time: the hook lets
@@ -1402,6 +1482,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_cell_works_in_its_workspace_and_tmpdir, h_setup_alive),
         cmocka_unit_test_setup(test_network_namespace_has_only_loopback, h_setup_alive),
         cmocka_unit_test_setup(test_namespaces_are_the_workers_own, h_setup_alive),
+        cmocka_unit_test_setup(test_proc_shows_only_the_workers_pid_namespace, h_setup_alive),
         cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, h_setup_alive),
         cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, h_setup_alive),
         cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, h_setup_alive),

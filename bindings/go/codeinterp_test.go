@@ -606,3 +606,40 @@ func TestZygote(t *testing.T) {
 		t.Errorf("restarted by exec: hash %s (was %s, zygote %s)", h, ha, hc)
 	}
 }
+
+// A PID namespace of the worker's own is best effort, for workers forked
+// from the zygote only: where the bit is set the cell's process is pid 1,
+// whose parent is outside its namespace. A worker started by exec never
+// has one, so a session that requires it fails with ErrSandbox.
+func TestPIDNamespace(t *testing.T) {
+	const ids = "import os\n(os.getpid(), os.getppid())"
+	has := shared.Sandbox()&SandboxPIDNS != 0
+	if v := run(t, shared, ids).Value; (v == "(1, 0)") != has {
+		t.Errorf("default config: sandbox %v, (getpid, getppid) %s", shared.Sandbox(), v)
+	}
+	if _, noZygote := os.LookupEnv("CODEINTERP_WORKER"); noZygote && has {
+		t.Errorf("$CODEINTERP_WORKER set (no zygote), yet %v", shared.Sandbox())
+	}
+
+	s, err := NewSession(WithTimeout(20*time.Second), WithZygote(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Sandbox()&SandboxPIDNS != 0 {
+		t.Errorf("started by exec, yet %v", s.Sandbox())
+	}
+	if v := run(t, s, "import os\nos.getpid()").Value; v == "1" {
+		t.Errorf("started by exec, yet pid 1 in its cell")
+	}
+
+	need := SandboxSeccomp | SandboxRlimits | SandboxNoNewPrivs | SandboxPIDNS
+	s2, err := NewSession(WithZygote(false), WithRequiredSandbox(need))
+	if s2 != nil {
+		s2.Close()
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrSandbox || !errors.Is(err, ErrSandbox) || e.Detail == "" {
+		t.Errorf("WithZygote(false), WithRequiredSandbox(%v): %v", need, err)
+	}
+}

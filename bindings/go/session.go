@@ -66,7 +66,11 @@ const (
 	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS  // best effort
 	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS  // best effort
 	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS  // best effort
-	SandboxPIDNS        Sandbox = C.CI_SANDBOX_PIDNS  // reserved, never applied yet
+	// SandboxPIDNS: best effort, a PID namespace of the worker's own (it is
+	// pid 1 there). Only a worker forked from the zygote gets one, never a
+	// worker started by exec (WithZygote(false), or $CODEINTERP_WORKER set):
+	// requiring it of such a session makes NewSession fail with ErrSandbox.
+	SandboxPIDNS Sandbox = C.CI_SANDBOX_PIDNS
 )
 
 func (m Sandbox) String() string {
@@ -184,9 +188,10 @@ func WithPreload(modules string) Option {
 // WithZygote sets whether the worker is forked from a zygote kept warm per
 // preload list (true, the default: milliseconds once the zygote is up) or
 // started by fork + exec (false: about 0.6 s each, with an address layout
-// and hash seed of its own; sessions of one zygote share them). See
-// ci_config_set_zygote(3) and SECURITY.md. $CODEINTERP_WORKER turns the
-// zygote off whatever this says.
+// and hash seed of its own; sessions of one zygote share them). Only a
+// worker forked from the zygote can have a PID namespace of its own
+// (SandboxPIDNS). See ci_config_set_zygote(3) and SECURITY.md.
+// $CODEINTERP_WORKER turns the zygote off whatever this says.
 func WithZygote(enabled bool) Option {
 	return Option{"WithZygote", func(c *C.ci_config) C.int {
 		on := C.int(0)

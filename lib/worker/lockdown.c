@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -22,16 +23,47 @@
 #include "proto.h"
 #include "worker.h"
 
+/* Set once ci_tie_to_outside_parent() has checked our parent. */
+static int parent_outside;
+
 void ci_tie_to_parent(pid_t parent)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_PDEATHSIG, "prctl(PR_SET_PDEATHSIG): %s",
                  strerror(errno));
     /* Checked after setting the signal: a parent that died before it was
-     * set has already left us with another parent. */
-    if (getppid() != parent)
+     * set has already left us with another parent. A parent outside our
+     * PID namespace reads as 0; that one was checked when the signal was
+     * first set, and only a change of our ids clears it (commit_creds),
+     * which no step after that makes. */
+    if (getppid() != parent && !(getppid() == 0 && parent_outside))
         ci_fatal(CI_EXIT_PARENT, "parent is %d, not %d", (int)getppid(),
                  (int)parent);
+}
+
+void ci_tie_to_outside_parent(pid_t parent)
+{
+    char buf[2048], *p;
+    ssize_t n;
+    long ppid = -1;
+    int fd;
+
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_PDEATHSIG, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+    /* The host's /proc counts pids in the host's PID namespace (proc(5):
+     * a proc instance shows the namespace it was mounted in). */
+    fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n > 0) {
+        buf[n] = '\0';
+        if ((p = strstr(buf, "\nPPid:")))
+            ppid = strtol(p + 6, NULL, 10);
+    }
+    if (ppid != (long)parent)
+        ci_fatal(CI_EXIT_PARENT, "parent is %ld, not %d", ppid, (int)parent);
+    parent_outside = 1;
 }
 
 static void limit(int resource, const char *name, rlim_t value)
@@ -215,7 +247,7 @@ static int landlock_confine(void)
 
 uint32_t ci_isolate_early(uint32_t have)
 {
-    uint32_t layers = have | ci_unshare_user();
+    uint32_t layers = have & CI_LAYER_USERNS ? have : have | ci_unshare_user();
 
     /* With the capabilities the new user namespace gave us, if any. */
     return layers | ci_unshare_others(layers);

@@ -433,6 +433,7 @@ int main(int argc, char **argv)
         ci_interp_configure(&a.limits, session_dir);
     else
         ci_interp_start(&a.limits);
+    ci_init_signals(); /* pid 1 of a PID namespace only */
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
     layers |= ci_lockdown(a.parent, &a.limits);

@@ -3,7 +3,8 @@
  * tmpfs holding only what the interpreter reads: /usr, the /bin, /sbin,
  * /lib* links (or directories) as the host has them, the /etc files the
  * Landlock rules allow (and three directories the warm-up reads), four
- * device nodes, /sys/devices/system/cpu, the host's /proc, the session
+ * device nodes, /sys/devices/system/cpu, a /proc (of the worker's own
+ * PID namespace, or the host's), the session
  * directory at its own absolute path, and a private /tmp. Everything else
  * of the host's tree (/etc/shadow, /home, /root, /var, other sessions'
  * directories) does not exist in it, and the old root is detached, not
@@ -146,6 +147,39 @@ static int bind(const char *path, unsigned long flags, int optional)
     return bind_from(path, path, flags, optional);
 }
 
+/*
+ * A proc instance of our PID namespace at /proc in the new root, showing
+ * only its processes (proc(5)), and with subset=pid (Linux 5.8) none of
+ * the files about the whole machine either. 1 if mounted; 0 where the
+ * kernel refuses (a container whose /proc has paths masked makes a new
+ * instance "too revealing"), and the caller binds the host's.
+ */
+static int mount_own_proc(void)
+{
+    /* Read-only: our maps were written before, through the host's. */
+    const unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    char dst[PATH_MAX];
+
+    make_dirs("/proc");
+    snprintf(dst, sizeof dst, NEWROOT "/proc");
+    if (mount("proc", dst, "proc", flags, "subset=pid") == 0)
+        return 1;
+    return mount("proc", dst, "proc", flags, NULL) == 0;
+}
+
+/*
+ * The Landlock rule for /proc/self names the inode of /proc/1, and proc
+ * makes a new one whenever an unused dentry was evicted (the host holds
+ * its /proc/<pid> open for the same reason, spawn.c). A bind mount of
+ * the directory on itself holds the dentry for the namespace's life, and
+ * adds no descriptor. Best effort: a cell only risks losing /proc/self.
+ */
+static void pin_own_proc(void)
+{
+    if (getpid() == 1)
+        mount("/proc/1", "/proc/1", NULL, MS_BIND, NULL);
+}
+
 /* /bin, /lib, ... as the host has them: the same link (into /usr on a
  * merged-usr system) or a read-only bind of the directory. */
 static void top_level_link(const char *path)
@@ -281,8 +315,7 @@ uint32_t ci_mount_root(uint32_t have)
     read_ancestors(session, &above);
     session_alias(session, alias, sizeof alias);
     if (unshare(CLONE_NEWNS) != 0) {
-        if (errno == EPERM || errno == EINVAL || errno == ENOSPC || errno == EUSERS ||
-            errno == EACCES || errno == ENOSYS)
+        if (ci_ns_refused(errno))
             return 0;
         die("unshare", "CLONE_NEWNS");
     }
@@ -310,12 +343,15 @@ uint32_t ci_mount_root(uint32_t have)
         bind(devices[i], MS_RDONLY | MS_NOSUID | MS_NOEXEC, 1);
     bind("/sys/devices/system/cpu", ro, 1); /* os.cpu_count(), OpenBLAS */
     /*
-     * The host's /proc, as before: Landlock lets a cell read only its
-     * own /proc/<pid> (and the host pins that directory's dentry, which
-     * only works on the host's proc instance). Writable, because the
-     * user namespace maps are written through it after this.
+     * pid 1 of our own PID namespace mounts a proc of that namespace:
+     * the host's processes are not in it. Otherwise the host's /proc, as
+     * before: Landlock lets a cell read only its own /proc/<pid> (and the
+     * host pins that directory's dentry, which only works on the host's
+     * proc instance). Writable, because the user namespace maps are
+     * written through it after this.
      */
-    bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+    if (!(have & CI_LAYER_PIDNS) || !mount_own_proc())
+        bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
 
     /* A private /tmp, then the session directory at its own path (often
      * inside that /tmp). */
@@ -342,5 +378,7 @@ uint32_t ci_mount_root(uint32_t have)
         die("detach the old root", "");
     if (chdir("/") != 0 || chdir(cwd) != 0)
         die("chdir", cwd);
+    if (have & CI_LAYER_PIDNS)
+        pin_own_proc();
     return CI_LAYER_MNTNS;
 }

@@ -1,6 +1,7 @@
 /*
  * Namespaces of the worker's own: user, network, IPC and UTS (the mount
- * namespace is mounts.c's; a PID namespace is not attempted).
+ * namespace is mounts.c's; the PID namespace, and the user namespace
+ * that owns it, come with a zygote's clone: see zygote.c and init.c).
  *
  * They are made early in main(), while the worker is single-threaded:
  * unshare(CLONE_NEWUSER) refuses a process with more than one thread, and
@@ -20,7 +21,7 @@
 
 /* The answers of a kernel, or a container's seccomp profile, that does
  * not give us the namespace; anything else is a failure worth dying for. */
-static int refused(int err)
+int ci_ns_refused(int err)
 {
     return err == EPERM || err == EINVAL || err == ENOSPC || err == EUSERS ||
            err == EACCES || err == ENOSYS;
@@ -45,7 +46,7 @@ uint32_t ci_unshare_others(uint32_t have)
             continue;
         if (unshare(others[i].flag) == 0)
             got |= others[i].layer;
-        else if (!refused(errno))
+        else if (!ci_ns_refused(errno))
             ci_fatal(CI_EXIT_NAMESPACES, "unshare(%s): %s", others[i].name,
                      strerror(errno));
     }
@@ -69,13 +70,20 @@ uint32_t ci_unshare_user(void)
     /* Read before unsharing: inside, until the maps are written, our
      * ids read as the overflow id. */
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
-    char map[64];
 
     if (unshare(CLONE_NEWUSER) != 0) {
-        if (refused(errno))
+        if (ci_ns_refused(errno))
             return 0;
         ci_fatal(CI_EXIT_NAMESPACES, "unshare(CLONE_NEWUSER): %s", strerror(errno));
     }
+    ci_map_user(uid, gid);
+    return CI_LAYER_USERNS;
+}
+
+void ci_map_user(unsigned uid, unsigned gid)
+{
+    char map[64];
+
     /*
      * Our own uid and gid, each mapped to itself and nothing else, so
      * files keep their owners as seen inside. An unprivileged process may
@@ -98,5 +106,4 @@ uint32_t ci_unshare_user(void)
     write_text("/proc/self/gid_map", map);
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_NAMESPACES, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
-    return CI_LAYER_USERNS;
 }

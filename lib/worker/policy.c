@@ -339,6 +339,7 @@ static const struct rule rules[] = {
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS; glibc lacks it */
 #endif
+#define X32_SYSCALL_BIT 0x40000000L /* asm/unistd.h's __X32_SYSCALL_BIT */
 
 static char trap_stack[64 * 1024];
 
@@ -369,6 +370,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *uctx)
     size_t len = 0;
 
     (void)uctx;
+    /* pid 1 of a PID namespace: the pid filter traps its SIGKILL to
+     * itself, which the kernel would ignore (init.c). */
+    if (si && si->si_code == SYS_SECCOMP &&
+        (si->si_syscall == SYS_kill || si->si_syscall == SYS_tgkill))
+        ci_init_die_by(SIGKILL);
     if (si && si->si_code == SYS_SECCOMP)
         name = trapped_name(si->si_syscall);
     if (name) {
@@ -382,8 +388,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *uctx)
         send(CI_FD_CHANNEL, &f, sizeof f.h + f.h.len, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
-    /* Not reached: the default action of SIGSYS ends the process. */
-    syscall(SYS_exit_group, 128 + SIGSYS);
+    /* Reached only in pid 1 of a PID namespace, which the kernel spares
+     * its own signals (init.c). A call the filter kills outright, an x32
+     * number (the bad-architecture action), forces the same SIGSYS. */
+    syscall(X32_SYSCALL_BIT | SYS_getpid);
+    syscall(SYS_exit_group, 128 + SIGSYS); /* not reached */
 }
 
 /* Installs the SIGSYS handler, on an alternate stack of the main thread
@@ -519,6 +528,16 @@ void ci_policy_load(void)
     if (err == 0)
         err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
                                SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
+    /* pid 1 of a PID namespace: its SIGKILL to itself, which the kernel
+     * would ignore, is trapped and reported as that death (init.c). A
+     * trap beats the table's ALLOW. */
+    if (err == 0 && getpid() == 1)
+        err = seccomp_rule_add(self, SCMP_ACT_TRAP, SCMP_SYS(kill), 2, SCMP_A0(SCMP_CMP_EQ, 1),
+                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGKILL));
+    if (err == 0 && getpid() == 1)
+        err = seccomp_rule_add(self, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 2,
+                               SCMP_A0(SCMP_CMP_EQ, 1),
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGKILL));
     if (err == 0)
         err = seccomp_load(self);
     if (err < 0)

@@ -139,6 +139,12 @@ void ci_interp_cell_done(struct ci_cell *cell);
  * still @parent; exits with CI_EXIT_PDEATHSIG or CI_EXIT_PARENT. */
 void ci_tie_to_parent(pid_t parent);
 
+/* ci_tie_to_parent() for pid 1 of a new PID namespace, whose parent
+ * @parent (a pid in the host's namespace) reads as 0 from inside: the
+ * check reads the host's /proc instead, which must still be mounted.
+ * Later ci_tie_to_parent() calls accept a parent that reads as 0. */
+void ci_tie_to_outside_parent(pid_t parent);
+
 /* The first part of the lockdown, run while the worker is still
  * single-threaded: namespaces, never root, no capabilities, then the
  * parent-death signal again. Returns the CI_LAYER_* bits it applied
@@ -180,6 +186,15 @@ uint32_t ci_check_unprivileged(void);
  * CI_LAYER_USERNS, or 0 if the kernel refuses it. Single-threaded only. */
 uint32_t ci_unshare_user(void);
 
+/* Maps @uid and @gid (ours outside) to themselves in the user namespace
+ * we are in and just made, denying setgroups(2) (user_namespaces(7));
+ * a map the kernel refuses is skipped. Single-threaded only. */
+void ci_map_user(unsigned uid, unsigned gid);
+
+/* 1 if @err is how a kernel or a container refuses a namespace (EPERM,
+ * EINVAL, ENOSPC, EUSERS, EACCES, ENOSYS): the layer is skipped. */
+int ci_ns_refused(int err);
+
 /* New network, IPC and UTS namespaces, each one not in @have tried
  * alone; the CI_LAYER_*NS bits of those made. Needs CAP_SYS_ADMIN (root,
  * or inside our user namespace); refusals are skipped. */
@@ -193,6 +208,19 @@ uint32_t ci_unshare_others(uint32_t have);
  * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
  * inside our user namespace); single-threaded only. */
 uint32_t ci_mount_root(uint32_t have);
+
+/* -------------------------------------------------------------- init.c */
+
+/* In pid 1 of a PID namespace (a no-op elsewhere): a handler for each
+ * signal whose default action ends a process, which reports it and exits
+ * as ci_init_die_by() does. Call after CPython has read the actions it
+ * reports from signal.getsignal(), which stay SIG_DFL. */
+void ci_init_signals(void);
+
+/* Sends a SIGNALED frame naming @sig (async-signal-safe, never blocks),
+ * then exits with status 128 + @sig: the end the kernel would give any
+ * process but its namespace's init. */
+_Noreturn void ci_init_die_by(int sig);
 
 /* ------------------------------------------------------------ policy.c */
 

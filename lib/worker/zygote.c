@@ -50,6 +50,10 @@
 /* How long a spare may take to take its session and leave the group. */
 #define SPARE_ACK_MS 2000
 
+/* Ours, for a spare to map in the user namespace its clone made: inside,
+ * until mapped, they read as the overflow ids. */
+static unsigned zygote_uid, zygote_gid;
+
 /* 1 if this process has one thread: a fork of several would copy locks
  * another thread holds. */
 static int single_threaded(void)
@@ -207,7 +211,8 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS])
  * the spare once its session arrives, with its own session and group;
  * exits if the zygote goes first.
  */
-static uint32_t spare_life(int sock, pid_t parent, struct ci_spawn_request *req, char *dir)
+static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spawn_request *req,
+                           char *dir)
 {
     int fds[CI_SPAWN_FDS], got;
     uint32_t layers;
@@ -219,9 +224,18 @@ static uint32_t spare_life(int sock, pid_t parent, struct ci_spawn_request *req,
         close_range(CI_SPAWN_FDS + 2, ~0u, 0) != 0 || close_range(CI_SPAWN_FDS, CI_SPAWN_FDS, 0) != 0)
         ci_fatal(CI_EXIT_DESCRIPTORS, "spare: its descriptors: %s", strerror(errno));
     sock = CI_SPAWN_FDS + 1;
-    layers = ci_isolate_early(0);
-    /* After the new user namespace, which cleared the signal. */
-    ci_tie_to_parent(parent);
+    if (own_pidns) {
+        /* The clone made our user namespace, and the PID namespace it
+         * owns, of which we are pid 1 (init.c). */
+        ci_map_user(zygote_uid, zygote_gid);
+        layers = CI_LAYER_USERNS | CI_LAYER_PIDNS;
+        layers |= ci_isolate_early(layers);
+        ci_tie_to_outside_parent(parent);
+    } else {
+        layers = ci_isolate_early(0);
+        /* After the new user namespace, which cleared the signal. */
+        ci_tie_to_parent(parent);
+    }
     ci_interp_prefault();
     got = receive(sock, req, dir, fds);
     if (got <= 0)
@@ -238,9 +252,20 @@ static uint32_t spare_life(int sock, pid_t parent, struct ci_spawn_request *req,
     return layers;
 }
 
-/* A new spare in @sp (pid, and the zygote's end of its socket), or none
- * (sock -1) if the fork failed. Returns 1 in the spare itself. */
-static int spare_make(pid_t *pid, int *sock)
+/*
+ * A new spare in @sp (pid, and the zygote's end of its socket), or none
+ * (sock -1) if the fork failed. Returns 1 in the spare itself, with
+ * *@own_pidns set if it is pid 1 of a PID namespace of its own.
+ *
+ * The clone makes that namespace, with the user namespace that owns it:
+ * CLONE_NEWPID needs CAP_SYS_ADMIN over the new namespace, which the
+ * zygote has over a user namespace it creates in the same call and
+ * nowhere else (user_namespaces(7)). unshare(CLONE_NEWPID) in the child
+ * would not do: it moves only the caller's later children. Where the
+ * kernel or a container refuses the pair, the spare is cloned without it
+ * and makes its user namespace itself (ci_isolate_early).
+ */
+static int spare_make(pid_t *pid, int *sock, int *own_pidns)
 {
     int pair[2];
 
@@ -248,7 +273,12 @@ static int spare_make(pid_t *pid, int *sock)
     *sock = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
         return 0;
-    *pid = ci_interp_fork(CLONE_PARENT);
+    *own_pidns = 1;
+    *pid = ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID);
+    if (*pid < 0 && ci_ns_refused(-*pid)) {
+        *own_pidns = 0;
+        *pid = ci_interp_fork(CLONE_PARENT);
+    }
     if (*pid == 0) {
         close(pair[0]);
         *sock = pair[1];
@@ -269,7 +299,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     static char dir[CI_SPAWN_DIR_MAX + 1];
     uint32_t layers;
     pid_t spare;
-    int fds[CI_SPAWN_FDS], sock;
+    int fds[CI_SPAWN_FDS], sock, own_pidns = 0;
 
     /* Named for ps and top; each child takes the worker's name back. */
     prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
@@ -282,6 +312,8 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     ci_leave_root();
     ci_drop_capabilities();
     layers = ci_check_unprivileged();
+    zygote_uid = (unsigned)geteuid();
+    zygote_gid = (unsigned)getegid();
     ci_tie_to_parent(parent);
     /* Same-uid processes (the children, before their lockdown) may not
      * trace it or read its memory. */
@@ -304,7 +336,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         send_all(msg, sizeof msg);
     }
 
-    if (spare_make(&spare, &sock))
+    if (spare_make(&spare, &sock, &own_pidns))
         goto in_spare;
     for (;;) {
         int got = receive(CI_FD_CHANNEL, req, dir, fds);
@@ -318,7 +350,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         }
         /* The spare takes it; if it died meanwhile, a new one does. */
         for (int attempt = 0; attempt < 2; attempt++) {
-            if (sock < 0 && spare_make(&spare, &sock))
+            if (sock < 0 && spare_make(&spare, &sock, &own_pidns))
                 goto in_spare;
             if (sock < 0) {
                 answer = spare < 0 ? spare : -EAGAIN;
@@ -348,11 +380,11 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
             close(sock);
         sock = -1;
         /* The next one, while the host starts this session. */
-        if (spare_make(&spare, &sock))
+        if (spare_make(&spare, &sock, &own_pidns))
             goto in_spare;
     }
 in_spare:
-    layers = spare_life(sock, parent, req, dir);
+    layers = spare_life(sock, parent, own_pidns, req, dir);
     *session_dir = dir;
     return layers;
 }

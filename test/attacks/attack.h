@@ -17,6 +17,8 @@
  *    too; a_teardown after it frees the test's cell (a_cell);
  *  - asserts from the host side that the attack had no effect, and that
  *    the cell ended with a clear error or a SandboxViolation.
+ *  - names the host process HOST_PID in its cells, not os.getppid(),
+ *    which in a PID namespace of the worker's own is 0 (see a_host_cell).
  *
  * A secret a cell searches for never stands in the cell's source as such:
  * cells get it as two hex-encoded halves (a_py_pair) and look for the
@@ -134,6 +136,34 @@ static inline char *a_py_pair(const char *secret)
     "        e = ctypes.get_errno()\n"                                   \
     "        raise OSError(e, os.strerror(e))\n"                         \
     "    return r\n"
+
+/* ------------------------------------------------------- the host's pid */
+
+/*
+ * A cell names the host process HOST_PID, never os.getppid(): in a PID
+ * namespace of the worker's own, getppid() is 0 (the host has no pid
+ * there), and an attack aimed at it would aim at nothing and pass. The
+ * cell runners below (a_stopped, a_expect_value) send a cell that uses
+ * HOST_PID with a first line "HOST_PID = <pid>": the test process's pid,
+ * for the test process is its sessions' host. No attack asserts on the
+ * traceback line numbers that line moves. An attack at the parent as the
+ * worker sees it spells os.getppid().
+ */
+
+/* The last cell a_host_cell() made: freed by the next call, or by
+ * a_teardown if a failed assertion left it behind. */
+static char *a_host_cell_text __attribute__((unused));
+
+/* @code, with "HOST_PID = <pid>" put first if it uses HOST_PID. */
+static inline const char *a_host_cell(const char *code)
+{
+    free(a_host_cell_text);
+    a_host_cell_text = NULL;
+    if (!strstr(code, "HOST_PID"))
+        return code;
+    a_host_cell_text = h_fmt("HOST_PID = %d\n%s", (int)getpid(), code);
+    return a_host_cell_text;
+}
 
 /* The secret argument a_main_prologue() added, or NULL. */
 static inline const char *a_argv_secret(int argc, char **argv)
@@ -329,11 +359,14 @@ static inline int a_setup_alive(void **state)
  * by a_teardown, whether the test passed or failed. */
 static char *a_cell __attribute__((unused));
 
-/* Teardown of every attack test: frees a_cell. Always 0. */
+/* Teardown of every attack test: frees a_cell, and the last cell sent
+ * with HOST_PID. Always 0. */
 static inline int a_teardown(void **state)
 {
     free(a_cell);
     a_cell = NULL;
+    free(a_host_cell_text);
+    a_host_cell_text = NULL;
     return 0;
 }
 
@@ -374,7 +407,7 @@ static inline void a_assert_continues(ci_session *s, int pid)
 static inline ci_status a_stopped(ci_session *s, const char *code, const char *names)
 {
     int pid = ci_session_pid(s);
-    ci_result *r = h_run(s, code);
+    ci_result *r = h_run(s, a_host_cell(code));
     ci_status st = ci_result_status(r);
     const char *n = ci_result_error_name(r);
     if (st == CI_STATUS_ERROR && n && a_name_in(n, names)) {
@@ -402,7 +435,7 @@ static inline ci_status a_stopped(ci_session *s, const char *code, const char *n
 static inline void a_expect_value(ci_session *s, const char *code, const char *want,
                                   const char *what)
 {
-    ci_result *r = h_run(s, code);
+    ci_result *r = h_run(s, a_host_cell(code));
     const char *v = ci_result_value(r);
     if (ci_result_status(r) != CI_STATUS_OK) {
         h_dump(r);

@@ -42,12 +42,12 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* The attack: reading @path (Python f-string, `ppid` and `os` at hand)
- * with @how (of `p`, giving bytes) must fail. */
+/* The attack: reading @path (Python f-string, `ppid` (the host's pid)
+ * and `os` at hand) with @how (of `p`, giving bytes) must fail. */
 static void attack_read(const char *path, const char *how)
 {
     free(a_cell);
-    a_cell = h_fmt("import os\nppid = os.getppid()\np = f'%s'\ndata = %s\nlen(data) >= 0", path,
+    a_cell = h_fmt("import os\nppid = HOST_PID\np = f'%s'\ndata = %s\nlen(data) >= 0", path,
                    how);
     a_stopped(S, a_cell, A_OSERR "|ProcessLookupError");
 }
@@ -85,7 +85,7 @@ static void test_host_mem_at_its_heap_secret(void **state)
 {
     char *pair = a_py_pair(a_heap_secret_copy);
     a_cell = h_fmt(A_PY_HAS "import os\n"
-                   "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDONLY)\n"
+                   "fd = os.open(f'/proc/{HOST_PID}/mem', os.O_RDONLY)\n"
                    "has(os.pread(fd, 64, %llu), %s)",
                    (unsigned long long)(uintptr_t)a_heap_secret, pair);
     a_stopped(S, a_cell, A_OSERR);
@@ -95,7 +95,7 @@ static void test_host_mem_at_its_heap_secret(void **state)
 static void test_host_mem_write(void **state)
 {
     a_cell = h_fmt("import os\n"
-                   "fd = os.open(f'/proc/{os.getppid()}/mem', os.O_WRONLY)\n"
+                   "fd = os.open(f'/proc/{HOST_PID}/mem', os.O_WRONLY)\n"
                    "os.pwrite(fd, b'PWNED', %llu)",
                    (unsigned long long)(uintptr_t)a_heap_secret);
     a_stopped(S, a_cell, A_OSERR);
@@ -126,7 +126,7 @@ static void test_host_cmdline(void **state)
 {
     char *pair = a_py_pair(argv_secret);
     a_cell = h_fmt(A_PY_HAS "import os\n"
-                   "has(open(f'/proc/{os.getppid()}/cmdline', 'rb').read(), %s)",
+                   "has(open(f'/proc/{HOST_PID}/cmdline', 'rb').read(), %s)",
                    pair);
     a_stopped(S, a_cell, A_OSERR);
     free(pair);

@@ -1,6 +1,6 @@
 /*
  * Signals out of the worker: at the host, at every process (-1), at the
- * worker's and the host's process groups, at init, at a sentinel process
+ * worker's and the host's process groups, at pid 1, at a sentinel process
  * the test forked into its own process group, at another session's worker;
  * by kill, killpg, tgkill, rt_sigqueueinfo, pidfd_send_signal and SIGIO.
  * After each the host checks that it is alive with its secret environment
@@ -75,12 +75,19 @@ static void attack(const char *cell)
 
 static void test_sigkill_to_the_host(void **state)
 {
+    attack("import os, signal\nos.kill(HOST_PID, signal.SIGKILL)");
+}
+
+static void test_sigkill_to_its_parent_as_it_sees_it(void **state)
+{
+    /* kill(getppid()): the host outside a pid namespace of the worker's
+     * own, 0 (its own process group) inside one. */
     attack("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)");
 }
 
 static void test_sigterm_to_the_host(void **state)
 {
-    attack("import os, signal\nos.kill(os.getppid(), signal.SIGTERM)");
+    attack("import os, signal\nos.kill(HOST_PID, signal.SIGTERM)");
 }
 
 static void test_sigkill_to_every_process(void **state)
@@ -97,13 +104,33 @@ static void test_killpg_of_its_own_group(void **state)
 static void test_killpg_of_the_hosts_group(void **state)
 {
     /* The host's process group holds the sentinel (and make, and the
-     * shell that ran it). */
-    attack("import os, signal\nos.killpg(os.getpgid(os.getppid()), signal.SIGKILL)");
+     * shell that ran it). Named by the host: the worker may not be able
+     * to ask getpgid(HOST_PID), and the attack is at the group. */
+    a_cell = h_fmt("import os, signal\nos.killpg(%d, signal.SIGKILL)", (int)getpgrp());
+    attack(a_cell);
 }
 
 static void test_sigterm_to_init(void **state)
 {
-    attack("import os, signal\nos.kill(1, signal.SIGTERM)");
+    /* Outside a PID namespace of the worker's own, pid 1 is the
+     * machine's init; inside, the worker itself, which then ends as any
+     * process would by its own SIGTERM (lib/worker/init.c). */
+    if (!(ci_session_sandbox(S) & CI_SANDBOX_PIDNS)) {
+        attack("import os, signal\nos.kill(1, signal.SIGTERM)");
+        return;
+    }
+    ci_result *r = h_run(S, "import os, signal\nassert os.getpid() == 1\n"
+                            "os.kill(1, signal.SIGTERM)");
+    if (ci_result_status(r) != CI_STATUS_KILLED ||
+        strcmp(ci_result_error_name(r) ? ci_result_error_name(r) : "", "WorkerDied") != 0 ||
+        !strstr(ci_result_error_value(r) ? ci_result_error_value(r) : "", "SIGTERM")) {
+        h_dump(r);
+        fail_msg("kill(1, SIGTERM) from pid 1 of its own namespace did not end the worker "
+                 "by SIGTERM");
+    }
+    ci_result_free(r);
+    a_alive(S);
+    assert_everyone_alive();
 }
 
 static void test_sigkill_to_the_sentinel(void **state)
@@ -121,19 +148,19 @@ static void test_sigkill_to_another_sessions_worker(void **state)
 static void test_tgkill_of_the_hosts_main_thread(void **state)
 {
     attack(A_PY_SYSCALL "import signal\n"
-           "sc(234, os.getppid(), os.getppid(), int(signal.SIGKILL))");
+           "sc(234, HOST_PID, HOST_PID, int(signal.SIGKILL))");
 }
 
 static void test_rt_sigqueueinfo_to_the_host(void **state)
 {
     attack(A_PY_SYSCALL "import signal\ninfo = (ctypes.c_int * 32)(int(signal.SIGTERM), 0, -1)\n"
-           "sc(129, os.getppid(), int(signal.SIGTERM), ctypes.byref(info))");
+           "sc(129, HOST_PID, int(signal.SIGTERM), ctypes.byref(info))");
 }
 
 static void test_pidfd_send_signal_to_the_host(void **state)
 {
     attack(A_PY_SYSCALL "import signal\n"
-           "pidfd = sc(434, os.getppid(), 0)\n"
+           "pidfd = sc(434, HOST_PID, 0)\n"
            "sc(424, pidfd, int(signal.SIGKILL), 0, 0)");
 }
 
@@ -141,7 +168,7 @@ static void test_sigio_to_the_host_through_f_setown(void **state)
 {
     /* A pipe that signals its owner on every write; the owner the host. */
     attack("import fcntl, os\nr, w = os.pipe()\n"
-           "fcntl.fcntl(r, fcntl.F_SETOWN, os.getppid())\n"
+           "fcntl.fcntl(r, fcntl.F_SETOWN, HOST_PID)\n"
            "fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\n"
            "os.write(w, b'x')");
 }
@@ -151,6 +178,7 @@ int main(int argc, char **argv)
     a_main_prologue(argc, argv, 120);
     const struct CMUnitTest tests[] = {
         A_TEST(test_sigkill_to_the_host),
+        A_TEST(test_sigkill_to_its_parent_as_it_sees_it),
         A_TEST(test_sigterm_to_the_host),
         A_TEST(test_sigkill_to_every_process),
         A_TEST(test_killpg_of_its_own_group),

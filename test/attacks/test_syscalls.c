@@ -61,13 +61,13 @@ static int group_teardown(void **state)
 
 static void test_ptrace_attach_to_the_host(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(101, 16, os.getppid(), 0, 0)", A_OSERR); /* PTRACE_ATTACH */
+    a_stopped(S, A_PY_SYSCALL "sc(101, 16, HOST_PID, 0, 0)", A_OSERR); /* PTRACE_ATTACH */
     assert_int_equal(a_self_status("TracerPid"), 0);
 }
 
 static void test_ptrace_seize_of_the_host(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(101, 0x4206, os.getppid(), 0, 0)", A_OSERR); /* SEIZE */
+    a_stopped(S, A_PY_SYSCALL "sc(101, 0x4206, HOST_PID, 0, 0)", A_OSERR); /* SEIZE */
     assert_int_equal(a_self_status("TracerPid"), 0);
 }
 
@@ -86,7 +86,7 @@ static void test_process_vm_readv_of_the_host_heap(void **state)
 {
     char *iov = iovecs(), *pair = a_py_pair(a_heap_secret_copy);
     a_cell = h_fmt(A_PY_SYSCALL A_PY_HAS "%s"
-                   "n = sc(310, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
+                   "n = sc(310, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
                    "has(buf.raw, %s)",
                    iov, pair);
     a_stopped(S, a_cell, A_OSERR);
@@ -99,7 +99,7 @@ static void test_process_vm_writev_into_the_host_heap(void **state)
     char *iov = iovecs();
     a_cell = h_fmt(A_PY_SYSCALL "%s"
                    "ctypes.memset(buf, 0x41, 64)\n"
-                   "sc(311, os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
+                   "sc(311, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
                    iov);
     a_stopped(S, a_cell, A_OSERR);
     a_assert_heap_secret_intact();
@@ -112,7 +112,7 @@ static void test_pidfd_getfd_steals_a_host_descriptor(void **state)
      * a descriptor the host never meant to share. */
     int watch = a_watch(canary);
     a_cell = h_fmt(A_PY_SYSCALL
-                   "pidfd = sc(434, os.getppid(), 0)\n"
+                   "pidfd = sc(434, HOST_PID, 0)\n"
                    "fd = sc(438, pidfd, %d, 0)\n"
                    "os.pread(fd, 100, 0)[:0]",
                    canary_fd);
@@ -125,7 +125,7 @@ static void test_setpriority_of_the_host(void **state)
     errno = 0;
     int before = getpriority(PRIO_PROCESS, 0);
     assert_int_equal(errno, 0);
-    a_stopped(S, "import os\nos.setpriority(os.PRIO_PROCESS, os.getppid(), 19)", A_OSERR);
+    a_stopped(S, "import os\nos.setpriority(os.PRIO_PROCESS, HOST_PID, 19)", A_OSERR);
     assert_int_equal(getpriority(PRIO_PROCESS, 0), before);
 }
 
@@ -134,7 +134,7 @@ static void test_prlimit_of_the_host(void **state)
     struct rlimit before, after;
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &before), 0);
     a_stopped(S, "import os, resource\n"
-                 "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (4, 4))",
+                 "resource.prlimit(HOST_PID, resource.RLIMIT_NOFILE, (4, 4))",
               A_OSERR);
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &after), 0);
     assert_int_equal(after.rlim_cur, before.rlim_cur);
@@ -209,7 +209,7 @@ static void test_setns_into_the_hosts_namespace(void **state)
 {
     /* The host's mount namespace if the cell can open it, else its own. */
     a_stopped(S, A_PY_SYSCALL
-              "try:\n    fd = os.open(f'/proc/{os.getppid()}/ns/mnt', os.O_RDONLY)\n"
+              "try:\n    fd = os.open(f'/proc/{HOST_PID}/ns/mnt', os.O_RDONLY)\n"
               "except OSError:\n    fd = os.open('/proc/self/ns/uts', os.O_RDONLY)\n"
               "sc(308, fd, 0)",
               A_OSERR);
@@ -228,7 +228,7 @@ static void test_perf_event_open(void **state)
     /* A software cpu-clock counter on the host process. */
     a_stopped(S, A_PY_SYSCALL "attr = (ctypes.c_uint32 * 32)()\n"
                  "attr[0] = 1\nattr[1] = 128\n" /* PERF_TYPE_SOFTWARE, size */
-                 "sc(298, ctypes.byref(attr), os.getppid(), -1, -1, 0)",
+                 "sc(298, ctypes.byref(attr), HOST_PID, -1, -1, 0)",
               A_OSERR);
 }
 

@@ -35,7 +35,15 @@ class Status(enum.Enum):
 
 
 class Sandbox(enum.IntFlag):
-    """CI_SANDBOX_* layers, as Session.sandbox reports them."""
+    """CI_SANDBOX_* layers, as Session.sandbox reports them.
+
+    LANDLOCK and the namespaces (USERNS to PIDNS) are best effort: set only
+    where the kernel allows them. PIDNS is a PID namespace of the worker's
+    own, in which it is pid 1 (os.getpid() is 1 in a cell): only a worker
+    forked from the zygote gets one, never a worker started by exec
+    (zygote=False, or $CODEINTERP_WORKER set), so requiring PIDNS of such a
+    session makes it fail with SandboxUnavailableError.
+    """
 
     SECCOMP = 0x1
     RLIMITS = 0x2
@@ -275,11 +283,13 @@ class Session:
       figure_dpi          resolution of matplotlib figures (100)
       display_limits      (per_output, per_run) bytes of rich outputs
       require_sandbox     Sandbox flags without which the session fails
+                          (SandboxUnavailableError)
       preload             modules imported before the first cell: names joined
                           by ',' with no spaces ("numpy,pandas,matplotlib.pyplot";
                           matplotlib.pyplot is imported whatever it says)
       zygote              fork the worker from a zygote kept warm per preload
-                          list (True), or start it by fork + exec (False)
+                          list (True), or start it by fork + exec (False:
+                          never with a PID namespace, Sandbox.PIDNS)
 
     Starting takes about 0.6 s for the first session of a preload list (or
     any with zygote=False), milliseconds for the next ones. A session

@@ -1,5 +1,6 @@
 """Cells on one shared session: state, values, errors, timeouts, outputs."""
 
+import os
 import struct
 
 import pytest
@@ -169,4 +170,50 @@ def test_sandbox_mask(session):
     mask = session.sandbox
     assert isinstance(mask, int)
     assert mask & required == required
-    assert not mask & codeinterp.Sandbox.PIDNS
+
+
+def pidns_allowed():
+    """Whether the kernel lets the zygote make a PID namespace: a child that
+    leaves root as the zygote does (uid and gid 65534, no groups), then asks
+    for the pair the zygote clones with, a user namespace and a PID
+    namespace. Refusals are the errnos the library skips the layer for."""
+    import ctypes
+    import errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    refused = {errno.EPERM, errno.EINVAL, errno.ENOSPC, errno.EUSERS,
+               errno.EACCES, errno.ENOSYS}
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            if 0 in os.getresuid():
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+            if libc.unshare(0x10000000 | 0x20000000) == 0:  # CLONE_NEWUSER|NEWPID
+                code = 0
+            else:
+                code = 1 if ctypes.get_errno() in refused else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code in (0, 1), "the probe failed: %d" % code
+    return code == 0
+
+
+def test_pid_namespace(session):
+    """PIDNS: workers forked from the zygote only, wherever the kernel
+    allows it; a worker started by exec never has one."""
+    PIDNS = codeinterp.Sandbox.PIDNS
+    has = bool(session.sandbox & PIDNS)
+    # pid 1 of a namespace of its own, whose parent is outside it
+    ids = session.run("import os\n(os.getpid(), os.getppid())").value
+    assert (ids == "(1, 0)") == has, (ids, session.sandbox)
+    if "CODEINTERP_WORKER" in os.environ:  # the zygote is off
+        assert not has
+    else:
+        assert has == pidns_allowed()
+    with codeinterp.Session(timeout_ms=20_000, zygote=False) as s:
+        assert not s.sandbox & PIDNS
+        assert s.run("import os\nos.getpid()").value != "1"

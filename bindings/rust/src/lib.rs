@@ -265,6 +265,11 @@ impl Sandbox {
     pub const IPCNS: Sandbox = Sandbox(sys::CI_SANDBOX_IPCNS);
     pub const UTSNS: Sandbox = Sandbox(sys::CI_SANDBOX_UTSNS);
     pub const MNTNS: Sandbox = Sandbox(sys::CI_SANDBOX_MNTNS);
+    /// Best effort: a PID namespace of the worker's own, in which it is
+    /// pid 1. Only a worker forked from the zygote gets one, never a worker
+    /// started by exec ([`Config::zygote`] off, or `$CODEINTERP_WORKER`
+    /// set): requiring it of such a session fails with
+    /// [`ErrorKind::Sandbox`].
     pub const PIDNS: Sandbox = Sandbox(sys::CI_SANDBOX_PIDNS);
     /// The library's default requirement: seccomp, rlimits, no_new_privs.
     pub const DEFAULT_REQUIRED: Sandbox = Sandbox(
@@ -442,9 +447,10 @@ impl Config {
     /// default: ready in milliseconds once the zygote is up) or started by
     /// fork + exec (`false`: about 0.6 s each, with an address layout and
     /// hash seed of its own). Sessions forked from one zygote share its
-    /// address layout (ASLR) and CPython's hash seed; see the C header and
-    /// SECURITY.md for what else differs. `$CODEINTERP_WORKER` turns the
-    /// zygote off whatever this says.
+    /// address layout (ASLR) and CPython's hash seed; only a worker forked
+    /// from the zygote can have a PID namespace of its own
+    /// ([`Sandbox::PIDNS`]). See the C header and SECURITY.md for what else
+    /// differs. `$CODEINTERP_WORKER` turns the zygote off whatever this says.
     pub fn zygote(mut self, enabled: bool) -> Config {
         self.zygote = Some(enabled);
         self

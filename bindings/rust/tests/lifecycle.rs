@@ -80,11 +80,31 @@ fn sandbox_layers_are_reported() {
     let layers = s.sandbox();
     assert!(layers.contains(Sandbox::DEFAULT_REQUIRED), "{:#x}", layers.bits());
     assert!(layers.contains(Sandbox::UNPRIVILEGED), "{:#x}", layers.bits());
-    assert!(!layers.contains(Sandbox::PIDNS));
     assert_eq!(
         Sandbox::SECCOMP | Sandbox::RLIMITS | Sandbox::NO_NEW_PRIVS,
         Sandbox::DEFAULT_REQUIRED
     );
+}
+
+#[test]
+fn pid_namespace_only_from_the_zygote() {
+    const IDS: &str = "import os\n(os.getpid(), os.getppid())";
+    // Best effort from the zygote: where the bit is set, the cell's process
+    // is pid 1 of its own namespace, whose parent is outside it.
+    let mut s = session();
+    let layers = s.sandbox();
+    let has = layers.contains(Sandbox::PIDNS);
+    let ids = s.run(IDS).unwrap().value.unwrap();
+    assert_eq!(ids == "(1, 0)", has, "{:#x}: {}", layers.bits(), ids);
+    if std::env::var_os("CODEINTERP_WORKER").is_some() {
+        assert!(!has, "no zygote, yet {:#x}", layers.bits());
+    }
+
+    // A worker started by exec never has one.
+    let mut s = common::session_with(Config::new().zygote(false));
+    assert!(!s.sandbox().contains(Sandbox::PIDNS), "{:#x}", s.sandbox().bits());
+    let pid = s.run("import os\nos.getpid()").unwrap().value.unwrap();
+    assert_ne!(pid, "1");
 }
 
 #[test]
@@ -119,9 +139,13 @@ fn bad_settings_are_errors() {
     let e = Session::new(Config::new().timeout(Duration::ZERO)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 
-    // A layer that is never applied: the worker starts, then is refused.
-    let e = Session::new(Config::new().require_sandbox(Sandbox::DEFAULT_REQUIRED | Sandbox::PIDNS))
-        .unwrap_err();
+    // A layer a worker started by exec never has: it starts, then is refused.
+    let e = Session::new(
+        Config::new()
+            .zygote(false)
+            .require_sandbox(Sandbox::DEFAULT_REQUIRED | Sandbox::PIDNS),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Sandbox);
     assert_eq!(e.code(), -11);
     assert!(!e.detail().is_empty(), "{}", e);
