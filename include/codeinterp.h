@@ -247,13 +247,16 @@ typedef enum {
  *                           pid as 1 and its parent's as 0, cannot name the
  *                           host or any other process in a signal or a
  *                           /proc path, and its /proc (with
- *                           CI_SANDBOX_MNTNS) shows only itself. The
+ *                           CI_SANDBOX_MNTNS, unless the kernel refuses a
+ *                           new proc instance, as in containers that mask
+ *                           paths of theirs) shows only itself. The
  *                           kernel ignores the signals a namespace's init
  *                           sends itself without a handler; the worker
  *                           makes up for it, so that os.kill(os.getpid(),
  *                           SIGKILL), os.abort() and an unhandled
  *                           signal.alarm() still end it and are reported
- *                           as death by that signal. A worker started by
+ *                           as death by that signal (see SECURITY.md for
+ *                           the cases this misses). A worker started by
  *                           exec never has this layer: a config that
  *                           demands it with the zygote off makes every
  *                           session fail with CI_ESANDBOX.

@@ -151,7 +151,10 @@ static int on_frame(struct run *run)
             return 0;
         }
     } else if (run->rd.type == CI_FRAME_SIGNALED) {
-        if (run->s->worker.signaled)
+        /* Only a namespace's init has signals to report (proto.h). */
+        if (!(run->s->worker.layers & CI_SANDBOX_PIDNS))
+            why = "a signal report from a worker without a PID namespace";
+        else if (run->s->worker.signaled)
             why = "a second signal report";
         else if (ci_signaled_parse(run->rd.payload, run->rd.len, &run->s->worker.signaled,
                                    &why) == 0) {
@@ -320,6 +323,19 @@ static int unsolicited(int channel)
     return n > 0;
 }
 
+/* 1 if what waits on @channel starts with a report of the worker's
+ * coming death (VIOLATION or SIGNALED): a thread a cell left running hit
+ * the filter, or a signal, between runs. */
+static int death_report_waiting(int channel)
+{
+    struct ci_frame_header h;
+    ssize_t n;
+    do
+        n = recv(channel, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof h && (h.type == CI_FRAME_VIOLATION || h.type == CI_FRAME_SIGNALED);
+}
+
 /* A scan of the workspace takes at most this long (a hostile cell can
  * fill it), so a run still ends within timeout + grace + 100 ms. */
 #define SCAN_BUDGET_MS 50
@@ -375,7 +391,11 @@ static void run_cell(struct run *run, const char *code, size_t len)
     run->seq = ++s->run_seq;
     atomic_store(&s->running, run->seq);
     files_before(s);
-    if (unsolicited(s->worker.channel)) {
+    if (death_report_waiting(s->worker.channel)) {
+        /* Not sent: the worker is dying. Its report and its end are read
+         * as a run's would be, within this run's deadlines. */
+        await_result(run);
+    } else if (unsolicited(s->worker.channel)) {
         /* Between runs the worker has nothing to say: bytes waiting now
          * were written by a cell (descriptor 3 is within its reach), e.g.
          * a result forged for this cell. */

@@ -339,6 +339,14 @@ static const struct probe allowed[] = {
     P(getpeername, "fd -1", "-1, 0, 0", KERNEL),
     P(getsockopt, "fd -1", "-1, 0, 0, 0, 0", KERNEL),
     P(setsockopt, "fd -1", "-1, 0, 0, 0, 0", KERNEL),
+    /* A pidfd of the host through descriptor 3: SO_PEERPIDFD (77) and
+     * SO_PASSPIDFD (76) at SOL_SOCKET (1); their neighbours reach the
+     * kernel (EBADF for fd -1). */
+    P(getsockopt, "SO_PEERPIDFD of the channel", "3, 1, 77, 0, 0", EPERM_),
+    P(getsockopt, "SO_PEERPIDFD | 1 << 32", "3, 1, HIGH | 77, 0, 0", EPERM_),
+    P(getsockopt, "option 78", "-1, 1, 78, 0, 0", KERNEL),
+    P(setsockopt, "SO_PASSPIDFD on the channel", "3, 1, 76, 0, 0", EPERM_),
+    P(setsockopt, "option 75", "-1, 1, 75, 0, 0", KERNEL),
 };
 
 static void test_allowed_calls_reach_the_kernel(void **state)

@@ -727,6 +727,11 @@ static void test_missing_required_layer_fails_session_new(void **state)
     assert_int_equal(ci_config_require_sandbox(cfg, CI_SANDBOX_RLIMITS), CI_OK);
     assert_int_equal(ci_session_new(&s, cfg), CI_OK);
     assert_int_equal(ci_session_sandbox(s), CI_SANDBOX_RLIMITS);
+    /* Only pid 1 of a PID namespace has signals to report. */
+    ci_result *r = h_run_status(s, "signaled-then-exit", CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "ProtocolError");
+    h_assert_contains(ci_result_error_value(r), "a signal report from a worker without a PID namespace");
+    ci_result_free(r);
     ci_session_free(s);
     assert_int_equal(rmdir(dir), 0); /* nothing left behind */
     ci_config_free(cfg);

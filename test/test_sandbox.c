@@ -919,6 +919,30 @@ static void test_proc_shows_only_the_workers_pid_namespace(void **state)
     free(path);
 }
 
+static void test_command_line_does_not_name_the_host(void **state)
+{
+    /* The worker's options (--parent <host pid>) are wiped once parsed:
+     * only its path is left in /proc/self/cmdline. */
+    char *code = h_fmt("a = open('/proc/self/cmdline', 'rb').read()\n"
+                       "len(a.rstrip(b'\\0').split(b'\\0')), b'%d' in a",
+                       (int)getpid());
+    h_expect(S, code, "(1, False)", "");
+    free(code);
+}
+
+static void test_a_signal_between_cells_is_told_at_the_next_run(void **state)
+{
+    /* An alarm the cell set ends the worker after the cell did: the next
+     * run reports that death, not a protocol error, and runs nothing. */
+    h_expect(S, "import signal\nsignal.alarm(1)\n'set'", "'set'", "");
+    usleep(1500 * 1000);
+    ci_result *r = h_run_status(S, "'never runs'", CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "WorkerDied");
+    h_assert_contains(ci_result_error_value(r), "SIGALRM");
+    ci_result_free(r);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
 /* ------------------------------------------------------- host death */
 
 static const char *self_exe;
@@ -1483,6 +1507,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_network_namespace_has_only_loopback, h_setup_alive),
         cmocka_unit_test_setup(test_namespaces_are_the_workers_own, h_setup_alive),
         cmocka_unit_test_setup(test_proc_shows_only_the_workers_pid_namespace, h_setup_alive),
+        cmocka_unit_test_setup(test_command_line_does_not_name_the_host, h_setup_alive),
+        cmocka_unit_test_setup(test_a_signal_between_cells_is_told_at_the_next_run, h_setup_alive),
         cmocka_unit_test_setup(test_every_thread_has_seccomp_and_no_new_privs, h_setup_alive),
         cmocka_unit_test_setup(test_threads_started_by_a_cell_are_locked_too, h_setup_alive),
         cmocka_unit_test_setup(test_worker_is_our_child_in_its_own_session, h_setup_alive),

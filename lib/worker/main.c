@@ -172,6 +172,18 @@ static void parse_args(int argc, char **argv, struct args *a)
     set_limits(a, val);
 }
 
+/* Blanks the options in place once parsed: /proc/self/cmdline reads
+ * them from our memory, and a cell would find the host's pid there
+ * (--parent), which its PID namespace otherwise hides. The preload list
+ * moves to the heap first. */
+static void wipe_args(int argc, char **argv, struct args *a)
+{
+    if (!(a->limits.preload = strdup(a->limits.preload)))
+        ci_fatal(CI_EXIT_USAGE, "out of memory");
+    for (int i = 1; i < argc; i++)
+        memset(argv[i], 0, strlen(argv[i]));
+}
+
 /* A zygote's child: its limits from the request, checked as the command
  * line's would be. */
 static void limits_from_request(struct args *a, const struct ci_spawn_request *r)
@@ -406,6 +418,7 @@ int main(int argc, char **argv)
     char *session_dir = NULL;
 
     parse_args(argc, argv, &a);
+    wipe_args(argc, argv, &a);
     check_descriptors();
     if (a.zygote) {
         struct ci_spawn_request req;

@@ -176,8 +176,7 @@ static int mount_own_proc(void)
  */
 static void pin_own_proc(void)
 {
-    if (getpid() == 1)
-        mount("/proc/1", "/proc/1", NULL, MS_BIND, NULL);
+    mount("/proc/1", "/proc/1", NULL, MS_BIND, NULL);
 }
 
 /* /bin, /lib, ... as the host has them: the same link (into /usr on a
@@ -305,7 +304,7 @@ uint32_t ci_mount_root(uint32_t have)
     const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
     char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], tmp[PATH_MAX], fdpath[32];
     struct ancestors above;
-    int session_fd;
+    int session_fd, own_proc;
 
     if (have & CI_LAYER_MNTNS)
         return 0;
@@ -350,7 +349,8 @@ uint32_t ci_mount_root(uint32_t have)
      * proc instance). Writable, because the user namespace maps are
      * written through it after this.
      */
-    if (!(have & CI_LAYER_PIDNS) || !mount_own_proc())
+    own_proc = (have & CI_LAYER_PIDNS) && mount_own_proc();
+    if (!own_proc)
         bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
 
     /* A private /tmp, then the session directory at its own path (often
@@ -378,7 +378,7 @@ uint32_t ci_mount_root(uint32_t have)
         die("detach the old root", "");
     if (chdir("/") != 0 || chdir(cwd) != 0)
         die("chdir", cwd);
-    if (have & CI_LAYER_PIDNS)
+    if (own_proc)
         pin_own_proc();
     return CI_LAYER_MNTNS;
 }

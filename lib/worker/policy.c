@@ -340,6 +340,8 @@ static const struct rule rules[] = {
 #define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS; glibc lacks it */
 #endif
 #define X32_SYSCALL_BIT 0x40000000L /* asm/unistd.h's __X32_SYSCALL_BIT */
+#define SO_PASSPIDFD_ 76            /* asm-generic/socket.h, Linux 6.5; */
+#define SO_PEERPIDFD_ 77            /* Debian 12's headers lack them */
 
 static char trap_stack[64 * 1024];
 
@@ -517,8 +519,9 @@ void ci_policy_load(void)
     ci_policy_prepare();
     /*
      * First a filter a few instructions long that keeps kill and tgkill
-     * to the worker's own pid, the only part that depends on the process.
-     * When filters stack the kernel takes the most restrictive answer
+     * to the worker's own pid, the part that depends on the process, and
+     * refuses two socket options inside calls the table allows. When
+     * filters stack the kernel takes the most restrictive answer
      * (seccomp(2)), so its EPERM beats the table's ALLOW. It goes first
      * because the table's filter refuses seccomp(2) itself.
      */
@@ -538,6 +541,18 @@ void ci_policy_load(void)
         err = seccomp_rule_add(self, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 2,
                                SCMP_A0(SCMP_CMP_EQ, 1),
                                SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGKILL));
+    /* SO_PEERPIDFD would hand a cell a pidfd of the process at the other
+     * end of descriptor 3, the host, and SO_PASSPIDFD one with every
+     * message (socket(7), Linux 6.5); the table allows the rest of
+     * getsockopt and setsockopt. Options are ints: 32 bits compared. */
+    if (err == 0)
+        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(getsockopt), 2,
+                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_PEERPIDFD_));
+    if (err == 0)
+        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
+                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_PASSPIDFD_));
     if (err == 0)
         err = seccomp_load(self);
     if (err < 0)

@@ -140,10 +140,10 @@ void ci_interp_cell_done(struct ci_cell *cell);
 void ci_tie_to_parent(pid_t parent);
 
 /* ci_tie_to_parent() for pid 1 of a new PID namespace, whose parent
- * @parent (a pid in the host's namespace) reads as 0 from inside: the
- * check reads the host's /proc instead, which must still be mounted.
- * Later ci_tie_to_parent() calls accept a parent that reads as 0. */
-void ci_tie_to_outside_parent(pid_t parent);
+ * reads as 0 from inside: checks through @parent_pidfd, a pidfd of the
+ * parent opened by the zygote, that it has not exited. Later
+ * ci_tie_to_parent() calls accept a parent that reads as 0. */
+void ci_tie_to_outside_parent(int parent_pidfd);
 
 /* The first part of the lockdown, run while the worker is still
  * single-threaded: namespaces, never root, no capabilities, then the

@@ -54,6 +54,11 @@
  * until mapped, they read as the overflow ids. */
 static unsigned zygote_uid, zygote_gid;
 
+/* A pidfd of the host, for a spare in a PID namespace of its own to check
+ * that its parent lives (ci_tie_to_outside_parent); -1 without pidfds
+ * (Linux before 5.3), and then no spare gets a PID namespace. */
+static int host_pidfd = -1;
+
 /* 1 if this process has one thread: a fork of several would copy locks
  * another thread holds. */
 static int single_threaded(void)
@@ -218,6 +223,9 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     uint32_t layers;
 
     prctl(PR_SET_NAME, "ci-spare", 0, 0, 0);
+    /* Before the pidfd is closed with the zygote's other descriptors. */
+    if (own_pidns)
+        ci_tie_to_outside_parent(host_pidfd);
     /* Nothing of the zygote's: above all not the host's channel (fd 3),
      * whose EOF tells the host the zygote is gone. */
     if (dup2(sock, CI_SPAWN_FDS + 1) < 0 || close(CI_FD_CHANNEL) != 0 ||
@@ -230,7 +238,6 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
         ci_map_user(zygote_uid, zygote_gid);
         layers = CI_LAYER_USERNS | CI_LAYER_PIDNS;
         layers |= ci_isolate_early(layers);
-        ci_tie_to_outside_parent(parent);
     } else {
         layers = ci_isolate_early(0);
         /* After the new user namespace, which cleared the signal. */
@@ -273,8 +280,8 @@ static int spare_make(pid_t *pid, int *sock, int *own_pidns)
     *sock = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
         return 0;
-    *own_pidns = 1;
-    *pid = ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID);
+    *own_pidns = host_pidfd >= 0;
+    *pid = *own_pidns ? ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID) : -EPERM;
     if (*pid < 0 && ci_ns_refused(-*pid)) {
         *own_pidns = 0;
         *pid = ci_interp_fork(CLONE_PARENT);
@@ -320,6 +327,8 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_DUMPABLE, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
 
+    /* Checked to be our parent's by the ci_tie_to_parent() below. */
+    host_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
     ci_interp_warm(preload, 1);
     ci_policy_prepare();
     if (!single_threaded())
