@@ -475,22 +475,14 @@ static scmp_filter_ctx new_filter(uint32_t def)
     return ctx;
 }
 
-/* The table's filter as BPF (libseccomp's, exported), made once: building
- * it takes milliseconds, and a zygote's children all load the same one. */
-static struct sock_fprog prepared;
-
-void ci_policy_prepare(void)
+/* @ctx as BPF in @prog (malloc'ed), through libseccomp's export; @ctx is
+ * released. */
+static void export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
 {
-    scmp_filter_ctx ctx;
     struct sock_filter *bpf;
     off_t len;
     int fd, rc;
 
-    if (prepared.filter)
-        return;
-    ctx = new_filter(SCMP_ACT_ERRNO(EPERM));
-    for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
-        add_rule(ctx, &rules[i]);
     /* libseccomp 2.5 exports only to a descriptor. */
     fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
     if (fd < 0)
@@ -506,39 +498,35 @@ void ci_policy_prepare(void)
     if (!bpf || pread(fd, bpf, (size_t)len, 0) != len)
         failed("reading the filter", NULL, bpf ? -EIO : -ENOMEM);
     close(fd);
-    prepared.filter = bpf;
-    prepared.len = (unsigned short)(len / sizeof *bpf);
+    prog->filter = bpf;
+    prog->len = (unsigned short)(len / sizeof *bpf);
 }
 
-void ci_policy_load(void)
+/*
+ * The pid filter of process @pid, a few instructions long: it keeps kill
+ * and tgkill to @pid, the part of the policy that depends on the
+ * process, and refuses two socket options inside calls the table allows.
+ * When filters stack the kernel takes the most restrictive answer
+ * (seccomp(2)), so its EPERM beats the table's ALLOW.
+ */
+static scmp_filter_ctx pid_filter(pid_t pid)
 {
-    scmp_filter_ctx self;
-    long rc;
+    scmp_filter_ctx ctx = new_filter(SCMP_ACT_ALLOW);
     int err;
 
-    ci_policy_prepare();
-    /*
-     * First a filter a few instructions long that keeps kill and tgkill
-     * to the worker's own pid, the part that depends on the process, and
-     * refuses two socket options inside calls the table allows. When
-     * filters stack the kernel takes the most restrictive answer
-     * (seccomp(2)), so its EPERM beats the table's ALLOW. It goes first
-     * because the table's filter refuses seccomp(2) itself.
-     */
-    self = new_filter(SCMP_ACT_ALLOW);
-    err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
-                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
+    err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pid));
     if (err == 0)
-        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
-                               SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
+        err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+                               SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pid));
     /* pid 1 of a PID namespace: its SIGKILL to itself, which the kernel
      * would ignore, is trapped and reported as that death (init.c). A
      * trap beats the table's ALLOW. */
-    if (err == 0 && getpid() == 1)
-        err = seccomp_rule_add(self, SCMP_ACT_TRAP, SCMP_SYS(kill), 2, SCMP_A0(SCMP_CMP_EQ, 1),
+    if (err == 0 && pid == 1)
+        err = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 2, SCMP_A0(SCMP_CMP_EQ, 1),
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGKILL));
-    if (err == 0 && getpid() == 1)
-        err = seccomp_rule_add(self, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 2,
+    if (err == 0 && pid == 1)
+        err = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 2,
                                SCMP_A0(SCMP_CMP_EQ, 1),
                                SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGKILL));
     /* SO_PEERPIDFD would hand a cell a pidfd of the process at the other
@@ -546,22 +534,61 @@ void ci_policy_load(void)
      * message (socket(7), Linux 6.5); the table allows the rest of
      * getsockopt and setsockopt. Options are ints: 32 bits compared. */
     if (err == 0)
-        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(getsockopt), 2,
+        err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(getsockopt), 2,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
                                SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_PEERPIDFD_));
     if (err == 0)
-        err = seccomp_rule_add(self, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
+        err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
                                SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_PASSPIDFD_));
-    if (err == 0)
-        err = seccomp_load(self);
     if (err < 0)
         failed("the pid filter", NULL, err);
-    seccomp_release(self);
-    trap_install();
-    /* The kernel's interface, seccomp(2): TSYNC answers with the id of a
-     * thread it could not synchronise, if any. */
-    rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prepared);
+    return ctx;
+}
+
+/* The table's filter, and the pid filter of pid 1, as BPF, made once:
+ * building one with libseccomp takes a good part of a millisecond, and a
+ * zygote's children all load the same ones (each is pid 1 of its own PID
+ * namespace, where the kernel gives it that namespace). */
+static struct sock_fprog prepared, prepared_init;
+
+void ci_policy_prepare(void)
+{
+    scmp_filter_ctx ctx;
+
+    if (prepared.filter)
+        return;
+    ctx = new_filter(SCMP_ACT_ERRNO(EPERM));
+    for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
+        add_rule(ctx, &rules[i]);
+    export_bpf(ctx, &prepared);
+    export_bpf(pid_filter(1), &prepared_init);
+}
+
+/* Loads @prog with seccomp(2) on every thread; TSYNC answers with the id
+ * of a thread it could not synchronise, if any. */
+static void load_bpf(const struct sock_fprog *prog, const char *what)
+{
+    long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, prog);
+
     if (rc != 0)
-        failed("seccomp(SECCOMP_SET_MODE_FILTER)", NULL, rc < 0 ? -errno : -EAGAIN);
+        failed(what, NULL, rc < 0 ? -errno : -EAGAIN);
+}
+
+void ci_policy_load(void)
+{
+    ci_policy_prepare();
+    /* The pid filter first: the table's refuses seccomp(2) itself. */
+    if (getpid() == 1) {
+        load_bpf(&prepared_init, "the pid filter");
+    } else {
+        scmp_filter_ctx self = pid_filter(getpid());
+        int err = seccomp_load(self);
+
+        if (err < 0)
+            failed("the pid filter", NULL, err);
+        seccomp_release(self);
+    }
+    trap_install();
+    load_bpf(&prepared, "seccomp(SECCOMP_SET_MODE_FILTER)");
 }

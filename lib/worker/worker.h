@@ -224,12 +224,14 @@ _Noreturn void ci_init_die_by(int sig);
 
 /* ------------------------------------------------------------ policy.c */
 
-/* Builds the seccomp filter of the policy table as BPF, once; a zygote
- * does it before it forks. Exits with CI_EXIT_SECCOMP on failure. */
+/* Builds the seccomp filter of the policy table, and the pid filter of
+ * pid 1, as BPF, once; a zygote does it before it forks. Exits with
+ * CI_EXIT_SECCOMP on failure. */
 void ci_policy_prepare(void);
 
-/* Loads that filter on every thread (preparing it if need be), then a
- * second one that keeps kill and tgkill to this process; exits with
+/* Loads on every thread the pid filter (kill and tgkill kept to this
+ * process, two socket options refused; prepared for pid 1, built for any
+ * other), then the table's (preparing both if need be); exits with
  * CI_EXIT_SECCOMP on failure. Must come after PR_SET_NO_NEW_PRIVS. */
 void ci_policy_load(void);
 
