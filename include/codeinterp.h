@@ -232,9 +232,9 @@ typedef enum {
  *                           host's old root is detached: the rest of its
  *                           files (/etc/passwd, /etc/shadow, /home, other
  *                           sessions) do not exist for the worker, not even
- *                           to stat(2) (without CI_SANDBOX_PIDNS, while
- *                           Landlock also holds: the host's /proc is then
- *                           bound). /usr, and on
+ *                           to stat(2), but for the host's processes where
+ *                           its /proc is the host's (Landlock then still
+ *                           refuses opening their entries). /usr, and on
  *                           hosts without merged /usr the real /bin, /sbin
  *                           and /lib directories, are the only mounts
  *                           without noexec; all are nosuid.
@@ -244,22 +244,26 @@ typedef enum {
  *                           (pid_namespaces(7)), made by the zygote's
  *                           clone(2) with the user namespace that owns it.
  *                           No other process is in it: a cell sees its own
- *                           pid as 1 and its parent's as 0, cannot name the
- *                           host or any other process in a signal or a
- *                           /proc path, and its /proc (with
- *                           CI_SANDBOX_MNTNS, unless the kernel refuses a
- *                           new proc instance, as in containers that mask
- *                           paths of theirs) shows only itself. The
+ *                           pid as 1 and its parent's as 0 and cannot name
+ *                           the host or any other process in a signal.
+ *                           With CI_SANDBOX_MNTNS its /proc is a proc of
+ *                           that namespace, which holds no other process
+ *                           (its own threads show as pids too), unless the
+ *                           kernel refuses a new proc instance (containers
+ *                           that mask paths of their /proc): then it is the
+ *                           host's, where stat(2) finds the host's pids,
+ *                           as without this layer. The
  *                           kernel ignores the signals a namespace's init
  *                           sends itself without a handler; the worker
  *                           makes up for it, so that os.kill(os.getpid(),
  *                           SIGKILL), os.abort() and an unhandled
  *                           signal.alarm() still end it and are reported
- *                           as death by that signal (see SECURITY.md for
- *                           the cases this misses). A worker started by
- *                           exec never has this layer: a config that
- *                           demands it with the zygote off makes every
- *                           session fail with CI_ESANDBOX.
+ *                           as death by that signal (SECURITY.md, "Known
+ *                           limits", lists the cases this misses). A worker
+ *                           started by exec never has this layer: a config
+ *                           that demands it with the zygote off, or with
+ *                           $CODEINTERP_WORKER set, makes every session
+ *                           fail with CI_ESANDBOX before any worker starts.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
@@ -427,13 +431,15 @@ CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
  * zygote's lock for about a millisecond each. The setting is read by
  * ci_session_new() and ci_session_restart().
  *
- * A worker started by exec gets the same layers, but for a root host: its
- * network, IPC, UTS and mount namespaces then belong to the initial user
- * namespace even where the kernel refuses user namespaces, while the
- * children of a zygote, which leaves root before it imports anything,
- * only have namespaces where user namespaces are allowed. ci_session_sandbox()
- * tells which layers a session got. $CODEINTERP_WORKER (a worker program
- * to run, for tests) turns the zygote off.
+ * A worker started by exec gets the same layers but two: it has no PID
+ * namespace (CI_SANDBOX_PIDNS), and for a root host its network, IPC, UTS
+ * and mount namespaces belong to the initial user namespace even where
+ * the kernel refuses user namespaces, while the children of a zygote,
+ * which leaves root before it imports anything, only have namespaces
+ * where user namespaces are allowed. ci_session_sandbox() tells which
+ * layers a session got; a config that requires CI_SANDBOX_PIDNS with the
+ * zygote off fails at once with CI_ESANDBOX. $CODEINTERP_WORKER (a worker
+ * program to run, for tests) turns the zygote off.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @enabled is not 0 or 1.
  */
 CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
@@ -530,7 +536,8 @@ CI_API const char *ci_session_workspace(const ci_session *s);
 CI_API unsigned ci_session_sandbox(const ci_session *s);
 
 /*
- * ci_session_pid - the worker's process id.
+ * ci_session_pid - the worker's process id, as the host sees it (with
+ * CI_SANDBOX_PIDNS a cell sees its own as 1).
  * @return a pid > 0; -1 if @s is NULL or the worker is dead (including
  *         one that died since the last run, not yet reaped).
  */

@@ -132,6 +132,10 @@ static inline int64_t ci_now_ms(void)
 /* spawn.c: starts the worker of session @s, forked by a zygote or by
  * fork + exec, and fills s->worker. CI_OK or CI_ESPAWN (@msg says why). */
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen);
+/* 1 if @s's workers are forked from a zygote: the config says so and
+ * $CODEINTERP_WORKER is not set. */
+int ci_uses_zygote(const ci_session *s);
+
 /* $CODEINTERP_WORKER, or the built-in path of codeinterp-worker. */
 const char *ci_worker_path(void);
 /* fork + exec of the worker program with @argv, the descriptors @fds as

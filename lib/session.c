@@ -297,8 +297,7 @@ static int check_layers(ci_session *s)
                  {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_MNTNS, "mount namespace (refused by the kernel or the container)"},
-                 {CI_SANDBOX_PIDNS, "PID namespace (only a worker forked from the zygote has one; "
-                                    "refused by the kernel or the container, or the zygote is off)"}};
+                 {CI_SANDBOX_PIDNS, "PID namespace (refused by the kernel or the container)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 
@@ -315,7 +314,17 @@ static int check_layers(ci_session *s)
 
 int ci_worker_start(ci_session *s)
 {
-    int rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
+    int rc;
+
+    /* Known before any worker starts: only a zygote's child has one. */
+    if ((s->cfg.required_layers & CI_SANDBOX_PIDNS) && !ci_uses_zygote(s)) {
+        ci_set_errmsg(s, "a required sandbox layer is not available: PID namespace (only a "
+                      "worker forked from the zygote has one, and %s)",
+                      s->cfg.zygote ? "$CODEINTERP_WORKER turns the zygote off"
+                                    : "the zygote is off");
+        return CI_ESANDBOX;
+    }
+    rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
         return rc;
     rc = await_ready(s);

@@ -309,7 +309,7 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     fds[3] = chan[1];
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
-    if (s->cfg.zygote && !getenv("CODEINTERP_WORKER"))
+    if (ci_uses_zygote(s))
         pid = ci_zygote_spawn(s, fds, msg, msglen, retry);
     else
         pid = exec_session_worker(s, fds, msg, msglen);
@@ -355,6 +355,11 @@ fail:
     close_fd(&err[1]);
     close_fd(&null);
     return rc;
+}
+
+int ci_uses_zygote(const ci_session *s)
+{
+    return s->cfg.zygote && !getenv("CODEINTERP_WORKER");
 }
 
 int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)

@@ -191,6 +191,23 @@ static void test_a_killed_zygote_is_replaced_and_its_sessions_live_on(void **sta
     ci_session_free(b);
 }
 
+static void test_requiring_a_pid_namespace_without_the_zygote_fails_at_once(void **state)
+{
+    ci_config *off = h_config(NULL);
+    ci_session *s = (ci_session *)&s;
+    int before = h_children(getpid(), NULL, 0);
+    assert_int_equal(ci_config_set_zygote(off, 0), CI_OK);
+    assert_int_equal(ci_config_require_sandbox(off, CI_SANDBOX_SECCOMP | CI_SANDBOX_PIDNS), CI_OK);
+    assert_int_equal(ci_session_new(&s, off), CI_ESANDBOX);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL),
+                      "a required sandbox layer is not available: PID namespace (only a worker "
+                      "forked from the zygote has one, and the zygote is off)");
+    /* Said before any worker started: none was left to reap. */
+    assert_int_equal(h_children(getpid(), NULL, 0), before);
+    ci_config_free(off);
+}
+
 static void test_zygote_children_share_its_hash_seed_and_exec_workers_do_not(void **state)
 {
     /* SECURITY.md says what a fork shares: CPython's string-hash seed is
@@ -206,8 +223,10 @@ static void test_zygote_children_share_its_hash_seed_and_exec_workers_do_not(voi
     h_assert_str(va, vb);
     assert_string_not_equal(vc, vd);
     assert_string_not_equal(va, vc);
-    /* The exec'd worker has the same layers as the forked one here. */
+    /* The exec'd worker has the same layers as the forked one here, but
+     * for the PID namespace, which only a zygote's child gets. */
     assert_int_equal(ci_session_sandbox(c) & ~ci_session_sandbox(a), 0);
+    assert_int_equal(ci_session_sandbox(c) & CI_SANDBOX_PIDNS, 0);
     /* Frozen objects: the collector leaves the warm-up's pages shared. */
     h_expect(a, "import gc\ngc.get_freeze_count() > 10000", "True", "");
     h_expect(c, "import gc\ngc.get_freeze_count()", "0", "");
@@ -411,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_sessions_cannot_signal_each_other_or_the_zygote),
         cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),
         cmocka_unit_test(test_zygote_children_share_its_hash_seed_and_exec_workers_do_not),
+        cmocka_unit_test(test_requiring_a_pid_namespace_without_the_zygote_fails_at_once),
         cmocka_unit_test(test_preload_list_gets_its_own_zygote),
         cmocka_unit_test(test_a_session_finds_nothing_of_the_one_before_in_its_memory),
         cmocka_unit_test(test_killing_the_zygote_while_sessions_start_fails_none),
