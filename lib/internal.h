@@ -80,6 +80,7 @@ struct ci_session {
     int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
     struct ci_worker worker;
     int execution_count;
+    unsigned long long last_run_us; /* the last run's wall time; 0 before any */
     atomic_int busy;
     int run_seq;              /* runs so far, across restarts */
     atomic_int running;       /* the running run's run_seq, or 0 */
@@ -127,6 +128,14 @@ static inline int64_t ci_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The same clock in microseconds, for spins. */
+static inline int64_t ci_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* spawn.c: starts the worker of session @s, forked by a zygote or by

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,10 +246,35 @@ static int interrupt_requested(struct run *run)
 /* How long a worker whose channel closed has to exit on its own. */
 #define CLOSED_CHANNEL_MS 250
 
+/*
+ * After a quick run, the next one is likely quick too (a loop of small
+ * cells): its result is then awaited by polling for up to QUICK_SPIN_US
+ * before blocking, which spares the wake-up of this thread, as long again
+ * as such a cell on a virtual machine. The worker does the same between
+ * cells (await_next_cell in lib/worker/main.c).
+ */
+#define QUICK_RUN_US 1000
+#define QUICK_SPIN_US 100
+
+static void spin_for_frame(int channel)
+{
+    struct pollfd p = {.fd = channel, .events = POLLIN};
+    int64_t end = ci_now_us() + QUICK_SPIN_US;
+
+    do {
+        if (poll(&p, 1, 0) != 0)
+            return;
+        sched_yield(); /* the worker may be waiting for this CPU */
+    } while (ci_now_us() < end);
+}
+
 /* Waits for the RESULT frame, reading output all the while. */
 static void await_result(struct run *run)
 {
     struct ci_worker *w = &run->s->worker;
+
+    if (run->s->last_run_us && run->s->last_run_us < QUICK_RUN_US)
+        spin_for_frame(w->channel);
     for (;;) {
         struct pollfd p[5];
         int64_t now = ci_now_ms(), next;
@@ -413,6 +439,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
     }
     atomic_store(&s->running, 0);
     ci_usage_end(&s->worker, &usage, run->r);
+    s->last_run_us = run->r->wall_us ? run->r->wall_us : 1;
     files_after(s, run->r);
 }
 
