@@ -475,7 +475,9 @@ int main(int argc, char **argv)
         limits_from_request(&a, &req);
         /* As ci_leave_root() says it for a worker started by exec. */
         if (chdir(session_dir) != 0 || chdir("workspace") != 0)
-            ci_unreachable_workspace(session_dir, "/workspace", errno);
+            ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s/workspace: %s; "
+                     "every directory above the session directory must be searchable "
+                     "by that user", (unsigned)getuid(), session_dir, strerror(errno));
     }
     ci_tie_to_parent(a.parent);
     layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);

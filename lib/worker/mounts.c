@@ -43,29 +43,6 @@ static _Noreturn void die(const char *what, const char *path)
     ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: %s %s: %s", what, path, strerror(errno));
 }
 
-/* Between ci_mount_prepare() and ci_mount_finish(): the host's NEWROOT,
- * which our tmpfs covers, opened before it did (a bind's source must be
- * in our namespace, and the session directory is often in there). */
-static int host_newroot = -1;
-
-/* 1 once a proc of our own PID namespace is mounted in the new root. */
-static int own_proc;
-
-/* @path of the host's tree as a descriptor and a path relative to it
- * (empty for the descriptor's own directory): under NEWROOT once the
- * tmpfs covers it, through host_newroot. */
-static int host_path(const char *path, const char **rel)
-{
-    size_t n = strlen(NEWROOT);
-
-    if (host_newroot >= 0 && strncmp(path, NEWROOT, n) == 0 && (!path[n] || path[n] == '/')) {
-        *rel = path[n] ? path + n + 1 : "";
-        return host_newroot;
-    }
-    *rel = path;
-    return AT_FDCWD;
-}
-
 /* mkdir -p of @path (absolute) under NEWROOT. */
 static void make_dirs(const char *path)
 {
@@ -256,12 +233,8 @@ static void read_ancestors(const char *session, struct ancestors *a)
     for (char *p = buf + 1; *p && a->n < sizeof a->dir / sizeof *a->dir; p++) {
         if (*p != '/')
             continue;
-        const char *rel;
-        int dirfd;
-
         *p = '\0';
-        dirfd = host_path(buf, &rel);
-        if (fstatat(dirfd, rel, &a->dir[a->n].st, *rel ? 0 : AT_EMPTY_PATH) == 0)
+        if (stat(buf, &a->dir[a->n].st) == 0)
             a->dir[a->n++].len = (size_t)(p - buf);
         *p = '/';
     }
@@ -316,7 +289,7 @@ static void session_dir(char *out, size_t size)
     *slash = '\0';
 }
 
-uint32_t ci_mount_prepare(uint32_t have)
+uint32_t ci_mount_root(uint32_t have)
 {
     static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
     /* The files the Landlock rules allow, and three directories only the
@@ -329,10 +302,17 @@ uint32_t ci_mount_prepare(uint32_t have)
                                       "/etc/alternatives", "/etc/fonts", "/etc/python3.11"};
     static const char *const devices[] = {"/dev/zero", "/dev/random", "/dev/urandom"};
     const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    char tmp[PATH_MAX];
+    char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], tmp[PATH_MAX], fdpath[32];
+    struct ancestors above;
+    int session_fd, own_proc;
 
     if (have & CI_LAYER_MNTNS)
         return 0;
+    if (!getcwd(cwd, sizeof cwd))
+        die("getcwd", "");
+    session_dir(session, sizeof session);
+    read_ancestors(session, &above);
+    session_alias(session, alias, sizeof alias);
     if (unshare(CLONE_NEWNS) != 0) {
         if (ci_ns_refused(errno))
             return 0;
@@ -341,18 +321,12 @@ uint32_t ci_mount_prepare(uint32_t have)
     /* Nothing we mount from here on may leak back into the host's tree. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         die("make private", "/");
-    /* Far above the descriptors a zygote's child takes (0 to 3) and the
-     * copies it makes of them on the way (from 20). */
-    {
-        int fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-        if (fd < 0)
-            die("open", NEWROOT);
-        host_newroot = fcntl(fd, F_DUPFD_CLOEXEC, 64);
-        if (host_newroot < 0)
-            die("dup", NEWROOT);
-        close(fd);
-    }
+    /* Opened in the new namespace (a bind's source must be one of its
+     * mounts), and before NEWROOT's tmpfs hides it. */
+    session_fd = open(session, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (session_fd < 0)
+        die("open", session);
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
     if (mount("ci-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=0755,size=1m") != 0)
         die("mount tmpfs", NEWROOT);
@@ -379,50 +353,18 @@ uint32_t ci_mount_prepare(uint32_t have)
     if (!own_proc)
         bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
 
-    /* A private /tmp; the session directory goes in at its own path
-     * (often inside that /tmp) when it is known. */
+    /* A private /tmp, then the session directory at its own path (often
+     * inside that /tmp). */
     make_dirs("/tmp");
     snprintf(tmp, sizeof tmp, NEWROOT "/tmp");
     if (mount("ci-tmp", tmp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=1777,size=64m") != 0)
         die("mount tmpfs", tmp);
-    return CI_LAYER_MNTNS;
-}
-
-void ci_mount_finish(const char *name, const char *cwd)
-{
-    char session[PATH_MAX], alias[PATH_MAX], fdpath[32];
-    struct ancestors above;
-    const char *rel;
-    int session_fd, dirfd;
-    ssize_t n;
-
-    /* Bound at its path with every link resolved, as the kernel names
-     * the directory we opened; and at @name too, if that differs (the
-     * host's name, which HOME and TMPDIR use). */
-    dirfd = host_path(name, &rel);
-    session_fd = openat(dirfd, *rel ? rel : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (session_fd < 0 && errno == EACCES)
-        ci_unreachable_workspace(name, "/workspace", errno);
-    if (session_fd < 0)
-        die("open", name);
-    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
-    n = readlink(fdpath, session, sizeof session - 1);
-    if (n <= 0 || (size_t)n >= sizeof session - 1 || session[0] != '/')
-        die("readlink", fdpath);
-    session[n] = '\0';
-    read_ancestors(session, &above);
-    if (strcmp(name, session) != 0 && !strstr(name, "/../") && !strstr(name, "/./"))
-        snprintf(alias, sizeof alias, "%s", name);
-    else
-        session_alias(session, alias, sizeof alias);
     bind_from(fdpath, session, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
     copy_ancestors(session, &above);
     if (alias[0])
         bind_from(fdpath, alias, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
     close(session_fd);
-    close(host_newroot);
-    host_newroot = -1;
 
     /* The new root read-only, then into it; the old root detached. */
     if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -438,25 +380,5 @@ void ci_mount_finish(const char *name, const char *cwd)
         die("chdir", cwd);
     if (own_proc)
         pin_own_proc();
-}
-
-int ci_mount_pending_fd(void)
-{
-    return host_newroot;
-}
-
-uint32_t ci_mount_root(uint32_t have)
-{
-    char cwd[PATH_MAX], session[PATH_MAX];
-    uint32_t got;
-
-    if (have & CI_LAYER_MNTNS)
-        return 0;
-    if (!getcwd(cwd, sizeof cwd))
-        die("getcwd", "");
-    session_dir(session, sizeof session);
-    got = ci_mount_prepare(have);
-    if (got)
-        ci_mount_finish(session, cwd);
-    return got;
+    return CI_LAYER_MNTNS;
 }

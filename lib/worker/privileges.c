@@ -72,14 +72,9 @@ void ci_leave_root(void)
      * and MPLCONFIGDIR are absolute paths through the directories above
      * it: say so now rather than fail obscurely in matplotlib. */
     if (!getcwd(cwd, sizeof cwd) || access(cwd, R_OK | W_OK | X_OK) != 0)
-        ci_unreachable_workspace(cwd, "", errno);
-}
-
-void ci_unreachable_workspace(const char *dir, const char *rest, int err)
-{
-    ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s%s: %s; every "
-             "directory above the session directory must be searchable by that user",
-             (unsigned)getuid(), dir, rest, strerror(err));
+        ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s: %s; every "
+                 "directory above the session directory must be searchable by that user",
+                 CI_WORKER_UID, cwd, strerror(errno));
 }
 
 void ci_drop_capabilities(void)

@@ -171,10 +171,6 @@ uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits);
  * CI_EXIT_PRIVILEGES if any of that fails. */
 void ci_leave_root(void);
 
-/* Exits with CI_EXIT_PRIVILEGES, saying that our uid cannot reach the
- * workspace @dir@rest (@err) and what the host must fix. */
-_Noreturn void ci_unreachable_workspace(const char *dir, const char *rest, int err);
-
 /* Empties the ambient, effective, permitted and inheritable capability
  * sets, and with CAP_SETPCAP the bounding set too (and locks the
  * securebits). Exits with CI_EXIT_PRIVILEGES on an unexpected failure. */
@@ -212,19 +208,6 @@ uint32_t ci_unshare_others(uint32_t have);
  * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
  * inside our user namespace); single-threaded only. */
 uint32_t ci_mount_root(uint32_t have);
-
-/* ci_mount_root() in two parts, for a zygote's spare: the namespace and
- * everything of the new root that needs no session (before its session
- * is known: CI_LAYER_MNTNS, or 0 as ci_mount_root says), then the
- * session directory @name (absolute) bound in, pivot_root, and a chdir to
- * @cwd (once it is). */
-uint32_t ci_mount_prepare(uint32_t have);
-void ci_mount_finish(const char *name, const char *cwd);
-
-/* The descriptor ci_mount_prepare() opened and ci_mount_finish() closes
- * (64 or above), or -1: whoever closes descriptors between them must
- * keep it. */
-int ci_mount_pending_fd(void);
 
 /* -------------------------------------------------------------- init.c */
 

@@ -189,7 +189,7 @@ static int forward(int sock, const struct ci_spawn_request *req, const char *dir
 
 /* In the child: the request's descriptors become 0..3 and nothing else
  * of the zygote's stays open. */
-static void take_descriptors(const int fds[CI_SPAWN_FDS], int keep)
+static void take_descriptors(const int fds[CI_SPAWN_FDS])
 {
     int moved[CI_SPAWN_FDS];
 
@@ -202,9 +202,7 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS], int keep)
     for (int i = 0; i < CI_SPAWN_FDS; i++)
         if (dup2(moved[i], i) != i)
             ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup2: %s", strerror(errno));
-    if (keep < CI_SPAWN_FDS ? close_range(CI_SPAWN_FDS, ~0u, 0) != 0
-                            : (close_range(CI_SPAWN_FDS, (unsigned)keep - 1, 0) != 0 ||
-                               close_range((unsigned)keep + 1, ~0u, 0) != 0))
+    if (close_range(CI_SPAWN_FDS, ~0u, 0) != 0)
         ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: close_range: %s", strerror(errno));
 }
 
@@ -245,8 +243,6 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
         /* After the new user namespace, which cleared the signal. */
         ci_tie_to_parent(parent);
     }
-    /* The new root, but for the session directory. */
-    layers |= ci_mount_prepare(layers);
     ci_interp_prefault();
     got = receive(sock, req, dir, fds);
     if (got <= 0)
@@ -259,11 +255,7 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     if (send(sock, "s", 1, MSG_NOSIGNAL) != 1)
         _exit(CI_EXIT_HOST_GONE);
     prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
-    /* Closes the socket too; first, so that the session's stderr has
-     * what a failure of the mounts says. */
-    take_descriptors(fds, ci_mount_pending_fd());
-    if (layers & CI_LAYER_MNTNS)
-        ci_mount_finish(dir, "/");
+    take_descriptors(fds); /* closes the socket too */
     return layers;
 }
 
