@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,10 +200,13 @@ void h_ensure_alive(ci_session *s)
                  ci_session_errmsg(s));
 }
 
+static sem_t watchdog_started;
+
 static void *watchdog_main(void *arg)
 {
     int seconds = (int)(intptr_t)arg;
     struct timespec ts = {seconds, 0};
+    sem_post(&watchdog_started);
     while (nanosleep(&ts, &ts) != 0)
         ;
     fprintf(stderr, "watchdog: still running after %d s, a hang; giving up\n", seconds);
@@ -220,8 +224,15 @@ void h_watchdog(int seconds)
      * under valgrind, which delivers signals late). */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (pthread_create(&t, NULL, watchdog_main, (void *)(intptr_t)seconds) == 0)
+    sem_init(&watchdog_started, 0, 0);
+    if (pthread_create(&t, NULL, watchdog_main, (void *)(intptr_t)seconds) == 0) {
         pthread_detach(t);
+        /* Started, and past anything that takes a lock: a test that forks
+         * next (test_host_death) must not copy one held (ASan's allocator
+         * lock, taken while a thread starts, hung such a child in CI). */
+        while (sem_wait(&watchdog_started) != 0)
+            ;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

@@ -1354,11 +1354,20 @@ static void test_mount_namespace_root_holds_only_what_python_needs(void **state)
      * is gone), /usr a read-only mount. */
     path = h_fmt("/proc/%d/mountinfo", pid);
     char *info = h_read_file(path, NULL);
-    int root_seen = 0, usr_seen = 0;
+    int root_seen = 0, usr_seen = 0, session_seen = 0;
+    /* The session directory once, at its own path: the host's name of it
+     * has no links here, so no second name is bound. */
+    char *session = strdup(ci_session_workspace(S));
+    *strrchr(session, '/') = '\0';
     for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
         char mnt[4096], opts[256];
         if (sscanf(line, "%*s %*s %*s %*s %4095s %255s", mnt, opts) != 2)
             continue;
+        if (strstr(mnt, "/codeinterp-")) {
+            const char *where = mnt;
+            session_seen++;
+            h_assert_str(where, session);
+        }
         if (strcmp(mnt, "/") == 0) {
             root_seen++;
             assert_non_null(strstr(line, " - tmpfs "));
@@ -1370,6 +1379,8 @@ static void test_mount_namespace_root_holds_only_what_python_needs(void **state)
     }
     assert_int_equal(root_seen, 1);
     assert_int_equal(usr_seen, 1);
+    assert_int_equal(session_seen, 1);
+    free(session);
     free(info);
     free(path);
     free(root);

@@ -480,7 +480,7 @@ int main(int argc, char **argv)
                      "by that user", (unsigned)getuid(), session_dir, strerror(errno));
     }
     ci_tie_to_parent(a.parent);
-    layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
+    layers = a.zygote ? ci_isolate_late(a.parent, layers, session_dir) : ci_isolate(a.parent);
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */

@@ -256,21 +256,30 @@ static void copy_ancestors(const char *session, const struct ancestors *a)
 }
 
 /*
- * The session directory as the host named it, from TMPDIR (<dir>/tmp), if
- * that differs from @session, the path with every link resolved: HOME,
- * TMPDIR and MPLCONFIGDIR use the host's name, which must then lead to
- * the session directory too. Empty otherwise.
+ * The session directory as the host named it, if that differs from
+ * @session, the path with every link resolved: HOME, TMPDIR and
+ * MPLCONFIGDIR use the host's name, which must then lead to the session
+ * directory too. @name is that name (a zygote's child has it from its
+ * request), or NULL to take it from TMPDIR (<dir>/tmp: a worker started
+ * by exec has its session's environment; a zygote's child, until
+ * configured, has the zygote's). Empty otherwise.
  */
-static void session_alias(const char *session, char *out, size_t size)
+static void session_alias(const char *session, const char *name, char *out, size_t size)
 {
     const char *tmpdir = getenv("TMPDIR");
     size_t len = tmpdir ? strlen(tmpdir) : 0;
 
     out[0] = '\0';
-    if (len <= 4 || tmpdir[0] != '/' || strcmp(tmpdir + len - 4, "/tmp") != 0 ||
-        len - 4 >= size)
-        return;
-    snprintf(out, size, "%.*s", (int)(len - 4), tmpdir);
+    if (name) {
+        if (strlen(name) >= size)
+            return;
+        snprintf(out, size, "%s", name);
+    } else {
+        if (len <= 4 || tmpdir[0] != '/' || strcmp(tmpdir + len - 4, "/tmp") != 0 ||
+            len - 4 >= size)
+            return;
+        snprintf(out, size, "%.*s", (int)(len - 4), tmpdir);
+    }
     if (strcmp(out, session) == 0 || strstr(out, "/../") || strstr(out, "/./"))
         out[0] = '\0';
 }
@@ -289,7 +298,7 @@ static void session_dir(char *out, size_t size)
     *slash = '\0';
 }
 
-uint32_t ci_mount_root(uint32_t have)
+uint32_t ci_mount_root(uint32_t have, const char *name)
 {
     static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
     /* The files the Landlock rules allow, and three directories only the
@@ -312,7 +321,7 @@ uint32_t ci_mount_root(uint32_t have)
         die("getcwd", "");
     session_dir(session, sizeof session);
     read_ancestors(session, &above);
-    session_alias(session, alias, sizeof alias);
+    session_alias(session, name, alias, sizeof alias);
     if (unshare(CLONE_NEWNS) != 0) {
         if (ci_ns_refused(errno))
             return 0;

@@ -153,10 +153,11 @@ uint32_t ci_isolate(pid_t parent);
 
 /* ci_isolate() in two parts, for a zygote's spare child: the user,
  * network, IPC and UTS namespaces not in @have (before its session is
- * known), then the mount namespace, no capabilities and the parent-death
- * signal (once it is). Each returns @have with the bits it added. */
+ * known), then the mount namespace, with @session_dir (the host's name
+ * of it) bound in too, no capabilities and the parent-death signal (once
+ * it is). Each returns @have with the bits it added. */
 uint32_t ci_isolate_early(uint32_t have);
-uint32_t ci_isolate_late(pid_t parent, uint32_t have);
+uint32_t ci_isolate_late(pid_t parent, uint32_t have, const char *session_dir);
 
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied
@@ -203,11 +204,14 @@ uint32_t ci_unshare_others(uint32_t have);
 /* ------------------------------------------------------------ mounts.c */
 
 /* A mount namespace whose root is a minimal read-only tmpfs (see
- * mounts.c), entered with pivot_root; the cwd is kept. CI_LAYER_MNTNS, or
+ * mounts.c), entered with pivot_root; the cwd is kept, and the session
+ * directory is bound at its path (the parent of the cwd, every link
+ * resolved) and at @name, the host's name of it, if that differs (NULL:
+ * the name TMPDIR gives). CI_LAYER_MNTNS, or
  * 0 if it is in @have or the kernel refuses the namespace; any later
  * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
  * inside our user namespace); single-threaded only. */
-uint32_t ci_mount_root(uint32_t have);
+uint32_t ci_mount_root(uint32_t have, const char *name);
 
 /* -------------------------------------------------------------- init.c */
 
