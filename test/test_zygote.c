@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -401,6 +402,60 @@ static void test_killing_the_zygote_while_sessions_start_fails_none(void **state
     assert_int_equal(h_children(getpid(), &zombies, 1), 0);
 }
 
+/* The body of the host below: one session, one cell; 0 if all went well. */
+static int host_in_a_pid_namespace(void)
+{
+    ci_session *s = NULL;
+    ci_result *r = NULL;
+    int ok = ci_session_new(&s, NULL) == CI_OK && ci_run(s, "6 * 7", &r) == CI_OK &&
+             ci_result_status(r) == CI_STATUS_OK && ci_result_value(r) &&
+             strcmp(ci_result_value(r), "42") == 0 &&
+             (ci_session_sandbox(s) & CI_SANDBOX_PIDNS) != 0;
+    if (!ok)
+        fprintf(stderr, "host in a PID namespace: %s\n", s ? ci_session_errmsg(s) : ci_session_errmsg(NULL));
+    ci_result_free(r);
+    ci_session_free(s);
+    return ok ? 0 : 1;
+}
+
+static void test_a_host_in_a_pid_namespace_of_its_own_starts_sessions(void **state)
+{
+    /* A host that is pid 1 of a PID namespace, with the machine's /proc
+     * (which counts pids in another namespace): a worker checks its
+     * parent through a pidfd, not through /proc. Run first, before this
+     * process has any thread of the library's to copy into a fork. */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t outer = fork();
+    assert_true(outer >= 0);
+    if (outer == 0) {
+        char rc = 3;
+        close(fds[0]);
+        if (unshare(CLONE_NEWPID) != 0) {
+            rc = 2; /* not ours to make: skipped */
+        } else {
+            pid_t host = fork();
+            int st;
+            if (host == 0)
+                _exit(host_in_a_pid_namespace());
+            if (host > 0 && waitpid(host, &st, 0) == host && WIFEXITED(st))
+                rc = (char)WEXITSTATUS(st);
+        }
+        _exit(write(fds[1], &rc, 1) == 1 ? 0 : 4);
+    }
+    close(fds[1]);
+    char rc = 5;
+    assert_int_equal(read(fds[0], &rc, 1), 1);
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(outer, &st, 0), outer);
+    if (rc == 2) {
+        print_message("      skipped: this process may not make a PID namespace\n");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+}
+
 static void test_stopping_the_zygotes_leaves_nothing(void **state)
 {
     ci_session *s = h_session(NULL);
@@ -424,6 +479,7 @@ int main(void)
 {
     h_watchdog(200);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_host_in_a_pid_namespace_of_its_own_starts_sessions),
         cmocka_unit_test(test_sessions_of_one_zygote_are_separate_processes),
         cmocka_unit_test(test_each_session_draws_its_own_random_numbers),
         cmocka_unit_test(test_each_session_has_its_own_directories_and_settings),
