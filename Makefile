@@ -21,6 +21,9 @@ PYTHON_CONFIG ?= /usr/bin/python3-config
 BUILD         := build
 CFLAGS        ?= -O2 -g
 WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
+# What the host library links: JSON (the package manifest, and the MCP
+# server) from libjansson, Ed25519 and SHA-256 from libsodium.
+LIB_LIBS      := -ljansson -lsodium -lpthread
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
 
@@ -82,7 +85,7 @@ PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 .PHONY: check-header check-abi check-man check-install
 .PHONY: check-bindings check-python check-go check-rust check-mcp
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
-     $(BUILD)/codeinterp-mcp $(EXAMPLES)
+     $(BUILD)/codeinterp-mcp $(BUILD)/codeinterp-manifest $(EXAMPLES)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -93,7 +96,7 @@ $(BUILD)/lib/worker/%.o: lib/worker/%.c
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(PY_CFLAGS) -c $< -o $@
 
 $(BUILD)/libcodeinterp.so.$(VERSION): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ -lpthread
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
 
 $(BUILD)/libcodeinterp.so: $(BUILD)/libcodeinterp.so.$(VERSION)
 	ln -sf libcodeinterp.so.$(VERSION) $(BUILD)/$(SONAME)
@@ -103,9 +106,17 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-# The worker is the only binary that links libpython and libseccomp.
-$(BUILD)/codeinterp-worker: $(WORKER_OBJ)
-	$(CC) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(PY_LDFLAGS) -lseccomp
+# The worker is the only binary that links libpython and libseccomp. It
+# shares one host source, the package manifest's file check.
+$(BUILD)/codeinterp-worker: $(WORKER_OBJ) $(BUILD)/lib/manifest_check.o
+	$(CC) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(PY_LDFLAGS) -lseccomp -lsodium
+
+# codeinterp-manifest (tools/manifest/): keys, and signed package
+# manifests made from what is installed. It links the static library for
+# the manifest code the library itself verifies with.
+MANIFEST_SRC := $(wildcard tools/manifest/*.c)
+$(BUILD)/codeinterp-manifest: $(MANIFEST_SRC) $(wildcard tools/manifest/*.h) $(BUILD)/libcodeinterp.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(MANIFEST_SRC) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
@@ -120,11 +131,11 @@ $(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
 TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka -lpthread
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
 
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
-                libjansson-dev python3-numpy python3-pandas python3-matplotlib \
+                libjansson-dev libsodium-dev python3-numpy python3-pandas python3-matplotlib \
                 python3-pytest golang-go cargo rustc
 
 # Installs those of the Debian packages $(1) that are missing, running
@@ -282,7 +293,7 @@ $(BUILD)/install/lib/%.o: lib/%.c $(BUILD)/install/worker-path
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -DCI_WORKER_PATH='"$(INSTALLED_WORKER)"' -c $< -o $@
 
 $(BUILD)/install/libcodeinterp.so.$(VERSION): $(INSTALL_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ -lpthread
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
 
 $(BUILD)/install/libcodeinterp.a: $(INSTALL_OBJ)
 	rm -f $@
@@ -298,7 +309,7 @@ $(BUILD)/install/libdir: FORCE
 
 $(BUILD)/install/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libdir
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(MCP_SRC) \
-	    $(BUILD)/install/libcodeinterp.so.$(VERSION) -Wl,-rpath,'$(LIBDIR)' -ljansson -lpthread
+	    $(BUILD)/install/libcodeinterp.so.$(VERSION) -Wl,-rpath,'$(LIBDIR)' $(LIB_LIBS)
 
 # pkg-config's file, from codeinterp.pc.in; the directories under PREFIX
 # are written relative to ${prefix}, so pkg-config --define-prefix works.
@@ -310,7 +321,8 @@ $(BUILD)/install/codeinterp.pc: codeinterp.pc.in FORCE
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodeinterp.a \
-         $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker $(BUILD)/install/codeinterp-mcp
+         $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker $(BUILD)/install/codeinterp-mcp \
+         $(BUILD)/codeinterp-manifest
 	$(INSTALL) -d -m 755 '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' '$(DESTDIR)$(PKGCONFIGDIR)' \
 	    '$(DESTDIR)$(LIBEXECDIR)/codeinterp' '$(DESTDIR)$(MAN3DIR)' '$(DESTDIR)$(BINDIR)' \
 	    '$(DESTDIR)$(MAN1DIR)'
@@ -323,6 +335,7 @@ install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodein
 	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-worker '$(DESTDIR)$(LIBEXECDIR)/codeinterp'
 	$(INSTALL_DATA) $(MAN_PAGES) '$(DESTDIR)$(MAN3DIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/install/codeinterp-mcp '$(DESTDIR)$(BINDIR)'
+	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-manifest '$(DESTDIR)$(BINDIR)'
 	$(INSTALL_DATA) $(MAN1_PAGES) '$(DESTDIR)$(MAN1DIR)'
 	$(LDCONFIG_IF_LIVE)
 
@@ -338,7 +351,8 @@ uninstall:
 	rm -f '$(DESTDIR)$(LIBDIR)/libcodeinterp.so.$(VERSION)' '$(DESTDIR)$(LIBDIR)/$(SONAME)' \
 	      '$(DESTDIR)$(LIBDIR)/libcodeinterp.so' '$(DESTDIR)$(LIBDIR)/libcodeinterp.a' \
 	      '$(DESTDIR)$(INCLUDEDIR)/codeinterp.h' '$(DESTDIR)$(PKGCONFIGDIR)/codeinterp.pc' \
-	      '$(DESTDIR)$(INSTALLED_WORKER)' '$(DESTDIR)$(BINDIR)/codeinterp-mcp'
+	      '$(DESTDIR)$(INSTALLED_WORKER)' '$(DESTDIR)$(BINDIR)/codeinterp-mcp' \
+	      '$(DESTDIR)$(BINDIR)/codeinterp-manifest'
 	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
 	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
 	for p in $(notdir $(MAN1_PAGES)); do rm -f '$(DESTDIR)$(MAN1DIR)/'"$$p"; done
@@ -385,7 +399,7 @@ $(FUZZ_BUILD)/libcodeinterp-fuzz.a: $(FUZZ_LIB_OBJ)
 
 $(FUZZ_BUILD)/fuzz_frames: $(FUZZ_HEADERS) $(FUZZ_BUILD)/libcodeinterp-fuzz.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ fuzz/fuzz_frames.c \
-	    $(FUZZ_BUILD)/libcodeinterp-fuzz.a -lpthread
+	    $(FUZZ_BUILD)/libcodeinterp-fuzz.a $(LIB_LIBS)
 
 # -timeout: one input taking a second is a hang in the decoder.
 fuzz: fuzz-deps
@@ -401,7 +415,7 @@ fuzz: fuzz-deps
 $(BUILD)/fuzz/fuzz_frames: $(FUZZ_HEADERS) fuzz/standalone.c $(LIB_SRC) $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FUZZ_CHECK_SAN) -DCI_WORKER_PATH='"/nonexistent/codeinterp-worker"' \
-	    -o $@ fuzz/fuzz_frames.c fuzz/standalone.c $(LIB_SRC) -lpthread
+	    -o $@ fuzz/fuzz_frames.c fuzz/standalone.c $(LIB_SRC) $(LIB_LIBS)
 
 # Part of make check: every seed and regression input, once.
 check-fuzz: deps
@@ -431,7 +445,7 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SESSIONS=$(SOAK_SESSIONS) $(BUILD)/soak
 
 $(BUILD)/soak: test/soak.c include/codeinterp.h $(BUILD)/libcodeinterp.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a -lpthread
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 # ----------------------------------------------------------------- bench
 # bench/: session start, cell round trip, idle memory, BENCH_SESSIONS
@@ -454,7 +468,7 @@ bench:
 
 $(BUILD)/bench/bench: bench/bench.c include/codeinterp.h $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a -lpthread
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 FORCE:
 

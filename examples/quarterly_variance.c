@@ -1,7 +1,7 @@
 /*
  * quarterly_variance: an agent host with a scripted agent.
  *
- *     quarterly_variance CSV OUTDIR
+ *     quarterly_variance [--manifest FILE --public-key FILE.pub] CSV OUTDIR
  *
  * It starts a sandboxed session, uploads CSV (US quarterly macro data) as
  * macrodata.csv, runs the cells an analyst agent would write one after
@@ -10,6 +10,9 @@
  * and its rich outputs, of which the chart comes back as an image/png
  * figure output saved into OUTDIR as it arrives. Then it copies the report
  * and the chart files the cells wrote out of the session into OUTDIR.
+ * With --manifest, the session may import only the packages of that
+ * signed package manifest (codeinterp-manifest(1)), which the key of
+ * --public-key must have signed; the cells are the same.
  *
  * Exit status: 0 if every cell ran to the end and every file came back;
  * 1 otherwise.
@@ -305,8 +308,17 @@ static int fetch(ci_session *s, const char *name, const char *dir)
 
 int main(int argc, char **argv)
 {
+    const char *manifest = NULL, *public_key = NULL;
+
+    if (argc == 7 && !strcmp(argv[1], "--manifest") && !strcmp(argv[3], "--public-key")) {
+        manifest = argv[2];
+        public_key = argv[4];
+        argv += 4;
+        argc -= 4;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: %s CSV OUTDIR\n", argv[0]);
+        fprintf(stderr, "usage: %s [--manifest FILE --public-key FILE.pub] CSV OUTDIR\n",
+                argv[0]);
         return 2;
     }
     const char *csv_path = argv[1], *outdir = argv[2];
@@ -322,9 +334,16 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* 1. Start a sandboxed worker with the default limits. */
+    /* 1. Start a sandboxed worker with the default limits, and the
+     *    package manifest if one was given. */
     ci_session *s;
-    int rc = ci_session_new(&s, NULL);
+    ci_config *cfg = ci_config_new();
+    int rc = cfg ? CI_OK : CI_ENOMEM;
+    if (rc == CI_OK && manifest)
+        rc = ci_config_set_manifest(cfg, manifest, public_key);
+    if (rc == CI_OK)
+        rc = ci_session_new(&s, cfg);
+    ci_config_free(cfg);
     if (rc != CI_OK) {
         fprintf(stderr, "ci_session_new: %s: %s\n", ci_strerror(rc),
                 ci_session_errmsg(NULL));

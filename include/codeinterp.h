@@ -96,10 +96,11 @@ typedef struct ci_result ci_result;
     X(CI_ENOENT, -8, "no such file in the workspace")                       \
     X(CI_ETOOBIG, -9, "size over the limit")                                \
     X(CI_EUNSAFE, -10, "refused: a link, or not a regular file")          \
-    X(CI_ESANDBOX, -11, "a required sandbox layer is not available")
+    X(CI_ESANDBOX, -11, "a required sandbox layer is not available") \
+    X(CI_EMANIFEST, -12, "the package manifest is malformed, badly signed, or does not match the installed files")
 
 #define CI_ERROR_ENUM_(name, value, message) name = value,
-enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -11 };
+enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -12 };
 #undef CI_ERROR_ENUM_
 
 /*
@@ -443,6 +444,62 @@ CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @enabled is not 0 or 1.
  */
 CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
+
+/*
+ * ci_config_set_manifest - limit the worker to the Python packages a
+ * signed package manifest lists, and check them before any cell runs.
+ *
+ * @manifest_path names a manifest that codeinterp-manifest(1) made and
+ * signed (JSON: the allowed distributions, the standard library among
+ * them, and every file of each with its SHA-256; an Ed25519 signature
+ * over its canonical bytes, RFC 8785). @public_key_path names the public
+ * key that must have signed it (the NAME.pub of "codeinterp-manifest
+ * keygen NAME"). Both paths are copied, and both files are read by
+ * ci_session_new() and ci_session_restart(), not here. A NULL
+ * @manifest_path turns the manifest off again (@public_key_path is then
+ * ignored); without one, nothing below applies.
+ *
+ * With a manifest, each session start:
+ *  - verifies the signature before any worker starts (again only when
+ *    the manifest file or the key changed: a verified manifest is kept
+ *    while the file's device, inode, size and times stay the same);
+ *  - has the zygote (or a worker started by exec) hash every listed
+ *    file before CPython starts, once per zygote, not per session, and
+ *    refuse extra files where only listed files may be (a .pth file in
+ *    the search path, a module added to a listed package);
+ *  - gives the worker exactly the manifest's module search path, without
+ *    the site module (no .pth file or sitecustomize runs), an import
+ *    hook that fails an unlisted module with ModuleNotFoundError ("No
+ *    module named 'x': the signed package manifest does not list it"),
+ *    and Landlock read rules derived from the list, so a cell cannot
+ *    open a file of an unlisted package even by its path. The manifest
+ *    therefore needs Landlock (CI_SANDBOX_LANDLOCK).
+ * Any failure makes ci_session_new() and ci_session_restart() return
+ * CI_EMANIFEST with a message that names the cause: the file cannot be
+ * read or is malformed (and where), it is not signed, the signature is
+ * malformed, it was signed by another key (both key ids are given), the
+ * signature does not match (changed after signing), a distribution or a
+ * path is listed twice, a listed file changed or is missing (its path),
+ * an unlisted file is present (its path), or the kernel has no Landlock.
+ * SECURITY.md states what the signature proves and what it does not.
+ * A distinct manifest gets its own zygote.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, a path is empty or over 4096
+ *         bytes, or @public_key_path is NULL with a @manifest_path;
+ *         CI_ENOMEM.
+ */
+CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
+                                  const char *public_key_path);
+
+/*
+ * ci_config_set_manifest_key - ci_config_set_manifest() with the public
+ * key given as its 32 bytes (an Ed25519 public key, as libsodium's
+ * crypto_sign_PUBLICKEYBYTES) instead of a file. The bytes are copied.
+ * @return CI_OK; CI_EINVAL if @cfg, @manifest_path or @public_key is
+ *         NULL, the path is empty or over 4096 bytes, or @key_len is not
+ *         32; CI_ENOMEM.
+ */
+CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
+                                      const unsigned char *public_key, size_t key_len);
 
 /* --------------------------------------------------------------- session */
 

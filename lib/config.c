@@ -23,6 +23,9 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->workspace_root = NULL;
     cfg->preload = NULL;
     cfg->zygote = 1;
+    cfg->manifest = NULL;
+    cfg->manifest_key_path = NULL;
+    memset(cfg->manifest_key, 0, sizeof cfg->manifest_key);
 }
 
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
@@ -30,8 +33,12 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
     *dst = *src;
     dst->workspace_root = NULL;
     dst->preload = NULL;
+    dst->manifest = NULL;
+    dst->manifest_key_path = NULL;
     if ((src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
-        (src->preload && !(dst->preload = ci_strdup(src->preload)))) {
+        (src->preload && !(dst->preload = ci_strdup(src->preload))) ||
+        (src->manifest && !(dst->manifest = ci_strdup(src->manifest))) ||
+        (src->manifest_key_path && !(dst->manifest_key_path = ci_strdup(src->manifest_key_path)))) {
         ci_config_clear(dst);
         return CI_ENOMEM;
     }
@@ -42,8 +49,12 @@ void ci_config_clear(struct ci_config *cfg)
 {
     free(cfg->workspace_root);
     free(cfg->preload);
+    free(cfg->manifest);
+    free(cfg->manifest_key_path);
     cfg->workspace_root = NULL;
     cfg->preload = NULL;
+    cfg->manifest = NULL;
+    cfg->manifest_key_path = NULL;
 }
 
 const char *ci_config_preload(const struct ci_config *cfg)
@@ -70,6 +81,51 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled)
         return CI_EINVAL;
     cfg->zygote = enabled;
     return CI_OK;
+}
+
+static int path_ok(const char *path)
+{
+    return path && path[0] && strlen(path) <= 4096;
+}
+
+/* Sets the manifest and its key: a key file's path (@key_path) or the
+ * key's bytes (@key). */
+static int set_manifest(ci_config *cfg, const char *path, const char *key_path,
+                        const unsigned char *key)
+{
+    char *copy = NULL, *key_copy = NULL;
+
+    if ((path && !(copy = ci_strdup(path))) || (key_path && !(key_copy = ci_strdup(key_path)))) {
+        free(copy);
+        return CI_ENOMEM;
+    }
+    free(cfg->manifest);
+    free(cfg->manifest_key_path);
+    cfg->manifest = copy;
+    cfg->manifest_key_path = key_copy;
+    if (key)
+        memcpy(cfg->manifest_key, key, sizeof cfg->manifest_key);
+    else
+        memset(cfg->manifest_key, 0, sizeof cfg->manifest_key);
+    return CI_OK;
+}
+
+CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
+                                  const char *public_key_path)
+{
+    if (!cfg || (manifest_path && (!path_ok(manifest_path) || !path_ok(public_key_path))))
+        return CI_EINVAL;
+    if (!manifest_path)
+        return set_manifest(cfg, NULL, NULL, NULL);
+    return set_manifest(cfg, manifest_path, public_key_path, NULL);
+}
+
+CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
+                                      const unsigned char *public_key, size_t key_len)
+{
+    if (!cfg || !path_ok(manifest_path) || !public_key || key_len != sizeof cfg->manifest_key)
+        return CI_EINVAL;
+    return set_manifest(cfg, manifest_path, NULL, public_key);
 }
 
 CI_API ci_config *ci_config_new(void)

@@ -29,6 +29,9 @@ struct ci_config {
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
     char *preload;        /* NULL: CI_DEFAULT_PRELOAD */
     int zygote;           /* 1: fork workers from a warm zygote (zygote.c) */
+    char *manifest;       /* NULL: no package manifest (verified.c) */
+    char *manifest_key_path; /* NULL: manifest_key holds the key */
+    unsigned char manifest_key[32];
 };
 
 void ci_config_defaults(struct ci_config *cfg);
@@ -37,6 +40,31 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src);
 void ci_config_clear(struct ci_config *cfg);
 /* The modules a worker imports before READY, never NULL. */
 const char *ci_config_preload(const struct ci_config *cfg);
+
+/*
+ * verified.c: a verified package manifest, shared by the sessions and the
+ * zygote that use it. The policy text (lib/manifest.h) is what a worker
+ * is given on its descriptor 4.
+ */
+struct ci_policy {
+    unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
+    char *text;
+    size_t len;
+    int refs; /* under verified.c's lock */
+};
+
+/* The verified manifest @cfg names, verifying it unless the file and key
+ * are those of one verified before. CI_OK and a reference in *@out (put it
+ * back with ci_policy_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
+int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg,
+                  size_t msglen);
+void ci_policy_put(struct ci_policy *p);
+/* A sealed memfd holding @p's text at offset 0, close-on-exec; -1 with errno. */
+int ci_policy_memfd(const struct ci_policy *p);
+/* The message for a worker or zygote that exited with
+ * CI_WORKER_EXIT_MANIFEST, from what it wrote on stderr (@err, NULL if
+ * nothing). */
+void ci_policy_failure(char *msg, size_t msglen, const char *err);
 
 /* A live worker's handles; pid <= 0 means none. */
 struct ci_worker {
@@ -52,6 +80,7 @@ struct ci_worker {
     clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
     int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
+    int exit_code;   /* its exit status once reaped, if it exited; else -1 */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */
@@ -87,6 +116,7 @@ struct ci_session {
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
     int wake_fd;              /* eventfd: wakes a run to see that request */
     struct ci_snapshot files; /* the workspace after the last run */
+    struct ci_policy *policy; /* its package manifest's, or NULL (verified.c) */
     char errmsg[1024];
 };
 
@@ -148,17 +178,20 @@ int ci_uses_zygote(const ci_session *s);
 /* $CODEINTERP_WORKER, or the built-in path of codeinterp-worker. */
 const char *ci_worker_path(void);
 /* fork + exec of the worker program with @argv, the descriptors @fds as
- * its 0..3 (renumbered in place above 3; the caller still closes them),
- * the environment of the session directory @dir and <dir>/workspace as
- * its working directory. The child's pid, or -1 with @msg. */
-pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg, size_t msglen);
+ * its 0..3 and *@policy, unless it is -1, as its 4 (each renumbered in
+ * place above 4; the caller still closes them), the environment of the
+ * session directory @dir and <dir>/workspace as its working directory.
+ * The child's pid, or -1 with @msg. */
+pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *policy, char *msg,
+                     size_t msglen);
 
 /* zygote.c: a worker for @s forked by the warm zygote for its preload
  * list (started if none is alive), with @fds as its 0..3. The worker's
- * pid (the host's child), or -1 with @msg; then *@retry is 1 if the
- * zygote died on the way, so another try (with new descriptors) may
- * succeed with a new one. */
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry);
+ * pid (the host's child), or -1 with @msg and an error in *@rc
+ * (CI_EMANIFEST when the zygote found the installed files differ from
+ * the manifest); then *@retry is 1 if the zygote died on the way, so
+ * another try (with new descriptors) may succeed with a new one. */
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry, int *rc);
 /* Kills and reaps every zygote of this process (the tests use it to see
  * that nothing else is left); the next session starts a new one. */
 void ci_zygote_stop_all(void);

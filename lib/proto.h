@@ -147,6 +147,11 @@ enum ci_outcome {
     CI_OUTCOME_INTERRUPT = 3, /* the cell raised KeyboardInterrupt */
 };
 
+/* The worker's exit status when the installed files are not those of its
+ * package manifest, or it cannot enforce it (lib/worker/manifest.c); its
+ * stderr then says why, and the host reports CI_EMANIFEST. */
+#define CI_WORKER_EXIT_MANIFEST 18
+
 /* READY's layer bits; the same values as the public CI_SANDBOX_* bits. */
 #define CI_LAYER_SECCOMP 0x1u
 #define CI_LAYER_RLIMITS 0x2u

@@ -24,7 +24,8 @@ static void close_fd(int *fd)
 void ci_worker_init(struct ci_worker *w)
 {
     *w = (struct ci_worker){.pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1,
-                            .err = -1, .status = -1, .clear_refs = -1, .layers = 0};
+                            .err = -1, .status = -1, .clear_refs = -1, .layers = 0,
+                            .exit_code = -1};
 }
 
 static void worker_close(struct ci_worker *w)
@@ -190,6 +191,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     if (reaped)
         describe_end(st, w->signaled, name, value, valuelen);
     worker_close(w);
+    w->exit_code = reaped && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return killed;
 }
 
@@ -260,8 +262,15 @@ static int await_ready(ci_session *s)
         if (!exited)
             kill(w->pid, SIGKILL);
         ci_worker_reap(w, ci_now_ms() + 2000, &name, end, sizeof end);
-        ci_set_errmsg(s, "the worker did not start: %s (%s)%s%s", why, end,
-                      err.len ? "; its stderr: " : "", err.len ? err.data : "");
+        if (w->exit_code == CI_WORKER_EXIT_MANIFEST) {
+            /* The installed files are not those of the manifest: what
+             * it printed says which. */
+            rc = CI_EMANIFEST;
+            ci_policy_failure(s->errmsg, sizeof s->errmsg, err.data);
+        } else {
+            ci_set_errmsg(s, "the worker did not start: %s (%s)%s%s", why, end,
+                          err.len ? "; its stderr: " : "", err.len ? err.data : "");
+        }
     }
     free(err.data);
     return rc;
@@ -324,6 +333,13 @@ int ci_worker_start(ci_session *s)
                                     : "the zygote is off");
         return CI_ESANDBOX;
     }
+    /* The manifest is verified before any worker starts; a session keeps
+     * the one its last start verified. */
+    ci_policy_put(s->policy);
+    s->policy = NULL;
+    if (s->cfg.manifest &&
+        (rc = ci_policy_get(&s->cfg, &s->policy, s->errmsg, sizeof s->errmsg)) != CI_OK)
+        return rc;
     rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
         return rc;
@@ -377,6 +393,7 @@ CI_API void ci_session_free(ci_session *s)
         return;
     ci_worker_stop(&s->worker);
     ci_workspace_remove(s);
+    ci_policy_put(s->policy);
     ci_config_clear(&s->cfg);
     ci_snapshot_clear(&s->files);
     close_fd(&s->wake_fd);

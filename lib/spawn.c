@@ -38,7 +38,8 @@ struct spawn_job {
     char *const *argv;
     char *const *envp;
     const char *cwd;
-    int fds[4];   /* become the worker's 0..3; all >= 4 here */
+    int fds[4];   /* become the worker's 0..3; all >= 5 here */
+    int policy;   /* becomes its 4 (lib/manifest.h), or -1; >= 5 here */
     int status_w; /* close-on-exec; the child writes its errno on failure */
     long max_fd;
     pid_t pid;    /* out: > 0, or -errno of fork */
@@ -61,7 +62,7 @@ static void child_exec(const struct spawn_job *j)
 {
     struct sigaction dfl;
     sigset_t none;
-    int fd, sig;
+    int fd, sig, first_closed = 4;
 
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -71,9 +72,14 @@ static void child_exec(const struct spawn_job *j)
     for (fd = 0; fd < 4; fd++)
         if (dup2(j->fds[fd], fd) < 0)
             child_fail(j->status_w, STEP_DUP);
+    if (j->policy >= 0) {
+        if (dup2(j->policy, 4) < 0)
+            child_fail(j->status_w, STEP_DUP);
+        first_closed = 5;
+    }
     /* Every other descriptor, the host's included, must not survive exec. */
-    if (syscall(SYS_close_range, 4U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-        for (fd = 4; fd < j->max_fd; fd++)
+    if (syscall(SYS_close_range, (unsigned)first_closed, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+        for (fd = first_closed; fd < j->max_fd; fd++)
             if (fd != j->status_w)
                 close(fd);
     }
@@ -167,14 +173,14 @@ static pid_t spawner_fork(struct spawn_job *j)
 
 /* ---- starting a process by exec ---- */
 
-/* Moves @fd to a number >= 4 so the child's dup2 onto 0..3 cannot clobber
+/* Moves @fd to a number >= 5 so the child's dup2 onto 0..4 cannot clobber
  * another source; close-on-exec either way. */
 static int fd_above_stdio(int fd)
 {
     int moved;
-    if (fd < 0 || fd >= 4)
+    if (fd < 0 || fd >= 5)
         return fd;
-    moved = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, 5);
     close(fd);
     return moved;
 }
@@ -192,10 +198,12 @@ const char *ci_worker_path(void)
     return path && *path ? path : CI_WORKER_PATH;
 }
 
-pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg, size_t msglen)
+pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *policy, char *msg,
+                     size_t msglen)
 {
     char e_home[4200], e_mpl[4200], e_tmp[4200], cwd[4200];
     const char *path = ci_worker_path();
+    int policy_given = *policy >= 0;
     struct spawn_job j;
     int status[2] = {-1, -1}, report[2];
     ssize_t n;
@@ -228,11 +236,13 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], char *msg,
     }
     for (int i = 0; i < 4; i++)
         j.fds[i] = fds[i] = fd_above_stdio(fds[i]);
+    j.policy = *policy = fd_above_stdio(*policy);
     j.status_w = status[1] = fd_above_stdio(status[1]);
     j.max_fd = sysconf(_SC_OPEN_MAX);
     if (j.max_fd < 0 || j.max_fd > 65536)
         j.max_fd = 65536;
-    if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || status[1] < 0) {
+    if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || status[1] < 0 ||
+        (policy_given && *policy < 0)) {
         snprintf(msg, msglen, "cannot arrange the worker's descriptors: %s", strerror(errno));
         goto out;
     }
@@ -267,9 +277,12 @@ out:
 
 /* ---- one session's worker ---- */
 
-/* Starts the worker by exec, with the session's limits on its command line. */
+/* Starts the worker by exec, with the session's limits on its command line
+ * and its package manifest's policy, if any, on descriptor 4. */
 static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t msglen)
 {
+    int policy = -1;
+    pid_t pid;
     char a_parent[32], a_memory[32], a_fsize[32], a_output[32], a_display[32],
         a_display_run[32], a_dpi[16];
 
@@ -283,9 +296,17 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
     char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
                     "--fsize", a_fsize, "--output-limit", a_output,
                     "--display-limit", a_display, "--display-run-limit", a_display_run,
-                    "--dpi", a_dpi, "--preload", (char *)ci_config_preload(&s->cfg), NULL};
+                    "--dpi", a_dpi, "--preload", (char *)ci_config_preload(&s->cfg),
+                    s->policy ? "--manifest" : NULL, NULL};
 
-    return ci_exec_worker(argv, s->dir, fds, msg, msglen);
+    if (s->policy && (policy = ci_policy_memfd(s->policy)) < 0) {
+        snprintf(msg, msglen, "cannot hand the worker its package manifest: %s", strerror(errno));
+        return -1;
+    }
+    pid = ci_exec_worker(argv, s->dir, fds, &policy, msg, msglen);
+    if (policy >= 0)
+        close(policy);
+    return pid;
 }
 
 /* Starts the worker once, with new descriptors; fills s->worker. */
@@ -310,7 +331,7 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
     if (ci_uses_zygote(s))
-        pid = ci_zygote_spawn(s, fds, msg, msglen, retry);
+        pid = ci_zygote_spawn(s, fds, msg, msglen, retry, &rc);
     else
         pid = exec_session_worker(s, fds, msg, msglen);
     /* Whichever way, ours are closed below: the worker has its copies. */
@@ -321,6 +342,7 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     if (pid < 0)
         goto fail;
 
+    rc = CI_ESPAWN;
     s->worker.pid = pid;
     s->worker.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     /*

@@ -41,6 +41,8 @@
 struct zygote {
     char *preload; /* NULL: a free slot */
     char *worker;  /* the program it runs */
+    int manifest;  /* 1: it checked and enforces the manifest of digest */
+    unsigned char digest[32];
     struct ci_worker proc; /* pid, pidfd; channel is the control socket */
     unsigned long used;
 };
@@ -142,25 +144,39 @@ static int zygote_await(struct zygote *z, int err, int64_t deadline, char *msg, 
         }
         /* EOF: it exited; let it finish its stderr. */
         if (err >= 0) {
+            ssize_t r;
+
             while (have < sizeof why - 1 &&
-                   (n = read(err, why + have, sizeof why - 1 - have)) > 0)
-                have += (size_t)n;
+                   (r = read(err, why + have, sizeof why - 1 - have)) > 0)
+                have += (size_t)r;
             why[have] = '\0';
         }
+        if (n <= 0) {
+            const char *name;
+            char end[160];
+
+            ci_worker_reap(&z->proc, ci_now_ms() + 2000, &name, end, sizeof end);
+            if (z->proc.exit_code == CI_WORKER_EXIT_MANIFEST) {
+                ci_policy_failure(msg, msglen, have ? why : NULL);
+                return CI_EMANIFEST;
+            }
+        }
         snprintf(msg, msglen, "the zygote %s%s%s",
-                 n == 0 ? "exited during start-up" : "sent no valid READY",
+                 n <= 0 ? "exited during start-up" : "sent no valid READY",
                  have ? "; its stderr: " : "", why);
         return CI_ESPAWN;
     }
 }
 
-/* Starts a zygote for @preload in slot @z. CI_OK, or an error with @msg. */
+/* Starts a zygote for @preload and @s's manifest, if any, in slot @z.
+ * CI_OK, or an error with @msg. */
 static int zygote_start(struct zygote *z, const ci_session *s, const char *preload, char *msg,
                         size_t msglen)
 {
     ci_session scratch; /* only its directory: the zygote's warm-up place */
     char a_parent[32];
     int ctl[2] = {-1, -1}, errp[2] = {-1, -1}, fds[4] = {-1, -1, -1, -1}, rc = CI_ESPAWN;
+    int policy = -1;
     pid_t pid;
 
     memset(&scratch, 0, sizeof scratch);
@@ -184,17 +200,26 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
         snprintf(msg, msglen, "cannot create the zygote's descriptors: %s", strerror(errno));
         goto out;
     }
+    if (s->policy && (policy = ci_policy_memfd(s->policy)) < 0) {
+        snprintf(msg, msglen, "cannot hand the zygote its package manifest: %s", strerror(errno));
+        goto out;
+    }
+    z->manifest = s->policy != NULL;
+    if (s->policy)
+        memcpy(z->digest, s->policy->digest, sizeof z->digest);
     fds[2] = errp[1];
     fds[3] = ctl[1];
     errp[1] = ctl[1] = -1;
     snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
     {
         char *argv[] = {"codeinterp-worker", "--zygote", "--parent", a_parent,
-                        "--preload", z->preload, NULL};
-        pid = ci_exec_worker(argv, scratch.dir, fds, msg, msglen);
+                        "--preload", z->preload, z->manifest ? "--manifest" : NULL, NULL};
+        pid = ci_exec_worker(argv, scratch.dir, fds, &policy, msg, msglen);
     }
     for (int i = 0; i < 4; i++)
         close(fds[i]);
+    if (policy >= 0)
+        close(policy);
     if (pid < 0)
         goto out;
     z->proc.pid = pid;
@@ -239,7 +264,9 @@ static struct zygote *zygote_get(const ci_session *s, char *msg, size_t msglen, 
         zygote_owner = getpid();
     }
     for (z = zygotes; z < zygotes + MAX_ZYGOTES; z++) {
-        if (z->preload && !strcmp(z->preload, preload) && !strcmp(z->worker, worker)) {
+        if (z->preload && !strcmp(z->preload, preload) && !strcmp(z->worker, worker) &&
+            z->manifest == (s->policy != NULL) &&
+            (!s->policy || !memcmp(z->digest, s->policy->digest, sizeof z->digest))) {
             if (!ci_worker_exited(&z->proc))
                 goto found;
             zygote_drop(z); /* it died: start another */
@@ -390,15 +417,15 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     return pid;
 }
 
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry)
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry, int *rc)
 {
     pid_t pid = -1;
-    int rc = CI_OK;
     struct zygote *z;
 
     *retry = 0;
+    *rc = CI_ESPAWN;
     pthread_mutex_lock(&zygote_lock);
-    z = zygote_get(s, msg, msglen, &rc);
+    z = zygote_get(s, msg, msglen, rc);
     if (z) {
         reap_group(z->proc.pid, 0); /* a spare that died unused */
         pid = zygote_request(z, s, fds, msg, msglen);

@@ -32,6 +32,7 @@ installed_files() {
     echo "lib/libcodeinterp.so.$version lib/libcodeinterp.so.${version%%.*} lib/libcodeinterp.so"
     echo "lib/libcodeinterp.a include/codeinterp.h lib/pkgconfig/codeinterp.pc"
     echo "libexec/codeinterp/codeinterp-worker bin/codeinterp-mcp share/man/man1/codeinterp-mcp.1"
+    echo "bin/codeinterp-manifest share/man/man1/codeinterp-manifest.1"
     for page in man/*.3; do echo "share/man/man3/${page#man/}"; done
 }
 only_dirs_left() {
@@ -97,6 +98,8 @@ mcp=$prefix/bin/codeinterp-mcp
 ldd "$mcp" | grep -qF "$prefix/lib/libcodeinterp.so.${version%%.*}" ||
     fail "codeinterp-mcp does not load the installed library"
 "$mcp" --help | grep -q -- --max-message-bytes || fail "codeinterp-mcp --help does not document its options"
+"$prefix/bin/codeinterp-manifest" --help | grep -q -- keygen ||
+    fail "codeinterp-manifest --help does not name its commands"
 mkdir "$tmp/ws" && chmod 0755 "$tmp/ws"
 out=$(echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"install.sh","version":"1"}}}' |
     env -u CODEINTERP_WORKER "$mcp" --workspace-root "$tmp/ws" 2> "$tmp/err") ||

@@ -202,7 +202,7 @@ static const struct {
 
 static void test_strerror_gives_each_code_its_listed_message(void **state)
 {
-    assert_int_equal(NCODES, 12);
+    assert_int_equal(NCODES, 13);
     for (size_t i = 0; i < NCODES; i++) {
         const char *m = ci_strerror(codes[i].code);
         assert_non_null(m);
@@ -225,7 +225,7 @@ static void test_strerror_messages_are_distinct_and_not_empty(void **state)
 
 static void test_strerror_unknown_codes(void **state)
 {
-    const int unknown[] = {1, 2, 42, CI_ERROR_LAST_ - 1, -12, -100, INT_MIN, INT_MAX};
+    const int unknown[] = {1, 2, 42, CI_ERROR_LAST_ - 1, -13, -100, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         h_assert_str(ci_strerror(unknown[i]), "unknown error");
 }
@@ -244,7 +244,8 @@ static void test_error_codes_have_their_documented_values(void **state)
     assert_int_equal(CI_ETOOBIG, -9);
     assert_int_equal(CI_EUNSAFE, -10);
     assert_int_equal(CI_ESANDBOX, -11);
-    assert_int_equal(CI_ERROR_LAST_, -11);
+    assert_int_equal(CI_EMANIFEST, -12);
+    assert_int_equal(CI_ERROR_LAST_, -12);
 }
 
 /* ------------------------------------------------- failed ci_session_new */

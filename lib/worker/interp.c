@@ -8,12 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "proto.h"
 #include "worker.h"
 
@@ -587,10 +589,167 @@ static void init_python(void)
     cfg.install_signal_handlers = 1; /* SIGINT -> KeyboardInterrupt */
     cfg.buffered_stdio = 0;          /* output reaches the host as written */
     st = PyConfig_SetString(&cfg, &cfg.home, CI_PYTHON_HOME);
+    /* A manifest's search path and nothing else: no site, so no .pth
+     * file runs and no sitecustomize. */
+    if (!PyStatus_Exception(st) && ci_manifest()) {
+        const struct ci_mf_policy *mf = ci_manifest();
+
+        cfg.site_import = 0;
+        cfg.module_search_paths_set = 1;
+        for (size_t i = 0; i < mf->n_search && !PyStatus_Exception(st); i++) {
+            wchar_t *w = Py_DecodeLocale(mf->search_path[i], NULL);
+
+            st = w ? PyWideStringList_Append(&cfg.module_search_paths, w)
+                   : PyStatus_NoMemory();
+            PyMem_RawFree(w);
+        }
+    }
     if (!PyStatus_Exception(st))
         st = Py_InitializeFromConfig(&cfg);
     PyConfig_Clear(&cfg);
     check_status(st);
+}
+
+/*
+ * The import hook of a signed package manifest, first in sys.meta_path:
+ * it asks the finders after it, and lets a module through only if its
+ * file is listed or lies beneath the session directory (a cell's own
+ * modules), a namespace package only if a listed file lies beneath one
+ * of its directories; builtin and frozen modules, and modules that no
+ * file backs (six.moves), always. Not a boundary (a cell can remove it):
+ * Landlock refuses the unlisted files themselves. It gives the refusal
+ * a message that names the policy.
+ */
+static const char finder_src[] =
+    "import os, sys\n"
+    "from _frozen_importlib import BuiltinImporter, FrozenImporter\n"
+    "\n"
+    "class ManifestFinder:\n"
+    "    # Imports only what the signed package manifest lists.\n"
+    "    _session = None\n"
+    "\n"
+    "    def _local(self, path):\n"
+    "        s = self._session\n"
+    "        return s is not None and os.path.realpath(path).startswith(s)\n"
+    "\n"
+    "    def _allowed(self, spec):\n"
+    "        if spec.loader in (BuiltinImporter, FrozenImporter):\n"
+    "            return True\n"
+    "        if (spec.loader is None and spec.origin is None\n"
+    "                and spec.submodule_search_locations is not None):\n"
+    "            return any(isinstance(d, str) and (_listed_beneath(d) or self._local(d))\n"
+    "                       for d in spec.submodule_search_locations)\n"
+    "        if spec.has_location and isinstance(spec.origin, str):\n"
+    "            return _listed(spec.origin) or self._local(spec.origin)\n"
+    "        return True\n"
+    "\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        for finder in sys.meta_path:\n"
+    "            find = getattr(finder, 'find_spec', None)\n"
+    "            if finder is self or find is None:\n"
+    "                continue\n"
+    "            spec = find(name, path, target)\n"
+    "            if spec is not None:\n"
+    "                break\n"
+    "        else:\n"
+    "            return None\n"
+    "        if self._allowed(spec):\n"
+    "            return spec\n"
+    "        raise ModuleNotFoundError(f'No module named {name!r}: the signed package'\n"
+    "                                  ' manifest does not list it', name=name)\n"
+    "\n"
+    "    def invalidate_caches(self):\n"
+    "        pass\n"
+    "\n"
+    "finder = ManifestFinder()\n"
+    "sys.meta_path.insert(0, finder)\n"
+    "# help(), copyright() and the rest, without running site's main().\n"
+    "import site\n"
+    "site.sethelper()\n"
+    "site.setcopyright()\n";
+
+#define DENIED_TAIL "the signed package manifest does not list it"
+
+static PyObject *manifest_finder; /* NULL without a manifest */
+
+/* The path of str @arg in the filesystem encoding, or NULL. */
+static PyObject *fs_path(PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "a path must be a str");
+        return NULL;
+    }
+    return PyUnicode_EncodeFSDefault(arg);
+}
+
+static PyObject *py_listed(PyObject *self, PyObject *arg)
+{
+    PyObject *b = fs_path(arg);
+    int r;
+
+    (void)self;
+    if (!b)
+        return NULL;
+    r = ci_manifest_listed(PyBytes_AS_STRING(b));
+    Py_DECREF(b);
+    return PyBool_FromLong(r);
+}
+
+static PyObject *py_listed_beneath(PyObject *self, PyObject *arg)
+{
+    PyObject *b = fs_path(arg);
+    int r;
+
+    (void)self;
+    if (!b)
+        return NULL;
+    r = ci_manifest_listed_beneath(PyBytes_AS_STRING(b));
+    Py_DECREF(b);
+    return PyBool_FromLong(r);
+}
+
+static PyMethodDef listed_def = {"_listed", py_listed, METH_O, NULL};
+static PyMethodDef listed_beneath_def = {"_listed_beneath", py_listed_beneath, METH_O, NULL};
+
+static void install_finder(void)
+{
+    PyObject *globals = PyDict_New(), *f1 = PyCFunction_New(&listed_def, NULL),
+             *f2 = PyCFunction_New(&listed_beneath_def, NULL), *r = NULL;
+
+    if (globals && f1 && f2 &&
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+        PyDict_SetItemString(globals, "_listed", f1) == 0 &&
+        PyDict_SetItemString(globals, "_listed_beneath", f2) == 0)
+        r = PyRun_String(finder_src, Py_file_input, globals, globals);
+    if (!r)
+        python_failed("manifest: cannot install its import hook");
+    Py_DECREF(r);
+    manifest_finder = PyDict_GetItemString(globals, "finder");
+    Py_XINCREF(manifest_finder);
+    Py_DECREF(f1);
+    Py_DECREF(f2);
+    Py_DECREF(globals);
+}
+
+/* An import the manifest refused: the start fails naming the module. */
+static void check_denied(const char *name)
+{
+    PyObject *type, *value, *tb, *str = NULL;
+    const char *text;
+
+    if (!manifest_finder || !PyErr_ExceptionMatches(PyExc_ModuleNotFoundError))
+        return;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value)
+        str = PyObject_Str(value);
+    text = str ? PyUnicode_AsUTF8(str) : NULL;
+    if (text && strstr(text, DENIED_TAIL))
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: the preloaded module %s cannot be imported: %s",
+                 name, text);
+    PyErr_Clear();
+    Py_XDECREF(str);
+    PyErr_Restore(type, value, tb);
 }
 
 static PyObject *warm_import(const char *name)
@@ -598,6 +757,7 @@ static PyObject *warm_import(const char *name)
     PyObject *m = PyImport_ImportModule(name);
 
     if (!m) {
+        check_denied(name);
         PyErr_Print();
         ci_fatal(CI_EXIT_PYTHON, "warm-up: cannot import %s", name);
     }
@@ -714,6 +874,8 @@ void ci_interp_warm(const char *preload, int zygote)
         ci_fatal(CI_EXIT_PYTHON, "cannot leave the working directory for the warm-up: %s",
                  strerror(errno));
     init_python();
+    if (ci_manifest())
+        install_finder();
     warm(preload);
     load_runner();
     /*
@@ -795,6 +957,20 @@ void ci_interp_configure(const struct ci_limits *limits, const char *session_dir
     if (!r)
         python_failed("cannot configure the cell runner");
     Py_DECREF(r);
+    /* The cell's own modules: anything beneath the session directory,
+     * the parent of the workspace (the cwd), as a path ending in '/'. */
+    if (manifest_finder) {
+        char cwd[PATH_MAX], *slash;
+        PyObject *dir;
+
+        if (!getcwd(cwd, sizeof cwd - 1) || !(slash = strrchr(cwd, '/')) || slash == cwd)
+            ci_fatal(CI_EXIT_PYTHON, "cannot configure the import hook: no session directory");
+        slash[1] = '\0';
+        dir = PyUnicode_DecodeFSDefault(cwd);
+        if (!dir || PyObject_SetAttrString(manifest_finder, "_session", dir) < 0)
+            python_failed("cannot configure the import hook");
+        Py_DECREF(dir);
+    }
     Py_DECREF(env);
     main_ts = PyEval_SaveThread();
 }

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "proto.h"
 #include "worker.h"
 
@@ -166,12 +167,18 @@ static void allow(int ruleset, int fd, uint64_t access, uint64_t handled, const 
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_add_rule %s: %s", what, strerror(errno));
 }
 
+/* Per system_paths entry: its whole-directory rule is replaced by the
+ * manifest's plan (ci_landlock_plan). */
+static int carved[sizeof system_paths / sizeof *system_paths];
+
 static void allow_paths(int ruleset, uint64_t handled)
 {
     static const char *const session[] = {"workspace", "config", "tmp"};
     int dir, fd;
 
     for (size_t i = 0; i < sizeof system_paths / sizeof *system_paths; i++) {
+        if (carved[i])
+            continue;
         fd = open(system_paths[i].path,
                   O_PATH | O_CLOEXEC | (system_paths[i].follow ? 0 : O_NOFOLLOW | O_DIRECTORY));
         if (fd < 0)
@@ -195,17 +202,9 @@ static void allow_paths(int ruleset, uint64_t handled)
     close(dir);
 }
 
-/*
- * A Landlock domain of our own. Being inside any domain means the kernel
- * refuses ptrace-mode access to processes outside it (the host's
- * /proc/PID/mem). The domain handles every filesystem right the ABI
- * knows and grants them only by the rules above: read-only system paths,
- * read-write session directories, nothing else; it forbids execution of
- * files everywhere, all TCP bind and connect (ABI 4+), and signals or
- * abstract unix sockets that leave it (ABI 6+). Best effort: a kernel
- * without Landlock still has the seccomp filter and the rlimits.
- */
-static int landlock_confine(void)
+/* A ruleset handling every right the running ABI knows (*@handled: the
+ * filesystem ones); -1 if the kernel has no Landlock. */
+static int ruleset_create(uint64_t *handled)
 {
     struct landlock_attr_v6 attr = {0};
     size_t size = offsetof(struct landlock_attr_v6, handled_access_net);
@@ -213,7 +212,7 @@ static int landlock_confine(void)
     int fd;
 
     if (abi < 1)
-        return 0;
+        return -1;
     attr.handled_access_fs = fs_rights(abi);
     if (abi >= 4) {
         attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
@@ -226,7 +225,103 @@ static int landlock_confine(void)
     fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (fd < 0)
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_create_ruleset: %s", strerror(errno));
-    allow_paths(fd, attr.handled_access_fs);
+    *handled = attr.handled_access_fs;
+    return fd;
+}
+
+static const struct ci_mf_rule *plan_rules;
+static size_t plan_n;
+static int planned;
+
+void ci_landlock_plan(int zygote)
+{
+    const char *dirs[sizeof system_paths / sizeof *system_paths];
+    size_t n = 0;
+
+    if (planned || !ci_manifest())
+        return;
+    if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: its read rules need Landlock, which this kernel "
+                 "does not offer");
+    /* Files, and /proc/self, are never carved: only directories. */
+    for (size_t i = 0; i < sizeof system_paths / sizeof *system_paths; i++)
+        dirs[i] = system_paths[i].follow ? "" : system_paths[i].path;
+    n = sizeof system_paths / sizeof *system_paths;
+    plan_rules = ci_manifest_plan(dirs, n, carved, &plan_n);
+    planned = 1;
+    if (zygote)
+        ci_manifest_hold();
+}
+
+/* A ruleset made ahead with the plan's rules, and what it handles. */
+static int prepared = -1;
+static uint64_t prepared_handled;
+
+int ci_landlock_prepare(void)
+{
+    uint64_t handled;
+    int fd;
+
+    if (!ci_manifest())
+        return -1;
+    ci_landlock_plan(0);
+    fd = ruleset_create(&handled);
+    if (fd < 0)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: its read rules need Landlock, which this kernel "
+                 "does not offer");
+    for (size_t i = 0; i < plan_n; i++) {
+        const struct ci_mf_rule *r = &plan_rules[i];
+        uint64_t access = (r->access & CI_MF_READ_FILE ? LL_FS_READ_FILE : 0) |
+                          (r->access & CI_MF_READ_DIR ? LL_FS_READ_DIR : 0);
+        int f = r->fd >= 0 ? r->fd : open(r->path, O_PATH | O_CLOEXEC |
+                                                       (r->follow ? 0 : O_NOFOLLOW));
+
+        if (f < 0)
+            continue; /* gone since the plan: no rule, so no access */
+        allow(fd, f, access, handled, r->path);
+        if (f != r->fd)
+            close(f);
+    }
+    prepared = fd;
+    prepared_handled = handled;
+    return fd;
+}
+
+void ci_landlock_use(int fd)
+{
+    prepared = fd;
+}
+
+/*
+ * A Landlock domain of our own. Being inside any domain means the kernel
+ * refuses ptrace-mode access to processes outside it (the host's
+ * /proc/PID/mem). The domain handles every filesystem right the ABI
+ * knows and grants them only by the rules above: read-only system paths,
+ * read-write session directories, nothing else; it forbids execution of
+ * files everywhere, all TCP bind and connect (ABI 4+), and signals or
+ * abstract unix sockets that leave it (ABI 6+). Best effort: a kernel
+ * without Landlock still has the seccomp filter and the rlimits; but a
+ * manifest's read rules are Landlock's, and require it. With a manifest
+ * the directories that hold its search path are carved (manifest.c).
+ */
+static int landlock_confine(void)
+{
+    uint64_t handled;
+    int fd;
+
+    if (ci_manifest()) {
+        /* Required: it is what keeps unlisted packages unreadable. */
+        if (prepared < 0)
+            ci_landlock_prepare();
+        fd = prepared;
+        handled = prepared_handled;
+        prepared = -1;
+    } else {
+        fd = ruleset_create(&handled);
+        if (fd < 0)
+            return 0;
+    }
+    allow_paths(fd, handled);
     if (syscall(SYS_landlock_restrict_self, fd, 0) != 0)
         ci_fatal(CI_EXIT_LANDLOCK, "landlock_restrict_self: %s", strerror(errno));
     close(fd);

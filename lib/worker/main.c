@@ -3,13 +3,16 @@
  *
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
  *                     --output-limit BYTES --display-limit BYTES
- *                     --display-run-limit BYTES --dpi N --preload MODULES
- *   codeinterp-worker --zygote --parent PID --preload MODULES
+ *                     --display-run-limit BYTES --dpi N --preload MODULES [--manifest]
+ *   codeinterp-worker --zygote --parent PID --preload MODULES [--manifest]
  *
  * The host starts it with the descriptors of lib/proto.h, as a session's
  * worker or as a zygote (zygote.c) that forks them; a zygote's child
  * takes the same path as a worker from "tie itself to the host" on, its
- * interpreter already warm. A worker's life, in
+ * interpreter already warm. With --manifest, the policy text of a signed
+ * package manifest is on descriptor 4 (lib/manifest.h, manifest.c): its
+ * files are checked before CPython starts, CPython imports only what it
+ * lists, and Landlock reads only that. A worker's life, in
  * order: check the command line and descriptors, tie itself to the host,
  * isolate itself (namespaces, never root, no capabilities) while it has
  * one thread, start the watchdog thread, warm CPython with SIGINT
@@ -54,6 +57,7 @@ _Static_assert(4ull * MAX_OUTPUT_LIMIT + CI_OUTPUTS_MAX(MAX_DISPLAY_LIMIT) + 9 *
 struct args {
     pid_t parent;
     int zygote;
+    int manifest; /* --manifest: the policy is on CI_FD_POLICY */
     struct ci_limits limits;
 };
 
@@ -74,8 +78,8 @@ static _Noreturn void usage(const char *why)
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
              "--memory BYTES --fsize BYTES --output-limit BYTES "
              "--display-limit BYTES --display-run-limit BYTES --dpi N "
-             "--preload MODULES\n       codeinterp-worker --zygote --parent PID "
-             "--preload MODULES", why);
+             "--preload MODULES [--manifest]\n       codeinterp-worker --zygote --parent PID "
+             "--preload MODULES [--manifest]", why);
 }
 
 /* A decimal number from @min (1 or more) to @max: digits only, no sign,
@@ -133,19 +137,28 @@ static void set_limits(struct args *a, const uint64_t val[N_NUMBERS])
     a->limits.dpi = (unsigned)val[DPI];
 }
 
-/* The zygote's command line, or a worker's: every option once. */
+/* The zygote's command line, or a worker's: every option once; --zygote
+ * first if at all, and --manifest anywhere. */
 static void parse_args(int argc, char **argv, struct args *a)
 {
     uint64_t val[N_NUMBERS] = {0};
-    int seen[N_NUMBERS] = {0}, i = 1, zygote = argc > 1 && strcmp(argv[1], "--zygote") == 0;
+    int seen[N_NUMBERS] = {0}, i, n_opts = 0;
+    int zygote = argc > 1 && strcmp(argv[1], "--zygote") == 0;
     const char *preload = NULL;
 
     memset(a, 0, sizeof *a);
-    if (argc != (zygote ? 6 : 1 + 2 * (N_NUMBERS + 1)))
-        usage("wrong number of arguments");
     for (i = 1 + zygote; i < argc; i += 2) {
         int k = 0;
 
+        if (strcmp(argv[i], "--manifest") == 0) {
+            if (a->manifest++)
+                usage("an option is given twice");
+            i--; /* it takes no value */
+            continue;
+        }
+        if (i + 1 >= argc)
+            usage("wrong number of arguments");
+        n_opts++;
         if (strcmp(argv[i], "--preload") == 0) {
             if (preload)
                 usage("an option is given twice");
@@ -163,6 +176,8 @@ static void parse_args(int argc, char **argv, struct args *a)
         val[k] = parse_number(number_opt[k].name, argv[i + 1], number_opt[k].min,
                               number_opt[k].max);
     }
+    if (n_opts != (zygote ? 2 : N_NUMBERS + 1))
+        usage("wrong number of arguments");
     if (!preload)
         usage("--preload is missing");
     a->zygote = zygote;
@@ -466,6 +481,9 @@ int main(int argc, char **argv)
 
     parse_args(argc, argv, &a);
     wipe_args(argc, argv, &a);
+    /* Before check_descriptors() closes it. */
+    if (a.manifest)
+        ci_manifest_read(CI_FD_POLICY);
     check_descriptors();
     if (a.zygote) {
         struct ci_spawn_request req;
@@ -481,6 +499,10 @@ int main(int argc, char **argv)
     }
     ci_tie_to_parent(a.parent);
     layers = a.zygote ? ci_isolate_late(a.parent, layers, session_dir) : ci_isolate(a.parent);
+    /* In the new root, as CPython will read them; a zygote's child
+     * inherits its zygote's check. */
+    if (!a.zygote)
+        ci_manifest_verify();
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */

@@ -5,7 +5,9 @@
  * Landlock rules allow (and three directories the warm-up reads), four
  * device nodes, /sys/devices/system/cpu, a /proc (of the worker's own
  * PID namespace, or the host's), the session
- * directory at its own absolute path, and a private /tmp. Everything else
+ * directory at its own absolute path, a private /tmp, and a signed
+ * package manifest's search-path directories found nowhere else in it,
+ * read-only. Everything else
  * of the host's tree (/etc/shadow, /home, /root, /var, other sessions'
  * directories) does not exist in it, and the old root is detached, not
  * just hidden. The host's /tmp must exist: the new root is built on it.
@@ -30,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "proto.h"
 #include "worker.h"
 
@@ -298,6 +301,46 @@ static void session_dir(char *out, size_t size)
     *slash = '\0';
 }
 
+/*
+ * A manifest's search-path directories the new root would not otherwise
+ * hold (a virtual environment in /opt, a test's site directory under
+ * /tmp), opened in @fd before NEWROOT's tmpfs hides them; -1 for the
+ * others. Each is bound read-only later, parents first.
+ */
+static void open_search_path(int fd[CI_MF_MAX_PATHS])
+{
+    const struct ci_mf_policy *mf = ci_manifest();
+
+    for (size_t i = 0; i < CI_MF_MAX_PATHS; i++)
+        fd[i] = -1;
+    for (size_t i = 0; mf && i < mf->n_search; i++)
+        if (ci_manifest_needs_bind(i))
+            fd[i] = open(mf->search_path[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* A missing one: the check names its listed files as missing. */
+}
+
+static void bind_search_path(int fd[CI_MF_MAX_PATHS])
+{
+    const struct ci_mf_policy *mf = ci_manifest();
+    char fdpath[32];
+
+    for (;;) {
+        size_t best = CI_MF_MAX_PATHS;
+
+        for (size_t i = 0; mf && i < mf->n_search; i++)
+            if (fd[i] >= 0 && (best == CI_MF_MAX_PATHS ||
+                               strlen(mf->search_path[i]) < strlen(mf->search_path[best])))
+                best = i;
+        if (best == CI_MF_MAX_PATHS)
+            return;
+        snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd[best]);
+        /* Not noexec: extension modules are mapped executable. */
+        bind_from(fdpath, mf->search_path[best], MS_RDONLY | MS_NOSUID | MS_NODEV, 0);
+        close(fd[best]);
+        fd[best] = -1;
+    }
+}
+
 uint32_t ci_mount_root(uint32_t have, const char *name)
 {
     static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
@@ -313,7 +356,7 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
     char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], tmp[PATH_MAX], fdpath[32];
     struct ancestors above;
-    int session_fd, own_proc;
+    int session_fd, own_proc, search_fd[CI_MF_MAX_PATHS];
 
     if (have & CI_LAYER_MNTNS)
         return 0;
@@ -336,6 +379,7 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     if (session_fd < 0)
         die("open", session);
     snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
+    open_search_path(search_fd);
     if (mount("ci-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=0755,size=1m") != 0)
         die("mount tmpfs", NEWROOT);
@@ -374,6 +418,7 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     if (alias[0])
         bind_from(fdpath, alias, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
     close(session_fd);
+    bind_search_path(search_fd);
 
     /* The new root read-only, then into it; the old root detached. */
     if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,

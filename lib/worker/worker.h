@@ -14,6 +14,8 @@
 #include "codeinterp.h" /* CI_MAX_OUTPUTS */
 #include "proto.h"
 
+struct ci_mf_policy; /* manifest.h */
+
 /*
  * Exit codes. Each start-up failure has its own so the host can name it;
  * after READY only 0 and 3 come from the worker itself (a cell may call
@@ -37,7 +39,12 @@ enum ci_exit {
     CI_EXIT_LANDLOCK = 15,    /* Landlock exists but refused our ruleset */
     CI_EXIT_PRIVILEGES = 16,  /* leaving root or dropping capabilities failed */
     CI_EXIT_NAMESPACES = 17,  /* unshare failed other than by being refused */
+    CI_EXIT_MANIFEST = 18,    /* the signed package manifest's policy failed (manifest.c) */
 };
+
+#ifdef CI_WORKER_EXIT_MANIFEST
+_Static_assert(CI_EXIT_MANIFEST == CI_WORKER_EXIT_MANIFEST, "the host maps exit 18");
+#endif
 
 /* The limits from the command line, in bytes (but the dpi). */
 struct ci_limits {
@@ -164,6 +171,17 @@ uint32_t ci_isolate_late(pid_t parent, uint32_t have, const char *session_dir);
  * (Landlock is best effort). */
 uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits);
 
+/* With a manifest: plans its read rules once (ci_manifest_plan), and in
+ * a zygote holds them open; exits if the kernel has no Landlock. */
+void ci_landlock_plan(int zygote);
+
+/* With a manifest: a Landlock ruleset holding the plan's rules, made
+ * ahead of the session (a spare does it while it waits); ci_lockdown()
+ * adds the session's rules to it. Returns its descriptor, or -1 without
+ * a manifest. ci_landlock_use() tells ci_lockdown() where it was moved. */
+int ci_landlock_prepare(void);
+void ci_landlock_use(int fd);
+
 /* -------------------------------------------------------- privileges.c */
 
 /* If any of our uids is 0: locks the securebits, empties the bounding
@@ -225,6 +243,57 @@ void ci_init_signals(void);
  * then exits with status 128 + @sig: the end the kernel would give any
  * process but its namespace's init. */
 _Noreturn void ci_init_die_by(int sig);
+
+/* ---------------------------------------------------------- manifest.c */
+
+/* With --manifest, the policy text's descriptor (a sealed memfd). */
+#define CI_FD_POLICY 4
+
+/* Reads, checks and keeps the policy text on descriptor 4 (lib/manifest.h),
+ * then closes it: a worker or zygote started with --manifest, before
+ * its other descriptors are closed. Exits with CI_EXIT_MANIFEST. */
+void ci_manifest_read(int fd);
+
+/* The policy read, or NULL: no manifest, and nothing changes. */
+const struct ci_mf_policy *ci_manifest(void);
+
+/* Hashes the listed files and looks for extra ones (ci_mf_check); the
+ * first finding exits with CI_EXIT_MANIFEST naming its path. Once per
+ * worker started by exec, once per zygote (its children inherit it). */
+void ci_manifest_verify(void);
+
+/* 1 if @path is a listed file / if some listed file lies beneath the
+ * directory @dir. */
+int ci_manifest_listed(const char *path);
+int ci_manifest_listed_beneath(const char *dir);
+
+/* 1 if the search-path directory number @i needs a bind of its own in a
+ * new root that binds /usr (it is elsewhere, or on another mount). */
+int ci_manifest_needs_bind(size_t i);
+
+/* A Landlock rule of the manifest's plan: read the directory (a
+ * hierarchy) or the file at @path, through @fd if it is not -1. */
+#define CI_MF_READ_FILE 1u
+#define CI_MF_READ_DIR 2u
+struct ci_mf_rule {
+    char *path;
+    int fd;          /* an O_PATH descriptor held by the zygote, or -1 */
+    int follow;      /* open following a final link (a listed link) */
+    unsigned access; /* CI_MF_READ_* */
+};
+
+/*
+ * The read rules that replace the whole-directory rules of @dirs (the
+ * system directories Landlock would grant read-only) wherever one holds
+ * a search-path directory: those of @dirs it carves are flagged in
+ * @carved. Computed once (a zygote's children inherit it); *@n rules.
+ */
+const struct ci_mf_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs,
+                                          int *carved, size_t *n);
+
+/* In the zygote: opens each rule's path once (O_PATH), so its children
+ * add the rules without looking a path up. */
+void ci_manifest_hold(void);
 
 /* ------------------------------------------------------------ policy.c */
 

@@ -188,8 +188,8 @@ static int forward(int sock, const struct ci_spawn_request *req, const char *dir
 }
 
 /* In the child: the request's descriptors become 0..3 and nothing else
- * of the zygote's stays open. */
-static void take_descriptors(const int fds[CI_SPAWN_FDS])
+ * of the zygote's stays open, but @keep (if not -1), which becomes 4. */
+static void take_descriptors(const int fds[CI_SPAWN_FDS], int keep)
 {
     int moved[CI_SPAWN_FDS];
 
@@ -202,7 +202,9 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS])
     for (int i = 0; i < CI_SPAWN_FDS; i++)
         if (dup2(moved[i], i) != i)
             ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup2: %s", strerror(errno));
-    if (close_range(CI_SPAWN_FDS, ~0u, 0) != 0)
+    if (keep >= 0 && dup3(keep, CI_SPAWN_FDS, O_CLOEXEC) != CI_SPAWN_FDS)
+        ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup3: %s", strerror(errno));
+    if (close_range(CI_SPAWN_FDS + (keep >= 0), ~0u, 0) != 0)
         ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: close_range: %s", strerror(errno));
 }
 
@@ -219,18 +221,33 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS])
 static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spawn_request *req,
                            char *dir)
 {
-    int fds[CI_SPAWN_FDS], got;
+    int fds[CI_SPAWN_FDS], got, ruleset;
     uint32_t layers;
 
     prctl(PR_SET_NAME, "ci-spare", 0, 0, 0);
     /* Before the pidfd is closed with the zygote's other descriptors. */
     if (own_pidns)
         ci_tie_to_outside_parent(host_pidfd);
+    /* With a manifest, its Landlock rules now, from the descriptors the
+     * zygote holds, while no session waits: ruleset goes to fd 6. */
+    ruleset = ci_landlock_prepare();
+    if (ruleset >= 0 && ruleset <= CI_SPAWN_FDS + 2) {
+        int moved = fcntl(ruleset, F_DUPFD_CLOEXEC, CI_SPAWN_FDS + 3);
+
+        if (moved < 0)
+            ci_fatal(CI_EXIT_DESCRIPTORS, "spare: its ruleset: %s", strerror(errno));
+        close(ruleset);
+        ruleset = moved;
+    }
     /* Nothing of the zygote's: above all not the host's channel (fd 3),
      * whose EOF tells the host the zygote is gone. */
     if (dup2(sock, CI_SPAWN_FDS + 1) < 0 || close(CI_FD_CHANNEL) != 0 ||
-        close_range(CI_SPAWN_FDS + 2, ~0u, 0) != 0 || close_range(CI_SPAWN_FDS, CI_SPAWN_FDS, 0) != 0)
+        (ruleset >= 0 && dup2(ruleset, CI_SPAWN_FDS + 2) < 0) ||
+        close_range(CI_SPAWN_FDS + 2 + (ruleset >= 0), ~0u, 0) != 0 ||
+        close_range(CI_SPAWN_FDS, CI_SPAWN_FDS, 0) != 0)
         ci_fatal(CI_EXIT_DESCRIPTORS, "spare: its descriptors: %s", strerror(errno));
+    if (ruleset >= 0)
+        ruleset = CI_SPAWN_FDS + 2;
     sock = CI_SPAWN_FDS + 1;
     if (own_pidns) {
         /* The clone made our user namespace, and the PID namespace it
@@ -255,7 +272,9 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     if (send(sock, "s", 1, MSG_NOSIGNAL) != 1)
         _exit(CI_EXIT_HOST_GONE);
     prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
-    take_descriptors(fds); /* closes the socket too */
+    take_descriptors(fds, ruleset); /* closes the socket too */
+    if (ruleset >= 0)
+        ci_landlock_use(CI_SPAWN_FDS);
     return layers;
 }
 
@@ -329,6 +348,10 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
 
     /* Checked to be our parent's by the ci_tie_to_parent() below. */
     host_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+    /* With a manifest: its files hashed here once for every child, and
+     * its Landlock rules planned and held open (manifest.c). */
+    ci_manifest_verify();
+    ci_landlock_plan(1);
     ci_interp_warm(preload, 1);
     ci_policy_prepare();
     if (!single_threaded())

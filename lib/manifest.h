@@ -1,0 +1,95 @@
+/*
+ * A signed package manifest's file list, as the worker, the host library
+ * and codeinterp-manifest all need it: the policy text that carries it
+ * from the host to the worker, and the check of the installed files
+ * against it. libc and libsodium only (no JSON: lib/manifest.c reads the
+ * signed document itself).
+ *
+ * The policy text (the worker's descriptor 4 when a manifest is set):
+ *
+ *   codeinterp-policy 1\n
+ *   path <absolute directory>\n        the module search path, in order, 1 to 64
+ *   file <64 hex> <absolute path>\n    each listed file and its SHA-256
+ *   end\n
+ *
+ * A path runs to the end of its line; paths are normalised (no "//",
+ * "/./", "/../" or trailing '/') and hold no byte below 0x20 nor 0x7f.
+ */
+#ifndef CI_MANIFEST_H
+#define CI_MANIFEST_H
+
+#include <stddef.h>
+
+#define CI_MF_POLICY_MAGIC "codeinterp-policy 1\n"
+#define CI_MF_MAX_PATHS 64u
+#define CI_MF_MAX_FILES 1000000u
+#define CI_MF_PATH_MAX 4095u
+/* The most policy text the worker reads: every file at its longest. */
+#define CI_MF_POLICY_MAX (64u * 1024 * 1024)
+
+struct ci_mf_file {
+    char *path;
+    unsigned char sha256[32];
+};
+
+struct ci_mf_policy {
+    char **search_path; /* in order */
+    size_t n_search;
+    struct ci_mf_file *files; /* sorted by path (strcmp) */
+    size_t n_files;
+};
+
+/* 1 if @path is absolute, normalised as above, at most CI_MF_PATH_MAX
+ * bytes and free of control bytes. */
+int ci_mf_path_valid(const char *path);
+
+/*
+ * Parses policy text of @len bytes into @out (zeroed first). Returns 0, or
+ * -1 with a one-line reason in @msg: bad syntax, a path listed twice, too
+ * many entries, out of memory. @out owns copies; free with
+ * ci_mf_policy_free() on success and failure alike.
+ */
+int ci_mf_policy_parse(const char *text, size_t len, struct ci_mf_policy *out, char *msg,
+                       size_t msglen);
+void ci_mf_policy_free(struct ci_mf_policy *p);
+
+/* The listed file whose path is exactly @path, or NULL (binary search). */
+const struct ci_mf_file *ci_mf_find(const struct ci_mf_policy *p, const char *path);
+
+/* SHA-256 of the file at @path, read to its end (symbolic links
+ * followed). 0, or -1 with errno set (ENOENT, EISDIR for a non-regular
+ * file, ...). */
+int ci_mf_sha256_file(const char *path, unsigned char out[32]);
+
+enum ci_mf_finding {
+    CI_MF_CHANGED = 1, /* its SHA-256 differs from the listed one */
+    CI_MF_MISSING,     /* listed, but absent or not a regular file */
+    CI_MF_EXTRA,       /* present but not listed, where only listed files may be */
+    CI_MF_UNREADABLE,  /* listed, but could not be read (detail: strerror) */
+};
+
+/* Called once per finding, in path order within each kind of pass;
+ * @detail is NULL or a short reason. Nonzero stops the check. */
+typedef int (*ci_mf_report)(void *ctx, enum ci_mf_finding what, const char *path,
+                            const char *detail);
+
+/*
+ * Compares the installed files with @p: hashes every listed file, then
+ * looks for extra files. A file is extra when it is a regular file or a
+ * symbolic link that is not listed and
+ *   - lies in a directory strictly beneath a search-path directory that
+ *     holds at least one listed file (a listed package's own tree), or
+ *   - is a *.pth file directly in a search-path directory, or
+ *   - is __pycache__/<name>.*.pyc directly beneath a search-path
+ *     directory whose <name>.py there is listed.
+ * Other entries of a search-path directory are other, unlisted packages:
+ * they are not extra (Landlock keeps them unreadable).
+ * Returns the number of findings reported (0: the installed files are as
+ * listed), or -1 if memory ran out.
+ */
+long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx);
+
+/* "changed", "missing", "extra" or "unreadable". */
+const char *ci_mf_finding_name(enum ci_mf_finding what);
+
+#endif

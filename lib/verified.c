@@ -1,0 +1,173 @@
+/*
+ * The package manifests this process has verified (ci_config_set_manifest).
+ *
+ * Verifying a manifest means reading up to 64 MiB of JSON, checking its
+ * Ed25519 signature and every member (lib/manifest.c): some milliseconds
+ * for the default set, too slow for each session start. So a verified
+ * manifest is kept, with the identity its file had (device, inode, size,
+ * modification and change times) and the key it was checked against,
+ * and a later start with the same path, the same key and a file that
+ * stat(2) still finds the same reuses it. Any write to the file changes
+ * its times, and a replaced file is another inode: either is verified
+ * anew. A start that races a change verifies whichever content it read,
+ * and the next start sees the new identity.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "manifest_doc.h"
+
+/* Distinct manifests (or keys) kept at once; the least recently used goes. */
+#define MAX_VERIFIED 8
+
+struct verified {
+    char *path; /* NULL: a free slot */
+    unsigned char key[32];
+    struct stat st;
+    struct ci_policy *policy;
+    unsigned long used;
+};
+
+static pthread_mutex_t verified_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct verified verified[MAX_VERIFIED];
+static unsigned long verified_clock;
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Drops the cache's reference; the policy goes with the last one. Called
+ * with the lock. */
+static void release(struct ci_policy *p)
+{
+    if (p && --p->refs == 0) {
+        free(p->text);
+        free(p);
+    }
+}
+
+static void slot_clear(struct verified *v)
+{
+    release(v->policy);
+    free(v->path);
+    memset(v, 0, sizeof *v);
+}
+
+int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg, size_t msglen)
+{
+    unsigned char key[32];
+    struct verified *v, *lru = &verified[0];
+    struct ci_policy *p;
+    struct stat st;
+    int rc;
+
+    *out = NULL;
+    if (cfg->manifest_key_path) {
+        rc = ci_manifest_read_public_key(cfg->manifest_key_path, key, msg, msglen);
+        if (rc != CI_OK)
+            return rc;
+    } else {
+        memcpy(key, cfg->manifest_key, sizeof key);
+    }
+    if (stat(cfg->manifest, &st) != 0) {
+        snprintf(msg, msglen, "manifest %s: cannot read it: %s", cfg->manifest, strerror(errno));
+        return errno == ENOMEM ? CI_ENOMEM : CI_EMANIFEST;
+    }
+    pthread_mutex_lock(&verified_lock);
+    for (v = verified; v < verified + MAX_VERIFIED; v++) {
+        if (v->path && !strcmp(v->path, cfg->manifest) && !memcmp(v->key, key, sizeof key) &&
+            same_file(&v->st, &st))
+            goto found;
+        if (!v->path || (lru->path && v->used < lru->used))
+            lru = v;
+    }
+    v = lru;
+    slot_clear(v);
+    if (!(p = calloc(1, sizeof *p)) || !(v->path = ci_strdup(cfg->manifest))) {
+        free(p);
+        slot_clear(v);
+        pthread_mutex_unlock(&verified_lock);
+        snprintf(msg, msglen, "manifest %s: out of memory", cfg->manifest);
+        return CI_ENOMEM;
+    }
+    rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, msg, msglen);
+    if (rc != CI_OK) {
+        free(p);
+        slot_clear(v);
+        pthread_mutex_unlock(&verified_lock);
+        return rc;
+    }
+    p->refs = 1;
+    v->policy = p;
+    v->st = st;
+    memcpy(v->key, key, sizeof key);
+found:
+    v->used = ++verified_clock;
+    v->policy->refs++;
+    *out = v->policy;
+    pthread_mutex_unlock(&verified_lock);
+    return CI_OK;
+}
+
+void ci_policy_put(struct ci_policy *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&verified_lock);
+    release(p);
+    pthread_mutex_unlock(&verified_lock);
+}
+
+int ci_policy_memfd(const struct ci_policy *p)
+{
+    int fd = memfd_create("codeinterp-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
+    size_t done = 0;
+
+    if (fd < 0)
+        return -1;
+    while (done < p->len) {
+        ssize_t n = write(fd, p->text + done, p->len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto fail;
+        done += (size_t)n;
+    }
+    /* Sealed: nothing can change it between here and the worker's read. */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
+        lseek(fd, 0, SEEK_SET) != 0)
+        goto fail;
+    return fd;
+fail:
+    err = errno ? errno : EIO;
+    close(fd);
+    errno = err;
+    return -1;
+}
+
+void ci_policy_failure(char *msg, size_t msglen, const char *err)
+{
+    static const char prefix[] = "codeinterp-worker: ";
+    size_t len;
+
+    if (!err || !*err) {
+        snprintf(msg, msglen, "manifest: the worker refused the installed files");
+        return;
+    }
+    if (!strncmp(err, prefix, sizeof prefix - 1))
+        err += sizeof prefix - 1;
+    len = strcspn(err, "\n");
+    snprintf(msg, msglen, "%.*s", (int)len, err);
+}

@@ -1,0 +1,497 @@
+/*
+ * codeinterp-manifest: keys, and signed package manifests made from what
+ * is installed (see man/man1/codeinterp-manifest.1).
+ *
+ *   keygen NAME                       NAME.key (0600) and NAME.pub (0644)
+ *   create --packages A,B [...]       an unsigned manifest of what is installed
+ *   sign --key NAME.key MANIFEST      sign it (in place, or -o OUT)
+ *   verify --key NAME.pub MANIFEST    its signature, then the installed files
+ *   diff MANIFEST                     the installed files against it
+ *
+ * The signature is checked by the library's own code (lib/manifest.c), so
+ * "verify" accepts exactly what ci_session_new() would.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cli.h"
+#include "codeinterp.h"
+#include "manifest.h"
+#include "manifest_doc.h"
+
+static const char usage_text[] =
+    "usage: codeinterp-manifest COMMAND [OPTION...] [ARG...]\n"
+    "\n"
+    "Signed package manifests for codeinterp: the distributions, and every\n"
+    "file of them with its SHA-256, that a sandboxed interpreter may import.\n"
+    "\n"
+    "commands:\n"
+    "  keygen NAME                       write the key pair NAME.key (secret, 0600)\n"
+    "                                    and NAME.pub (public, 0644); never overwrites\n"
+    "  create --packages A,B,... [--path DIR]... [--python PYTHON] [-o FILE]\n"
+    "                                    an unsigned manifest of A, B and what they\n"
+    "                                    depend on, from what is installed\n"
+    "  sign --key NAME.key MANIFEST [-o OUT]\n"
+    "                                    sign MANIFEST (in place unless -o)\n"
+    "  verify --key NAME.pub [--signature-only] MANIFEST\n"
+    "                                    check its signature, then the installed files\n"
+    "  diff MANIFEST                     name every changed, missing or extra file\n"
+    "\n"
+    "'codeinterp-manifest COMMAND --help' describes one command.\n"
+    "Exit status: 0 success; 1 findings, or a manifest that fails verification;\n"
+    "2 a usage or input/output error.\n";
+
+static const char keygen_help[] =
+    "usage: codeinterp-manifest keygen NAME\n"
+    "\n"
+    "Makes an Ed25519 key pair and writes NAME.key (the secret key, mode 0600)\n"
+    "and NAME.pub (the public key, mode 0644). Refuses if either exists.\n"
+    "Keep NAME.key where only the signer can read it; give NAME.pub to the\n"
+    "hosts that verify (ci_config_set_manifest).\n";
+
+static const char sign_help[] =
+    "usage: codeinterp-manifest sign --key NAME.key MANIFEST [-o OUT]\n"
+    "\n"
+    "Signs the canonical bytes of MANIFEST with the secret key, replacing any\n"
+    "earlier signature; a MANIFEST the format refuses gets a warning (the\n"
+    "library will refuse it after the signature). Writes MANIFEST itself\n"
+    "(through a temporary file renamed over it) unless -o OUT names another.\n"
+    "\n"
+    "  -k, --key FILE     the secret key file (keygen's NAME.key)\n"
+    "  -o, --output FILE  write the signed manifest here; '-' is standard output\n";
+
+static const char verify_help[] =
+    "usage: codeinterp-manifest verify --key NAME.pub [--signature-only] MANIFEST\n"
+    "\n"
+    "Checks the signature of MANIFEST with the public key exactly as the\n"
+    "codeinterp library does, then compares the installed files with it as\n"
+    "diff does. Findings go to standard output, one a line.\n"
+    "\n"
+    "  -k, --key FILE       the public key file (keygen's NAME.pub)\n"
+    "  -s, --signature-only check the signature and the format only\n";
+
+static const char diff_help[] =
+    "usage: codeinterp-manifest diff MANIFEST\n"
+    "\n"
+    "Compares the installed files with MANIFEST, signed or not (no key is\n"
+    "needed, and the signature is not checked), and prints one line per\n"
+    "finding on standard output:\n"
+    "  changed PATH      its SHA-256 is not the listed one\n"
+    "  missing PATH      listed, but absent or not a regular file\n"
+    "  extra PATH        not listed, inside a listed package's directory, or a\n"
+    "                    .pth file in a search-path directory\n"
+    "  unreadable PATH   listed, but could not be read (the reason follows)\n"
+    "Exit status 1 if there is any finding.\n";
+
+void cim_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("codeinterp-manifest: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cim_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "codeinterp-manifest: %s%s", cmd, *cmd ? ": " : "");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'codeinterp-manifest %s%s--help'.\n", cmd, *cmd ? " " : "");
+    va_end(ap);
+    return CIM_ERROR;
+}
+
+double cim_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cim_hash_file(const char *path, unsigned char out[32], unsigned long long *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISREG(st.st_mode) ? errno : EISDIR;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    crypto_hash_sha256_state h;
+    crypto_hash_sha256_init(&h);
+    unsigned char buf[1 << 16];
+    unsigned long long total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        crypto_hash_sha256_update(&h, buf, (size_t)n);
+        total += (unsigned long long)n;
+    }
+    close(fd);
+    crypto_hash_sha256_final(&h, out);
+    if (size)
+        *size = total;
+    return 0;
+}
+
+int cim_write_json(const json_t *doc, const char *path, unsigned mode)
+{
+    const size_t flags = JSON_INDENT(1) | JSON_SORT_KEYS;
+    if (!strcmp(path, "-")) {
+        if (json_dumpf(doc, stdout, flags) != 0 || fputc('\n', stdout) == EOF ||
+            fflush(stdout) != 0) {
+            cim_err("cannot write the manifest to standard output: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp) {
+        cim_err("out of memory");
+        return -1;
+    }
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp-XXXXXX", 12);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        cim_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "w");
+    int ok = f && fchmod(fd, mode) == 0 && json_dumpf(doc, f, flags) == 0 &&
+             fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fd) == 0;
+    int e = errno;
+    if (f ? fclose(f) != 0 : close(fd) != 0)
+        ok = ok ? (e = errno, 0) : 0;
+    if (ok && rename(tmp, path) != 0) {
+        e = errno;
+        ok = 0;
+    }
+    if (!ok) {
+        cim_err("%s: cannot write: %s", path, strerror(e));
+        unlink(tmp);
+    }
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+/* Exit status for a library code: 1 for a manifest at fault, else 2. */
+static int status_of(int rc)
+{
+    return rc == CI_EMANIFEST ? CIM_FINDINGS : CIM_ERROR;
+}
+
+/* ---- keygen ---- */
+
+static int cmd_keygen(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(keygen_help, stdout);
+            return CIM_OK;
+        }
+        return cim_usage_error("keygen", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (argc - optind != 1)
+        return cim_usage_error("keygen", argc == optind ? "NAME is missing" : "one NAME only");
+    const char *name = argv[optind];
+    if (!*name)
+        return cim_usage_error("keygen", "NAME is empty");
+    char msg[1024];
+    int rc = ci_manifest_keygen(name, msg, sizeof msg);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return CIM_ERROR;
+    }
+    unsigned char pk[32];
+    char id[CI_MD_KEY_ID_LEN + 1] = "?";
+    char pub[4096];
+    snprintf(pub, sizeof pub, "%s.pub", name);
+    if (ci_manifest_read_public_key(pub, pk, msg, sizeof msg) == CI_OK)
+        ci_manifest_key_id(pk, id);
+    fprintf(stderr, "codeinterp-manifest: wrote %s.key (secret, mode 0600) and %s.pub (public); key id %s\n",
+            name, name, id);
+    return CIM_OK;
+}
+
+/* ---- sign ---- */
+
+static int cmd_sign(int argc, char **argv)
+{
+    static const struct option opts[] = {{"key", required_argument, NULL, 'k'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *key = NULL, *out = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":k:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'k': key = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(sign_help, stdout); return CIM_OK;
+        case ':': return cim_usage_error("sign", "'%s' needs a value", argv[optind - 1]);
+        default: return cim_usage_error("sign", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!key)
+        return cim_usage_error("sign", "--key NAME.key is missing");
+    if (argc - optind != 1)
+        return cim_usage_error("sign", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
+    const char *path = argv[optind];
+    char msg[1024];
+    unsigned char sk[64];
+    int rc = ci_manifest_read_secret_key(key, sk, msg, sizeof msg);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return CIM_ERROR;
+    }
+    json_t *doc = NULL;
+    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    /* A body the format refuses is signed all the same (a tamper test
+     * needs one), with a warning: the signature does not make it valid,
+     * and the library refuses it after checking the signature. */
+    int body = rc == CI_OK ? ci_manifest_check_body(doc, path, msg, sizeof msg) : CI_OK;
+    if (body == CI_ENOMEM)
+        rc = CI_ENOMEM;
+    else if (body != CI_OK)
+        cim_err("warning: %s; signed anyway, but codeinterp will refuse it", msg);
+    if (rc == CI_OK)
+        rc = ci_manifest_sign(doc, sk, msg, sizeof msg);
+    sodium_memzero(sk, sizeof sk);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        json_decref(doc);
+        return status_of(rc);
+    }
+    /* In place keeps the old file's mode; a new file gets 0644. */
+    const char *dest = out ? out : path;
+    struct stat st;
+    unsigned mode = stat(dest, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0644;
+    int w = cim_write_json(doc, dest, mode);
+    const char *id = json_string_value(json_object_get(json_object_get(doc, "signature"), "key_id"));
+    if (w == 0 && strcmp(dest, "-"))
+        fprintf(stderr, "codeinterp-manifest: signed %s with key id %s\n", dest, id);
+    json_decref(doc);
+    return w == 0 ? CIM_OK : CIM_ERROR;
+}
+
+/* ---- verify and diff ---- */
+
+struct report {
+    unsigned long counts[5];
+};
+
+/* @s on one line: control bytes as \xNN, since an extra file's name is
+ * whatever is on disk. */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f || c == '\\')
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+static int report_finding(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
+{
+    struct report *r = ctx;
+    if ((unsigned)what < 5)
+        r->counts[what]++;
+    printf("%s ", ci_mf_finding_name(what));
+    put_escaped(stdout, path);
+    if (detail) {
+        fputs(" (", stdout);
+        put_escaped(stdout, detail);
+        fputc(')', stdout);
+    }
+    fputc('\n', stdout);
+    return 0;
+}
+
+/* Compares the installed files with @policy; prints the findings and a
+ * summary on stderr. CIM_OK, CIM_FINDINGS or CIM_ERROR. */
+static int compare_files(const char *path, const char *policy, size_t len, double t0)
+{
+    struct ci_mf_policy p;
+    char msg[1024];
+    if (ci_mf_policy_parse(policy, len, &p, msg, sizeof msg) != 0) {
+        /* our own text from a valid document: a bug, not the manifest's fault */
+        cim_err("manifest %s: its policy text does not parse: %s", path, msg);
+        ci_mf_policy_free(&p);
+        return CIM_ERROR;
+    }
+    struct report r = {{0}};
+    long n = ci_mf_check(&p, report_finding, &r);
+    size_t nfiles = p.n_files;
+    ci_mf_policy_free(&p);
+    fflush(stdout);
+    if (n < 0) {
+        cim_err("out of memory while comparing the installed files");
+        return CIM_ERROR;
+    }
+    if (n == 0) {
+        fprintf(stderr, "codeinterp-manifest: %s: all %zu listed files as listed, no extra file (%.2f s)\n",
+                path, nfiles, cim_now() - t0);
+        return CIM_OK;
+    }
+    fprintf(stderr,
+            "codeinterp-manifest: %s: %ld finding%s: %lu changed, %lu missing, %lu extra, %lu "
+            "unreadable (%zu files listed; %.2f s)\n",
+            path, n, n == 1 ? "" : "s", r.counts[CI_MF_CHANGED], r.counts[CI_MF_MISSING],
+            r.counts[CI_MF_EXTRA], r.counts[CI_MF_UNREADABLE], nfiles, cim_now() - t0);
+    return CIM_FINDINGS;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {{"key", required_argument, NULL, 'k'},
+                                         {"signature-only", no_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *key = NULL;
+    int sig_only = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":k:sh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'k': key = optarg; break;
+        case 's': sig_only = 1; break;
+        case 'h': fputs(verify_help, stdout); return CIM_OK;
+        case ':': return cim_usage_error("verify", "'%s' needs a value", argv[optind - 1]);
+        default: return cim_usage_error("verify", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!key)
+        return cim_usage_error("verify", "--key NAME.pub is missing");
+    if (argc - optind != 1)
+        return cim_usage_error("verify", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
+    const char *path = argv[optind];
+    double t0 = cim_now();
+    char msg[1024];
+    unsigned char pk[32], digest[32];
+    int rc = ci_manifest_read_public_key(key, pk, msg, sizeof msg);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return CIM_ERROR;
+    }
+    json_t *doc;
+    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return status_of(rc);
+    }
+    char *policy = NULL;
+    size_t len = 0;
+    rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, msg, sizeof msg);
+    json_decref(doc);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return status_of(rc);
+    }
+    char id[CI_MD_KEY_ID_LEN + 1], hex[65];
+    ci_manifest_key_id(pk, id);
+    sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+    fprintf(stderr, "codeinterp-manifest: %s: good signature by key id %s (canonical SHA-256 %s)\n",
+            path, id, hex);
+    int status = sig_only ? CIM_OK : compare_files(path, policy, len, t0);
+    free(policy);
+    return status;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(diff_help, stdout);
+            return CIM_OK;
+        }
+        return cim_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (argc - optind != 1)
+        return cim_usage_error("diff", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
+    const char *path = argv[optind];
+    double t0 = cim_now();
+    char msg[1024];
+    json_t *doc;
+    int rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    if (rc == CI_OK)
+        rc = ci_manifest_check_body(doc, path, msg, sizeof msg);
+    char *policy = NULL;
+    size_t len = 0;
+    if (rc == CI_OK)
+        rc = ci_manifest_policy(doc, path, &policy, &len, msg, sizeof msg);
+    json_decref(doc);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return status_of(rc);
+    }
+    int status = compare_files(path, policy, len, t0);
+    free(policy);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (sodium_init() < 0) {
+        cim_err("libsodium could not be initialised");
+        return CIM_ERROR;
+    }
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return CIM_ERROR;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return CIM_OK;
+    }
+    /* Each command parses argv[1..]: its own name is its argv[0]. */
+    optind = 1;
+    if (!strcmp(cmd, "keygen"))
+        return cmd_keygen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "create"))
+        return cim_create(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sign"))
+        return cmd_sign(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify"))
+        return cmd_verify(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return cmd_diff(argc - 1, argv + 1);
+    return cim_usage_error("", "unknown command '%s' (keygen, create, sign, verify, diff)", cmd);
+}
