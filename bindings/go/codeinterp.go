@@ -49,17 +49,18 @@ type Code int
 
 // The library's return codes (CI_E* in codeinterp.h).
 const (
-	ErrInvalid  Code = C.CI_EINVAL   // invalid argument
-	ErrNoMemory Code = C.CI_ENOMEM   // out of memory
-	ErrSpawn    Code = C.CI_ESPAWN   // the worker could not be started
-	ErrDead     Code = C.CI_EDEAD    // the worker is dead; call Restart
-	ErrBusy     Code = C.CI_EBUSY    // another call is in progress on the session
-	ErrProtocol Code = C.CI_EPROTO   // the worker broke the protocol
-	ErrIO       Code = C.CI_EIO      // input/output error
-	ErrNotFound Code = C.CI_ENOENT   // no such file in the workspace
-	ErrTooBig   Code = C.CI_ETOOBIG  // size over the limit
-	ErrUnsafe   Code = C.CI_EUNSAFE  // refused: a link, or not a regular file
-	ErrSandbox  Code = C.CI_ESANDBOX // a required sandbox layer is not available
+	ErrInvalid  Code = C.CI_EINVAL    // invalid argument
+	ErrNoMemory Code = C.CI_ENOMEM    // out of memory
+	ErrSpawn    Code = C.CI_ESPAWN    // the worker could not be started
+	ErrDead     Code = C.CI_EDEAD     // the worker is dead; call Restart
+	ErrBusy     Code = C.CI_EBUSY     // another call is in progress on the session
+	ErrProtocol Code = C.CI_EPROTO    // the worker broke the protocol
+	ErrIO       Code = C.CI_EIO       // input/output error
+	ErrNotFound Code = C.CI_ENOENT    // no such file in the workspace
+	ErrTooBig   Code = C.CI_ETOOBIG   // size over the limit
+	ErrUnsafe   Code = C.CI_EUNSAFE   // refused: a link, or not a regular file
+	ErrSandbox  Code = C.CI_ESANDBOX  // a required sandbox layer is not available
+	ErrManifest Code = C.CI_EMANIFEST // the package manifest is malformed, badly signed, or does not match
 )
 
 // Error returns the library's message for the code (ci_strerror).

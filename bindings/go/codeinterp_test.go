@@ -2,6 +2,7 @@ package codeinterp
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -641,5 +642,55 @@ func TestPIDNamespace(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != ErrSandbox || !errors.Is(err, ErrSandbox) || e.Detail == "" {
 		t.Errorf("WithZygote(false), WithRequiredSandbox(%v): %v", need, err)
+	}
+}
+
+// A manifest that cannot be read fails the start with ErrManifest, its
+// path in the Detail; malformed arguments fail with ErrInvalid.
+func TestManifest(t *testing.T) {
+	dir := t.TempDir()
+	key := make([]byte, ManifestKeySize)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	// A well-formed public key file (the NAME.pub of "codeinterp-manifest
+	// keygen NAME"), so that what fails is the manifest, which is missing.
+	keyFile := dir + "/test.pub"
+	line := "codeinterp-manifest-public-key " + base64.StdEncoding.EncodeToString(key) + "\n"
+	if err := os.WriteFile(keyFile, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := dir + "/no-such-manifest.json"
+	for _, o := range []Option{WithManifest(missing, keyFile), WithManifestKey(missing, key)} {
+		s, err := NewSession(WithTimeout(20*time.Second), o)
+		if s != nil {
+			s.Close()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != ErrManifest || !errors.Is(err, ErrManifest) ||
+			!strings.Contains(e.Detail, missing) || !strings.Contains(err.Error(), missing) {
+			t.Errorf("%s, missing manifest: %v", o.name, err)
+		}
+	}
+	if ErrManifest != -12 || !strings.Contains(ErrManifest.Error(), "manifest") {
+		t.Errorf("ErrManifest = %d, %q", int(ErrManifest), ErrManifest.Error())
+	}
+
+	long := "/" + strings.Repeat("m", 4096)
+	for _, o := range []Option{
+		WithManifest("", keyFile), WithManifest(missing, ""), WithManifest(long, keyFile),
+		WithManifest(missing+"\x00", keyFile), WithManifest(missing, keyFile+"\x00"),
+		WithManifestKey(missing, key[:31]), WithManifestKey(missing, append(key, 0)),
+		WithManifestKey(missing, nil), WithManifestKey("", key), WithManifestKey(long, key),
+		WithManifestKey(missing+"\x00", key),
+	} {
+		s, err := NewSession(o)
+		if s != nil {
+			s.Close()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), o.name) {
+			t.Errorf("%s: %v", o.name, err)
+		}
 	}
 }

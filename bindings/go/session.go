@@ -210,6 +210,51 @@ func WithRequiredSandbox(layers Sandbox) Option {
 	}}
 }
 
+// ManifestKeySize is the length of the public key WithManifestKey takes:
+// an Ed25519 public key.
+const ManifestKeySize = 32
+
+// WithManifest limits the worker to the Python packages a signed package
+// manifest lists, and has their files checked before any cell runs.
+// manifestPath names a manifest that codeinterp-manifest(1) made and
+// signed; publicKeyPath the public key that must have signed it (the
+// NAME.pub of "codeinterp-manifest keygen NAME"). Both files are read by
+// NewSession and Restart, which fail with ErrManifest, the cause in the
+// Detail (a file that cannot be read and its path, another key, a listed
+// file changed or missing, an unlisted file present, no Landlock...) when
+// the manifest is malformed, badly signed or does not match the installed
+// files. The manifest needs Landlock (SandboxLandlock). An empty path
+// fails with ErrInvalid. See ci_config_set_manifest(3) and SECURITY.md.
+func WithManifest(manifestPath, publicKeyPath string) Option {
+	return Option{"WithManifest", func(c *C.ci_config) C.int {
+		if manifestPath == "" || publicKeyPath == "" || hasNUL(manifestPath) || hasNUL(publicKeyPath) {
+			return C.CI_EINVAL
+		}
+		cpath := C.CString(manifestPath)
+		defer C.free(unsafe.Pointer(cpath))
+		ckey := C.CString(publicKeyPath)
+		defer C.free(unsafe.Pointer(ckey))
+		return C.ci_config_set_manifest(c, cpath, ckey)
+	}}
+}
+
+// WithManifestKey is WithManifest with the public key given as its
+// ManifestKeySize (32) bytes instead of a file; other lengths fail with
+// ErrInvalid. See ci_config_set_manifest_key(3).
+func WithManifestKey(manifestPath string, publicKey []byte) Option {
+	key := append([]byte(nil), publicKey...) // a later change to the caller's slice is not seen
+	return Option{"WithManifestKey", func(c *C.ci_config) C.int {
+		if manifestPath == "" || hasNUL(manifestPath) || len(key) != ManifestKeySize {
+			return C.CI_EINVAL
+		}
+		cpath := C.CString(manifestPath)
+		defer C.free(unsafe.Pointer(cpath))
+		ckey := C.CBytes(key)
+		defer C.free(ckey)
+		return C.ci_config_set_manifest_key(c, cpath, (*C.uchar)(ckey), C.size_t(len(key)))
+	}}
+}
+
 // Session is one sandboxed interpreter. Its methods may be called from any
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at

@@ -3,6 +3,7 @@
  * queued tool calls one at a time, and the end.
  *
  *     codeinterp-mcp [--timeout-ms MS] [--memory BYTES] ... (see --help)
+ *     codeinterp-mcp --manifest FILE --public-key FILE ...
  *
  * It starts one session before it reads anything, so a misconfiguration
  * shows at once (exit 1, the reason on stderr). At end of input it runs
@@ -53,6 +54,15 @@ static const char usage[] =
     "                           a notebook. matplotlib.pyplot is always imported\n"
     "                           (default numpy,pandas,matplotlib.pyplot); a module\n"
     "                           that fails to import stops the start.\n"
+    "  --manifest FILE          a signed package manifest (codeinterp-manifest(1) makes\n"
+    "                           it): every interpreter may import only the packages it\n"
+    "                           lists, whose files are checked before any cell runs\n"
+    "                           (ci_config_set_manifest; it needs Landlock). A manifest\n"
+    "                           that cannot be read, is badly signed or does not match\n"
+    "                           the installed files stops the start. Needs --public-key.\n"
+    "  --public-key FILE        the public key file that must have signed the manifest\n"
+    "                           (the NAME.pub of \"codeinterp-manifest keygen NAME\");\n"
+    "                           only with --manifest.\n"
     "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
     "                           discarded and answered with an error. upload_file takes\n"
     "                           files up to about 3/4 of it, base64 being 4/3 of the\n"
@@ -96,20 +106,23 @@ static void bad_option(const char *what, const char *value)
 
 static void parse_options(int argc, char **argv)
 {
-    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MAX_MESSAGE, O_MAX_RESULT,
-           O_VERSION };
+    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
+           O_MAX_MESSAGE, O_MAX_RESULT, O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
         {"output-limit", required_argument, NULL, O_OUTPUT},
         {"workspace-root", required_argument, NULL, O_ROOT},
         {"preload", required_argument, NULL, O_PRELOAD},
+        {"manifest", required_argument, NULL, O_MANIFEST},
+        {"public-key", required_argument, NULL, O_PUBLIC_KEY},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
     };
+    const char *manifest = NULL, *public_key = NULL;
     int opt;
     if (!(srv.cfg = ci_config_new())) {
         fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
@@ -141,6 +154,12 @@ static void parse_options(int argc, char **argv)
             if (ci_config_set_preload(srv.cfg, optarg) != CI_OK)
                 bad_option("--preload takes module names separated by commas", optarg);
             break;
+        case O_MANIFEST:
+            manifest = optarg;
+            break;
+        case O_PUBLIC_KEY:
+            public_key = optarg;
+            break;
         case O_MAX_MESSAGE:
             if (v < 4096 || v > (1u << 30))
                 bad_option("--max-message-bytes takes 4K to 1G bytes", optarg);
@@ -164,6 +183,21 @@ static void parse_options(int argc, char **argv)
     }
     if (optind < argc)
         bad_option("unexpected argument", argv[optind]);
+    /* Both or neither; the files are read when the session starts. */
+    if (manifest && !public_key)
+        bad_option("--manifest needs --public-key", manifest);
+    if (public_key && !manifest)
+        bad_option("--public-key needs --manifest", public_key);
+    if (manifest) {
+        int rc = ci_config_set_manifest(srv.cfg, manifest, public_key);
+        if (rc == CI_ENOMEM) {
+            fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
+            exit(1);
+        }
+        if (rc != CI_OK)
+            bad_option("--manifest and --public-key take files (paths of 1 to 4096 bytes)",
+                       !manifest[0] || strlen(manifest) > 4096 ? manifest : public_key);
+    }
 }
 
 /* Turns SIGINT, SIGTERM and SIGHUP into an orderly shutdown. */

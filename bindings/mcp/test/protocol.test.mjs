@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freshRoot, leftIn, libraryVersion, peakMiB, RawPeer, SERVER, sleep } from './helpers.mjs';
 
 async function withPeer(t, args, fn) {
@@ -427,13 +428,20 @@ test('--help documents the options; a bad option is refused', () => {
     const help = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 30000 });
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
-                       '--max-message-bytes', '--max-result-bytes', '--help']) {
+                       '--manifest', '--public-key', '--max-message-bytes', '--max-result-bytes',
+                       '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--memory', '1M'],
                         ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
                         ['--preload', 'not a module'], ['--max-result-bytes', '63K'],
-                        ['--max-result-bytes', '2G'], ['stray-argument']]) {
+                        ['--max-result-bytes', '2G'], ['stray-argument'],
+                        // --manifest and --public-key go together, and take paths
+                        ['--manifest', '/m.json'], ['--public-key', '/k.pub'],
+                        ['--manifest', '', '--public-key', '/k.pub'],
+                        ['--manifest', '/m.json', '--public-key', ''],
+                        ['--manifest', '/' + 'm'.repeat(4096), '--public-key', '/k.pub'],
+                        ['--manifest']]) {
         const bad = spawnSync(SERVER, args, { encoding: 'utf8', timeout: 30000, input: '' });
         assert.equal(bad.status, 2, `${args.join(' ')}: exit ${bad.status}, not 2`);
         assert.ok(bad.stderr.length > 0, `${args.join(' ')}: nothing on stderr`);
@@ -465,6 +473,27 @@ test('--preload imports modules in every new interpreter; a bad one stops the st
         assert.equal(bad.status, 1, `exit ${bad.status}; stderr: ${bad.stderr}`);
         assert.match(bad.stderr, /no_such_module_xyz/);
         assert.deepEqual(leftIn(root), [], 'a failed start left its directory');
+    } finally {
+        rmSync(root, { recursive: true, force: true });
+    }
+});
+
+test('--manifest that does not exist: exit 1, the path on stderr', () => {
+    const root = freshRoot();
+    try {
+        // A well-formed public key file (the NAME.pub of "codeinterp-manifest
+        // keygen NAME"), so that what fails is the manifest, which is missing.
+        const key = join(root, 'test.pub');
+        const bytes = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+        writeFileSync(key, `codeinterp-manifest-public-key ${bytes.toString('base64')}\n`);
+        const missing = join(root, 'no-such-manifest.json');
+        const bad = spawnSync(SERVER, ['--workspace-root', root, '--manifest', missing, '--public-key', key],
+                              { encoding: 'utf8', timeout: 60000, input: '' });
+        assert.equal(bad.status, 1, `exit ${bad.status}; stderr: ${bad.stderr}`);
+        assert.ok(bad.stderr.includes(missing), `stderr does not name ${missing}: ${bad.stderr}`);
+        assert.match(bad.stderr, /manifest/);
+        assert.equal(bad.stdout, '');
+        assert.deepEqual(leftIn(root), ['test.pub'], 'a failed start left its directory');
     } finally {
         rmSync(root, { recursive: true, force: true });
     }

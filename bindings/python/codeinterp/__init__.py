@@ -19,10 +19,10 @@ libcodeinterp.so.0.
 
 from ._lib import path as library_path
 from .errors import (BusyError, CodeinterpError, DeadSessionError, ErrorCode,
-                     InvalidArgumentError, NoMemoryError, NoSuchFileError,
-                     ProtocolError, SandboxUnavailableError, SessionClosedError,
-                     SpawnError, TooBigError, UnsafeFileError, WorkspaceIOError,
-                     strerror)
+                     InvalidArgumentError, ManifestError, NoMemoryError,
+                     NoSuchFileError, ProtocolError, SandboxUnavailableError,
+                     SessionClosedError, SpawnError, TooBigError, UnsafeFileError,
+                     WorkspaceIOError, strerror)
 from .session import (MAX_CELL_BYTES, MAX_OUTPUTS, STREAM_STDERR, STREAM_STDOUT,
                       CellError, Output, Result, Sandbox, Session, Status,
                       Truncated, version)
@@ -36,5 +36,5 @@ __all__ = [
     "CodeinterpError", "InvalidArgumentError", "SessionClosedError",
     "NoMemoryError", "SpawnError", "DeadSessionError", "BusyError",
     "ProtocolError", "WorkspaceIOError", "NoSuchFileError", "TooBigError",
-    "UnsafeFileError", "SandboxUnavailableError",
+    "UnsafeFileError", "SandboxUnavailableError", "ManifestError",
 ]

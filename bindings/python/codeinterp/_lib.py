@@ -61,6 +61,8 @@ _PROTOTYPES = {
     "ci_config_set_workspace_root": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_preload": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
+    "ci_config_set_manifest": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "ci_config_set_manifest_key": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     # session
     "ci_session_new": (c_int, [POINTER(c_void_p), c_void_p]),
     "ci_session_free": (None, [c_void_p]),

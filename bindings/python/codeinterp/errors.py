@@ -26,6 +26,7 @@ class ErrorCode(enum.IntEnum):
     ETOOBIG = -9
     EUNSAFE = -10
     ESANDBOX = -11
+    EMANIFEST = -12
 
 
 def strerror(code):
@@ -117,6 +118,13 @@ class SandboxUnavailableError(CodeinterpError):
     """CI_ESANDBOX: a sandbox layer the session requires is not available."""
 
 
+class ManifestError(CodeinterpError):
+    """CI_EMANIFEST: the signed package manifest (Session(manifest=...)) is
+    malformed, badly signed, or does not match the installed files; .detail
+    names the cause (an unreadable file and its path, another key, a listed
+    file changed or missing, an unlisted file present, no Landlock...)."""
+
+
 _BY_CODE = {
     ErrorCode.EINVAL: InvalidArgumentError,
     ErrorCode.ENOMEM: NoMemoryError,
@@ -129,6 +137,7 @@ _BY_CODE = {
     ErrorCode.ETOOBIG: TooBigError,
     ErrorCode.EUNSAFE: UnsafeFileError,
     ErrorCode.ESANDBOX: SandboxUnavailableError,
+    ErrorCode.EMANIFEST: ManifestError,
 }
 
 

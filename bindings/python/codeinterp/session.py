@@ -235,6 +235,13 @@ def _preload_bytes(value):
     return b
 
 
+def _key_bytes(value):
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError("public_key_bytes must be bytes (the 32 bytes of an Ed25519 "
+                        "public key), not %s" % type(value).__name__)
+    return bytes(value)
+
+
 def _flag(name, value):
     if isinstance(value, bool):
         return int(value)
@@ -290,6 +297,20 @@ class Session:
       zygote              fork the worker from a zygote kept warm per preload
                           list (True), or start it by fork + exec (False:
                           never with a PID namespace, Sandbox.PIDNS)
+      manifest            a signed package manifest (a path, made by
+                          codeinterp-manifest(1)): the worker may import only
+                          the packages it lists, and their files are checked
+                          before any cell runs; it needs Sandbox.LANDLOCK.
+                          Needs public_key or public_key_bytes
+      public_key          the public key file that must have signed the
+                          manifest (a path: the NAME.pub of
+                          "codeinterp-manifest keygen NAME")
+      public_key_bytes    that key as its 32 bytes (Ed25519), instead of a file
+
+    A manifest that cannot be read, is malformed or badly signed, or does
+    not match the installed files makes the session fail to start (and
+    restart()) with ManifestError, whose detail names the cause; see
+    ci_config_set_manifest(3) and SECURITY.md.
 
     Starting takes about 0.6 s for the first session of a preload list (or
     any with zygote=False), milliseconds for the next ones. A session
@@ -302,7 +323,8 @@ class Session:
     def __init__(self, timeout_ms=None, memory_limit=None, output_limit=None,
                  workspace_root=None, *, grace_ms=None, startup_timeout_ms=None,
                  file_limit=None, figure_dpi=None, display_limits=None,
-                 require_sandbox=None, preload=None, zygote=None):
+                 require_sandbox=None, preload=None, zygote=None, manifest=None,
+                 public_key=None, public_key_bytes=None):
         self._handle = None
         self._lock = threading.Lock()
         self._busy = None          # None, or the name of the call in progress
@@ -361,6 +383,28 @@ class Session:
             if zygote is not None:
                 _check_config(lib.ci_config_set_zygote(cfg, _flag("zygote", zygote)),
                               "zygote=%r" % (zygote,))
+            if manifest is not None:
+                path = _path_bytes("manifest", manifest)
+                if public_key is not None and public_key_bytes is not None:
+                    raise InvalidArgumentError(
+                        ErrorCode.EINVAL, "invalid argument: manifest=%r takes "
+                        "public_key or public_key_bytes, not both" % (manifest,))
+                if public_key_bytes is not None:
+                    key = _key_bytes(public_key_bytes)
+                    _check_config(lib.ci_config_set_manifest_key(cfg, path, key, len(key)),
+                                  "manifest=%r, public_key_bytes of %d bytes (a path of "
+                                  "at most 4096 bytes, and the 32 bytes of an Ed25519 "
+                                  "public key)" % (manifest, len(key)))
+                else:
+                    key = None if public_key is None else _path_bytes("public_key", public_key)
+                    _check_config(lib.ci_config_set_manifest(cfg, path, key),
+                                  "manifest=%r, public_key=%r (two paths of at most "
+                                  "4096 bytes; a manifest needs public_key or "
+                                  "public_key_bytes)" % (manifest, public_key))
+            elif public_key is not None or public_key_bytes is not None:
+                raise InvalidArgumentError(
+                    ErrorCode.EINVAL, "invalid argument: %s without manifest"
+                    % ("public_key" if public_key is not None else "public_key_bytes"))
             handle = c_void_p()
             rc = lib.ci_session_new(byref(handle), cfg)
             if rc != 0:
@@ -552,7 +596,8 @@ class Session:
 
     def restart(self):
         """A fresh interpreter in the same workspace (files kept, state and
-        execution count reset). Also revives a dead session."""
+        execution count reset). Also revives a dead session. With a
+        manifest, it is verified again first (ManifestError)."""
         handle = self._begin("restart")
         try:
             rc = lib.ci_session_restart(handle)

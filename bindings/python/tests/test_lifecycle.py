@@ -1,5 +1,6 @@
 """Starting, closing, restarting and dead sessions; configuration."""
 
+import base64
 import gc
 import os
 import stat
@@ -139,6 +140,19 @@ def test_restart_live_session(small):
     {"preload": "numpy\0"},
     {"zygote": 2},
     {"zygote": -1},
+    {"manifest": "/m.json"},                                 # no key
+    {"manifest": "", "public_key": "/k.pub"},
+    {"manifest": "/m.json", "public_key": ""},
+    {"manifest": "/" + "m" * 4096, "public_key": "/k.pub"},
+    {"manifest": "/m.json\0", "public_key": "/k.pub"},
+    {"public_key": "/k.pub\0", "manifest": "/m.json"},
+    {"manifest": "/m.json", "public_key_bytes": b"\1" * 31},
+    {"manifest": "/m.json", "public_key_bytes": b"\1" * 33},
+    {"manifest": "/m.json", "public_key_bytes": b""},
+    {"manifest": "", "public_key_bytes": b"\1" * 32},
+    {"manifest": "/m.json", "public_key": "/k.pub", "public_key_bytes": b"\1" * 32},
+    {"public_key": "/k.pub"},                                # no manifest
+    {"public_key_bytes": b"\1" * 32},
 ])
 def test_bad_config_refused(kwargs):
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
@@ -158,6 +172,12 @@ def test_config_types():
         codeinterp.Session(preload=b"numpy")
     with pytest.raises(TypeError):
         codeinterp.Session(zygote="no")
+    with pytest.raises(TypeError):
+        codeinterp.Session(manifest=42, public_key="/k.pub")
+    with pytest.raises(TypeError):
+        codeinterp.Session(manifest="/m.json", public_key=42)
+    with pytest.raises(TypeError):
+        codeinterp.Session(manifest="/m.json", public_key_bytes="0" * 32)
 
 
 # Which of these modules a fresh session has imported.
@@ -223,6 +243,31 @@ def test_missing_sandbox_layer_refused():
     assert ei.value.code == ErrorCode.ESANDBOX
     assert ei.value.detail  # the library's message names the layer
     assert ei.value.detail in str(ei.value)
+
+
+def test_missing_manifest_is_a_manifest_error(tmp_path):
+    # A well-formed public key file (the NAME.pub of "codeinterp-manifest
+    # keygen NAME"), so that what fails is the manifest, which is missing.
+    key = bytes(range(32))
+    key_file = tmp_path / "test.pub"
+    key_file.write_text("codeinterp-manifest-public-key %s\n"
+                        % base64.b64encode(key).decode("ascii"))
+    missing = str(tmp_path / "no-such-manifest.json")
+    for kwargs in ({"public_key": str(key_file)},
+                   {"public_key": key_file},           # os.PathLike
+                   {"public_key_bytes": key},
+                   {"public_key_bytes": bytearray(key)}):
+        with pytest.raises(codeinterp.ManifestError) as ei:
+            codeinterp.Session(manifest=missing, **kwargs)
+        e = ei.value
+        assert isinstance(e, codeinterp.CodeinterpError)
+        assert e.code == ErrorCode.EMANIFEST and e.code == -12, kwargs
+        assert e.name == "CI_EMANIFEST"
+        assert missing in e.detail, (kwargs, e.detail)
+        assert missing in str(e)
+        assert e.message.startswith(codeinterp.strerror(ErrorCode.EMANIFEST))
+    assert codeinterp.strerror(-12) == codeinterp.strerror(ErrorCode.EMANIFEST)
+    assert "manifest" in codeinterp.strerror(ErrorCode.EMANIFEST)
 
 
 def test_unsearchable_workspace_root_is_a_spawn_error():

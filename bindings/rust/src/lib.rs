@@ -80,6 +80,10 @@ pub enum ErrorKind {
     Unsafe,
     /// `CI_ESANDBOX`: a required sandbox layer is not available.
     Sandbox,
+    /// `CI_EMANIFEST`: the package manifest ([`Config::manifest`]) is
+    /// malformed, badly signed, or does not match the installed files; the
+    /// detail names the cause.
+    Manifest,
     /// A code this binding does not know (from a newer library).
     Other(i32),
 }
@@ -99,6 +103,7 @@ impl ErrorKind {
             sys::CI_ETOOBIG => ErrorKind::TooBig,
             sys::CI_EUNSAFE => ErrorKind::Unsafe,
             sys::CI_ESANDBOX => ErrorKind::Sandbox,
+            sys::CI_EMANIFEST => ErrorKind::Manifest,
             other => ErrorKind::Other(other),
         }
     }
@@ -117,6 +122,7 @@ impl ErrorKind {
             ErrorKind::TooBig => sys::CI_ETOOBIG,
             ErrorKind::Unsafe => sys::CI_EUNSAFE,
             ErrorKind::Sandbox => sys::CI_ESANDBOX,
+            ErrorKind::Manifest => sys::CI_EMANIFEST,
             ErrorKind::Other(code) => code,
         }
     }
@@ -355,7 +361,19 @@ pub struct Config {
     preload: Option<String>,
     zygote: Option<bool>,
     require_sandbox: Option<Sandbox>,
+    manifest: Option<(PathBuf, ManifestKey)>,
 }
+
+/// The public key a manifest must have been signed with.
+#[derive(Debug, Clone)]
+enum ManifestKey {
+    File(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+/// The length of the public key [`Config::manifest_key`] takes: an
+/// Ed25519 public key.
+pub const MANIFEST_KEY_LEN: usize = 32;
 
 impl Config {
     /// The defaults.
@@ -463,6 +481,45 @@ impl Config {
         self
     }
 
+    /// Limits the worker to the Python packages a signed package manifest
+    /// lists, and has their files checked before any cell runs.
+    /// @manifest names a manifest that `codeinterp-manifest(1)` made and
+    /// signed, @public_key the public key file that must have signed it
+    /// (the `NAME.pub` of `codeinterp-manifest keygen NAME`). Both files
+    /// are read by [`Session::new`] and [`Session::restart`], which fail
+    /// with [`ErrorKind::Manifest`] when the manifest cannot be read, is
+    /// malformed or badly signed, or does not match the installed files
+    /// (the detail names the cause: the path of a file that cannot be
+    /// read, another key, a listed file changed or missing, an unlisted
+    /// file present, no Landlock...). The manifest needs Landlock
+    /// ([`Sandbox::LANDLOCK`]). An empty path, or one over 4096 bytes,
+    /// makes [`Session::new`] fail with [`ErrorKind::InvalidArgument`].
+    /// Replaces an earlier [`Config::manifest_key`]. See
+    /// `ci_config_set_manifest(3)` and SECURITY.md.
+    pub fn manifest<P, K>(mut self, manifest: P, public_key: K) -> Config
+    where
+        P: AsRef<Path>,
+        K: AsRef<Path>,
+    {
+        self.manifest = Some((
+            manifest.as_ref().to_path_buf(),
+            ManifestKey::File(public_key.as_ref().to_path_buf()),
+        ));
+        self
+    }
+
+    /// [`Config::manifest`] with the public key given as its
+    /// [`MANIFEST_KEY_LEN`] (32) bytes instead of a file; a key of another
+    /// length makes [`Session::new`] fail with
+    /// [`ErrorKind::InvalidArgument`]. See `ci_config_set_manifest_key(3)`.
+    pub fn manifest_key<P: AsRef<Path>>(mut self, manifest: P, public_key: &[u8]) -> Config {
+        self.manifest = Some((
+            manifest.as_ref().to_path_buf(),
+            ManifestKey::Bytes(public_key.to_vec()),
+        ));
+        self
+    }
+
     /// A `ci_config` holding these settings, to be freed by the caller.
     fn to_raw(&self) -> Result<RawConfig> {
         // SAFETY: ci_config_new has no preconditions; RawConfig frees it.
@@ -528,6 +585,31 @@ impl Config {
                     sys::ci_config_require_sandbox(cfg.0, mask.0 as c_uint),
                     "require_sandbox",
                 )?;
+            }
+            match self.manifest {
+                None => {}
+                Some((ref path, ManifestKey::File(ref key))) => {
+                    let c = path_c_string("the manifest path", path)?;
+                    let k = path_c_string("the public key path", key)?;
+                    check(
+                        sys::ci_config_set_manifest(cfg.0, c.as_ptr(), k.as_ptr()),
+                        "manifest",
+                    )?;
+                }
+                Some((ref path, ManifestKey::Bytes(ref key))) => {
+                    if key.len() != MANIFEST_KEY_LEN {
+                        return Err(Error::invalid(format!(
+                            "Config::manifest_key refused: the public key is {} bytes, not {}",
+                            key.len(),
+                            MANIFEST_KEY_LEN
+                        )));
+                    }
+                    let c = path_c_string("the manifest path", path)?;
+                    check(
+                        sys::ci_config_set_manifest_key(cfg.0, c.as_ptr(), key.as_ptr(), key.len()),
+                        "manifest_key",
+                    )?;
+                }
             }
         }
         Ok(cfg)
@@ -1063,6 +1145,8 @@ impl Session {
     /// Replaces the worker with a fresh one: empty interpreter state,
     /// execution count back to 0, same workspace and files. Works on a
     /// dead session too.
+    /// With a manifest ([`Config::manifest`]) it is verified again
+    /// first, and fails with [`ErrorKind::Manifest`].
     pub fn restart(&mut self) -> Result<()> {
         // SAFETY: live session, this thread only.
         let rc = unsafe { sys::ci_session_restart(self.raw) };
@@ -1155,7 +1239,7 @@ mod tests {
 
     #[test]
     fn error_kinds_round_trip() {
-        for code in -11..=-1 {
+        for code in -12..=-1 {
             assert_eq!(ErrorKind::from_code(code).code(), code);
             assert!(!matches!(ErrorKind::from_code(code), ErrorKind::Other(_)));
         }

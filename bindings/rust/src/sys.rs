@@ -7,7 +7,7 @@
 //! value a newer library adds cannot be an invalid Rust enum.
 #![allow(non_camel_case_types)]
 
-use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_ulonglong, c_void};
+use std::os::raw::{c_char, c_int, c_uchar, c_uint, c_ulong, c_ulonglong, c_void};
 
 pub const CI_VERSION_MAJOR: c_int = 0;
 pub const CI_VERSION_MINOR: c_int = 1;
@@ -49,6 +49,7 @@ pub const CI_ENOENT: c_int = -8;
 pub const CI_ETOOBIG: c_int = -9;
 pub const CI_EUNSAFE: c_int = -10;
 pub const CI_ESANDBOX: c_int = -11;
+pub const CI_EMANIFEST: c_int = -12;
 
 /// `ci_status`.
 pub type ci_status = c_int;
@@ -133,6 +134,17 @@ extern "C" {
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
     pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
+    pub fn ci_config_set_manifest(
+        cfg: *mut ci_config,
+        manifest_path: *const c_char,
+        public_key_path: *const c_char,
+    ) -> c_int;
+    pub fn ci_config_set_manifest_key(
+        cfg: *mut ci_config,
+        manifest_path: *const c_char,
+        public_key: *const c_uchar,
+        key_len: usize,
+    ) -> c_int;
 
     pub fn ci_session_new(out: *mut *mut ci_session, cfg: *const ci_config) -> c_int;
     pub fn ci_session_free(s: *mut ci_session);

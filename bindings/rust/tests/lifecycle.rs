@@ -274,3 +274,77 @@ fn zygote_off_starts_each_worker_by_exec() {
     assert_ne!(again, ha);
     assert_ne!(again, hc);
 }
+
+/// The standard base64 of @bytes (the crate has no dependencies).
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn missing_manifest_is_a_manifest_error() {
+    let dir = std::env::temp_dir().join(format!("codeinterp-rust-manifest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key: Vec<u8> = (0..32).collect();
+    // A well-formed public key file (the NAME.pub of "codeinterp-manifest
+    // keygen NAME"), so that what fails is the manifest, which is missing.
+    let key_file = dir.join("test.pub");
+    let line = format!("codeinterp-manifest-public-key {}\n", base64(&key));
+    std::fs::write(&key_file, line).unwrap();
+    let missing = dir.join("no-such-manifest.json");
+    let shown = missing.to_str().unwrap();
+    for cfg in [
+        Config::new().manifest(&missing, &key_file),
+        Config::new().manifest_key(&missing, &key),
+        // the last setting wins
+        Config::new().manifest_key("/elsewhere.json", &key).manifest(&missing, &key_file),
+    ] {
+        let e = Session::new(cfg.timeout(Duration::from_secs(20))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Manifest, "{}", e);
+        assert_eq!(e.code(), -12);
+        assert!(e.detail().contains(shown), "{}", e);
+        assert!(e.to_string().starts_with(e.message()), "{}", e);
+        assert!(e.message().contains("manifest"), "{}", e);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_manifest_settings_are_refused() {
+    let key = [7u8; 32];
+    let long = format!("/{}", "m".repeat(4096));
+    for (what, cfg) in [
+        ("31-byte key", Config::new().manifest_key("/m.json", &key[..31])),
+        ("33-byte key", Config::new().manifest_key("/m.json", &[7u8; 33])),
+        ("empty key", Config::new().manifest_key("/m.json", &[])),
+        ("empty path, key bytes", Config::new().manifest_key("", &key)),
+        ("long path, key bytes", Config::new().manifest_key(&long, &key)),
+        ("NUL in the path, key bytes", Config::new().manifest_key("/m\0.json", &key)),
+        ("empty path", Config::new().manifest("", "/k.pub")),
+        ("empty key path", Config::new().manifest("/m.json", "")),
+        ("long path", Config::new().manifest(&long, "/k.pub")),
+        ("NUL in the path", Config::new().manifest("/m\0.json", "/k.pub")),
+        ("NUL in the key path", Config::new().manifest("/m.json", "/k\0.pub")),
+    ] {
+        let e = Session::new(cfg).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{}: {}", what, e);
+        assert!(
+            e.detail().contains("manifest") || e.detail().contains("key"),
+            "{}: {}",
+            what,
+            e
+        );
+    }
+}

@@ -114,6 +114,7 @@ fn every_constant_has_the_header_value() {
         ("CI_ETOOBIG", sys::CI_ETOOBIG as i64),
         ("CI_EUNSAFE", sys::CI_EUNSAFE as i64),
         ("CI_ESANDBOX", sys::CI_ESANDBOX as i64),
+        ("CI_EMANIFEST", sys::CI_EMANIFEST as i64),
         ("CI_STATUS_OK", sys::CI_STATUS_OK as i64),
         ("CI_STATUS_ERROR", sys::CI_STATUS_ERROR as i64),
         ("CI_STATUS_TIMEOUT", sys::CI_STATUS_TIMEOUT as i64),
