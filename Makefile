@@ -107,8 +107,14 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 # The worker is the only binary that links libpython and libseccomp. It
-# shares one host source, the package manifest's file check.
-$(BUILD)/codeinterp-worker: $(WORKER_OBJ) $(BUILD)/lib/manifest_check.o
+# shares one host source, the package manifest's file check, compiled
+# with the worker's flags (never the sanitizers', below).
+WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_check.o
+$(BUILD)/worker/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/codeinterp-worker: $(WORKER_OBJ) $(WORKER_SHARED_OBJ)
 	$(CC) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(PY_LDFLAGS) -lseccomp -lsodium
 
 # codeinterp-manifest (tools/manifest/): keys, and signed package
@@ -203,7 +209,7 @@ check-python check-go check-rust check-mcp: all
 
 # ------------------------------------------------ sanitizers and valgrind
 # SANITIZE=1 (above): the worker and its objects keep the normal flags.
-$(BUILD)/codeinterp-worker $(WORKER_OBJ): SAN_FLAGS :=
+$(BUILD)/codeinterp-worker $(WORKER_OBJ) $(WORKER_SHARED_OBJ): SAN_FLAGS :=
 
 .PHONY: clean-san
 clean-san:
@@ -475,4 +481,4 @@ FORCE:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d) $(INSTALL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d) $(WORKER_SHARED_OBJ:.o=.d) $(INSTALL_OBJ:.o=.d)

@@ -705,7 +705,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         goto out;
 
     /* The same distribution twice: the later one is named. */
-    qsort(names, nnames, sizeof *names, cmp_name_ref);
+    if (nnames > 1)
+        qsort(names, nnames, sizeof *names, cmp_name_ref);
     size_t dup_index = (size_t)-1;
     const char *dup_name = NULL;
     for (size_t i = 1; i < nnames; i++) {
@@ -747,7 +748,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         }
     }
 
-    qsort(refs, nrefs, sizeof *refs, cmp_path_ref);
+    if (nrefs > 1)
+        qsort(refs, nrefs, sizeof *refs, cmp_path_ref);
     for (size_t i = 1; i < nrefs; i++) {
         if (!strcmp(refs[i].path, refs[i - 1].path)) {
             MF_SAY("lists %s twice", shown(refs[i].path, b, sizeof b));

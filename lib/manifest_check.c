@@ -503,8 +503,11 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
             found = -1;
             goto out;
         }
-    qsort(s->extra.v, s->extra.n, sizeof *s->extra.v, cmp_str);
-    qsort(s->unread.v, s->unread.n, sizeof *s->unread.v, cmp_str);
+    /* qsort's array may not be NULL, even when empty (C11 7.22.5). */
+    if (s->extra.n > 1)
+        qsort(s->extra.v, s->extra.n, sizeof *s->extra.v, cmp_str);
+    if (s->unread.n > 1)
+        qsort(s->unread.v, s->unread.n, sizeof *s->unread.v, cmp_str);
     for (size_t i = 0; i < s->extra.n && !stop; i++) {
         found++;
         stop = report(ctx, CI_MF_EXTRA, s->extra.v[i], NULL);
