@@ -13,6 +13,13 @@
  * Environment: BENCH_SESSIONS (200) concurrent sessions, BENCH_THREADS (4)
  * threads starting them.
  *
+ * Last, the cost of a signed package manifest of the default set (numpy,
+ * pandas, matplotlib and what they pull in, with the standard library),
+ * made and signed with build/codeinterp-manifest in a directory of its
+ * own: the host's verification of the signature, the zygote's hashing of
+ * the listed files, and session ready with and without the manifest,
+ * taken in turns so that the machine's drift falls on both alike.
+ *
  * Sessions are forked from the zygote (the default): the process's first
  * session pays the zygote's warm-up, which is measured on its own; the
  * same start with the zygote turned off (fork + exec of a worker that
@@ -27,9 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "codeinterp.h"
+#include "internal.h"     /* ci_zygote_stop_all */
+#include "manifest.h"     /* the worker's file check, timed in-process */
+#include "manifest_doc.h" /* the host's verification, timed in-process */
 
 #define N_READY 50
 #define N_EXEC 5
@@ -38,6 +50,9 @@
 #define N_WORKLOAD 10
 #define N_FILE 5
 #define FILE_BYTES (100u * 1024u * 1024u)
+#define N_VERIFY 10
+#define N_HASH 3
+#define N_PAIRS 30
 
 static const char *FIRST_CELL = "import pandas as pd; pd.DataFrame({'a':[1]}).a.sum()";
 
@@ -275,6 +290,142 @@ static void concurrent(int n, int threads)
     free(p.start_ms);
 }
 
+/* ------------------------------------------------------------ manifest */
+
+static int counted(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
+{
+    fprintf(stderr, "bench: manifest: %s %s\n", ci_mf_finding_name(what), path);
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Runs @cmd with sh; 0 if it exited 0. */
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void manifest_costs(void)
+{
+    char exe[4096], dir[] = "/tmp/ci-bench-manifest-XXXXXX", cmd[16384], m[4200], pub[4200];
+    char *slash, *policy = NULL, msg[1024];
+    unsigned char pk[32], digest[32];
+    size_t policy_len = 0;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    static double verify[N_VERIFY], hash[N_HASH], plain[N_PAIRS], with[N_PAIRS];
+    int nv = 0, nh = 0, np = 0, findings = 0;
+    struct ci_mf_policy pol;
+
+    /* build/bench/bench -> build/codeinterp-manifest */
+    if (n <= 0 || !mkdtemp(dir)) {
+        failures++;
+        return;
+    }
+    exe[n] = '\0';
+    for (int i = 0; i < 2 && (slash = strrchr(exe, '/')); i++)
+        *slash = '\0';
+    snprintf(m, sizeof m, "%s/default.json", dir);
+    snprintf(pub, sizeof pub, "%s/bench.pub", dir);
+    fprintf(stderr, "bench: manifest of the default set, made and signed in %s\n", dir);
+    double t0 = now_us();
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s/codeinterp-manifest keygen bench && "
+             "%s/codeinterp-manifest create --packages numpy,pandas,matplotlib -o %s",
+             dir, exe, exe, m);
+    if (sh(cmd) != 0) {
+        fprintf(stderr, "bench: %s failed\n", cmd);
+        failures++;
+        goto out;
+    }
+    emit1("manifest_create", (now_us() - t0) / 1e3, "ms");
+    snprintf(cmd, sizeof cmd, "%s/codeinterp-manifest sign --key %s/bench.key %s", exe, dir, m);
+    if (sh(cmd) != 0 || ci_manifest_read_public_key(pub, pk, msg, sizeof msg) != CI_OK) {
+        fprintf(stderr, "bench: signing failed: %s\n", msg);
+        failures++;
+        goto out;
+    }
+
+    /* The host's part, once per new or changed manifest file. */
+    for (int i = 0; i < N_VERIFY; i++) {
+        double t = now_us();
+        free(policy);
+        policy = NULL;
+        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, msg, sizeof msg) != CI_OK) {
+            fprintf(stderr, "bench: %s\n", msg);
+            failures++;
+            goto out;
+        }
+        verify[nv++] = (now_us() - t) / 1e3;
+    }
+    emit("manifest_verify", verify, nv, "ms");
+
+    /* The zygote's part, once per zygote: the same check, in-process. */
+    if (ci_mf_policy_parse(policy, policy_len, &pol, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        failures++;
+        ci_mf_policy_free(&pol);
+        goto out;
+    }
+    emit1("manifest_files", (double)pol.n_files, "files");
+    for (int i = 0; i < N_HASH; i++) {
+        double t = now_us();
+        if (ci_mf_check(&pol, counted, &findings) != 0)
+            failures++;
+        hash[nh++] = (now_us() - t) / 1e3;
+    }
+    ci_mf_policy_free(&pol);
+    emit("manifest_hash", hash, nh, "ms");
+
+    /* Session ready, with and without, in turns; each config's first
+     * session (its zygote's start) is timed on its own. */
+    ci_config *cfg = ci_config_new();
+    if (!cfg || ci_config_set_manifest(cfg, m, pub) != CI_OK) {
+        failures++;
+        ci_config_free(cfg);
+        goto out;
+    }
+    ci_zygote_stop_all();
+    {
+        double ms;
+        ci_session *s = start(cfg, &ms);
+        if (!s) {
+            ci_config_free(cfg);
+            goto out;
+        }
+        emit1("manifest_zygote_first_new", ms, "ms");
+        ci_session_free(s);
+        s = start(NULL, &ms);
+        if (s)
+            emit1("manifest_plain_zygote_first_new", ms, "ms");
+        ci_session_free(s);
+    }
+    fprintf(stderr, "bench: session ready with and without the manifest, n=%d each\n", N_PAIRS);
+    for (int i = 0; i < N_PAIRS; i++) {
+        for (int with_manifest = 0; with_manifest < 2; with_manifest++) {
+            double t = now_us(), ms;
+            ci_session *s = start(with_manifest ? cfg : NULL, &ms);
+            ci_result *r = s ? run_ok(s, FIRST_CELL) : NULL;
+            if (r) {
+                if (with_manifest)
+                    with[np] = (now_us() - t) / 1e3;
+                else
+                    plain[np] = (now_us() - t) / 1e3;
+            }
+            ci_result_free(r);
+            ci_session_free(s);
+        }
+        np++;
+    }
+    ci_config_free(cfg);
+    emit("manifest_ready_plain", plain, np, "ms");
+    emit("manifest_ready_with", with, np, "ms");
+out:
+    free(policy);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    sh(cmd);
+}
+
 /* --------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
@@ -451,6 +602,9 @@ int main(int argc, char **argv)
 
     /* 4: many sessions at once. */
     concurrent(sessions, threads);
+
+    /* 7: what a signed package manifest costs. */
+    manifest_costs();
 
     free(workload);
     if (failures)

@@ -151,6 +151,24 @@ def main():
         rate = f"{100 / (v / 1000):,.0f} MiB/s" if v else ""
         rows.append((label, cell(ci, key), rate, "", "", ""))
 
+    files = med(ci, "manifest_files")
+    rows.append(("7 signed manifest, default set: verify signature (host)",
+                 cell(ci, "manifest_verify"),
+                 f"{files:,.0f} listed files" if files else "", "", "", ""))
+    rows.append(("  made by codeinterp-manifest create", cell(ci, "manifest_create"),
+                 "", "", "", ""))
+    rows.append(("  hash every listed file (zygote, once)", cell(ci, "manifest_hash"),
+                 "", "", "", ""))
+    rows.append(("  first ci_session_new with it (zygote start)",
+                 cell(ci, "manifest_zygote_first_new"),
+                 "without " + cell(ci, "manifest_plain_zygote_first_new"),
+                 ratio(med(ci, "manifest_zygote_first_new"),
+                       med(ci, "manifest_plain_zygote_first_new")), "", ""))
+    mw, mp = med(ci, "manifest_ready_with"), med(ci, "manifest_ready_plain")
+    rows.append(("  session ready with it, warm zygote", cell(ci, "manifest_ready_with"),
+                 "without, in turns " + cell(ci, "manifest_ready_plain"), ratio(mw, mp),
+                 "no effect", f"{(mw - mp) * 1000:+.0f} µs" if mw and mp else "-"))
+
     head = ("measurement", "codeinterp (sessions forked from the zygote)", "reference",
             "ratio ci/ref", "target", "target met?")
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
