@@ -481,6 +481,10 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * signature does not match (changed after signing), a distribution or a
  * path is listed twice, a listed file changed or is missing (its path),
  * an unlisted file is present (its path), or the kernel has no Landlock.
+ * The files are checked when a zygote starts (or a worker by exec): a
+ * file changed later is seen by the next zygote, not by the sessions of
+ * a running one. The manifest must list the distributions of the preload
+ * list (ci_config_set_preload) and matplotlib's.
  * SECURITY.md states what the signature proves and what it does not.
  * A distinct manifest gets its own zygote.
  * @return CI_OK; CI_EINVAL if @cfg is NULL, a path is empty or over 4096
@@ -493,7 +497,9 @@ CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
 /*
  * ci_config_set_manifest_key - ci_config_set_manifest() with the public
  * key given as its 32 bytes (an Ed25519 public key, as libsodium's
- * crypto_sign_PUBLICKEYBYTES) instead of a file. The bytes are copied.
+ * crypto_sign_PUBLICKEYBYTES) instead of a file: the base64 after the
+ * "codeinterp-manifest-public-key " prefix of a NAME.pub file, decoded.
+ * The bytes are copied.
  * @return CI_OK; CI_EINVAL if @cfg, @manifest_path or @public_key is
  *         NULL, the path is empty or over 4096 bytes, or @key_len is not
  *         32; CI_ENOMEM.

@@ -266,8 +266,20 @@ static void test_unlisted_package_refused(void **state)
 
     h_expect_error(s, "import unlistedpkg", "ModuleNotFoundError",
                    "No module named 'unlistedpkg': the signed package manifest does not list it");
+    /* The hook's own frames are left out of the cell's traceback. */
+    {
+        ci_result *r = h_run_status(s, "import unlistedpkg", CI_STATUS_ERROR);
+        h_assert_contains(ci_result_traceback(r), "<cell");
+        h_assert_not_contains(ci_result_traceback(r), "find_spec");
+        ci_result_free(r);
+    }
     code = h_fmt("open('%s/unlistedpkg/__init__.py').read()", site);
-    h_expect_error(s, code, "PermissionError", NULL);
+    {
+        char *msg = h_fmt("the signed package manifest does not list %s/unlistedpkg/__init__.py;"
+                          " this session reads only the packages it lists", site);
+        h_expect_error(s, code, "PermissionError", msg);
+        free(msg);
+    }
     free(code);
     /* Through importlib's own machinery, past the hook, too. */
     code = h_fmt("import importlib.util\n"

@@ -44,7 +44,8 @@ json_t *tools_list(void)
         tool("run_python", "Run Python",
              "Runs Python code in a persistent, sandboxed Python 3.11 session, like a Jupyter "
              "notebook cell: variables, imports and functions stay defined for later calls. "
-             "numpy, pandas and matplotlib are installed; there is no network and no pip. The "
+             "numpy, pandas and matplotlib are installed (an operator's signed package manifest may "
+             "refuse other imports, saying so); there is no network and no pip. The "
              "working directory holds the uploaded files. Returns text with labelled sections: "
              "[stdout], [stderr], [value] (the repr of a final expression), [error] (the "
              "traceback), [files changed]; each matplotlib figure left open comes back as an "

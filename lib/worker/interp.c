@@ -457,7 +457,12 @@ static const char runner_src[] =
     "                     (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))\n"
     "        else:\n"
     "            write = _under(path, _READABLE)\n"
-    "        if write and not _under(path, _WRITABLE):\n"
+    "        if (not write and type(exc) is PermissionError and _manifest_listed\n"
+    "                and _under(path, _MANIFEST_DIRS)\n"
+    "                and not _manifest_listed(os.path.realpath(path))):\n"
+    "            msg = (f'the signed package manifest does not list {path};'\n"
+    "                   ' this session reads only the packages it lists')\n"
+    "        elif write and not _under(path, _WRITABLE):\n"
     "            msg = _WRITE\n"
     "        elif not write and not _under(path, _READABLE):\n"
     "            msg = (f'this sandbox can only read the session directories and'\n"
@@ -711,19 +716,45 @@ static PyObject *py_listed_beneath(PyObject *self, PyObject *arg)
 static PyMethodDef listed_def = {"_listed", py_listed, METH_O, NULL};
 static PyMethodDef listed_beneath_def = {"_listed_beneath", py_listed_beneath, METH_O, NULL};
 
+/* The runner's _manifest_listed and _MANIFEST_DIRS, for the message of a
+ * refused read (_explain); None and () without a manifest. */
+static void set_manifest_globals(PyObject *globals)
+{
+    const struct ci_mf_policy *mf = ci_manifest();
+    PyObject *f = mf ? PyCFunction_New(&listed_def, NULL) : Py_NewRef(Py_None),
+             *dirs = PyTuple_New(mf ? (Py_ssize_t)mf->n_search : 0);
+
+    for (size_t i = 0; f && dirs && mf && i < mf->n_search; i++) {
+        PyObject *d = PyUnicode_DecodeFSDefault(mf->search_path[i]);
+
+        if (!d)
+            break;
+        PyTuple_SET_ITEM(dirs, (Py_ssize_t)i, d);
+    }
+    if (!f || !dirs || PyErr_Occurred() ||
+        PyDict_SetItemString(globals, "_manifest_listed", f) < 0 ||
+        PyDict_SetItemString(globals, "_MANIFEST_DIRS", dirs) < 0)
+        python_failed("cannot compile the cell runner");
+    Py_DECREF(f);
+    Py_DECREF(dirs);
+}
+
 static void install_finder(void)
 {
     PyObject *globals = PyDict_New(), *f1 = PyCFunction_New(&listed_def, NULL),
-             *f2 = PyCFunction_New(&listed_beneath_def, NULL), *r = NULL;
+             *f2 = PyCFunction_New(&listed_beneath_def, NULL), *r = NULL, *code;
 
-    if (globals && f1 && f2 &&
+    /* Compiled as the runner is, so that tracebacks leave its frames out. */
+    code = Py_CompileString(finder_src, "<codeinterp>", Py_file_input);
+    if (code && globals && f1 && f2 &&
         PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0 &&
         PyDict_SetItemString(globals, "_listed", f1) == 0 &&
         PyDict_SetItemString(globals, "_listed_beneath", f2) == 0)
-        r = PyRun_String(finder_src, Py_file_input, globals, globals);
+        r = PyEval_EvalCode(code, globals, globals);
     if (!r)
         python_failed("manifest: cannot install its import hook");
     Py_DECREF(r);
+    Py_DECREF(code);
     manifest_finder = PyDict_GetItemString(globals, "finder");
     Py_XINCREF(manifest_finder);
     Py_DECREF(f1);
@@ -847,6 +878,7 @@ static void load_runner(void)
     if (!r || PyDict_SetItemString(globals, "_MIME_MAX", r) < 0)
         python_failed("cannot compile the cell runner");
     Py_DECREF(r);
+    set_manifest_globals(globals);
     r = PyEval_EvalCode(code, globals, globals);
     if (!r)
         python_failed("cannot start the cell runner");
