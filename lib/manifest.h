@@ -62,7 +62,9 @@ const struct ci_mf_file *ci_mf_find(const struct ci_mf_policy *p, const char *pa
 int ci_mf_sha256_file(const char *path, unsigned char out[32]);
 
 enum ci_mf_finding {
-    CI_MF_CHANGED = 1, /* its SHA-256 differs from the listed one */
+    CI_MF_CHANGED = 1, /* its SHA-256 differs from the listed one, or a
+                        * directory between its search-path directory and
+                        * it is a symbolic link (detail says which) */
     CI_MF_MISSING,     /* listed, but absent or not a regular file */
     CI_MF_EXTRA,       /* present but not listed, where only listed files may be */
     CI_MF_UNREADABLE,  /* listed, but could not be read (detail: strerror) */

@@ -466,8 +466,44 @@ static int scan_search_dir(struct scan *s, long sd)
     return rc;
 }
 
+/*
+ * The first directory between the search-path directory nearest above
+ * @path and @path itself that is a symbolic link, in @link (PATH_MAX
+ * bytes); 0 if there is none, or @path lies beneath no search-path
+ * directory. A listed package reached through a link would hide the link
+ * target's other files from the scan for extra files, which never follows
+ * links: a .pyc planted beside a listed .py would then run. @checked is
+ * the last parent directory found free of links (files come sorted, so
+ * most share it), updated here.
+ */
+static int linked_dir(const struct ci_mf_policy *p, const char *path, char *link, char *checked)
+{
+    long sd = nearest_search_dir(p, path);
+    const char *slash = strrchr(path, '/');
+    size_t parent = (size_t)(slash - path), start;
+    struct stat st;
+
+    if (sd < 0 || parent >= PATH_MAX)
+        return 0;
+    if (strlen(checked) == parent && strncmp(checked, path, parent) == 0)
+        return 0;
+    start = strlen(p->search_path[sd]) + 1;
+    for (size_t i = start; i <= parent; i++) {
+        if (i < parent && path[i] != '/')
+            continue;
+        memcpy(link, path, i);
+        link[i] = '\0';
+        if (lstat(link, &st) == 0 && S_ISLNK(st.st_mode))
+            return 1;
+    }
+    memcpy(checked, path, parent);
+    checked[parent] = '\0';
+    return 0;
+}
+
 long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
 {
+    char link[PATH_MAX], checked[PATH_MAX] = "", why[PATH_MAX + 64];
     struct scan *s;
     long found = 0;
     int stop = 0;
@@ -479,7 +515,11 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
         unsigned char h[32];
         const char *path = p->files[i].path;
 
-        if (ci_mf_sha256_file(path, h) != 0) {
+        if (linked_dir(p, path, link, checked)) {
+            found++;
+            snprintf(why, sizeof why, "%s, a directory on its path, is a symbolic link", link);
+            stop = report(ctx, CI_MF_CHANGED, path, why);
+        } else if (ci_mf_sha256_file(path, h) != 0) {
             int err = errno;
 
             found++;

@@ -445,6 +445,29 @@ static void test_added_files(void **state)
     write_mode(mod, "X = 1\n", 0644);
     expect_refused(cfg, mod);
     unlink(mod);
+    /* The package swapped for a link to a copy that holds more files:
+     * the scan for extra files does not follow links, so the link itself
+     * is refused. */
+    {
+        char *pkg = h_fmt("%s/okpkg", site), *orig = h_fmt("%s/.okpkg-orig", site);
+        char *copy = h_fmt("%s/.okpkg-copy", site), *planted = h_fmt("%s/planted.py", copy);
+        char *init = h_fmt("%s/__init__.py", copy);
+
+        assert_int_equal(mkdir(copy, 0755), 0);
+        write_mode(init, "VALUE = 42\n", 0644);
+        write_mode(planted, "X = 1\n", 0644);
+        assert_int_equal(rename(pkg, orig), 0);
+        assert_int_equal(symlink(".okpkg-copy", pkg), 0);
+        expect_refused(cfg, "a directory on its path, is a symbolic link");
+        assert_int_equal(unlink(pkg), 0);
+        assert_int_equal(rename(orig, pkg), 0);
+        h_rmtree(copy);
+        free(pkg);
+        free(orig);
+        free(copy);
+        free(planted);
+        free(init);
+    }
     expect_works(cfg);
     ci_config_free(cfg);
     free(pth);

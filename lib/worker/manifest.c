@@ -109,8 +109,8 @@ static int report(void *ctx, enum ci_mf_finding what, const char *path, const ch
     (void)ctx;
     switch (what) {
     case CI_MF_CHANGED:
-        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s changed since the manifest was signed "
-                 "(SHA-256 differs)", path);
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s changed since the manifest was signed (%s)",
+                 path, detail ? detail : "SHA-256 differs");
     case CI_MF_MISSING:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s is missing", path);
     case CI_MF_EXTRA:
