@@ -351,7 +351,7 @@ static void manifest_costs(void)
         double t = now_us();
         free(policy);
         policy = NULL;
-        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, msg, sizeof msg) != CI_OK) {
+        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, NULL, msg, sizeof msg) != CI_OK) {
             fprintf(stderr, "bench: %s\n", msg);
             failures++;
             goto out;

@@ -136,11 +136,22 @@ void ci_manifest_key_id(const unsigned char pk[32], char out[CI_MD_KEY_ID_LEN + 
 /* ---- reading files ---- */
 
 /* Reads @path whole, at most @max bytes, into a malloc'd NUL-terminated
- * buffer. 0; -1 with errno (EFBIG when larger than @max). */
-static int read_whole(const char *path, size_t max, char **out, size_t *len)
+ * buffer; *@identity (unless NULL) is the file's stat(2) once read. 0;
+ * -1 with errno (EFBIG when larger than @max, EINVAL when not a regular
+ * file). */
+/* Why read_whole() failed, for a message. */
+static const char *read_error(int e)
+{
+    return e == EINVAL ? "not a regular file" : strerror(e);
+}
+
+static int read_whole(const char *path, size_t max, char **out, size_t *len,
+                      struct stat *identity)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* Non-blocking, so that a FIFO cannot hang the open; only a regular
+     * file is read (a FIFO or a device would block or never end). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return -1;
     struct stat st;
@@ -150,9 +161,9 @@ static int read_whole(const char *path, size_t max, char **out, size_t *len)
         errno = e;
         return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
-        errno = EISDIR;
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         return -1;
     }
     size_t cap = S_ISREG(st.st_mode) && (size_t)st.st_size < max ? (size_t)st.st_size + 1 : 65536;
@@ -196,6 +207,15 @@ static int read_whole(const char *path, size_t max, char **out, size_t *len)
             break;
         have += (size_t)n;
     }
+    /* What was read, as it is now: a write during the read changes its
+     * times, and the next look at the file sees it changed. */
+    if (identity && fstat(fd, identity) != 0) {
+        int e = errno;
+        free(buf);
+        close(fd);
+        errno = e;
+        return -1;
+    }
     close(fd);
     if (have > max) {
         free(buf);
@@ -218,11 +238,11 @@ static int read_key(const char *path, const char *what, const char *prefix,
 {
     char *text;
     size_t len;
-    if (read_whole(path, KEY_FILE_MAX, &text, &len) != 0) {
+    if (read_whole(path, KEY_FILE_MAX, &text, &len, NULL) != 0) {
         if (errno == ENOMEM)
             return CI_ENOMEM;
         say(msg, msglen, what, path, "cannot read: %s",
-            errno == EFBIG ? "larger than a key file can be" : strerror(errno));
+            errno == EFBIG ? "larger than a key file can be" : read_error(errno));
         return CI_EIO;
     }
     int rc = CI_EMANIFEST;
@@ -405,19 +425,20 @@ out:
 
 /* ---- the document ---- */
 
-int ci_manifest_load(const char *path, json_t **out, char *msg, size_t msglen)
+static int load_doc(const char *path, json_t **out, struct stat *identity, char *msg,
+                    size_t msglen)
 {
     *out = NULL;
     char *text;
     size_t len;
-    if (read_whole(path, CI_MD_MAX_BYTES, &text, &len) != 0) {
+    if (read_whole(path, CI_MD_MAX_BYTES, &text, &len, identity) != 0) {
         if (errno == ENOMEM)
             return CI_ENOMEM;
         if (errno == EFBIG) {
             MF_SAY("malformed: larger than %u MiB", CI_MD_MAX_BYTES >> 20);
             return CI_EMANIFEST;
         }
-        MF_SAY("cannot read: %s", strerror(errno));
+        MF_SAY("cannot read: %s", read_error(errno));
         return CI_EIO;
     }
     json_error_t err;
@@ -437,6 +458,12 @@ int ci_manifest_load(const char *path, json_t **out, char *msg, size_t msglen)
     *out = doc;
     return CI_OK;
 }
+
+int ci_manifest_load(const char *path, json_t **out, char *msg, size_t msglen)
+{
+    return load_doc(path, out, NULL, msg, msglen);
+}
+
 
 /* Only @allowed members (NULL-terminated), and each of the first
  * @required of them present. 0, or -1 with @msg naming @where. */
@@ -968,11 +995,12 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
 }
 
 int ci_manifest_verify(const char *path, const unsigned char pk[32], char **policy,
-                       size_t *policy_len, unsigned char digest[32], char *msg, size_t msglen)
+                       size_t *policy_len, unsigned char digest[32], struct stat *identity,
+                       char *msg, size_t msglen)
 {
     *policy = NULL;
     json_t *doc;
-    int rc = ci_manifest_load(path, &doc, msg, msglen);
+    int rc = load_doc(path, &doc, identity, msg, msglen);
     if (rc == CI_EIO)
         return CI_EMANIFEST;
     if (rc != CI_OK)

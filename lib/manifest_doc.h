@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include <jansson.h>
+#include <sys/stat.h>
 
 #define CI_MD_FORMAT "codeinterp-manifest"
 #define CI_MD_VERSION 1
@@ -124,12 +125,16 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
  * signature: changed after signing"), and then the whole body as
  * ci_manifest_check_body() does. On success, *@policy is the policy text
  * (manifest.h; malloc'd, NUL-terminated, the caller frees), *@policy_len
- * its length, and @digest the SHA-256 of the canonical bytes. CI_OK;
+ * its length, @digest the SHA-256 of the canonical bytes, and
+ * *@identity (unless NULL) the stat(2) of the file that was read, taken
+ * from its descriptor once read: what a cache keyed by it holds is what
+ * was verified. Only a regular file is read (a FIFO would block). CI_OK;
  * CI_EMANIFEST (an unreadable file too: "cannot read: ..."); CI_ENOMEM.
  * *@policy is NULL on failure.
  */
 int ci_manifest_verify(const char *path, const unsigned char pk[32], char **policy,
-                       size_t *policy_len, unsigned char digest[32], char *msg, size_t msglen);
+                       size_t *policy_len, unsigned char digest[32], struct stat *identity,
+                       char *msg, size_t msglen);
 
 /*
  * The policy text of @doc, which must have passed ci_manifest_check_body():

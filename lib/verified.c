@@ -9,8 +9,9 @@
  * and a later start with the same path, the same key and a file that
  * stat(2) still finds the same reuses it. Any write to the file changes
  * its times, and a replaced file is another inode: either is verified
- * anew. A start that races a change verifies whichever content it read,
- * and the next start sees the new identity.
+ * anew. The identity kept is that of the descriptor the verified bytes
+ * were read from, so a file replaced between the stat(2) and the read
+ * cannot leave one file's content under the other's identity.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,12 +65,25 @@ static void slot_clear(struct verified *v)
     memset(v, 0, sizeof *v);
 }
 
+/* The slot for @path, @key and a file that stat(2) finds as @st, or NULL.
+ * Called with the lock. */
+static struct verified *lookup(const char *path, const unsigned char key[32],
+                               const struct stat *st)
+{
+    for (struct verified *v = verified; v < verified + MAX_VERIFIED; v++)
+        if (v->path && !strcmp(v->path, path) && !memcmp(v->key, key, sizeof v->key) &&
+            same_file(&v->st, st))
+            return v;
+    return NULL;
+}
+
 int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg, size_t msglen)
 {
     unsigned char key[32];
-    struct verified *v, *lru = &verified[0];
+    struct verified *v;
     struct ci_policy *p;
     struct stat st;
+    char *path;
     int rc;
 
     *out = NULL;
@@ -80,35 +94,41 @@ int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg
     } else {
         memcpy(key, cfg->manifest_key, sizeof key);
     }
-    if (stat(cfg->manifest, &st) != 0) {
-        snprintf(msg, msglen, "manifest %s: cannot read it: %s", cfg->manifest, strerror(errno));
-        return errno == ENOMEM ? CI_ENOMEM : CI_EMANIFEST;
-    }
-    pthread_mutex_lock(&verified_lock);
-    for (v = verified; v < verified + MAX_VERIFIED; v++) {
-        if (v->path && !strcmp(v->path, cfg->manifest) && !memcmp(v->key, key, sizeof key) &&
-            same_file(&v->st, &st))
+    if (stat(cfg->manifest, &st) == 0) {
+        pthread_mutex_lock(&verified_lock);
+        if ((v = lookup(cfg->manifest, key, &st)))
             goto found;
-        if (!v->path || (lru->path && v->used < lru->used))
-            lru = v;
-    }
-    v = lru;
-    slot_clear(v);
-    if (!(p = calloc(1, sizeof *p)) || !(v->path = ci_strdup(cfg->manifest))) {
-        free(p);
-        slot_clear(v);
         pthread_mutex_unlock(&verified_lock);
+    }
+    /* Verified without the lock: other sessions' starts need not wait
+     * for it. The cache keys it by the identity of the file it read
+     * (not the one stat(2) found above, which may since have been
+     * replaced). */
+    if (!(p = calloc(1, sizeof *p)) || !(path = ci_strdup(cfg->manifest))) {
+        free(p);
         snprintf(msg, msglen, "manifest %s: out of memory", cfg->manifest);
         return CI_ENOMEM;
     }
-    rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, msg, msglen);
+    rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, msg, msglen);
     if (rc != CI_OK) {
         free(p);
-        slot_clear(v);
-        pthread_mutex_unlock(&verified_lock);
+        free(path);
         return rc;
     }
     p->refs = 1;
+    pthread_mutex_lock(&verified_lock);
+    if ((v = lookup(cfg->manifest, key, &st))) {
+        /* Another start verified the same file meanwhile. */
+        release(p);
+        free(path);
+        goto found;
+    }
+    v = &verified[0];
+    for (struct verified *w = verified; w < verified + MAX_VERIFIED; w++)
+        if (!w->path || (v->path && w->used < v->used))
+            v = w;
+    slot_clear(v);
+    v->path = path;
     v->policy = p;
     v->st = st;
     memcpy(v->key, key, sizeof key);

@@ -410,6 +410,22 @@ static void test_document_faults(void **state)
     expect_works(cfg);
     ci_config_free(cfg);
     ci_config_free(other);
+
+    /* A FIFO, as the manifest or as the key, is refused at once: a read
+     * of it would block the start (and the process's other starts). */
+    {
+        char *fifo = h_fmt("%s/fifo", tmp);
+        ci_config *c = ci_config_new();
+
+        assert_int_equal(mkfifo(fifo, 0644), 0);
+        assert_int_equal(ci_config_set_manifest(c, fifo, pub), CI_OK);
+        expect_refused(c, "not a regular file");
+        assert_int_equal(ci_config_set_manifest(c, manifest, fifo), CI_OK);
+        expect_refused(c, "not a regular file");
+        ci_config_free(c);
+        unlink(fifo);
+        free(fifo);
+    }
 }
 
 /* A changed byte in a listed module: found when a zygote (or a worker

@@ -502,7 +502,7 @@ int main(int argc, char **argv)
     /* In the new root, as CPython will read them; a zygote's child
      * inherits its zygote's check. */
     if (!a.zygote)
-        ci_manifest_verify();
+        ci_manifest_check_files();
 
     /* Threads started while importing inherit a blocked SIGINT, so the
      * host's interrupt can only land on the main thread. */

@@ -132,7 +132,7 @@ static int report(void *ctx, enum ci_mf_finding what, const char *path, const ch
     ci_fatal(CI_EXIT_MANIFEST, "manifest: %s: finding %d", path, (int)what);
 }
 
-void ci_manifest_verify(void)
+void ci_manifest_check_files(void)
 {
     if (!have_policy)
         return;

@@ -260,7 +260,7 @@ const struct ci_mf_policy *ci_manifest(void);
 /* Hashes the listed files and looks for extra ones (ci_mf_check); the
  * first finding exits with CI_EXIT_MANIFEST naming its path. Once per
  * worker started by exec, once per zygote (its children inherit it). */
-void ci_manifest_verify(void);
+void ci_manifest_check_files(void);
 
 /* 1 if @path is a listed file / if some listed file lies beneath the
  * directory @dir. */

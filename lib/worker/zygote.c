@@ -350,7 +350,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     host_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
     /* With a manifest: its files hashed here once for every child, and
      * its Landlock rules planned and held open (manifest.c). */
-    ci_manifest_verify();
+    ci_manifest_check_files();
     ci_landlock_plan(1);
     ci_interp_warm(preload, 1);
     ci_policy_prepare();
