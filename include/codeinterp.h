@@ -472,8 +472,10 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  *    hook that fails an unlisted module with ModuleNotFoundError ("No
  *    module named 'x': the signed package manifest does not list it"),
  *    and Landlock read rules derived from the list, so a cell cannot
- *    open a file of an unlisted package even by its path. The manifest
- *    therefore needs Landlock (CI_SANDBOX_LANDLOCK).
+ *    open a file of an unlisted package of the search path even by its
+ *    path (Python files elsewhere under /usr, such as another
+ *    application's bundled libraries, stay readable: SECURITY.md). The
+ *    manifest therefore needs Landlock (CI_SANDBOX_LANDLOCK).
  * Any failure makes ci_session_new() and ci_session_restart() return
  * CI_EMANIFEST with a message that names the cause: the file cannot be
  * read or is malformed (and where), it is not signed, the signature is

@@ -568,8 +568,8 @@ static int check_name_list(const json_t *list, const char *member, const char *w
     return 0;
 }
 
-/* Is @name (already valid) among the sorted @names? */
-static int name_listed(const struct name_ref *names, size_t n, const char *name)
+/* The position of @name (already valid) among the sorted @names, or -1. */
+static long name_position(const struct name_ref *names, size_t n, const char *name)
 {
     char norm[CI_MD_NAME_MAX + 1];
     ci_manifest_normalise_name(name, norm);
@@ -578,13 +578,13 @@ static int name_listed(const struct name_ref *names, size_t n, const char *name)
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(norm, names[mid].norm);
         if (c == 0)
-            return 1;
+            return (long)mid;
         if (c < 0)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return 0;
+    return -1;
 }
 
 int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_t msglen)
@@ -747,33 +747,40 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         goto out;
     }
 
-    /* requires and pulled_in_by name listed distributions, each once */
+    /* requires and pulled_in_by name listed distributions, each once:
+     * seen[k] is the number of the list that last named names[k]. */
+    size_t *seen = calloc(nnames ? nnames : 1, sizeof *seen), list_no = 0;
+    if (!seen) {
+        rc = CI_ENOMEM;
+        goto out;
+    }
     for (size_t i = 0; i < nd; i++) {
         json_t *d = json_array_get(dists, i);
         const char *dn = json_string_value(json_object_get(d, "name"));
         static const char *const lists[] = {"requires", "pulled_in_by"};
         for (int l = 0; l < 2; l++) {
             json_t *list = json_object_get(d, lists[l]);
+            list_no++;
             for (size_t j = 0; j < json_array_size(list); j++) {
                 const char *n = json_string_value(json_array_get(list, j));
-                if (!name_listed(names, nnames, n)) {
+                long k = name_position(names, nnames, n);
+                if (k < 0) {
                     MF_SAY("malformed: \"%s\" of distribution %s names %s, which is not listed",
                            lists[l], dn, n);
+                    free(seen);
                     goto out;
                 }
-                char a[CI_MD_NAME_MAX + 1], c[CI_MD_NAME_MAX + 1];
-                ci_manifest_normalise_name(n, a);
-                for (size_t k = 0; k < j; k++) {
-                    ci_manifest_normalise_name(json_string_value(json_array_get(list, k)), c);
-                    if (!strcmp(a, c)) {
-                        MF_SAY("malformed: \"%s\" of distribution %s names %s twice", lists[l],
-                               dn, n);
-                        goto out;
-                    }
+                if (seen[k] == list_no) {
+                    MF_SAY("malformed: \"%s\" of distribution %s names %s twice", lists[l],
+                           dn, n);
+                    free(seen);
+                    goto out;
                 }
+                seen[k] = list_no;
             }
         }
     }
+    free(seen);
 
     if (nrefs > 1)
         qsort(refs, nrefs, sizeof *refs, cmp_path_ref);
