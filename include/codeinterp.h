@@ -483,6 +483,8 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * signature does not match (changed after signing), a distribution or a
  * path is listed twice, a listed file changed or is missing (its path),
  * an unlisted file is present (its path), or the kernel has no Landlock.
+ * A session that starts with a manifest set enforces it: there is no
+ * partial mode, and no layer of it is best effort.
  * The files are checked when a zygote starts (or a worker by exec): a
  * file changed later is seen by the next zygote, not by the sessions of
  * a running one. The manifest must list the distributions of the preload
