@@ -485,7 +485,9 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * an unlisted file is present (its path), or the kernel has no Landlock.
  * A session that starts with a manifest set enforces it: there is no
  * partial mode, and no layer of it is best effort.
- * The files are checked when a zygote starts (or a worker by exec): a
+ * The files are checked when a zygote starts (or a worker by exec), and
+ * a Python module's source and bytecode again as an import reads them (a
+ * module changed since raises ImportError); an extension module or data
  * file changed later is seen by the next zygote, not by the sessions of
  * a running one. The manifest must list the distributions of the preload
  * list (ci_config_set_preload) and matplotlib's.

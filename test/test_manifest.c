@@ -47,8 +47,9 @@ static void write_mode(const char *path, const char *text, mode_t mode)
     assert_int_equal(chmod(path, mode), 0);
 }
 
-/* A pip-style distribution @name in the site directory: a package of one
- * module, and a dist-info with METADATA, top_level.txt and RECORD. */
+/* A pip-style distribution @name in the site directory: a package of an
+ * __init__.py and a lazy.py (imported by no one until a cell does), and a
+ * dist-info with METADATA, top_level.txt and RECORD. */
 static void make_dist(const char *name, const char *init)
 {
     char *pkg = h_fmt("%s/%s", site, name), *info = h_fmt("%s/%s-1.0.dist-info", site, name);
@@ -57,6 +58,7 @@ static void make_dist(const char *name, const char *init)
     assert_int_equal(mkdir(pkg, 0755), 0);
     assert_int_equal(mkdir(info, 0755), 0);
     write_mode(p = h_fmt("%s/__init__.py", pkg), init, 0644), free(p);
+    write_mode(p = h_fmt("%s/lazy.py", pkg), "LAZY = 'as signed'\n", 0644), free(p);
     p = h_fmt("%s/METADATA", info);
     {
         char *meta = h_fmt("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n", name);
@@ -73,9 +75,9 @@ static void make_dist(const char *name, const char *init)
     free(p);
     p = h_fmt("%s/RECORD", info);
     {
-        char *rec = h_fmt("%s/__init__.py,,\n%s-1.0.dist-info/METADATA,,\n"
+        char *rec = h_fmt("%s/__init__.py,,\n%s/lazy.py,,\n%s-1.0.dist-info/METADATA,,\n"
                           "%s-1.0.dist-info/top_level.txt,,\n%s-1.0.dist-info/RECORD,,\n",
-                          name, name, name, name);
+                          name, name, name, name, name);
         write_mode(p, rec, 0644);
         free(rec);
     }
@@ -436,6 +438,31 @@ static void test_changed_module(void **state)
     ci_config *zyg = manifest_config(pub, 1), *exec = manifest_config(pub, 0);
 
     expect_works(zyg); /* a zygote that checked the good files */
+    /* A module imported after that check is checked as it is read: one
+     * changed since is refused, not run, by the running zygote's sessions. */
+    {
+        char *lazy = h_fmt("%s/okpkg/lazy.py", site), *want;
+        ci_config *c = manifest_config(pub, 1);
+        ci_session *s = NULL;
+        ci_result *r;
+
+        write_mode(lazy, "LAZY = 'changed'\n", 0644);
+        assert_int_equal(ci_session_new(&s, c), CI_OK);
+        r = h_run_status(s, "import okpkg.lazy", CI_STATUS_ERROR);
+        h_assert_str(ci_result_error_name(r), "ImportError");
+        want = h_fmt("%s changed since the signed package manifest was checked; it is not run",
+                     lazy);
+        h_assert_str(ci_result_error_value(r), want);
+        ci_result_free(r);
+        ci_session_free(s);
+        write_mode(lazy, "LAZY = 'as signed'\n", 0644);
+        assert_int_equal(ci_session_new(&s, c), CI_OK);
+        h_expect(s, "import okpkg.lazy\nokpkg.lazy.LAZY", "'as signed'", NULL);
+        ci_session_free(s);
+        ci_config_free(c);
+        free(want);
+        free(lazy);
+    }
     write_mode(path, "VALUE = 43\n", 0644);
     ci_zygote_stop_all(); /* the next session gets a new zygote, which checks */
     expect_refused(zyg, path);

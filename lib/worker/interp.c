@@ -628,6 +628,24 @@ static void init_python(void)
 static const char finder_src[] =
     "import os, sys\n"
     "from _frozen_importlib import BuiltinImporter, FrozenImporter\n"
+    "from _frozen_importlib_external import SourceFileLoader\n"
+    "\n"
+    "class ManifestLoader(SourceFileLoader):\n"
+    "    # Checks the bytes a module is made of against the manifest as it\n"
+    "    # reads them, so that a source changed after the zygote's check is\n"
+    "    # refused, not run. Unlisted bytecode is ignored (the checked\n"
+    "    # source is compiled instead).\n"
+    "    def get_data(self, path):\n"
+    "        data = super().get_data(path)\n"
+    "        if path.endswith(('.py', '.pyc')):\n"
+    "            ok = _matches(path, data)\n"
+    "            if ok < 0 and path != self.path:\n"
+    "                raise OSError(f'{path} is not in the signed package manifest')\n"
+    "            if ok <= 0:\n"
+    "                raise ImportError(f'{path} changed since the signed package manifest'\n"
+    "                                  ' was checked; it is not run', name=self.name,\n"
+    "                                  path=path)\n"
+    "        return data\n"
     "\n"
     "class ManifestFinder:\n"
     "    # Imports only what the signed package manifest lists.\n"
@@ -659,6 +677,9 @@ static const char finder_src[] =
     "        else:\n"
     "            return None\n"
     "        if self._allowed(spec):\n"
+    "            if (type(spec.loader) is SourceFileLoader\n"
+    "                    and not self._local(spec.origin)):\n"
+    "                spec.loader = ManifestLoader(spec.loader.name, spec.loader.path)\n"
     "            return spec\n"
     "        raise ModuleNotFoundError(f'No module named {name!r}: the signed package'\n"
     "                                  ' manifest does not list it', name=name)\n"
@@ -713,7 +734,29 @@ static PyObject *py_listed_beneath(PyObject *self, PyObject *arg)
     return PyBool_FromLong(r);
 }
 
+/* _matches(path, data): ci_manifest_matches() of a str path and bytes. */
+static PyObject *py_matches(PyObject *self, PyObject *args)
+{
+    PyObject *path, *b;
+    Py_buffer data;
+    int r;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Uy*", &path, &data))
+        return NULL;
+    b = fs_path(path);
+    if (!b) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    r = ci_manifest_matches(PyBytes_AS_STRING(b), data.buf, (size_t)data.len);
+    Py_DECREF(b);
+    PyBuffer_Release(&data);
+    return PyLong_FromLong(r);
+}
+
 static PyMethodDef listed_def = {"_listed", py_listed, METH_O, NULL};
+static PyMethodDef matches_def = {"_matches", py_matches, METH_VARARGS, NULL};
 static PyMethodDef listed_beneath_def = {"_listed_beneath", py_listed_beneath, METH_O, NULL};
 
 /* The runner's _manifest_listed and _MANIFEST_DIRS, for the message of a
@@ -742,14 +785,16 @@ static void set_manifest_globals(PyObject *globals)
 static void install_finder(void)
 {
     PyObject *globals = PyDict_New(), *f1 = PyCFunction_New(&listed_def, NULL),
-             *f2 = PyCFunction_New(&listed_beneath_def, NULL), *r = NULL, *code;
+             *f2 = PyCFunction_New(&listed_beneath_def, NULL),
+             *f3 = PyCFunction_New(&matches_def, NULL), *r = NULL, *code;
 
     /* Compiled as the runner is, so that tracebacks leave its frames out. */
     code = Py_CompileString(finder_src, "<codeinterp>", Py_file_input);
-    if (code && globals && f1 && f2 &&
+    if (code && globals && f1 && f2 && f3 &&
         PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0 &&
         PyDict_SetItemString(globals, "_listed", f1) == 0 &&
-        PyDict_SetItemString(globals, "_listed_beneath", f2) == 0)
+        PyDict_SetItemString(globals, "_listed_beneath", f2) == 0 &&
+        PyDict_SetItemString(globals, "_matches", f3) == 0)
         r = PyEval_EvalCode(code, globals, globals);
     if (!r)
         python_failed("manifest: cannot install its import hook");
@@ -759,6 +804,7 @@ static void install_finder(void)
     Py_XINCREF(manifest_finder);
     Py_DECREF(f1);
     Py_DECREF(f2);
+    Py_DECREF(f3);
     Py_DECREF(globals);
 }
 

@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "manifest.h"
 #include "worker.h"
 
@@ -143,6 +145,17 @@ void ci_manifest_check_files(void)
 int ci_manifest_listed(const char *path)
 {
     return have_policy && ci_mf_find(&policy, path) != NULL;
+}
+
+int ci_manifest_matches(const char *path, const void *data, size_t len)
+{
+    const struct ci_mf_file *f = have_policy ? ci_mf_find(&policy, path) : NULL;
+    unsigned char h[32];
+
+    if (!f)
+        return -1;
+    crypto_hash_sha256(h, data, (unsigned long long)len);
+    return sodium_memcmp(h, f->sha256, sizeof h) == 0;
 }
 
 int ci_manifest_listed_beneath(const char *dir)

@@ -265,6 +265,9 @@ void ci_manifest_check_files(void);
 /* 1 if @path is a listed file / if some listed file lies beneath the
  * directory @dir. */
 int ci_manifest_listed(const char *path);
+/* 1 if @data (@len bytes, read from @path) has the SHA-256 the manifest
+ * lists for @path, 0 if it differs, -1 if @path is not listed. */
+int ci_manifest_matches(const char *path, const void *data, size_t len);
 int ci_manifest_listed_beneath(const char *dir);
 
 /* 1 if the search-path directory number @i needs a bind of its own in a
