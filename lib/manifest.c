@@ -166,6 +166,11 @@ static int read_whole(const char *path, size_t max, char **out, size_t *len,
         errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         return -1;
     }
+    if ((size_t)st.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return -1;
+    }
     size_t cap = S_ISREG(st.st_mode) && (size_t)st.st_size < max ? (size_t)st.st_size + 1 : 65536;
     size_t have = 0;
     char *buf = malloc(cap + 1);

@@ -68,6 +68,11 @@ enum ci_mf_finding {
     CI_MF_MISSING,     /* listed, but absent or not a regular file */
     CI_MF_EXTRA,       /* present but not listed, where only listed files may be */
     CI_MF_UNREADABLE,  /* listed, but could not be read (detail: strerror) */
+    CI_MF_UNSAFE,      /* listed, but others could change it after the check:
+                        * it (through any link) is writable by group or
+                        * others, or a directory it lies in, beneath its
+                        * search-path directory or where a link leads, is
+                        * writable by others (unless sticky) */
 };
 
 /* Called once per finding, in path order within each kind of pass;

@@ -243,6 +243,8 @@ const char *ci_mf_finding_name(enum ci_mf_finding what)
         return "extra";
     case CI_MF_UNREADABLE:
         return "unreadable";
+    case CI_MF_UNSAFE:
+        return "unsafe";
     }
     return "unknown";
 }
@@ -467,15 +469,59 @@ static int scan_search_dir(struct scan *s, long sd)
     return rc;
 }
 
+/* 1 if a directory of mode @mode lets others than its owner replace
+ * what it holds: writable by group or others, and not sticky. */
+static int dir_open_to_others(mode_t mode)
+{
+    return (mode & (S_IWGRP | S_IWOTH)) && !(mode & S_ISVTX);
+}
+
 /*
- * The first directory between the search-path directory nearest above
- * @path and @path itself that is a symbolic link, in @link (PATH_MAX
- * bytes); 0 if there is none, or @path lies beneath no search-path
- * directory. A listed package reached through a link would hide the link
- * target's other files from the scan for extra files, which never follows
- * links: a .pyc planted beside a listed .py would then run. @checked is
- * the last parent directory found free of links (files come sorted, so
- * most share it), updated here.
+ * Why the listed file @path could be changed after the check by others
+ * than its owner, in @why; 0 if it could not. Checked on the file itself,
+ * through any link (a listed link may lead anywhere:
+ * /etc/python3.11/sitecustomize.py on Debian): writable by group or
+ * others, or in a directory where others could replace it. Directories
+ * beneath the search-path directory are linked_dir()'s. Owners are not
+ * compared: in the worker's user namespace every unmapped owner, root
+ * included, reads as the overflow uid.
+ */
+static int unsafe_file(const char *path, char *why, size_t whylen)
+{
+    struct stat st, dir;
+    char *real, *slash;
+    int bad = 0;
+
+    if (stat(path, &st) != 0)
+        return 0; /* the hash said it was there; gone now, found next time */
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, whylen, "writable by its group or by others (mode %o)",
+                 (unsigned)(st.st_mode & 07777));
+        return 1;
+    }
+    if (!(real = realpath(path, NULL)))
+        return 0;
+    if ((slash = strrchr(real, '/')) && slash != real) {
+        *slash = '\0';
+        if (stat(real, &dir) == 0 && dir_open_to_others(dir.st_mode)) {
+            snprintf(why, whylen, "its directory %s is writable by others than its owner", real);
+            bad = 1;
+        }
+    }
+    free(real);
+    return bad;
+}
+
+/*
+ * The first directory from the search-path directory nearest above @path
+ * down to @path's own that is a symbolic link (1) or that others than its
+ * owner could change (2), in @link (PATH_MAX bytes); 0 if there is none,
+ * or @path lies beneath no search-path directory. A listed package
+ * reached through a link would hide the link target's other files from
+ * the scan for extra files, which never follows links: a .pyc planted
+ * beside a listed .py would then run. @checked is the last parent
+ * directory found sound (files come sorted, so most share it), updated
+ * here.
  */
 static int linked_dir(const struct ci_mf_policy *p, const char *path, char *link, char *checked)
 {
@@ -488,14 +534,18 @@ static int linked_dir(const struct ci_mf_policy *p, const char *path, char *link
         return 0;
     if (strlen(checked) == parent && strncmp(checked, path, parent) == 0)
         return 0;
-    start = strlen(p->search_path[sd]) + 1;
+    start = strlen(p->search_path[sd]);
     for (size_t i = start; i <= parent; i++) {
         if (i < parent && path[i] != '/')
             continue;
         memcpy(link, path, i);
         link[i] = '\0';
-        if (lstat(link, &st) == 0 && S_ISLNK(st.st_mode))
+        if (lstat(link, &st) != 0)
+            continue; /* the file's own check says it is missing */
+        if (i > start && S_ISLNK(st.st_mode))
             return 1;
+        if (S_ISDIR(st.st_mode) && dir_open_to_others(st.st_mode))
+            return 2;
     }
     memcpy(checked, path, parent);
     checked[parent] = '\0';
@@ -562,10 +612,17 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
         const unsigned char *h = hashed[i].h;
         const char *path = p->files[i].path;
 
-        if (linked_dir(p, path, link, checked)) {
+        int linked = linked_dir(p, path, link, checked);
+
+        if (linked == 1) {
             found++;
             snprintf(why, sizeof why, "%s, a directory on its path, is a symbolic link", link);
             stop = report(ctx, CI_MF_CHANGED, path, why);
+        } else if (linked == 2) {
+            found++;
+            snprintf(why, sizeof why, "its directory %s is writable by others than its owner",
+                     link);
+            stop = report(ctx, CI_MF_UNSAFE, path, why);
         } else if (hashed[i].err) {
             int err = hashed[i].err;
 
@@ -577,6 +634,9 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
         } else if (sodium_memcmp(h, p->files[i].sha256, 32) != 0) {
             found++;
             stop = report(ctx, CI_MF_CHANGED, path, NULL);
+        } else if (unsafe_file(path, why, sizeof why)) {
+            found++;
+            stop = report(ctx, CI_MF_UNSAFE, path, why);
         }
     }
     free(hashed);

@@ -250,9 +250,12 @@ static void test_listed_packages_run(void **state)
     h_expect(s, "import json, decimal, sqlite3\njson.dumps({'a': 1})", "'{\"a\": 1}'", NULL);
     /* The search path is the manifest's (then the workspace), and site's
      * main() did not run: no .pth file was read. help() still works. */
-    code = h_fmt("import sys\n(sys.path[0], sys.flags.no_site, callable(help))");
+    code = h_fmt("import sys\n(sys.path[:3], sys.flags.no_site, callable(help))");
     {
-        char *want = h_fmt("('%s', 1, True)", site);
+        /* The test's directory after the standard library: nothing there
+         * can stand in for what CPython imports while it starts. */
+        char *want = h_fmt("(['/usr/lib/python3.11', '/usr/lib/python3.11/lib-dynload', '%s'], "
+                           "1, True)", site);
         h_expect(s, code, want, NULL);
         free(want);
     }
@@ -488,6 +491,36 @@ static void test_added_files(void **state)
     write_mode(mod, "X = 1\n", 0644);
     expect_refused(cfg, mod);
     unlink(mod);
+    /* A package named as one CPython imports while it starts, before any
+     * hook exists: the standard library comes first, so it never runs. */
+    {
+        char *enc = h_fmt("%s/encodings", site), *init = h_fmt("%s/__init__.py", enc);
+        ci_config *zyg = manifest_config(pub, 1);
+
+        assert_int_equal(mkdir(enc, 0755), 0);
+        write_mode(init, "raise RuntimeError('the planted encodings ran')\n", 0644);
+        expect_works(cfg);
+        ci_zygote_stop_all();
+        expect_works(zyg);
+        h_rmtree(enc);
+        ci_config_free(zyg);
+        free(enc);
+        free(init);
+    }
+    /* A listed file others could change after the check, or its
+     * directory. */
+    {
+        char *init = h_fmt("%s/okpkg/__init__.py", site), *pkg = h_fmt("%s/okpkg", site);
+
+        assert_int_equal(chmod(init, 0666), 0);
+        expect_refused(cfg, "writable by its group or by others (mode 666)");
+        assert_int_equal(chmod(init, 0644), 0);
+        assert_int_equal(chmod(pkg, 0777), 0);
+        expect_refused(cfg, "is writable by others than its owner");
+        assert_int_equal(chmod(pkg, 0755), 0);
+        free(init);
+        free(pkg);
+    }
     /* The package swapped for a link to a copy that holds more files:
      * the scan for extra files does not follow links, so the link itself
      * is refused. */

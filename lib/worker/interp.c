@@ -594,21 +594,13 @@ static void init_python(void)
     cfg.install_signal_handlers = 1; /* SIGINT -> KeyboardInterrupt */
     cfg.buffered_stdio = 0;          /* output reaches the host as written */
     st = PyConfig_SetString(&cfg, &cfg.home, CI_PYTHON_HOME);
-    /* A manifest's search path and nothing else: no site, so no .pth
-     * file runs and no sitecustomize. */
-    if (!PyStatus_Exception(st) && ci_manifest()) {
-        const struct ci_mf_policy *mf = ci_manifest();
-
+    /* With a manifest: no site, so no .pth file runs and no
+     * sitecustomize; CPython starts on the standard library's own
+     * directories only (what it imports while it starts, encodings,
+     * comes from there), and install_finder() sets the manifest's search
+     * path once its hook is in place. */
+    if (ci_manifest())
         cfg.site_import = 0;
-        cfg.module_search_paths_set = 1;
-        for (size_t i = 0; i < mf->n_search && !PyStatus_Exception(st); i++) {
-            wchar_t *w = Py_DecodeLocale(mf->search_path[i], NULL);
-
-            st = w ? PyWideStringList_Append(&cfg.module_search_paths, w)
-                   : PyStatus_NoMemory();
-            PyMem_RawFree(w);
-        }
-    }
     if (!PyStatus_Exception(st))
         st = Py_InitializeFromConfig(&cfg);
     PyConfig_Clear(&cfg);
@@ -689,6 +681,8 @@ static const char finder_src[] =
     "\n"
     "finder = ManifestFinder()\n"
     "sys.meta_path.insert(0, finder)\n"
+    "sys.path[:] = _search\n"
+    "sys.path_importer_cache.clear()\n"
     "# help(), copyright() and the rest, without running site's main().\n"
     "import site\n"
     "site.sethelper()\n"
@@ -782,6 +776,25 @@ static void set_manifest_globals(PyObject *globals)
     Py_DECREF(dirs);
 }
 
+/* The finder's _search: the manifest's search path, a list of str. */
+static int set_search(PyObject *globals)
+{
+    const struct ci_mf_policy *mf = ci_manifest();
+    PyObject *list = PyList_New(0);
+    int rc = list ? 0 : -1;
+
+    for (size_t i = 0; rc == 0 && i < mf->n_search; i++) {
+        PyObject *d = PyUnicode_DecodeFSDefault(mf->search_path[i]);
+
+        rc = d ? PyList_Append(list, d) : -1;
+        Py_XDECREF(d);
+    }
+    if (rc == 0)
+        rc = PyDict_SetItemString(globals, "_search", list);
+    Py_XDECREF(list);
+    return rc;
+}
+
 static void install_finder(void)
 {
     PyObject *globals = PyDict_New(), *f1 = PyCFunction_New(&listed_def, NULL),
@@ -794,7 +807,7 @@ static void install_finder(void)
         PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0 &&
         PyDict_SetItemString(globals, "_listed", f1) == 0 &&
         PyDict_SetItemString(globals, "_listed_beneath", f2) == 0 &&
-        PyDict_SetItemString(globals, "_matches", f3) == 0)
+        PyDict_SetItemString(globals, "_matches", f3) == 0 && set_search(globals) == 0)
         r = PyEval_EvalCode(code, globals, globals);
     if (!r)
         python_failed("manifest: cannot install its import hook");

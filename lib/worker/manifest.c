@@ -130,6 +130,9 @@ static int report(void *ctx, enum ci_mf_finding what, const char *path, const ch
     case CI_MF_UNREADABLE:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s cannot be read: %s", path,
                  detail ? detail : "unknown error");
+    case CI_MF_UNSAFE:
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s could be changed after the check: %s", path,
+                 detail ? detail : "unsafe");
     }
     ci_fatal(CI_EXIT_MANIFEST, "manifest: %s: finding %d", path, (int)what);
 }

@@ -310,7 +310,7 @@ static int cmd_sign(int argc, char **argv)
 /* ---- verify and diff ---- */
 
 struct report {
-    unsigned long counts[5];
+    unsigned long counts[CI_MF_UNSAFE + 1];
 };
 
 /* @s on one line: control bytes as \xNN, since an extra file's name is
@@ -329,7 +329,7 @@ static void put_escaped(FILE *f, const char *s)
 static int report_finding(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
 {
     struct report *r = ctx;
-    if ((unsigned)what < 5)
+    if ((unsigned)what <= CI_MF_UNSAFE)
         r->counts[what]++;
     printf("%s ", ci_mf_finding_name(what));
     put_escaped(stdout, path);
@@ -370,9 +370,10 @@ static int compare_files(const char *path, const char *policy, size_t len, doubl
     }
     fprintf(stderr,
             "codeinterp-manifest: %s: %ld finding%s: %lu changed, %lu missing, %lu extra, %lu "
-            "unreadable (%zu files listed; %.2f s)\n",
+            "unreadable, %lu unsafe (%zu files listed; %.2f s)\n",
             path, n, n == 1 ? "" : "s", r.counts[CI_MF_CHANGED], r.counts[CI_MF_MISSING],
-            r.counts[CI_MF_EXTRA], r.counts[CI_MF_UNREADABLE], nfiles, cim_now() - t0);
+            r.counts[CI_MF_EXTRA], r.counts[CI_MF_UNREADABLE], r.counts[CI_MF_UNSAFE], nfiles,
+            cim_now() - t0);
     return CIM_FINDINGS;
 }
 
