@@ -189,6 +189,22 @@ static void expect_works(ci_config *cfg)
     ci_session_free(s);
 }
 
+/* The key id codeinterp-manifest keyid prints for @pubfile (16 hex digits). */
+static char *key_id(const char *pubfile)
+{
+    char *cmd = h_fmt("%s keyid %s", tool, pubfile), line[64] = "";
+    FILE *f = popen(cmd, "r");
+
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_int_equal(pclose(f), 0);
+    free(cmd);
+    line[strcspn(line, "\n")] = '\0';
+    assert_int_equal(strlen(line), 16);
+    assert_int_equal(strspn(line, "0123456789abcdef"), 16);
+    return strdup(line);
+}
+
 /* Writes @text as the manifest (a tampered copy); NULL puts the good one back. */
 static void put_manifest(const char *text)
 {
@@ -357,8 +373,18 @@ static void test_document_faults(void **state)
     json_t *j, *sig, *dists;
     char *half;
 
-    /* Signed by another key. */
-    expect_refused(other, "signed by an unknown key");
+    /* Signed by another key: both ids named, as keyid prints them. */
+    {
+        char *mine = key_id(pub), *theirs = key_id(other_pub);
+        char *why = h_fmt("signed by an unknown key (key id %s; the configured key's id is %s)",
+                          mine, theirs);
+
+        assert_string_not_equal(mine, theirs);
+        expect_refused(other, why);
+        free(mine);
+        free(theirs);
+        free(why);
+    }
 
     /* The signature cut in half. */
     j = good_json();

@@ -331,9 +331,18 @@ int cim_create(int argc, char **argv)
     json_t *sp = json_object_get(found, "search_path");
     json_t *unknown = json_object_get(found, "unknown");
     if (json_array_size(unknown) > 0) {
-        for (size_t i = 0; i < json_array_size(unknown); i++)
-            cim_err("create: no distribution named '%s' is installed in the search path",
-                    json_string_value(json_array_get(unknown, i)));
+        for (size_t i = 0; i < json_array_size(unknown); i++) {
+            const char *name = json_string_value(json_array_get(unknown, i));
+            json_t *hint = json_object_get(json_object_get(found, "hints"), name);
+
+            if (json_is_string(hint))
+                cim_err("create: no distribution named '%s' is installed in the search path; "
+                        "the module %s comes from the distribution '%s': name that one",
+                        name, name, json_string_value(hint));
+            else
+                cim_err("create: no distribution named '%s' is installed in the search path",
+                        name);
+        }
         fprintf(stderr, "codeinterp-manifest: create: the search path of %s:", python);
         for (size_t i = 0; i < json_array_size(sp); i++)
             fprintf(stderr, " %s", json_string_value(json_array_get(sp, i)));

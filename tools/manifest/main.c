@@ -47,6 +47,8 @@ static const char usage_text[] =
     "  verify --key NAME.pub [--signature-only] MANIFEST\n"
     "                                    check its signature, then the installed files\n"
     "  diff MANIFEST                     name every changed, missing or extra file\n"
+    "  keyid NAME.pub                    print the key id of a public key, as the\n"
+    "                                    messages of a wrong key name it\n"
     "\n"
     "'codeinterp-manifest COMMAND --help' describes one command.\n"
     "Exit status: 0 success; 1 findings, or a manifest that fails verification;\n"
@@ -242,6 +244,33 @@ static int cmd_keygen(int argc, char **argv)
         ci_manifest_key_id(pk, id);
     fprintf(stderr, "codeinterp-manifest: wrote %s.key (secret, mode 0600) and %s.pub (public); key id %s\n",
             name, name, id);
+    return CIM_OK;
+}
+
+/* ---- keyid ---- */
+
+static int cmd_keyid(int argc, char **argv)
+{
+    unsigned char pk[32];
+    char id[CI_MD_KEY_ID_LEN + 1], msg[1024];
+    int rc;
+
+    if (argc != 2 || argv[1][0] == '-') {
+        if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            fputs("usage: codeinterp-manifest keyid NAME.pub\n\nPrints the key id of the public"
+                  " key in NAME.pub: the first 8 bytes of its\nSHA-256, in hex, as a manifest's"
+                  " signature and codeinterp's messages name it.\n", stdout);
+            return CIM_OK;
+        }
+        return cim_usage_error("keyid", "one NAME.pub, and nothing else");
+    }
+    rc = ci_manifest_read_public_key(argv[1], pk, msg, sizeof msg);
+    if (rc != CI_OK) {
+        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
+        return CIM_ERROR;
+    }
+    ci_manifest_key_id(pk, id);
+    printf("%s\n", id);
     return CIM_OK;
 }
 
@@ -494,5 +523,8 @@ int main(int argc, char **argv)
         return cmd_verify(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff"))
         return cmd_diff(argc - 1, argv + 1);
-    return cim_usage_error("", "unknown command '%s' (keygen, create, sign, verify, diff)", cmd);
+    if (!strcmp(cmd, "keyid"))
+        return cmd_keyid(argc - 1, argv + 1);
+    return cim_usage_error("", "unknown command '%s' (keygen, create, sign, verify, diff, keyid)",
+                           cmd);
 }
