@@ -1,5 +1,5 @@
 /*
- * The signed package manifest inside the worker (issue 9). The host
+ * The signed package manifest inside the worker. The host
  * verified the signature and hands over only the file list, as policy
  * text on descriptor 4 (lib/manifest.h). Here: reading it, checking the
  * installed files against it before CPython starts, and planning the
