@@ -243,6 +243,10 @@ static int read_key(const char *path, const char *what, const char *prefix,
 {
     char *text;
     size_t len;
+    if (sodium_init() < 0) {
+        say(msg, msglen, what, path, "libsodium could not be initialised");
+        return CI_EMANIFEST;
+    }
     if (read_whole(path, KEY_FILE_MAX, &text, &len, NULL) != 0) {
         if (errno == ENOMEM)
             return CI_ENOMEM;
@@ -291,10 +295,6 @@ static int read_key(const char *path, const char *what, const char *prefix,
 
 int ci_manifest_read_public_key(const char *path, unsigned char pk[32], char *msg, size_t msglen)
 {
-    if (sodium_init() < 0) {
-        say(msg, msglen, "public key", path, "libsodium could not be initialised");
-        return CI_EMANIFEST;
-    }
     int rc = read_key(path, "public key", CI_MD_PUBLIC_PREFIX, CI_MD_SECRET_PREFIX, pk, 32, msg,
                       msglen);
     return rc == CI_EIO ? CI_EMANIFEST : rc;
@@ -302,10 +302,6 @@ int ci_manifest_read_public_key(const char *path, unsigned char pk[32], char *ms
 
 int ci_manifest_read_secret_key(const char *path, unsigned char sk[64], char *msg, size_t msglen)
 {
-    if (sodium_init() < 0) {
-        say(msg, msglen, "secret key", path, "libsodium could not be initialised");
-        return CI_EMANIFEST;
-    }
     int rc = read_key(path, "secret key", CI_MD_SECRET_PREFIX, CI_MD_PUBLIC_PREFIX, sk, 64, msg,
                       msglen);
     if (rc != CI_OK)

@@ -57,9 +57,9 @@ void ci_mf_policy_free(struct ci_mf_policy *p);
 const struct ci_mf_file *ci_mf_find(const struct ci_mf_policy *p, const char *path);
 
 /* SHA-256 of the file at @path, read to its end (symbolic links
- * followed). 0, or -1 with errno set (ENOENT, EISDIR for a non-regular
- * file, ...). */
-int ci_mf_sha256_file(const char *path, unsigned char out[32]);
+ * followed), and its length in bytes in *@size unless @size is NULL. 0,
+ * or -1 with errno set (ENOENT, EISDIR for a non-regular file, ...). */
+int ci_mf_sha256_file(const char *path, unsigned char out[32], unsigned long long *size);
 
 enum ci_mf_finding {
     CI_MF_CHANGED = 1, /* its SHA-256 differs from the listed one, or a

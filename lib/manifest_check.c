@@ -191,10 +191,11 @@ const struct ci_mf_file *ci_mf_find(const struct ci_mf_policy *p, const char *pa
     return bsearch(&key, p->files, p->n_files, sizeof *p->files, cmp_file);
 }
 
-int ci_mf_sha256_file(const char *path, unsigned char out[32])
+int ci_mf_sha256_file(const char *path, unsigned char out[32], unsigned long long *size)
 {
     crypto_hash_sha256_state st;
     unsigned char buf[64 * 1024];
+    unsigned long long total = 0;
     struct stat sb;
     int fd, err;
     ssize_t n;
@@ -222,9 +223,12 @@ int ci_mf_sha256_file(const char *path, unsigned char out[32])
         if (n == 0)
             break;
         crypto_hash_sha256_update(&st, buf, (unsigned long long)n);
+        total += (unsigned long long)n;
     }
     crypto_hash_sha256_final(&st, out);
     close(fd);
+    if (size)
+        *size = total;
     return 0;
 fail:
     close(fd);
@@ -569,7 +573,7 @@ static void *hash_range(void *arg)
     struct hash_job *j = arg;
 
     for (size_t i = j->from; i < j->to; i++)
-        j->out[i].err = ci_mf_sha256_file(j->p->files[i].path, j->out[i].h) ? errno : 0;
+        j->out[i].err = ci_mf_sha256_file(j->p->files[i].path, j->out[i].h, NULL) ? errno : 0;
     return NULL;
 }
 

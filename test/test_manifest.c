@@ -223,6 +223,20 @@ static json_t *good_json(void)
     return j;
 }
 
+/* The test's own distribution, okpkg, in the manifest @j. */
+static json_t *okpkg_of(json_t *j)
+{
+    json_t *dists = json_object_get(j, "distributions");
+
+    for (size_t i = 0; i < json_array_size(dists); i++) {
+        json_t *d = json_array_get(dists, i);
+        if (!strcmp(json_string_value(json_object_get(d, "name")), "okpkg"))
+            return d;
+    }
+    fail_msg("the manifest does not list okpkg");
+    return NULL;
+}
+
 static void put_json(json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT);
@@ -370,7 +384,7 @@ static void test_key_as_bytes(void **state)
 static void test_document_faults(void **state)
 {
     ci_config *cfg = manifest_config(pub, 1), *other = manifest_config(other_pub, 1);
-    json_t *j, *sig, *dists;
+    json_t *j, *sig;
     char *half;
 
     /* Signed by another key: both ids named, as keyid prints them. */
@@ -403,12 +417,7 @@ static void test_document_faults(void **state)
 
     /* One version changed after signing. */
     j = good_json();
-    dists = json_object_get(j, "distributions");
-    for (size_t i = 0; i < json_array_size(dists); i++) {
-        json_t *d = json_array_get(dists, i);
-        if (!strcmp(json_string_value(json_object_get(d, "name")), "okpkg"))
-            json_object_set_new(d, "version", json_string("1.1"));
-    }
+    json_object_set_new(okpkg_of(j), "version", json_string("1.1"));
     put_json(j);
     expect_refused(cfg, "bad signature");
 
@@ -422,15 +431,11 @@ static void test_document_faults(void **state)
 
     /* A distribution listed twice, then signed with the right key. */
     j = good_json();
-    dists = json_object_get(j, "distributions");
-    for (size_t i = 0; i < json_array_size(dists); i++) {
-        json_t *d = json_array_get(dists, i);
-        if (!strcmp(json_string_value(json_object_get(d, "name")), "okpkg")) {
-            json_t *twin = json_deep_copy(d);
-            json_object_set_new(twin, "files", json_object());
-            json_array_append_new(dists, twin);
-            break;
-        }
+    {
+        json_t *twin = json_deep_copy(okpkg_of(j));
+
+        json_object_set_new(twin, "files", json_object());
+        json_array_append_new(json_object_get(j, "distributions"), twin);
     }
     put_json(j);
     sh(h_fmt("%s sign --key %s %s", tool, secret, manifest));

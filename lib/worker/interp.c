@@ -702,30 +702,29 @@ static PyObject *fs_path(PyObject *arg)
     return PyUnicode_EncodeFSDefault(arg);
 }
 
-static PyObject *py_listed(PyObject *self, PyObject *arg)
+/* @test of the str path @arg, as a bool. */
+static PyObject *path_test(PyObject *arg, int (*test)(const char *))
 {
     PyObject *b = fs_path(arg);
     int r;
 
-    (void)self;
     if (!b)
         return NULL;
-    r = ci_manifest_listed(PyBytes_AS_STRING(b));
+    r = test(PyBytes_AS_STRING(b));
     Py_DECREF(b);
     return PyBool_FromLong(r);
 }
 
+static PyObject *py_listed(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    return path_test(arg, ci_manifest_listed);
+}
+
 static PyObject *py_listed_beneath(PyObject *self, PyObject *arg)
 {
-    PyObject *b = fs_path(arg);
-    int r;
-
     (void)self;
-    if (!b)
-        return NULL;
-    r = ci_manifest_listed_beneath(PyBytes_AS_STRING(b));
-    Py_DECREF(b);
-    return PyBool_FromLong(r);
+    return path_test(arg, ci_manifest_listed_beneath);
 }
 
 /* _matches(path, data): ci_manifest_matches() of a str path and bytes. */

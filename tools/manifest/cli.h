@@ -28,10 +28,6 @@ int cim_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * "-" is standard output. 0, or -1 after saying why. */
 int cim_write_json(const json_t *doc, const char *path, unsigned mode);
 
-/* SHA-256 of the regular file @path (links followed) and its size. 0, or
- * -1 with errno. */
-int cim_hash_file(const char *path, unsigned char out[32], unsigned long long *size);
-
 /* Seconds on the monotonic clock. */
 double cim_now(void);
 

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "codeinterp.h"
+#include "manifest.h"
 #include "manifest_doc.h"
 
 static const char create_help[] =
@@ -151,7 +152,7 @@ static void *hash_worker(void *arg)
         if (i >= p->n)
             return NULL;
         struct job *j = &p->jobs[i];
-        j->err = cim_hash_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
+        j->err = ci_mf_sha256_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
     }
 }
 

@@ -124,44 +124,6 @@ double cim_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cim_hash_file(const char *path, unsigned char out[32], unsigned long long *size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = S_ISREG(st.st_mode) ? errno : EISDIR;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    crypto_hash_sha256_state h;
-    crypto_hash_sha256_init(&h);
-    unsigned char buf[1 << 16];
-    unsigned long long total = 0;
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        crypto_hash_sha256_update(&h, buf, (size_t)n);
-        total += (unsigned long long)n;
-    }
-    close(fd);
-    crypto_hash_sha256_final(&h, out);
-    if (size)
-        *size = total;
-    return 0;
-}
-
 int cim_write_json(const json_t *doc, const char *path, unsigned mode)
 {
     const size_t flags = JSON_INDENT(1) | JSON_SORT_KEYS;
