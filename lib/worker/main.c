@@ -492,10 +492,13 @@ int main(int argc, char **argv)
         /* A child: its descriptors are in place, its interpreter warm. */
         limits_from_request(&a, &req);
         /* As ci_leave_root() says it for a worker started by exec. */
-        if (chdir(session_dir) != 0 || chdir("workspace") != 0)
-            ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s/workspace: %s; "
-                     "every directory above the session directory must be searchable "
-                     "by that user", (unsigned)getuid(), session_dir, strerror(errno));
+        if (chdir(session_dir) != 0 || chdir("workspace") != 0) {
+            char ws[CI_SPAWN_DIR_MAX + sizeof "/workspace"];
+            int err = errno;
+
+            snprintf(ws, sizeof ws, "%s/workspace", session_dir);
+            ci_fatal_unreachable(ws, err);
+        }
     }
     ci_tie_to_parent(a.parent);
     layers = a.zygote ? ci_isolate_late(a.parent, layers, session_dir) : ci_isolate(a.parent);

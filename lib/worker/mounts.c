@@ -13,7 +13,10 @@
  * just hidden. The host's /tmp must exist: the new root is built on it.
  *
  * Made while the worker is single-threaded and before Python starts,
- * which then reads the same /usr files through the new root. It needs
+ * which then reads the same /usr files through the new root. A zygote's
+ * spare makes it before it has a session (ci_mount_root_ahead) and then
+ * moves the zygote's copy of its session directory in
+ * (ci_mount_session). It needs
  * CAP_SYS_ADMIN in the user namespace that owns the new mount namespace:
  * a root worker makes it before it leaves root (so it belongs to the
  * initial user namespace, and nothing the worker does later can change
@@ -41,19 +44,22 @@
  * often under it, is reached through a descriptor opened before). */
 #define NEWROOT "/tmp"
 
+/* The new root's path: NEWROOT while it is built, "" once entered. */
+static const char *root_at = NEWROOT;
+
 static _Noreturn void die(const char *what, const char *path)
 {
     ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: %s %s: %s", what, path, strerror(errno));
 }
 
-/* mkdir -p of @path (absolute) under NEWROOT. */
+/* mkdir -p of @path (absolute) in the new root. */
 static void make_dirs(const char *path)
 {
     char buf[PATH_MAX];
 
-    if (snprintf(buf, sizeof buf, NEWROOT "%s", path) >= (int)sizeof buf)
+    if (snprintf(buf, sizeof buf, "%s%s", root_at, path) >= (int)sizeof buf)
         ci_fatal(CI_EXIT_NAMESPACES, "mount namespace: path too long: %s", path);
-    for (char *p = buf + sizeof NEWROOT; *p; p++) {
+    for (char *p = buf + strlen(root_at) + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
@@ -65,7 +71,7 @@ static void make_dirs(const char *path)
         die("mkdir", buf);
 }
 
-/* An empty file at @path under NEWROOT, to bind a file onto. */
+/* An empty file at @path in the new root, to bind a file onto. */
 static void make_file(const char *path)
 {
     char buf[PATH_MAX];
@@ -78,7 +84,7 @@ static void make_file(const char *path)
         *slash = '\0';
         make_dirs(buf);
     }
-    snprintf(buf, sizeof buf, NEWROOT "%s", path);
+    snprintf(buf, sizeof buf, "%s%s", root_at, path);
     fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
     if (fd < 0)
         die("create", buf);
@@ -131,7 +137,7 @@ static int bind_from(const char *src, const char *path, unsigned long flags, int
         make_dirs(path);
     else
         make_file(path);
-    snprintf(dst, sizeof dst, NEWROOT "%s", path);
+    snprintf(dst, sizeof dst, "%s%s", root_at, path);
     /* Recursive only where a user namespace insists (locked submounts,
      * as under /proc); otherwise the submounts stay behind. */
     if (mount(src, dst, NULL, MS_BIND, NULL) != 0 &&
@@ -341,7 +347,24 @@ static void bind_search_path(int fd[CI_MF_MAX_PATHS])
     }
 }
 
-uint32_t ci_mount_root(uint32_t have, const char *name)
+/* A mount namespace of our own, nothing of which propagates back to the
+ * host's tree. 0 where the kernel refuses it. */
+static int unshare_mounts(void)
+{
+    if (unshare(CLONE_NEWNS) != 0) {
+        if (ci_ns_refused(errno))
+            return 0;
+        die("unshare", "CLONE_NEWNS");
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        die("make private", "/");
+    return 1;
+}
+
+/* The new root at NEWROOT, all of it but the session directory, with
+ * the manifest's directories opened in @search_fd. 1 if its /proc is
+ * our PID namespace's own. */
+static int build_root(uint32_t have, int search_fd[CI_MF_MAX_PATHS])
 {
     static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
     /* The files the Landlock rules allow, and three directories only the
@@ -354,36 +377,12 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
                                       "/etc/alternatives", "/etc/fonts", "/etc/python3.11"};
     static const char *const devices[] = {"/dev/zero", "/dev/random", "/dev/urandom"};
     const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], tmp[PATH_MAX], fdpath[32];
-    struct ancestors above;
-    int session_fd, own_proc, search_fd[CI_MF_MAX_PATHS];
+    char tmp[PATH_MAX];
+    int own_proc;
 
-    if (have & CI_LAYER_MNTNS)
-        return 0;
-    if (!getcwd(cwd, sizeof cwd))
-        die("getcwd", "");
-    session_dir(session, sizeof session);
-    read_ancestors(session, &above);
-    session_alias(session, name, alias, sizeof alias);
-    if (unshare(CLONE_NEWNS) != 0) {
-        if (ci_ns_refused(errno))
-            return 0;
-        die("unshare", "CLONE_NEWNS");
-    }
-    /* Nothing we mount from here on may leak back into the host's tree. */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        die("make private", "/");
-    /* Opened in the new namespace (a bind's source must be one of its
-     * mounts), and before NEWROOT's tmpfs hides it. */
-    session_fd = open(session, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (session_fd < 0)
-        die("open", session);
-    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
-    open_search_path(search_fd);
     if (mount("ci-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=0755,size=1m") != 0)
         die("mount tmpfs", NEWROOT);
-
     bind("/usr", MS_RDONLY | MS_NOSUID | MS_NODEV, 0); /* dlopen: not noexec */
     for (size_t i = 0; i < sizeof links / sizeof *links; i++)
         top_level_link(links[i]);
@@ -405,34 +404,103 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     own_proc = (have & CI_LAYER_PIDNS) && mount_own_proc();
     if (!own_proc)
         bind("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
-
-    /* A private /tmp, then the session directory at its own path (often
-     * inside that /tmp). */
+    /* A private /tmp, where the session directory often goes. */
     make_dirs("/tmp");
     snprintf(tmp, sizeof tmp, NEWROOT "/tmp");
     if (mount("ci-tmp", tmp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=1777,size=64m") != 0)
         die("mount tmpfs", tmp);
-    bind_from(fdpath, session, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
-    copy_ancestors(session, &above);
-    if (alias[0])
-        bind_from(fdpath, alias, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
-    close(session_fd);
     bind_search_path(search_fd);
+    return own_proc;
+}
 
-    /* The new root read-only, then into it; the old root detached. */
-    if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              NULL) != 0)
-        die("remount read-only", NEWROOT);
+/* Into the new root, with pivot_root(".", "."), as pivot_root(2)
+ * describes; the old root, stacked on it, detached. The cwd is @cwd. */
+static void enter_root(const char *cwd, int own_proc)
+{
     if (chdir(NEWROOT) != 0)
         die("chdir", NEWROOT);
     if (pivot_root(".", ".") != 0)
         die("pivot_root", NEWROOT);
     if (umount2(".", MNT_DETACH) != 0)
         die("detach the old root", "");
+    root_at = "";
     if (chdir("/") != 0 || chdir(cwd) != 0)
         die("chdir", cwd);
     if (own_proc)
         pin_own_proc();
+}
+
+/* The new root's tmpfs read-only: nothing more is made in it. */
+static void seal_root(void)
+{
+    if (mount(NULL, root_at[0] ? root_at : "/", NULL,
+              MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+        die("remount read-only", root_at[0] ? root_at : "/");
+}
+
+uint32_t ci_mount_root(uint32_t have, const char *name)
+{
+    const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], fdpath[32];
+    struct ancestors above;
+    int session_fd, own_proc, search_fd[CI_MF_MAX_PATHS];
+
+    if (have & CI_LAYER_MNTNS)
+        return 0;
+    if (!getcwd(cwd, sizeof cwd))
+        die("getcwd", "");
+    session_dir(session, sizeof session);
+    read_ancestors(session, &above);
+    session_alias(session, name, alias, sizeof alias);
+    if (!unshare_mounts())
+        return 0;
+    /* Opened in the new namespace (a bind's source must be one of its
+     * mounts), and before NEWROOT's tmpfs hides it. */
+    session_fd = open(session, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (session_fd < 0)
+        die("open", session);
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", session_fd);
+    open_search_path(search_fd);
+    own_proc = build_root(have, search_fd);
+    /* The session directory at its own path (often inside the private
+     * /tmp), and at the host's name of it. */
+    bind_from(fdpath, session, flags, 0);
+    copy_ancestors(session, &above);
+    if (alias[0])
+        bind_from(fdpath, alias, flags, 0);
+    close(session_fd);
+    seal_root();
+    enter_root(cwd, own_proc);
     return CI_LAYER_MNTNS;
+}
+
+uint32_t ci_mount_root_ahead(uint32_t have)
+{
+    int own_proc, search_fd[CI_MF_MAX_PATHS];
+
+    if ((have & CI_LAYER_MNTNS) || !unshare_mounts())
+        return 0;
+    open_search_path(search_fd);
+    own_proc = build_root(have, search_fd);
+    enter_root("/", own_proc);
+    return CI_LAYER_MNTNS;
+}
+
+void ci_mount_session(int tree, const char *path, const char *name)
+{
+    const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    char alias[PATH_MAX];
+
+    /* The zygote's copy of the directory: no unmount, so none of the
+     * kernel's waits for every CPU that an unmount ends with. */
+    make_dirs(path);
+    if (move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        die("move_mount", path);
+    if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags | kept_flags(path), NULL) != 0)
+        die("remount", path);
+    session_alias(path, name, alias, sizeof alias);
+    if (alias[0])
+        bind_from(path, alias, flags, 0);
+    seal_root();
 }

@@ -38,13 +38,13 @@
  * and is skipped: an unprivileged process cannot use its bounding set
  * anyway, with no_new_privs set and execve refused.
  */
-static void lock_and_empty_bounding_set(void)
+static void lock_and_empty_bounding_set(int except)
 {
     if (prctl(PR_SET_SECUREBITS, SECURE_BITS, 0, 0, 0) != 0 && errno != EPERM)
         ci_fatal(CI_EXIT_PRIVILEGES, "prctl(PR_SET_SECUREBITS): %s", strerror(errno));
     /* PR_CAPBSET_READ fails (EINVAL) past the kernel's last capability. */
     for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM)
+        if (cap != except && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM)
             ci_fatal(CI_EXIT_PRIVILEGES, "prctl(PR_CAPBSET_DROP, %d): %s", cap,
                      strerror(errno));
 }
@@ -59,7 +59,7 @@ void ci_leave_root(void)
     if (r != 0 && e != 0 && s != 0)
         return;
     /* Before the switch: both need CAP_SETPCAP, which the switch takes. */
-    lock_and_empty_bounding_set();
+    lock_and_empty_bounding_set(-1);
     /* Groups first, while CAP_SETGID is still ours. Any failure is fatal:
      * a half-done switch would run cells as root. */
     if (setgroups(0, NULL) != 0)
@@ -72,22 +72,40 @@ void ci_leave_root(void)
      * and MPLCONFIGDIR are absolute paths through the directories above
      * it: say so now rather than fail obscurely in matplotlib. */
     if (!getcwd(cwd, sizeof cwd) || access(cwd, R_OK | W_OK | X_OK) != 0)
-        ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s: %s; every "
-                 "directory above the session directory must be searchable by that user",
-                 CI_WORKER_UID, cwd, strerror(errno));
+        ci_fatal_unreachable(cwd, errno);
+}
+
+_Noreturn void ci_fatal_unreachable(const char *path, int err)
+{
+    ci_fatal(CI_EXIT_PRIVILEGES, "uid %u cannot reach its workspace %s: %s; every "
+             "directory above the session directory must be searchable by that user",
+             (unsigned)getuid(), path, strerror(err));
+}
+
+/* All but @keep (-1: none) out of every set. */
+static void keep_only(int keep)
+{
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+    lock_and_empty_bounding_set(keep);
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_PRIVILEGES, "prctl(PR_CAP_AMBIENT_CLEAR_ALL): %s", strerror(errno));
+    if (keep >= 0)
+        caps[keep / 32].effective = caps[keep / 32].permitted = 1u << (keep % 32);
+    /* Lowering capabilities is always allowed, so a failure is a bug. */
+    if (syscall(SYS_capset, &head, caps) != 0)
+        ci_fatal(CI_EXIT_PRIVILEGES, "capset: %s", strerror(errno));
 }
 
 void ci_drop_capabilities(void)
 {
-    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
-    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {{0}};
+    keep_only(-1);
+}
 
-    lock_and_empty_bounding_set();
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
-        ci_fatal(CI_EXIT_PRIVILEGES, "prctl(PR_CAP_AMBIENT_CLEAR_ALL): %s", strerror(errno));
-    /* Lowering capabilities is always allowed, so a failure is a bug. */
-    if (syscall(SYS_capset, &head, none) != 0)
-        ci_fatal(CI_EXIT_PRIVILEGES, "capset: %s", strerror(errno));
+void ci_keep_capability(int cap)
+{
+    keep_only(cap);
 }
 
 uint32_t ci_check_unprivileged(void)

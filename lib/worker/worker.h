@@ -195,6 +195,14 @@ void ci_leave_root(void);
  * securebits). Exits with CI_EXIT_PRIVILEGES on an unexpected failure. */
 void ci_drop_capabilities(void);
 
+/* ci_drop_capabilities(), but for @cap (CAP_*), kept effective and
+ * permitted and in the bounding set. */
+void ci_keep_capability(int cap);
+
+/* Exits with CI_EXIT_PRIVILEGES saying that our uid cannot reach the
+ * workspace at @path (errno @err) and what the host must change. */
+_Noreturn void ci_fatal_unreachable(const char *path, int err);
+
 /* CI_LAYER_UNPRIVILEGED if none of our uids is 0 and the effective,
  * permitted, inheritable and ambient capability sets are empty; else 0. */
 uint32_t ci_check_unprivileged(void);
@@ -209,6 +217,17 @@ uint32_t ci_unshare_user(void);
  * we are in and just made, denying setgroups(2) (user_namespaces(7));
  * a map the kernel refuses is skipped. Single-threaded only. */
 void ci_map_user(unsigned uid, unsigned gid);
+
+/*
+ * The zygote's own user namespace, our @uid and @gid mapped to themselves,
+ * and a mount namespace it owns, a slave copy of the host's, in which it
+ * keeps CAP_SYS_ADMIN and no other capability: enough for open_tree(2)
+ * to copy a session directory for a spare (zygote.c), and for nothing
+ * outside those two namespaces. 1 if so; 0 if the kernel refuses the
+ * namespaces, or open_tree(2) (then no capability is kept either).
+ * Single-threaded only.
+ */
+int ci_unshare_zygote(unsigned uid, unsigned gid);
 
 /* 1 if @err is how a kernel or a container refuses a namespace (EPERM,
  * EINVAL, ENOSPC, EUSERS, EACCES, ENOSYS): the layer is skipped. */
@@ -230,6 +249,20 @@ uint32_t ci_unshare_others(uint32_t have);
  * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
  * inside our user namespace); single-threaded only. */
 uint32_t ci_mount_root(uint32_t have, const char *name);
+
+/* ci_mount_root() for a zygote's spare, before it has a session: the same
+ * root entered at once, its tmpfs left writable and the cwd "/", so that
+ * the unmount of the old root, which waits for every CPU to pass through
+ * the scheduler, happens while no session waits. ci_mount_session() then
+ * adds the session. CI_LAYER_MNTNS, or 0 as ci_mount_root(). */
+uint32_t ci_mount_root_ahead(uint32_t have);
+
+/* Moves @tree, a detached copy of the session directory made by the
+ * zygote with open_tree(2), to @path (its name with every link resolved)
+ * in the root ci_mount_root_ahead() entered, binds it at @name (the
+ * host's name) too if that differs, and makes the root read-only. Exits
+ * with CI_EXIT_NAMESPACES on failure. @tree stays open. */
+void ci_mount_session(int tree, const char *path, const char *name);
 
 /* -------------------------------------------------------------- init.c */
 

@@ -4,11 +4,13 @@
  * when the host asks, over the SOCK_SEQPACKET channel of lib/proto.h.
  *
  * It keeps one child forked ahead, the spare (spare_life()), which has
- * already made the namespaces that need no session and written the pages
- * a first cell writes; a request goes to the spare, the host gets its
+ * already made its namespaces, entered its new root and written the
+ * pages a first cell writes; a request goes to the spare with a copy of
+ * the session directory the zygote made with open_tree(2) in a mount
+ * namespace of its own (ci_unshare_zygote), the host gets the spare's
  * pid, and the zygote forks the next spare while the host starts the
- * session. A session's start thus waits for neither the fork nor those
- * page copies.
+ * session. A session's start thus waits for none of the fork, those page
+ * copies, or the unmount of the spare's old root.
  *
  * It holds no session's data: it never runs a cell, never reads a
  * workspace, and each child gets its session (descriptors, workspace,
@@ -33,12 +35,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -53,6 +57,21 @@
 /* Ours, for a spare to map in the user namespace its clone made: inside,
  * until mapped, they read as the overflow ids. */
 static unsigned zygote_uid, zygote_gid;
+
+/* 1 if this zygote has user and mount namespaces of its own in which it
+ * can copy a session directory with open_tree(2) (ci_unshare_zygote):
+ * its spares then enter their new root before they have a session. */
+static int zygote_mounts;
+
+/* What the zygote hands a spare: the host's request as it came, and,
+ * with zygote_mounts, the session directory's copy as a fifth
+ * descriptor. Both sides are this program, forked: a plain struct. */
+struct order {
+    struct ci_spawn_request req;
+    int32_t tree_error;             /* 0, or the errno of copy_session() */
+    char dir[CI_SPAWN_DIR_MAX + 1]; /* the host's name, NUL-terminated */
+    char path[PATH_MAX];            /* the same, every link resolved */
+};
 
 /* A pidfd of the host, for a spare in a PID namespace of its own to check
  * that its parent lives (ci_tie_to_outside_parent); -1 without pidfds
@@ -146,31 +165,59 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     return 1;
 }
 
-/* Passes a SPAWN request on to a spare, as it came, and waits for the
- * spare to say it has left the zygote's process group. 0, or -1 (the
- * spare is gone, or did not answer within SPARE_ACK_MS). */
-static int forward(int sock, const struct ci_spawn_request *req, const char *dir,
-                   const int fds[CI_SPAWN_FDS])
+/*
+ * With zygote_mounts: the session directory's path with every link
+ * resolved, in o->path, and a copy of it made with open_tree(2), not
+ * recursive, for the spare to attach in its own root (ci_mount_session).
+ * Resolved here, as the workers' uid: a directory above it that this uid
+ * cannot search fails here as it would in the worker. The copy's
+ * descriptor, or -1 (with o->tree_error set, or without zygote_mounts).
+ */
+static int copy_session(struct order *o)
+{
+    int tree;
+
+    o->tree_error = 0;
+    if (!zygote_mounts)
+        return -1;
+    if (!realpath(o->dir, o->path)) {
+        o->tree_error = errno;
+        return -1;
+    }
+    tree = open_tree(AT_FDCWD, o->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (tree < 0)
+        o->tree_error = errno;
+    return tree;
+}
+
+/* Passes @o on to a spare, with the request's descriptors and @tree
+ * (if not -1), and waits for the spare to say it has left the zygote's
+ * process group. 0, or -1 (the spare is gone, or did not answer within
+ * SPARE_ACK_MS). */
+static int forward(int sock, const struct order *o, const int fds[CI_SPAWN_FDS], int tree)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(int) * CI_SPAWN_FDS)];
+        char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 1))];
         struct cmsghdr align;
     } control;
-    struct iovec iov[2] = {{(void *)req, sizeof *req}, {(void *)dir, req->dir_len}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
-                       .msg_controllen = sizeof control.buf};
+    struct iovec iov = {(void *)o, sizeof *o};
+    int nfds = CI_SPAWN_FDS + (tree >= 0);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                       .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     ssize_t n;
 
     memset(control.buf, 0, sizeof control.buf);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * CI_SPAWN_FDS);
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
     memcpy(CMSG_DATA(c), fds, sizeof(int) * CI_SPAWN_FDS);
+    if (tree >= 0)
+        memcpy(CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, &tree, sizeof tree);
     do
         n = sendmsg(sock, &m, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)(sizeof *req + req->dir_len))
+    if (n != (ssize_t)sizeof *o)
         return -1;
     {
         struct pollfd p = {.fd = sock, .events = POLLIN};
@@ -187,24 +234,66 @@ static int forward(int sock, const struct ci_spawn_request *req, const char *dir
     return n == 1 ? 0 : -1;
 }
 
-/* In the child: the request's descriptors become 0..3 and nothing else
- * of the zygote's stays open, but @keep (if not -1), which becomes 4. */
-static void take_descriptors(const int fds[CI_SPAWN_FDS], int keep)
+/* In a spare: the zygote's order, its descriptors in @fds and the copy
+ * of the session directory in *@tree (-1 if none came). 1, or -1 at EOF;
+ * exits on anything else, which would be a bug of this file. */
+static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tree)
 {
-    int moved[CI_SPAWN_FDS];
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 1))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {o, sizeof *o};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    size_t nfds;
+    ssize_t n;
 
-    /* First above 3, so one dup2 cannot close another's source. */
-    for (int i = 0; i < CI_SPAWN_FDS; i++) {
-        moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, CI_SPAWN_FDS + 16);
-        if (moved[i] < 0)
+    do
+        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+        return -1;
+    c = CMSG_FIRSTHDR(&m);
+    nfds = c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
+               ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int)
+               : 0;
+    if (n != (ssize_t)sizeof *o || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        (nfds != CI_SPAWN_FDS && nfds != CI_SPAWN_FDS + 1))
+        ci_fatal(CI_EXIT_PROTOCOL, "spare: a malformed order from the zygote");
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * CI_SPAWN_FDS);
+    *tree = -1;
+    if (nfds > CI_SPAWN_FDS)
+        memcpy(tree, CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, sizeof *tree);
+    o->dir[sizeof o->dir - 1] = '\0';
+    o->path[sizeof o->path - 1] = '\0';
+    return 1;
+}
+
+/* In the child: the request's descriptors become 0..3, @keep[0] and
+ * @keep[1] (each if not -1) 4 and 5, and nothing else of the zygote's
+ * stays open. */
+static void take_descriptors(const int fds[CI_SPAWN_FDS], const int keep[2])
+{
+    int from[CI_SPAWN_FDS + 2], moved[CI_SPAWN_FDS + 2];
+
+    memcpy(from, fds, sizeof(int) * CI_SPAWN_FDS);
+    from[CI_SPAWN_FDS] = keep[0];
+    from[CI_SPAWN_FDS + 1] = keep[1];
+    /* First above them all, so one dup2 cannot close another's source. */
+    for (int i = 0; i < CI_SPAWN_FDS + 2; i++) {
+        moved[i] = from[i] < 0 ? -1 : fcntl(from[i], F_DUPFD_CLOEXEC, CI_SPAWN_FDS + 16);
+        if (from[i] >= 0 && moved[i] < 0)
             ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: F_DUPFD: %s", strerror(errno));
     }
-    for (int i = 0; i < CI_SPAWN_FDS; i++)
-        if (dup2(moved[i], i) != i)
-            ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup2: %s", strerror(errno));
-    if (keep >= 0 && dup3(keep, CI_SPAWN_FDS, O_CLOEXEC) != CI_SPAWN_FDS)
-        ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup3: %s", strerror(errno));
-    if (close_range(CI_SPAWN_FDS + (keep >= 0), ~0u, 0) != 0)
+    for (int i = 0; i < CI_SPAWN_FDS + 2; i++) {
+        if (moved[i] < 0)
+            close(i);
+        else if (dup3(moved[i], i, i < CI_SPAWN_FDS ? 0 : O_CLOEXEC) != i)
+            ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: dup3: %s", strerror(errno));
+    }
+    if (close_range(CI_SPAWN_FDS + 2, ~0u, 0) != 0)
         ci_fatal(CI_EXIT_DESCRIPTORS, "zygote child: close_range: %s", strerror(errno));
 }
 
@@ -221,7 +310,8 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS], int keep)
 static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spawn_request *req,
                            char *dir)
 {
-    int fds[CI_SPAWN_FDS], got, ruleset;
+    static struct order order;
+    int fds[CI_SPAWN_FDS], got, ruleset, tree, keep[2];
     uint32_t layers;
 
     prctl(PR_SET_NAME, "ci-spare", 0, 0, 0);
@@ -260,10 +350,15 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
         /* After the new user namespace, which cleared the signal. */
         ci_tie_to_parent(parent);
     }
+    /* Its new root entered now, while no session waits: the session
+     * directory comes as the zygote's copy, and no unmount is left for
+     * the session's start. */
+    if (zygote_mounts)
+        layers |= ci_mount_root_ahead(layers);
     ci_interp_prefault();
-    got = receive(sock, req, dir, fds);
-    if (got <= 0)
-        _exit(got < 0 ? CI_EXIT_HOST_GONE : CI_EXIT_PROTOCOL);
+    got = take_order(sock, &order, fds, &tree);
+    if (got < 0)
+        _exit(CI_EXIT_HOST_GONE);
     /* Out of the zygote's group before the host hears of us: a host that
      * drops the zygote kills and reaps that group whole. The zygote
      * answers the host only after this byte. */
@@ -272,9 +367,23 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     if (send(sock, "s", 1, MSG_NOSIGNAL) != 1)
         _exit(CI_EXIT_HOST_GONE);
     prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
-    take_descriptors(fds, ruleset); /* closes the socket too */
+    keep[0] = ruleset;
+    keep[1] = tree;
+    take_descriptors(fds, keep); /* closes the socket too; our stderr is the session's */
     if (ruleset >= 0)
         ci_landlock_use(CI_SPAWN_FDS);
+    if (zygote_mounts && (layers & CI_LAYER_MNTNS)) {
+        if (order.tree_error == EACCES)
+            ci_fatal_unreachable(order.dir, order.tree_error);
+        if (order.tree_error || tree < 0)
+            ci_fatal(CI_EXIT_NAMESPACES, "the zygote cannot copy the session directory %s: %s",
+                     order.dir, strerror(order.tree_error ? order.tree_error : EBADF));
+        ci_mount_session(CI_SPAWN_FDS + 1, order.path, order.dir);
+    }
+    if (tree >= 0)
+        close(CI_SPAWN_FDS + 1);
+    *req = order.req;
+    memcpy(dir, order.dir, sizeof order.dir);
     return layers;
 }
 
@@ -323,6 +432,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
                          char **session_dir)
 {
     static char dir[CI_SPAWN_DIR_MAX + 1];
+    static struct order order;
     uint32_t layers;
     pid_t spare;
     int fds[CI_SPAWN_FDS], sock, own_pidns = 0;
@@ -357,6 +467,9 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     if (!single_threaded())
         ci_fatal(CI_EXIT_PYTHON, "zygote: the warm-up left threads running; "
                  "a fork would copy their locks");
+    /* Single-threaded, as unshare(CLONE_NEWUSER) requires; after the
+     * warm-up, which thus ran without a capability. */
+    zygote_mounts = ci_unshare_zygote(zygote_uid, zygote_gid);
     ci_tie_to_parent(parent);
     {
         uint32_t payload[2] = {CI_PROTO_VERSION, layers};
@@ -371,15 +484,18 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     if (spare_make(&spare, &sock, &own_pidns))
         goto in_spare;
     for (;;) {
-        int got = receive(CI_FD_CHANNEL, req, dir, fds);
+        int got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
         int32_t answer = -EAGAIN;
+        int tree;
 
         if (got < 0)
             _exit(CI_EXIT_HOST_GONE);
         if (got == 0) {
+            explicit_bzero(&order, sizeof order);
             reply(CI_SPAWN_FAILED, -EINVAL);
             continue;
         }
+        tree = copy_session(&order);
         /* The spare takes it; if it died meanwhile, a new one does. */
         for (int attempt = 0; attempt < 2; attempt++) {
             if (sock < 0 && spare_make(&spare, &sock, &own_pidns))
@@ -391,7 +507,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
             /* Before the spare has the session: should this process die
              * from here on, the host knows which child to reap. */
             reply(CI_SPAWN_ASSIGNED, spare);
-            if (forward(sock, req, dir, fds) == 0) {
+            if (forward(sock, &order, fds, tree) == 0) {
                 answer = spare;
                 break;
             }
@@ -403,10 +519,11 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         }
         for (int i = 0; i < CI_SPAWN_FDS; i++)
             close(fds[i]);
+        if (tree >= 0)
+            close(tree);
         /* The next spare is forked from this memory: nothing of this
          * session may be in it. */
-        explicit_bzero(dir, sizeof dir);
-        explicit_bzero(req, sizeof *req);
+        explicit_bzero(&order, sizeof order);
         reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
         if (sock >= 0)
             close(sock);
