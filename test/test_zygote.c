@@ -166,6 +166,114 @@ static void test_sessions_cannot_signal_each_other_or_the_zygote(void **state)
     ci_session_free(b);
 }
 
+/* The hexadecimal value of @field ("CapEff:") in /proc/@pid/status. */
+static unsigned long long status_hex(int pid, const char *field)
+{
+    char *path = h_fmt("/proc/%d/status", pid), *text = h_read_file(path, NULL);
+    const char *at = strstr(text, field);
+    assert_non_null(at);
+    unsigned long long v = strtoull(at + strlen(field), NULL, 16);
+    free(text);
+    free(path);
+    return v;
+}
+
+/* 1 if /proc/@pid/ns/@ns names the namespace ours does. */
+static int same_namespace(int pid, const char *ns)
+{
+    char *a = h_fmt("/proc/%d/ns/%s", pid, ns), *b = h_fmt("/proc/self/ns/%s", ns);
+    char la[64] = "", lb[64] = "";
+    assert_true(readlink(a, la, sizeof la - 1) > 0);
+    assert_true(readlink(b, lb, sizeof lb - 1) > 0);
+    free(a);
+    free(b);
+    return strcmp(la, lb) == 0;
+}
+
+static void test_the_zygote_keeps_one_capability_in_namespaces_of_its_own(void **state)
+{
+    ci_session *s = h_session(NULL);
+    int z[4];
+    assert_int_equal(zygotes(z, 4), 1);
+    /* CAP_SYS_ADMIN (21), for open_tree(2), over its own user and mount
+     * namespaces only; none anywhere where the kernel refuses those. */
+    if (!(ci_session_sandbox(s) & CI_SANDBOX_USERNS)) {
+        print_message("      no user namespaces here: the zygote keeps no capability\n");
+        assert_true(same_namespace(z[0], "user"));
+        assert_int_equal(status_hex(z[0], "CapEff:"), 0);
+    } else {
+        assert_false(same_namespace(z[0], "user"));
+        assert_false(same_namespace(z[0], "mnt"));
+        assert_int_equal(status_hex(z[0], "CapEff:"), 1ull << 21);
+        assert_int_equal(status_hex(z[0], "CapPrm:"), 1ull << 21);
+        assert_int_equal(status_hex(z[0], "CapBnd:"), 1ull << 21);
+    }
+    assert_int_equal(status_hex(z[0], "CapInh:"), 0);
+    assert_int_equal(status_hex(z[0], "CapAmb:"), 0);
+    /* Its session has none at all, and its root holds the session
+     * directory alone of the host's /tmp, read-only but for that. */
+    assert_int_equal(status_hex(ci_session_pid(s), "CapEff:"), 0);
+    assert_int_equal(status_hex(ci_session_pid(s), "CapPrm:"), 0);
+    char *dir = strdup(ci_session_workspace(s));
+    *strrchr(dir, '/') = '\0';
+    char *code = h_fmt("import os\n"
+                       "mounts = [l.split()[4] for l in open('/proc/self/mountinfo')]\n"
+                       "def refused(path):\n"
+                       "    try:\n"
+                       "        os.mkdir(path)\n"
+                       "    except OSError:\n"
+                       "        return True\n"
+                       "    return False\n"
+                       "above = os.path.dirname('%s') + '/'\n"
+                       "(refused('/new'), os.path.isdir('%s/workspace'),\n"
+                       " [m for m in mounts if m.startswith(above)])",
+                       dir, dir);
+    char *want = h_fmt("(True, True, ['%s'])", dir);
+    h_expect(s, code, want, "");
+    free(want);
+    free(code);
+    free(dir);
+    ci_session_free(s);
+}
+
+static void test_a_workspace_root_through_a_link_works_by_both_names(void **state)
+{
+    char *real = h_tmpdir(), *link = h_fmt("%s-link", real);
+    assert_int_equal(symlink(real, link), 0);
+    ci_session *s = h_session(&(struct h_limits){.root = link});
+    const char *ws = ci_session_workspace(s);
+    char *name = strdup(ws);
+    *strrchr(name, '/') = '\0'; /* the host's name of the session directory */
+    char *resolved = h_fmt("%s%s", real, name + strlen(link));
+    assert_int_equal(strncmp(ws, link, strlen(link)), 0);
+    /* HOME and TMPDIR name it through the link; the cell reaches it by
+     * both names, and what it writes is in the real directory. */
+    char *code = h_fmt("import os, tempfile\n"
+                       "open('f.txt', 'w').write('x')\n"
+                       "open(os.environ['HOME'] + '/h.txt', 'w').write('y')\n"
+                       "tempfile.mkstemp()\n"
+                       "(os.environ['HOME'] == '%s/config', os.path.isfile('%s/workspace/f.txt'),\n"
+                       " os.path.isfile('%s/workspace/f.txt'))",
+                       name, name, resolved);
+    h_expect(s, code, "(True, True, True)", "");
+    char *f = h_fmt("%s/workspace/f.txt", resolved), *h = h_fmt("%s/config/h.txt", resolved);
+    size_t len;
+    free(h_read_file(f, &len));
+    assert_int_equal(len, 1);
+    free(h_read_file(h, &len));
+    assert_int_equal(len, 1);
+    ci_session_free(s);
+    assert_int_equal(unlink(link), 0);
+    h_rmtree(real);
+    free(h);
+    free(f);
+    free(code);
+    free(resolved);
+    free(name);
+    free(link);
+    free(real);
+}
+
 static void test_a_killed_zygote_is_replaced_and_its_sessions_live_on(void **state)
 {
     ci_session *a = h_session(NULL);
@@ -484,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_each_session_draws_its_own_random_numbers),
         cmocka_unit_test(test_each_session_has_its_own_directories_and_settings),
         cmocka_unit_test(test_sessions_cannot_signal_each_other_or_the_zygote),
+        cmocka_unit_test(test_the_zygote_keeps_one_capability_in_namespaces_of_its_own),
+        cmocka_unit_test(test_a_workspace_root_through_a_link_works_by_both_names),
         cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),
         cmocka_unit_test(test_zygote_children_share_its_hash_seed_and_exec_workers_do_not),
         cmocka_unit_test(test_requiring_a_pid_namespace_without_the_zygote_fails_at_once),
