@@ -503,6 +503,26 @@ void h_png_size(const ci_result *r, size_t i, uint32_t *width, uint32_t *height)
     *height = be32(d + 20);
 }
 
+int h_children_but_spares(int ppid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char st;
+        int pp, sid, pid = atoi(e->d_name);
+        if (pid <= 0 || !h_proc_stat(pid, &st, &pp, &sid) || pp != ppid)
+            continue;
+        if (h_proc_named(pid, "ci-spare") ||
+            (h_proc_named(pid, "ci-zygote") && getpgid(pid) != pid))
+            continue;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
 int h_children(int ppid, int *zombies, int verbose)
 {
     DIR *d = opendir("/proc");

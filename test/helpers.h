@@ -110,6 +110,11 @@ int h_is_zygote(int pid);
  * @verbose. */
 int h_children(int ppid, int *zombies, int verbose);
 
+/* h_children() but for the spares a zygote forks when it will (named
+ * ci-spare, or still ci-zygote in their zygote's process group): what a
+ * refused start must not leave. */
+int h_children_but_spares(int ppid);
+
 /* snprintf into a malloc'ed string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -54,6 +54,13 @@
 /* How long a spare may take to take its session and leave the group. */
 #define SPARE_ACK_MS 2000
 
+/* How long after handing out a spare the zygote waits before it forks
+ * the next one: long enough for a session's start and first cell, which
+ * on two CPUs would otherwise compete with the fork and the spare's
+ * first writes (several ms of CPU between them). A request that comes
+ * sooner gets a spare forked for it at once. */
+#define SPARE_DELAY_MS 10
+
 /* Ours, for a spare to map in the user namespace its clone made: inside,
  * until mapped, they read as the overflow ids. */
 static unsigned zygote_uid, zygote_gid;
@@ -77,6 +84,17 @@ struct order {
  * that its parent lives (ci_tie_to_outside_parent); -1 without pidfds
  * (Linux before 5.3), and then no spare gets a PID namespace. */
 static int host_pidfd = -1;
+
+/* 1 if @fd has something to read (or hung up) within @ms. */
+static int readable(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n;
+
+    while ((n = poll(&p, 1, ms)) < 0 && errno == EINTR)
+        ;
+    return n > 0;
+}
 
 /* 1 if this process has one thread: a fork of several would copy locks
  * another thread holds. */
@@ -166,27 +184,42 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
 }
 
 /*
- * With zygote_mounts: the session directory's path with every link
- * resolved, in o->path, and a copy of it made with open_tree(2), not
- * recursive, for the spare to attach in its own root (ci_mount_session).
- * Resolved here, as the workers' uid: a directory above it that this uid
- * cannot search fails here as it would in the worker. The copy's
- * descriptor, or -1 (with o->tree_error set, or without zygote_mounts).
+ * With zygote_mounts: a copy of the session directory made with
+ * open_tree(2), not recursive, for the spare to attach in its own root
+ * (ci_mount_session), and its path with every link resolved, in o->path,
+ * both from one descriptor (so they name the same directory). Opened
+ * here, as the workers' uid: a directory above it that this uid cannot
+ * search fails here as it would in the worker. Nothing of the path stays
+ * outside @o, which the caller wipes. The copy's descriptor, or -1 (with
+ * o->tree_error set, or without zygote_mounts).
  */
 static int copy_session(struct order *o)
 {
-    int tree;
+    char self[32];
+    int dir, tree = -1;
+    ssize_t n;
 
     o->tree_error = 0;
     if (!zygote_mounts)
         return -1;
-    if (!realpath(o->dir, o->path)) {
+    dir = open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
         o->tree_error = errno;
         return -1;
     }
-    tree = open_tree(AT_FDCWD, o->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    if (tree < 0)
+    snprintf(self, sizeof self, "/proc/self/fd/%d", dir);
+    n = readlink(self, o->path, sizeof o->path - 1);
+    if (n < 0) {
         o->tree_error = errno;
+    } else if (n == 0 || (size_t)n >= sizeof o->path - 1 || o->path[0] != '/') {
+        o->tree_error = ENAMETOOLONG;
+    } else {
+        o->path[n] = '\0';
+        tree = open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (tree < 0)
+            o->tree_error = errno;
+    }
+    close(dir);
     return tree;
 }
 
@@ -355,7 +388,9 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
      * the session's start. */
     if (zygote_mounts)
         layers |= ci_mount_root_ahead(layers);
-    ci_interp_prefault();
+    /* Worth its time only while no session waits for this spare. */
+    if (!readable(sock, 0))
+        ci_interp_prefault();
     got = take_order(sock, &order, fds, &tree);
     if (got < 0)
         _exit(CI_EXIT_HOST_GONE);
@@ -528,8 +563,9 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         if (sock >= 0)
             close(sock);
         sock = -1;
-        /* The next one, while the host starts this session. */
-        if (spare_make(&spare, &sock, &own_pidns))
+        /* The next one once this session has started, or now for a
+         * request that comes first. */
+        if (!readable(CI_FD_CHANNEL, SPARE_DELAY_MS) && spare_make(&spare, &sock, &own_pidns))
             goto in_spare;
     }
 in_spare:
