@@ -503,27 +503,13 @@ void h_png_size(const ci_result *r, size_t i, uint32_t *width, uint32_t *height)
     *height = be32(d + 20);
 }
 
-int h_children_but_spares(int ppid)
+/* A spare of a zygote: named so, or still the zygote's name in its group. */
+static int is_spare(int pid)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-    assert_non_null(d);
-    while ((e = readdir(d))) {
-        char st;
-        int pp, sid, pid = atoi(e->d_name);
-        if (pid <= 0 || !h_proc_stat(pid, &st, &pp, &sid) || pp != ppid)
-            continue;
-        if (h_proc_named(pid, "ci-spare") ||
-            (h_proc_named(pid, "ci-zygote") && getpgid(pid) != pid))
-            continue;
-        n++;
-    }
-    closedir(d);
-    return n;
+    return h_proc_named(pid, "ci-spare") || (h_proc_named(pid, "ci-zygote") && getpgid(pid) != pid);
 }
 
-int h_children(int ppid, int *zombies, int verbose)
+static int count_children(int ppid, int *zombies, int verbose, int but_spares)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -532,7 +518,8 @@ int h_children(int ppid, int *zombies, int verbose)
     while ((e = readdir(d))) {
         char st;
         int pp, sid, pid = atoi(e->d_name);
-        if (pid <= 0 || !h_proc_stat(pid, &st, &pp, &sid) || pp != ppid)
+        if (pid <= 0 || !h_proc_stat(pid, &st, &pp, &sid) || pp != ppid ||
+            (but_spares && is_spare(pid)))
             continue;
         n++;
         z += st == 'Z';
@@ -549,4 +536,14 @@ int h_children(int ppid, int *zombies, int verbose)
     if (zombies)
         *zombies = z;
     return n;
+}
+
+int h_children(int ppid, int *zombies, int verbose)
+{
+    return count_children(ppid, zombies, verbose, 0);
+}
+
+int h_children_but_spares(int ppid)
+{
+    return count_children(ppid, NULL, 0, 1);
 }
