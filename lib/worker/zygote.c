@@ -3,14 +3,14 @@
  * imported, the cell runner loaded) that then only forks session workers
  * when the host asks, over the SOCK_SEQPACKET channel of lib/proto.h.
  *
- * It keeps one child forked ahead, the spare (spare_life()), which has
+ * It keeps children forked ahead, the spares (spare_life()), each of which has
  * already made its namespaces, entered its new root and written the
  * pages a first cell writes; a request goes to the spare with a copy of
  * the session directory the zygote made with open_tree(2) in a mount
  * namespace of its own (ci_unshare_zygote), the host gets the spare's
- * pid, and the zygote forks the next spare while the host starts the
- * session. A session's start thus waits for none of the fork, those page
- * copies, or the unmount of the spare's old root.
+ * pid, and the zygote forks a replacement once that session has had time
+ * to start (SPARE_DELAY_MS). A session's start thus waits for none of the
+ * fork, those page copies, or the unmount of the spare's old root.
  *
  * It holds no session's data: it never runs a cell, never reads a
  * workspace, and each child gets its session (descriptors, workspace,
@@ -54,11 +54,15 @@
 /* How long a spare may take to take its session and leave the group. */
 #define SPARE_ACK_MS 2000
 
-/* How long after handing out a spare the zygote waits before it forks
- * the next one: long enough for a session's start and first cell, which
- * on two CPUs would otherwise compete with the fork and the spare's
- * first writes (several ms of CPU between them). A request that comes
- * sooner gets a spare forked for it at once. */
+/*
+ * Spares kept ready, and how long after handing one out the zygote waits
+ * before it forks a replacement while another is still ready: long
+ * enough for that session's start and first cell, which on two CPUs
+ * would otherwise compete with the fork and the new spare's first writes
+ * (several ms of CPU between them). With none left (sessions coming
+ * faster than that), the replacement is forked at once.
+ */
+#define SPARES 2
 #define SPARE_DELAY_MS 10
 
 /* Ours, for a spare to map in the user namespace its clone made: inside,
@@ -469,8 +473,12 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
     static char dir[CI_SPAWN_DIR_MAX + 1];
     static struct order order;
     uint32_t layers;
+    struct {
+        pid_t pid;
+        int sock;
+    } pool[SPARES]; /* the ready spares, oldest first */
     pid_t spare;
-    int fds[CI_SPAWN_FDS], sock, own_pidns = 0;
+    int fds[CI_SPAWN_FDS], sock, own_pidns = 0, ready = 0;
 
     /* Named for ps and top; each child takes the worker's name back. */
     prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
@@ -516,13 +524,21 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         send_all(msg, sizeof msg);
     }
 
-    if (spare_make(&spare, &sock, &own_pidns))
-        goto in_spare;
     for (;;) {
-        int got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
         int32_t answer = -EAGAIN;
-        int tree;
+        int got, tree;
 
+        /* The pool topped up while no request waits: at once when it is
+         * empty, else after SPARE_DELAY_MS without one. */
+        while (ready < SPARES && !readable(CI_FD_CHANNEL, ready ? SPARE_DELAY_MS : 0)) {
+            if (spare_make(&spare, &sock, &own_pidns))
+                goto in_spare;
+            if (sock < 0)
+                break;
+            pool[ready].pid = spare;
+            pool[ready++].sock = sock;
+        }
+        got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
         if (got < 0)
             _exit(CI_EXIT_HOST_GONE);
         if (got == 0) {
@@ -531,10 +547,16 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
             continue;
         }
         tree = copy_session(&order);
-        /* The spare takes it; if it died meanwhile, a new one does. */
-        for (int attempt = 0; attempt < 2; attempt++) {
-            if (sock < 0 && spare_make(&spare, &sock, &own_pidns))
+        /* The oldest spare takes it; if it died meanwhile, the next
+         * one, or a new one, does. */
+        for (int attempt = 0; attempt < SPARES + 1; attempt++) {
+            if (ready > 0) {
+                spare = pool[0].pid;
+                sock = pool[0].sock;
+                memmove(pool, pool + 1, sizeof *pool * (size_t)--ready);
+            } else if (spare_make(&spare, &sock, &own_pidns)) {
                 goto in_spare;
+            }
             if (sock < 0) {
                 answer = spare < 0 ? spare : -EAGAIN;
                 break;
@@ -563,10 +585,6 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         if (sock >= 0)
             close(sock);
         sock = -1;
-        /* The next one once this session has started, or now for a
-         * request that comes first. */
-        if (!readable(CI_FD_CHANNEL, SPARE_DELAY_MS) && spare_make(&spare, &sock, &own_pidns))
-            goto in_spare;
     }
 in_spare:
     layers = spare_life(sock, parent, own_pidns, req, dir);
