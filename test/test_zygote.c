@@ -197,6 +197,20 @@ static int same_namespace(int pid, const char *ns)
     return strcmp(la, lb) == 0;
 }
 
+static void test_a_new_session_starts_with_an_empty_namespace(void **state)
+{
+    /* Nothing of the warm-up, nor of the spare's rehearsal of a first
+     * cell (ci_interp_prefault), is in the cell's namespace or caches. */
+    ci_session *s = h_session(NULL);
+    h_expect(s,
+             "import linecache\n"
+             "(sorted(k for k in globals() if not k.startswith('__')),\n"
+             " sorted(k for k in linecache.cache if k.startswith('<cell')))",
+             "(['linecache'], ['<cell 1>'])", "");
+    h_expect_error(s, "x", "NameError", "name 'x' is not defined");
+    ci_session_free(s);
+}
+
 static void test_the_zygote_keeps_one_capability_in_namespaces_of_its_own(void **state)
 {
     ci_session *s = h_session(NULL);
@@ -599,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_each_session_draws_its_own_random_numbers),
         cmocka_unit_test(test_each_session_has_its_own_directories_and_settings),
         cmocka_unit_test(test_sessions_cannot_signal_each_other_or_the_zygote),
+        cmocka_unit_test(test_a_new_session_starts_with_an_empty_namespace),
         cmocka_unit_test(test_the_zygote_keeps_one_capability_in_namespaces_of_its_own),
         cmocka_unit_test(test_a_workspace_root_through_a_link_works_by_both_names),
         cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),

@@ -537,6 +537,23 @@ static const char runner_src[] =
     "    # but never shadow the standard library or the installed packages.\n"
     "    sys.path.append(_WS)\n"
     "\n"
+    "def _rehearse(env):\n"
+    "    # A zygote's spare, before it has a session (ci_interp_prefault):\n"
+    "    # a first cell's path and the session's setup taken once, the cell\n"
+    "    # in a namespace thrown away, so that the pages they write are this\n"
+    "    # process's own before its session's turn.\n"
+    "    global _ns\n"
+    "    cell = (b'import pandas as pd\\npd.DataFrame({\\'a\\': [1, 2]}).a.sum()'\n"
+    "            if 'pandas' in sys.modules else b'x = [1, 2]\\nlen(x)')\n"
+    "    main, _ns = _ns, {'__builtins__': builtins}\n"
+    "    try:\n"
+    "        run(0, cell, 1 << 16)\n"
+    "    finally:\n"
+    "        _ns = main\n"
+    "        linecache.cache.pop('<cell 0>', None)\n"
+    "    # Any limits and dpi: the session's call replaces them all.\n"
+    "    _configure(1 << 20, 1 << 22, 100, env)\n"
+    "\n"
     "def run(count, data, limit):\n"
     "    try:\n"
     "        value, exc = _execute(f'<cell {count}>', data), None\n"
@@ -922,6 +939,7 @@ static void run_private(const char *src, const char *what)
 }
 
 static PyObject *configure_fn; /* the runner's _configure() */
+static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 
 static void load_runner(void)
 {
@@ -946,10 +964,12 @@ static void load_runner(void)
         python_failed("cannot start the cell runner");
     run_fn = PyDict_GetItemString(globals, "run");
     configure_fn = PyDict_GetItemString(globals, "_configure");
-    if (!run_fn || !configure_fn)
-        python_failed("the cell runner has no run() or _configure()");
+    rehearse_fn = PyDict_GetItemString(globals, "_rehearse");
+    if (!run_fn || !configure_fn || !rehearse_fn)
+        python_failed("the cell runner has no run(), _configure() or _rehearse()");
     Py_INCREF(run_fn);
     Py_INCREF(configure_fn);
+    Py_INCREF(rehearse_fn);
     Py_DECREF(r);
     Py_DECREF(code);
     Py_DECREF(globals);
@@ -981,27 +1001,13 @@ void ci_interp_warm(const char *preload, int zygote)
      */
     if (zygote)
         run_private(prime_src, "warm-up: the first frame and figure failed");
-    if (zygote && PyRun_SimpleString("import gc\ngc.collect()\ngc.freeze()\n") != 0)
-        python_failed("warm-up: gc.freeze() failed");
+    if (zygote)
+        run_private("import gc\ngc.collect()\ngc.freeze()\n", "warm-up: gc.freeze() failed");
     if (fchdir(back) != 0)
         ci_fatal(CI_EXIT_PYTHON, "cannot return from the warm-up: %s", strerror(errno));
     close(back);
     main_ts = PyEval_SaveThread();
 }
-
-/*
- * What nearly every first cell touches: the parser and compiler, and a
- * small pandas frame. Kept small on purpose: each page it writes is a
- * page of the zygote's copied into the child for good, and rendering a
- * figure here would copy some 15 MiB. ci_interp_prefault() then runs
- * _configure() as the session will, with this process's own settings.
- */
-static const char prefault_src[] =
-    "import ast, sys\n"
-    "compile(ast.parse('x = [1, 2]\\nx'), '<prefault>', 'exec')\n"
-    "pd = sys.modules.get('pandas')\n"
-    "if pd is not None:\n"
-    "    pd.DataFrame({'a': [1, 2]}).a.sum()\n";
 
 void ci_interp_prefault(void)
 {
@@ -1009,10 +1015,7 @@ void ci_interp_prefault(void)
     PyObject *env, *r;
 
     PyEval_RestoreThread(main_ts);
-    run_private(prefault_src, "spare: the prefault failed");
-    /* Its session's call then finds these pages written and this code
-     * run once in this process: about 0.35 ms less on the session's
-     * start, measured. */
+    /* The session's own environment replaces this one's. */
     env = PyDict_New();
     for (size_t i = 0; env && i < sizeof var / sizeof *var; i++) {
         PyObject *v = getenv(var[i]) ? PyUnicode_DecodeFSDefault(getenv(var[i])) : NULL;
@@ -1021,10 +1024,7 @@ void ci_interp_prefault(void)
             python_failed("spare: the prefault failed");
         Py_XDECREF(v);
     }
-    /* Any limits and dpi: the session's call replaces them all. */
-    r = env ? PyObject_CallFunction(configure_fn, "nnIO", (Py_ssize_t)1 << 20, (Py_ssize_t)1 << 22,
-                                    100u, env)
-            : NULL;
+    r = env ? PyObject_CallOneArg(rehearse_fn, env) : NULL;
     if (!r)
         python_failed("spare: the prefault failed");
     Py_DECREF(r);

@@ -107,9 +107,11 @@ void ci_interp_configure(const struct ci_limits *limits, const char *session_dir
  * NULL): a worker started by exec, whose environment is its session's. */
 void ci_interp_start(const struct ci_limits *limits);
 
-/* In a spare child: writes now, once, the pages of the zygote that
- * nearly every first cell writes (reference counts and caches of the
- * compiler and of pandas), so that cell does not wait for those copies. */
+/* In a spare child: runs a small first cell (a pandas frame's sum) in a
+ * namespace thrown away, and the session's setup with this process's
+ * own settings (the runner's _rehearse()), so that the pages of the
+ * zygote they write (reference counts, caches of the compiler and of
+ * pandas) are copied now rather than on the session's start. */
 void ci_interp_prefault(void);
 
 /* clone(2) with @flags and SIGCHLD, with CPython's fork hooks around it
