@@ -423,10 +423,14 @@ CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
  * seccomp filter exactly as a worker started by exec does, before it
  * reads a cell; the zygote holds no session's data, and a session never
  * depends on it staying alive (a zygote found dead is replaced, and the
- * start that found it retried once). What forking shares, and what it
+ * start that found it retried once). Up to two children wait ready, their
+ * namespaces made and their new root entered; each gets its session
+ * directory as a copy the zygote makes with open_tree(2) (Linux 5.2) in a
+ * user and mount namespace of its own, where it keeps CAP_SYS_ADMIN and no
+ * other capability. What forking shares, and what it
  * does not, is in SECURITY.md: chiefly, sessions of one zygote share its
  * address layout (ASLR), glibc's stack canary and CPython's hash seed.
- * The first session of a process pays the zygote's start (about 0.7 s).
+ * The first session of a process pays the zygote's start (about 0.8 s).
  * The zygote is the process's child, like the workers; it exits with the
  * process. Sessions started from several threads take turns at the
  * zygote's lock for about a millisecond each. The setting is read by
