@@ -190,8 +190,12 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
  * pid (the host's child), or -1 with @msg and an error in *@rc
  * (CI_EMANIFEST when the zygote found the installed files differ from
  * the manifest); then *@retry is 1 if the zygote died on the way, so
- * another try (with new descriptors) may succeed with a new one. */
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry, int *rc);
+ * another try (with new descriptors) may succeed with a new one, and
+ * *@by_exec 1 if the zygote cannot see the session directory (a mount
+ * made after it started, where mounts do not propagate), so the worker
+ * is for fork + exec to start, with the same descriptors. */
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry,
+                      int *by_exec, int *rc);
 /* Kills and reaps every zygote of this process (the tests use it to see
  * that nothing else is left); the next session starts a new one. */
 void ci_zygote_stop_all(void);

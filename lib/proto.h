@@ -187,7 +187,10 @@ enum ci_outcome {
  *                   child about to get the request (any number of times:
  *                   a child that fails to take it is killed and the next
  *                   one ASSIGNED), then STARTED with the pid of the one
- *                   that took it; or FAILED with -errno.
+ *                   that took it; or FAILED with -errno: -EXDEV when
+ *                   the zygote cannot see the session directory (its
+ *                   copy of the mount table lacks it), for the host to
+ *                   start that worker by exec instead.
  *
  * The new worker is the host's child (clone(2) with CLONE_PARENT), checks
  * the limits as the worker's command line would be checked and, as a

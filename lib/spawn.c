@@ -314,8 +314,8 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
 {
     char procpath[32];
     int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
-    int fds[4];
-    pid_t pid;
+    int fds[4], by_exec = 0;
+    pid_t pid = -1;
 
     *retry = 0;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 ||
@@ -331,8 +331,8 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
     if (ci_uses_zygote(s))
-        pid = ci_zygote_spawn(s, fds, msg, msglen, retry, &rc);
-    else
+        pid = ci_zygote_spawn(s, fds, msg, msglen, retry, &by_exec, &rc);
+    if (!ci_uses_zygote(s) || by_exec)
         pid = exec_session_worker(s, fds, msg, msglen);
     /* Whichever way, ours are closed below: the worker has its copies. */
     null = fds[0];

@@ -309,7 +309,7 @@ static int our_child(pid_t pid)
  * says STARTED or FAILED, within SPAWN_REPLY_MS. The new worker's pid,
  * or -1 with @msg; *@gone is set if the zygote must be dropped. Every
  * child it ASSIGNED and did not start is killed and reaped here. */
-static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone)
+static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone, int *unseen)
 {
     pid_t assigned[8];
     int n_assigned = 0;
@@ -335,10 +335,20 @@ static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone)
                      n < 0 ? strerror(errno) : n == 0 ? "it closed its channel" : "a short reply");
             break;
         }
-        if (r.stage == CI_SPAWN_ASSIGNED && our_child(r.pid) &&
-            n_assigned < (int)(sizeof assigned / sizeof *assigned)) {
-            assigned[n_assigned++] = r.pid;
+        /* One that is not (or no longer) our child is not ours to reap:
+         * a spare that died while it waited was reaped with the zygote's
+         * group, and the zygote moves on to the next. */
+        if (r.stage == CI_SPAWN_ASSIGNED) {
+            if (our_child(r.pid) && n_assigned < (int)(sizeof assigned / sizeof *assigned))
+                assigned[n_assigned++] = r.pid;
             continue;
+        }
+        if (r.stage == CI_SPAWN_FAILED && r.pid == -EXDEV) {
+            /* Its copy of the mount table lacks the directory. */
+            snprintf(msg, msglen, "the zygote cannot see the session directory");
+            *unseen = 1;
+            reap_assigned(assigned, n_assigned);
+            return -1;
         }
         if (r.stage == CI_SPAWN_FAILED && r.pid < 0 && r.pid > -4096) {
             /* It could not fork (EAGAIN, ENOMEM): not its fault, keep it. */
@@ -370,7 +380,7 @@ static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone)
 /* Sends one SPAWN request and reads the replies: the pid, or -1 with
  * @msg (a zygote that failed is dropped). */
 static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
-                            size_t msglen)
+                            size_t msglen, int *unseen)
 {
     struct ci_spawn_request req = {
         .version = CI_PROTO_VERSION,
@@ -411,24 +421,26 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         zygote_drop(z);
         return -1;
     }
-    pid = read_replies(z, msg, msglen, &gone);
+    pid = read_replies(z, msg, msglen, &gone, unseen);
     if (gone)
         zygote_drop(z);
     return pid;
 }
 
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry, int *rc)
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry,
+                      int *by_exec, int *rc)
 {
     pid_t pid = -1;
     struct zygote *z;
 
     *retry = 0;
+    *by_exec = 0;
     *rc = CI_ESPAWN;
     pthread_mutex_lock(&zygote_lock);
     z = zygote_get(s, msg, msglen, rc);
     if (z) {
         reap_group(z->proc.pid, 0); /* a spare that died unused */
-        pid = zygote_request(z, s, fds, msg, msglen);
+        pid = zygote_request(z, s, fds, msg, msglen, by_exec);
         /* A zygote that died on this request was dropped: the next try
          * starts another (with new descriptors: the old ones may be in
          * a child it started before it died, which was reaped). */

@@ -119,6 +119,34 @@ static unsigned long kept_flags(const char *path)
 }
 
 /*
+ * Refuses a session directory at @path (made, with its parents, in the
+ * new root) whose parent is not on the new root's own tmpfs or on its
+ * private /tmp: inside a bind of the host's (a workspace root under
+ * /usr, say), its siblings, other sessions' directories, would show.
+ */
+static void check_own_place(const char *path)
+{
+    char parent[PATH_MAX], own[PATH_MAX];
+    struct stat p, root, tmp;
+    char *slash;
+
+    snprintf(parent, sizeof parent, "%s%s", root_at, path);
+    slash = strrchr(parent, '/');
+    if (slash)
+        slash[slash == parent] = '\0';
+    snprintf(own, sizeof own, "%s/", root_at);
+    if (stat(parent, &p) != 0 || stat(own, &root) != 0)
+        die("stat", parent);
+    snprintf(own, sizeof own, "%s/tmp", root_at);
+    if (stat(own, &tmp) != 0)
+        die("stat", own);
+    if (p.st_dev != root.st_dev && p.st_dev != tmp.st_dev)
+        ci_fatal(CI_EXIT_NAMESPACES, "the session directory %s is inside a directory the "
+                 "sandbox binds from the host, where other sessions' directories would show: "
+                 "choose a workspace root outside /usr, /etc, /dev, /sys and /proc", path);
+}
+
+/*
  * Binds the host's @path, reached through @src, at @path in the new root
  * with @flags (MS_RDONLY, MS_NOSUID, ...). Returns 0, or -1 if @src is
  * missing or the bind is refused (only when @optional; else fatal).
@@ -465,10 +493,15 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     own_proc = build_root(have, search_fd);
     /* The session directory at its own path (often inside the private
      * /tmp), and at the host's name of it. */
+    make_dirs(session);
+    check_own_place(session);
     bind_from(fdpath, session, flags, 0);
     copy_ancestors(session, &above);
-    if (alias[0])
+    if (alias[0]) {
+        make_dirs(alias);
+        check_own_place(alias);
         bind_from(fdpath, alias, flags, 0);
+    }
     close(session_fd);
     seal_root();
     enter_root(cwd, own_proc);
@@ -495,12 +528,16 @@ void ci_mount_session(int tree, const char *path, const char *name)
     /* The zygote's copy of the directory: no unmount, so none of the
      * kernel's waits for every CPU that an unmount ends with. */
     make_dirs(path);
+    check_own_place(path);
     if (move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
         die("move_mount", path);
     if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags | kept_flags(path), NULL) != 0)
         die("remount", path);
     session_alias(path, name, alias, sizeof alias);
-    if (alias[0])
+    if (alias[0]) {
+        make_dirs(alias);
+        check_own_place(alias);
         bind_from(path, alias, flags, 0);
+    }
     seal_root();
 }

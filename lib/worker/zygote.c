@@ -537,6 +537,7 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
                 break;
             pool[ready].pid = spare;
             pool[ready++].sock = sock;
+            sock = -1; /* the pool's now */
         }
         got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
         if (got < 0)
@@ -547,9 +548,15 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
             continue;
         }
         tree = copy_session(&order);
+        /* A directory our copy of the mount table lacks (on a mount made
+         * after it, where mounts do not propagate) is no spare's: the
+         * host starts that worker by exec. One our uid cannot reach, the
+         * spare explains. */
+        if (order.tree_error && order.tree_error != EACCES)
+            answer = -EXDEV;
         /* The oldest spare takes it; if it died meanwhile, the next
          * one, or a new one, does. */
-        for (int attempt = 0; attempt < SPARES + 1; attempt++) {
+        for (int attempt = 0; answer != -EXDEV && attempt < SPARES + 1; attempt++) {
             if (ready > 0) {
                 spare = pool[0].pid;
                 sock = pool[0].sock;
