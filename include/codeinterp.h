@@ -386,7 +386,11 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
 /*
  * ci_config_set_workspace_root - the directory under which each session
  * creates its private directory; default $TMPDIR, else /tmp. The string
- * is copied. When the host runs as root its workers run as uid 65534
+ * is copied. Each session resolves it (realpath(3)) when it starts, and
+ * names its directory by that path, inside the worker and out
+ * (ci_session_workspace); a resolved path longer than 3000 bytes fails
+ * the start with CI_EIO, and one inside a directory the worker binds from
+ * the host (/usr) with CI_ESPAWN. When the host runs as root its workers run as uid 65534
  * (see CI_SANDBOX_UNPRIVILEGED), which must be able to search every
  * directory down to @dir (as /tmp allows); if it cannot, the worker does
  * not start (CI_ESPAWN, and the message says so).
@@ -559,7 +563,7 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
  * ci_session_new() removes those it finds under its root that belong to
  * the calling user (it looks at no more than 4096 entries of the root).
  * Blocks for the worker's start-up: a few milliseconds from a warm
- * zygote, about 0.7 s for the one that starts the zygote or without it
+ * zygote, about 0.8 s for the one that starts the zygote or without it
  * (2 cores).
  */
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
@@ -597,7 +601,9 @@ CI_API const char *ci_session_errmsg(const ci_session *s);
 
 /*
  * ci_session_workspace - absolute path of the session's workspace, the
- * cell's working directory. Borrowed: valid until ci_session_free(@s).
+ * cell's working directory, by the same name inside the worker (the
+ * workspace root resolved, ci_config_set_workspace_root). Borrowed: valid
+ * until ci_session_free(@s).
  * @return NULL if @s is NULL.
  */
 CI_API const char *ci_session_workspace(const ci_session *s);

@@ -220,7 +220,7 @@ CI_API int ci_config_require_sandbox(ci_config *cfg, unsigned mask)
 CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir)
 {
     char *copy;
-    if (!cfg || !dir || dir[0] != '/' || strlen(dir) > 3000)
+    if (!cfg || !dir || dir[0] != '/' || strlen(dir) > CI_WORKSPACE_ROOT_MAX)
         return CI_EINVAL;
     if (!(copy = ci_strdup(dir)))
         return CI_ENOMEM;

@@ -148,6 +148,7 @@ int ci_workspace_create(ci_session *s)
 {
     const char *root = s->cfg.workspace_root;
     static const char *const subdirs[] = {"workspace", "config", "tmp"};
+    char real[PATH_MAX];
     size_t n;
     int dirfd, i;
 
@@ -156,6 +157,19 @@ int ci_workspace_create(ci_session *s)
         if (!root || root[0] != '/')
             root = "/tmp";
     }
+    /* Every link and dot resolved: the worker mounts the session
+     * directory at this path in its own root, and HOME, TMPDIR and its
+     * working directory name it, so inside and out it is one path. */
+    if (!realpath(root, real)) {
+        ci_set_errmsg(s, "cannot resolve the workspace root %s: %s", root, strerror(errno));
+        return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
+    }
+    if (strlen(real) > CI_WORKSPACE_ROOT_MAX) {
+        ci_set_errmsg(s, "the workspace root %s resolves to a path of %zu bytes, longer than %d",
+                      root, strlen(real), CI_WORKSPACE_ROOT_MAX);
+        return CI_EIO;
+    }
+    root = real;
     remove_stale(root);
     n = strlen(root) + sizeof "/codeinterp-XXXXXX";
     if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {
@@ -171,6 +185,14 @@ int ci_workspace_create(ci_session *s)
     }
     snprintf(s->workspace, n + sizeof "/workspace", "%s/workspace", s->dir);
     dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd >= 0) {
+        struct stat st;
+
+        if (fstat(dirfd, &st) == 0) {
+            s->dir_dev = st.st_dev;
+            s->dir_ino = st.st_ino;
+        }
+    }
     if (dirfd >= 0 && take_lock(s, dirfd) < 0) {
         close(dirfd);
         dirfd = -1;

@@ -106,6 +106,8 @@ struct ci_session {
     char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
     char *workspace; /* <dir>/workspace, the cell's working directory */
     int workspace_fd; /* O_PATH descriptor of the workspace */
+    dev_t dir_dev;    /* of s->dir, as made */
+    ino_t dir_ino;
     int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
     struct ci_worker worker;
     int execution_count;
@@ -184,6 +186,10 @@ const char *ci_worker_path(void);
  * The child's pid, or -1 with @msg. */
 pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *policy, char *msg,
                      size_t msglen);
+
+/* The longest workspace root, configured or resolved (bytes): the
+ * session directory's paths must stay well within PATH_MAX. */
+#define CI_WORKSPACE_ROOT_MAX 3000
 
 /* zygote.c: a worker for @s forked by the warm zygote for its preload
  * list (started if none is alive), with @fds as its 0..3. The worker's

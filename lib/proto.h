@@ -190,7 +190,8 @@ enum ci_outcome {
  *                   that took it; or FAILED with -errno: -EXDEV when
  *                   the zygote cannot see the session directory (its
  *                   copy of the mount table lacks it), for the host to
- *                   start that worker by exec instead.
+ *                   start that worker by exec instead; -ESTALE when the
+ *                   directory by that name is not the one the host made.
  *
  * The new worker is the host's child (clone(2) with CLONE_PARENT), checks
  * the limits as the worker's command line would be checked and, as a
@@ -233,6 +234,8 @@ struct ci_spawn_request {
     uint64_t display_run_limit; /* as --display-run-limit */
     uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
     uint32_t reserved;        /* 0 */
+    uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the
+                                * zygote opens it by name and compares */
 };
 #define CI_SPAWN_DIR_MAX 4000u
 #define CI_SPAWN_FDS 4

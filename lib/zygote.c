@@ -160,10 +160,13 @@ static int zygote_await(struct zygote *z, int err, int64_t deadline, char *msg, 
                 ci_policy_failure(msg, msglen, have ? why : NULL);
                 return CI_EMANIFEST;
             }
+            /* How it ended (a signal leaves no stderr to tell). */
+            snprintf(msg, msglen, "the zygote exited during start-up (%s)%s%s", end,
+                     have ? "; its stderr: " : "", why);
+            return CI_ESPAWN;
         }
-        snprintf(msg, msglen, "the zygote %s%s%s",
-                 n <= 0 ? "exited during start-up" : "sent no valid READY",
-                 have ? "; its stderr: " : "", why);
+        snprintf(msg, msglen, "the zygote sent no valid READY%s%s", have ? "; its stderr: " : "",
+                 why);
         return CI_ESPAWN;
     }
 }
@@ -306,14 +309,15 @@ static int our_child(pid_t pid)
 }
 
 /* Reads the zygote's replies to one SPAWN request (proto.h) until it
- * says STARTED or FAILED, within SPAWN_REPLY_MS. The new worker's pid,
+ * says STARTED or FAILED, within @wait_ms. The new worker's pid,
  * or -1 with @msg; *@gone is set if the zygote must be dropped. Every
  * child it ASSIGNED and did not start is killed and reaped here. */
-static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone, int *unseen)
+static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t msglen, int *gone,
+                          int *unseen)
 {
     pid_t assigned[8];
     int n_assigned = 0;
-    int64_t deadline = ci_now_ms() + SPAWN_REPLY_MS;
+    int64_t deadline = ci_now_ms() + wait_ms;
 
     for (;;) {
         struct pollfd p = {.fd = z->proc.channel, .events = POLLIN};
@@ -322,7 +326,7 @@ static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone,
         ssize_t n;
 
         if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-            snprintf(msg, msglen, "the zygote did not answer within %d ms", SPAWN_REPLY_MS);
+            snprintf(msg, msglen, "the zygote did not answer within %lld ms", (long long)wait_ms);
             break;
         }
         do
@@ -342,6 +346,12 @@ static pid_t read_replies(struct zygote *z, char *msg, size_t msglen, int *gone,
             if (our_child(r.pid) && n_assigned < (int)(sizeof assigned / sizeof *assigned))
                 assigned[n_assigned++] = r.pid;
             continue;
+        }
+        if (r.stage == CI_SPAWN_FAILED && r.pid == -ESTALE) {
+            snprintf(msg, msglen, "the session directory was replaced by another of its name "
+                     "before the worker could take it");
+            reap_assigned(assigned, n_assigned);
+            return -1;
         }
         if (r.stage == CI_SPAWN_FAILED && r.pid == -EXDEV) {
             /* Its copy of the mount table lacks the directory. */
@@ -391,6 +401,8 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         .display_limit = s->cfg.display_output_limit,
         .display_run_limit = s->cfg.display_run_limit,
         .dir_len = (uint32_t)strlen(s->dir),
+        .dir_dev = (uint64_t)s->dir_dev,
+        .dir_ino = (uint64_t)s->dir_ino,
     };
     union {
         char buf[CMSG_SPACE(sizeof(int) * CI_SPAWN_FDS)];
@@ -421,7 +433,10 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         zygote_drop(z);
         return -1;
     }
-    pid = read_replies(z, msg, msglen, &gone, unseen);
+    /* No longer than the session's start may take. */
+    pid = read_replies(z, s->cfg.startup_ms < SPAWN_REPLY_MS ? (int64_t)s->cfg.startup_ms
+                                                             : SPAWN_REPLY_MS,
+                       msg, msglen, &gone, unseen);
     if (gone)
         zygote_drop(z);
     return pid;

@@ -447,6 +447,34 @@ static void test_free_removes_the_session_directory_without_following_links(void
     free(keep_dir);
 }
 
+static void test_a_root_that_resolves_too_long_is_refused(void **state)
+{
+    /* A short link to a path over 3000 bytes: the session directory is
+     * named by the resolved path, which must leave room under PATH_MAX. */
+    char *base = h_tmpdir(), *path = strdup(base), *link = h_fmt("%s-short", base);
+    char name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    while (strlen(path) <= 3000) {
+        char *deeper = h_fmt("%s/%s", path, name);
+        assert_int_equal(mkdir(deeper, 0711), 0);
+        free(path);
+        path = deeper;
+    }
+    assert_int_equal(symlink(path, link), 0);
+    ci_config *cfg = h_config(&(struct h_limits){.root = link});
+    ci_session *s = NULL;
+    assert_int_equal(ci_session_new(&s, cfg), CI_EIO);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), "resolves to a path of");
+    ci_config_free(cfg);
+    assert_int_equal(unlink(link), 0);
+    h_rmtree(base);
+    free(link);
+    free(path);
+    free(base);
+}
+
 static void test_live_sessions_keep_their_directories(void **state)
 {
     /* A new session removes the directories of dead hosts under its root
@@ -505,6 +533,7 @@ int main(void)
         cmocka_unit_test_setup(test_get_of_fifo_is_eunsafe_and_does_not_block, h_setup_alive),
         cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, h_setup_alive),
+        cmocka_unit_test(test_a_root_that_resolves_too_long_is_refused),
         cmocka_unit_test(test_live_sessions_keep_their_directories),
         cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
                                h_setup_alive),

@@ -143,7 +143,7 @@ static void check_own_place(const char *path)
     if (p.st_dev != root.st_dev && p.st_dev != tmp.st_dev)
         ci_fatal(CI_EXIT_NAMESPACES, "the session directory %s is inside a directory the "
                  "sandbox binds from the host, where other sessions' directories would show: "
-                 "choose a workspace root outside /usr, /etc, /dev, /sys and /proc", path);
+                 "choose a workspace root outside /usr", path);
 }
 
 /*

@@ -93,8 +93,9 @@ int ci_unshare_zygote(unsigned uid, unsigned gid)
                  strerror(errno));
     }
     ci_map_user(uid, gid);
-    /* A slave copy (mount_namespaces(7)): the host's later mounts reach
-     * it, nothing mounted in it reaches the host. */
+    /* A slave copy (mount_namespaces(7)): nothing mounted in it reaches
+     * the host; the host's later mounts reach it where they are shared
+     * (else the zygote answers EXDEV for a directory it lacks). */
     if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
         ci_fatal(CI_EXIT_NAMESPACES, "zygote: make / a slave: %s", strerror(errno));
     /* open_tree(2) is Linux 5.2's; without it, or where a filter refuses

@@ -45,6 +45,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -200,6 +201,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
 static int copy_session(struct order *o)
 {
     char self[32];
+    struct stat st;
     int dir, tree = -1;
     ssize_t n;
 
@@ -209,6 +211,14 @@ static int copy_session(struct order *o)
     dir = open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) {
         o->tree_error = errno;
+        return -1;
+    }
+    /* By name, so the one the host made, or nothing: whoever can write
+     * above it could have put another in its place. */
+    if (fstat(dir, &st) != 0 || (uint64_t)st.st_dev != o->req.dir_dev ||
+        (uint64_t)st.st_ino != o->req.dir_ino) {
+        o->tree_error = ESTALE;
+        close(dir);
         return -1;
     }
     snprintf(self, sizeof self, "/proc/self/fd/%d", dir);
@@ -553,10 +563,10 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
          * host starts that worker by exec. One our uid cannot reach, the
          * spare explains. */
         if (order.tree_error && order.tree_error != EACCES)
-            answer = -EXDEV;
+            answer = order.tree_error == ESTALE ? -ESTALE : -EXDEV;
         /* The oldest spare takes it; if it died meanwhile, the next
          * one, or a new one, does. */
-        for (int attempt = 0; answer != -EXDEV && attempt < SPARES + 1; attempt++) {
+        for (int attempt = 0; answer == -EAGAIN && attempt < SPARES + 1; attempt++) {
             if (ready > 0) {
                 spare = pool[0].pid;
                 sock = pool[0].sock;
