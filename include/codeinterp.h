@@ -390,7 +390,10 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
  * names its directory by that path, inside the worker and out
  * (ci_session_workspace); a resolved path longer than 3000 bytes fails
  * the start with CI_EIO, and one inside a directory the worker binds from
- * the host (/usr) with CI_ESPAWN. When the host runs as root its workers run as uid 65534
+ * the host (/usr) with CI_ESPAWN. So does (CI_EIO) a root that another
+ * user could write without the sticky bit, or one beneath a directory
+ * that is neither root's nor ours: such a user could swap a session
+ * directory for their own. When the host runs as root its workers run as uid 65534
  * (see CI_SANDBOX_UNPRIVILEGED), which must be able to search every
  * directory down to @dir (as /tmp allows); if it cannot, the worker does
  * not start (CI_ESPAWN, and the message says so).

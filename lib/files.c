@@ -144,6 +144,37 @@ static int take_lock(ci_session *s, int dirfd)
     return 0;
 }
 
+/*
+ * 0 if no one but root and us can rename what is in @real or above it:
+ * every directory from it up to / is owned by root or by us, and, where
+ * its group or others may write, sticky (as /tmp is). Else -1 with the
+ * offending directory in @bad. Otherwise another user could swap a
+ * session directory for one of theirs between its creation and the
+ * worker's entering it by name, and read what the cell writes (the
+ * checks of OpenSSH's StrictModes, for the same reason).
+ */
+static int root_is_safe(const char *real, char *bad, size_t badlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    char *slash;
+
+    snprintf(path, sizeof path, "%s", real);
+    for (;;) {
+        if (stat(path[0] ? path : "/", &st) != 0)
+            return 0; /* gone: mkdtemp says so */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+            ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+            snprintf(bad, badlen, "%s", path[0] ? path : "/");
+            return -1;
+        }
+        if (!path[0])
+            return 0;
+        slash = strrchr(path, '/');
+        *slash = '\0';
+    }
+}
+
 int ci_workspace_create(ci_session *s)
 {
     const char *root = s->cfg.workspace_root;
@@ -170,6 +201,17 @@ int ci_workspace_create(ci_session *s)
         return CI_EIO;
     }
     root = real;
+    {
+        char bad[PATH_MAX];
+
+        if (root_is_safe(root, bad, sizeof bad) != 0) {
+            ci_set_errmsg(s, "the workspace root %s is not safe: %s can be written by another "
+                          "user who could swap a session directory for their own (it must "
+                          "belong to root or to us, and be sticky if others may write it, "
+                          "as /tmp is)", root, bad);
+            return CI_EIO;
+        }
+    }
     remove_stale(root);
     n = strlen(root) + sizeof "/codeinterp-XXXXXX";
     if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {

@@ -106,6 +106,7 @@ struct ci_session {
     char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
     char *workspace; /* <dir>/workspace, the cell's working directory */
     int workspace_fd; /* O_PATH descriptor of the workspace */
+    int64_t start_deadline; /* ci_now_ms() by which the worker's start ends */
     dev_t dir_dev;    /* of s->dir, as made */
     ino_t dir_ino;
     int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */

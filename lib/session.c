@@ -209,7 +209,7 @@ void ci_worker_stop(struct ci_worker *w)
 static int await_ready(ci_session *s)
 {
     struct ci_worker *w = &s->worker;
-    int64_t deadline = ci_now_ms() + (int64_t)s->cfg.startup_ms;
+    int64_t deadline = s->start_deadline;
     struct ci_buf err = {0};
     int truncated = 0;
     struct ci_drain drain = {{w->out, w->err}, {NULL, &err}, 2048, &truncated, NULL, NULL};
@@ -325,6 +325,9 @@ int ci_worker_start(ci_session *s)
 {
     int rc;
 
+    /* The startup timeout bounds all of it: a zygote's start, its
+     * answer, a retry, and the worker's READY. */
+    s->start_deadline = ci_now_ms() + (int64_t)s->cfg.startup_ms;
     /* Known before any worker starts: only a zygote's child has one. */
     if ((s->cfg.required_layers & CI_SANDBOX_PIDNS) && !ci_uses_zygote(s)) {
         ci_set_errmsg(s, "a required sandbox layer is not available: PID namespace (only a "

@@ -388,8 +388,8 @@ int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
 {
     int retry, rc = spawn_once(s, msg, msglen, &retry);
 
-    /* A zygote that died on the way is replaced once. */
-    if (rc != CI_OK && retry)
+    /* A zygote that died on the way is replaced once, time allowing. */
+    if (rc != CI_OK && retry && ci_now_ms() < s->start_deadline)
         rc = spawn_once(s, msg, msglen, &retry);
     return rc;
 }

@@ -230,7 +230,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
     z->proc.channel = ctl[0];
     ctl[0] = -1;
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    rc = zygote_await(z, errp[0], ci_now_ms() + (int64_t)s->cfg.startup_ms, msg, msglen);
+    rc = zygote_await(z, errp[0], s->start_deadline, msg, msglen);
 out:
     if (rc != CI_OK)
         zygote_drop(z);
@@ -413,6 +413,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
                        .msg_controllen = sizeof control.buf};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     int gone = 0;
+    int64_t left;
     pid_t pid;
     ssize_t n;
 
@@ -434,9 +435,9 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         return -1;
     }
     /* No longer than the session's start may take. */
-    pid = read_replies(z, s->cfg.startup_ms < SPAWN_REPLY_MS ? (int64_t)s->cfg.startup_ms
-                                                             : SPAWN_REPLY_MS,
-                       msg, msglen, &gone, unseen);
+    left = s->start_deadline - ci_now_ms();
+    pid = read_replies(z, left < 1 ? 1 : left < SPAWN_REPLY_MS ? left : SPAWN_REPLY_MS, msg,
+                       msglen, &gone, unseen);
     if (gone)
         zygote_drop(z);
     return pid;

@@ -475,6 +475,26 @@ static void test_a_root_that_resolves_too_long_is_refused(void **state)
     free(base);
 }
 
+static void test_a_root_others_could_write_is_refused_unless_sticky(void **state)
+{
+    /* Another user could swap a session directory for their own there
+     * (and read what the cell writes); /tmp's sticky bit forbids it. */
+    char *dir = h_tmpdir();
+    ci_config *cfg = h_config(&(struct h_limits){.root = dir});
+    ci_session *s = NULL;
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(ci_session_new(&s, cfg), CI_EIO);
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), "can be written by another user");
+    assert_int_equal(chmod(dir, 01777), 0);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    h_expect(s, "1 + 1", "2", "");
+    ci_session_free(s);
+    ci_config_free(cfg);
+    h_rmtree(dir);
+    free(dir);
+}
+
 static void test_live_sessions_keep_their_directories(void **state)
 {
     /* A new session removes the directories of dead hosts under its root
@@ -534,6 +554,7 @@ int main(void)
         cmocka_unit_test_setup(test_get_of_directory_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_workspace_is_cwd_under_the_root_and_private, h_setup_alive),
         cmocka_unit_test(test_a_root_that_resolves_too_long_is_refused),
+        cmocka_unit_test(test_a_root_others_could_write_is_refused_unless_sticky),
         cmocka_unit_test(test_live_sessions_keep_their_directories),
         cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
                                h_setup_alive),
