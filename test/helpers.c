@@ -538,6 +538,18 @@ static int count_children(int ppid, int *zombies, int verbose, int but_spares)
     return n;
 }
 
+void h_start_fails(const ci_config *cfg, int rc, const char *why)
+{
+    ci_session *s = NULL;
+    int got = ci_session_new(&s, cfg);
+
+    if (got != rc)
+        fail_msg("ci_session_new gave %d (%s), not %d; message: %s", got, ci_strerror(got), rc,
+                 ci_session_errmsg(NULL));
+    assert_null(s);
+    h_assert_contains(ci_session_errmsg(NULL), why);
+}
+
 int h_children(int ppid, int *zombies, int verbose)
 {
     return count_children(ppid, zombies, verbose, 0);

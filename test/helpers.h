@@ -121,6 +121,10 @@ char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if @s[0..len) is valid UTF-8. */
 int h_utf8_valid(const char *s, size_t len);
 
+/* ci_session_new() with @cfg must fail with @rc, leave no session, and
+ * say @why in its message. */
+void h_start_fails(const ci_config *cfg, int rc, const char *why);
+
 /* A status's name, for messages. */
 const char *h_status_name(ci_status st);
 

@@ -151,15 +151,9 @@ static ci_config *manifest_config(const char *key, int zygote)
  * process, and say @why. */
 static void expect_refused(ci_config *cfg, const char *why)
 {
-    ci_session *s = NULL;
     int before = h_children_but_spares(getpid());
-    int rc = ci_session_new(&s, cfg);
 
-    if (rc != CI_EMANIFEST)
-        fail_msg("ci_session_new gave %d (%s), not CI_EMANIFEST; message: %s", rc,
-                 ci_strerror(rc), ci_session_errmsg(NULL));
-    assert_null(s);
-    h_assert_contains(ci_session_errmsg(NULL), why);
+    h_start_fails(cfg, CI_EMANIFEST, why);
     /* Whatever started for it (a zygote that found the files changed) is gone. */
     assert_true(h_children_but_spares(getpid()) <= before);
 }

@@ -336,9 +336,9 @@ uint32_t ci_isolate_early(uint32_t have)
     return layers | ci_unshare_others(layers);
 }
 
-uint32_t ci_isolate_late(pid_t parent, uint32_t have, const char *session_dir)
+uint32_t ci_isolate_late(pid_t parent, uint32_t have)
 {
-    uint32_t layers = have | ci_mount_root(have, session_dir);
+    uint32_t layers = have | ci_mount_root(have);
 
     ci_drop_capabilities();
     layers |= ci_check_unprivileged();
@@ -357,9 +357,9 @@ uint32_t ci_isolate(pid_t parent)
     layers = ci_unshare_others(0);
     /* As root, the mount namespace belongs to the host's user namespace:
      * nothing in the worker's own can change its mounts. */
-    layers |= ci_mount_root(0, NULL);
+    layers |= ci_mount_root(0);
     ci_leave_root();
-    return ci_isolate_late(parent, ci_isolate_early(layers), NULL);
+    return ci_isolate_late(parent, ci_isolate_early(layers));
 }
 
 uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)

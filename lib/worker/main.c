@@ -501,7 +501,7 @@ int main(int argc, char **argv)
         }
     }
     ci_tie_to_parent(a.parent);
-    layers = a.zygote ? ci_isolate_late(a.parent, layers, session_dir) : ci_isolate(a.parent);
+    layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
     /* In the new root, as CPython will read them; a zygote's child
      * inherits its zygote's check. */
     if (!a.zygote)

@@ -119,17 +119,18 @@ static unsigned long kept_flags(const char *path)
 }
 
 /*
- * Refuses a session directory at @path (made, with its parents, in the
- * new root) whose parent is not on the new root's own tmpfs or on its
- * private /tmp: inside a bind of the host's (a workspace root under
- * /usr, say), its siblings, other sessions' directories, would show.
+ * The place of the session directory at @path in the new root, made with
+ * its parents. Refused if its parent is not on the new root's own tmpfs
+ * or on its private /tmp: inside a bind of the host's (a workspace root
+ * under /usr, say), its siblings, other sessions' directories, would show.
  */
-static void check_own_place(const char *path)
+static void make_session_place(const char *path)
 {
     char parent[PATH_MAX], own[PATH_MAX];
     struct stat p, root, tmp;
     char *slash;
 
+    make_dirs(path);
     snprintf(parent, sizeof parent, "%s%s", root_at, path);
     slash = strrchr(parent, '/');
     if (slash)
@@ -292,35 +293,6 @@ static void copy_ancestors(const char *session, const struct ancestors *a)
     }
 }
 
-/*
- * The session directory as the host named it, if that differs from
- * @session, the path with every link resolved: HOME, TMPDIR and
- * MPLCONFIGDIR use the host's name, which must then lead to the session
- * directory too. @name is that name (a zygote's child has it from its
- * request), or NULL to take it from TMPDIR (<dir>/tmp: a worker started
- * by exec has its session's environment; a zygote's child, until
- * configured, has the zygote's). Empty otherwise.
- */
-static void session_alias(const char *session, const char *name, char *out, size_t size)
-{
-    const char *tmpdir = getenv("TMPDIR");
-    size_t len = tmpdir ? strlen(tmpdir) : 0;
-
-    out[0] = '\0';
-    if (name) {
-        if (strlen(name) >= size)
-            return;
-        snprintf(out, size, "%s", name);
-    } else {
-        if (len <= 4 || tmpdir[0] != '/' || strcmp(tmpdir + len - 4, "/tmp") != 0 ||
-            len - 4 >= size)
-            return;
-        snprintf(out, size, "%.*s", (int)(len - 4), tmpdir);
-    }
-    if (strcmp(out, session) == 0 || strstr(out, "/../") || strstr(out, "/./"))
-        out[0] = '\0';
-}
-
 /* The session directory: the parent of our cwd, the workspace. */
 static void session_dir(char *out, size_t size)
 {
@@ -467,10 +439,9 @@ static void seal_root(void)
         die("remount read-only", root_at[0] ? root_at : "/");
 }
 
-uint32_t ci_mount_root(uint32_t have, const char *name)
+uint32_t ci_mount_root(uint32_t have)
 {
-    const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    char cwd[PATH_MAX], session[PATH_MAX], alias[PATH_MAX], fdpath[32];
+    char cwd[PATH_MAX], session[PATH_MAX], fdpath[32];
     struct ancestors above;
     int session_fd, own_proc, search_fd[CI_MF_MAX_PATHS];
 
@@ -480,7 +451,6 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
         die("getcwd", "");
     session_dir(session, sizeof session);
     read_ancestors(session, &above);
-    session_alias(session, name, alias, sizeof alias);
     if (!unshare_mounts())
         return 0;
     /* Opened in the new namespace (a bind's source must be one of its
@@ -492,16 +462,10 @@ uint32_t ci_mount_root(uint32_t have, const char *name)
     open_search_path(search_fd);
     own_proc = build_root(have, search_fd);
     /* The session directory at its own path (often inside the private
-     * /tmp), and at the host's name of it. */
-    make_dirs(session);
-    check_own_place(session);
-    bind_from(fdpath, session, flags, 0);
+     * /tmp), which is the host's name of it. */
+    make_session_place(session);
+    bind_from(fdpath, session, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
     copy_ancestors(session, &above);
-    if (alias[0]) {
-        make_dirs(alias);
-        check_own_place(alias);
-        bind_from(fdpath, alias, flags, 0);
-    }
     close(session_fd);
     seal_root();
     enter_root(cwd, own_proc);
@@ -520,24 +484,16 @@ uint32_t ci_mount_root_ahead(uint32_t have)
     return CI_LAYER_MNTNS;
 }
 
-void ci_mount_session(int tree, const char *path, const char *name)
+void ci_mount_session(int tree, const char *path)
 {
     const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    char alias[PATH_MAX];
 
     /* The zygote's copy of the directory: no unmount, so none of the
      * kernel's waits for every CPU that an unmount ends with. */
-    make_dirs(path);
-    check_own_place(path);
+    make_session_place(path);
     if (move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
         die("move_mount", path);
     if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags | kept_flags(path), NULL) != 0)
         die("remount", path);
-    session_alias(path, name, alias, sizeof alias);
-    if (alias[0]) {
-        make_dirs(alias);
-        check_own_place(alias);
-        bind_from(path, alias, flags, 0);
-    }
     seal_root();
 }

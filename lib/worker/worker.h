@@ -162,11 +162,11 @@ uint32_t ci_isolate(pid_t parent);
 
 /* ci_isolate() in two parts, for a zygote's spare child: the user,
  * network, IPC and UTS namespaces not in @have (before its session is
- * known), then the mount namespace, with @session_dir (the host's name
- * of it) bound in too, no capabilities and the parent-death signal (once
- * it is). Each returns @have with the bits it added. */
+ * known), then the mount namespace if not in @have, no capabilities and
+ * the parent-death signal (once it is). Each returns @have with the bits
+ * it added. */
 uint32_t ci_isolate_early(uint32_t have);
-uint32_t ci_isolate_late(pid_t parent, uint32_t have, const char *session_dir);
+uint32_t ci_isolate_late(pid_t parent, uint32_t have);
 
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied
@@ -245,12 +245,11 @@ uint32_t ci_unshare_others(uint32_t have);
 /* A mount namespace whose root is a minimal read-only tmpfs (see
  * mounts.c), entered with pivot_root; the cwd is kept, and the session
  * directory is bound at its path (the parent of the cwd, every link
- * resolved) and at @name, the host's name of it, if that differs (NULL:
- * the name TMPDIR gives). CI_LAYER_MNTNS, or
- * 0 if it is in @have or the kernel refuses the namespace; any later
+ * resolved: the host names it so, ci_workspace_create). CI_LAYER_MNTNS,
+ * or 0 if it is in @have or the kernel refuses the namespace; any later
  * failure exits with CI_EXIT_NAMESPACES. Needs CAP_SYS_ADMIN (root, or
  * inside our user namespace); single-threaded only. */
-uint32_t ci_mount_root(uint32_t have, const char *name);
+uint32_t ci_mount_root(uint32_t have);
 
 /* ci_mount_root() for a zygote's spare, before it has a session: the same
  * root entered at once, its tmpfs left writable and the cwd "/", so that
@@ -260,11 +259,10 @@ uint32_t ci_mount_root(uint32_t have, const char *name);
 uint32_t ci_mount_root_ahead(uint32_t have);
 
 /* Moves @tree, a detached copy of the session directory made by the
- * zygote with open_tree(2), to @path (its name with every link resolved)
- * in the root ci_mount_root_ahead() entered, binds it at @name (the
- * host's name) too if that differs, and makes the root read-only. Exits
- * with CI_EXIT_NAMESPACES on failure. @tree stays open. */
-void ci_mount_session(int tree, const char *path, const char *name);
+ * zygote with open_tree(2), to @path (the host's name of it, every link
+ * resolved) in the root ci_mount_root_ahead() entered, and makes the root
+ * read-only. Exits with CI_EXIT_NAMESPACES on failure. @tree stays open. */
+void ci_mount_session(int tree, const char *path);
 
 /* -------------------------------------------------------------- init.c */
 

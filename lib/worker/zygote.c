@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -81,8 +80,7 @@ static int zygote_mounts;
 struct order {
     struct ci_spawn_request req;
     int32_t tree_error;             /* 0, or the errno of copy_session() */
-    char dir[CI_SPAWN_DIR_MAX + 1]; /* the host's name, NUL-terminated */
-    char path[PATH_MAX];            /* the same, every link resolved */
+    char dir[CI_SPAWN_DIR_MAX + 1]; /* the host's name (links resolved), NUL-terminated */
 };
 
 /* A pidfd of the host, for a spare in a PID namespace of its own to check
@@ -190,20 +188,16 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
 
 /*
  * With zygote_mounts: a copy of the session directory made with
- * open_tree(2), not recursive, for the spare to attach in its own root
- * (ci_mount_session), and its path with every link resolved, in o->path,
- * both from one descriptor (so they name the same directory). Opened
- * here, as the workers' uid: a directory above it that this uid cannot
- * search fails here as it would in the worker. Nothing of the path stays
- * outside @o, which the caller wipes. The copy's descriptor, or -1 (with
- * o->tree_error set, or without zygote_mounts).
+ * open_tree(2), not recursive, for the spare to attach at its name in its
+ * own root (ci_mount_session). Opened here, as the workers' uid: a
+ * directory above it that this uid cannot search fails here as it would
+ * in the worker. The copy's descriptor, or -1 (with o->tree_error set,
+ * or without zygote_mounts).
  */
 static int copy_session(struct order *o)
 {
-    char self[32];
     struct stat st;
-    int dir, tree = -1;
-    ssize_t n;
+    int dir, tree;
 
     o->tree_error = 0;
     if (!zygote_mounts)
@@ -221,18 +215,9 @@ static int copy_session(struct order *o)
         close(dir);
         return -1;
     }
-    snprintf(self, sizeof self, "/proc/self/fd/%d", dir);
-    n = readlink(self, o->path, sizeof o->path - 1);
-    if (n < 0) {
+    tree = open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+    if (tree < 0)
         o->tree_error = errno;
-    } else if (n == 0 || (size_t)n >= sizeof o->path - 1 || o->path[0] != '/') {
-        o->tree_error = ENAMETOOLONG;
-    } else {
-        o->path[n] = '\0';
-        tree = open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-        if (tree < 0)
-            o->tree_error = errno;
-    }
     close(dir);
     return tree;
 }
@@ -314,7 +299,6 @@ static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tre
     if (nfds > CI_SPAWN_FDS)
         memcpy(tree, CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, sizeof *tree);
     o->dir[sizeof o->dir - 1] = '\0';
-    o->path[sizeof o->path - 1] = '\0';
     return 1;
 }
 
@@ -355,7 +339,7 @@ static void take_descriptors(const int fds[CI_SPAWN_FDS], const int keep[2])
  * exits if the zygote goes first.
  */
 static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spawn_request *req,
-                           char *dir)
+                           char **session_dir)
 {
     static struct order order;
     int fds[CI_SPAWN_FDS], got, ruleset, tree, keep[2];
@@ -422,17 +406,15 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     if (ruleset >= 0)
         ci_landlock_use(CI_SPAWN_FDS);
     if (zygote_mounts && (layers & CI_LAYER_MNTNS)) {
-        if (order.tree_error == EACCES)
-            ci_fatal_unreachable(order.dir, order.tree_error);
-        if (order.tree_error || tree < 0)
-            ci_fatal(CI_EXIT_NAMESPACES, "the zygote cannot copy the session directory %s: %s",
-                     order.dir, strerror(order.tree_error ? order.tree_error : EBADF));
-        ci_mount_session(CI_SPAWN_FDS + 1, order.path, order.dir);
+        /* Every other failure of the copy the zygote answered itself. */
+        if (tree < 0)
+            ci_fatal_unreachable(order.dir, order.tree_error ? order.tree_error : EBADF);
+        ci_mount_session(CI_SPAWN_FDS + 1, order.dir);
     }
     if (tree >= 0)
         close(CI_SPAWN_FDS + 1);
     *req = order.req;
-    memcpy(dir, order.dir, sizeof order.dir);
+    *session_dir = order.dir;
     return layers;
 }
 
@@ -480,7 +462,6 @@ static int spare_make(pid_t *pid, int *sock, int *own_pidns)
 uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
                          char **session_dir)
 {
-    static char dir[CI_SPAWN_DIR_MAX + 1];
     static struct order order;
     uint32_t layers;
     struct {
@@ -604,7 +585,5 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         sock = -1;
     }
 in_spare:
-    layers = spare_life(sock, parent, own_pidns, req, dir);
-    *session_dir = dir;
-    return layers;
+    return spare_life(sock, parent, own_pidns, req, session_dir);
 }

@@ -173,23 +173,43 @@ static int status_of(int rc)
     return rc == CI_EMANIFEST ? CIM_FINDINGS : CIM_ERROR;
 }
 
-/* ---- keygen ---- */
+/* After a command's options: its one operand, @what (NAME, MANIFEST), in
+ * *@arg and -1; else the usage error's status. */
+static int one_operand(int argc, char **argv, const char *cmd, const char *what,
+                       const char **arg)
+{
+    if (argc - optind != 1)
+        return cim_usage_error(cmd, argc == optind ? "%s is missing" : "one %s only", what);
+    *arg = argv[optind];
+    return -1;
+}
 
-static int cmd_keygen(int argc, char **argv)
+/* A command whose only option is --help, and its one operand @what:
+ * -1 with it in *@arg, else the status (help printed, or a usage error). */
+static int help_and_operand(int argc, char **argv, const char *cmd, const char *help,
+                            const char *what, const char **arg)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
-            fputs(keygen_help, stdout);
+            fputs(help, stdout);
             return CIM_OK;
         }
-        return cim_usage_error("keygen", "unknown option '%s'", argv[optind - 1]);
+        return cim_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
     }
-    if (argc - optind != 1)
-        return cim_usage_error("keygen", argc == optind ? "NAME is missing" : "one NAME only");
-    const char *name = argv[optind];
+    return one_operand(argc, argv, cmd, what, arg);
+}
+
+/* ---- keygen ---- */
+
+static int cmd_keygen(int argc, char **argv)
+{
+    const char *name;
+    int status = help_and_operand(argc, argv, "keygen", keygen_help, "NAME", &name);
+    if (status >= 0)
+        return status;
     if (!*name)
         return cim_usage_error("keygen", "NAME is empty");
     char msg[1024];
@@ -258,9 +278,10 @@ static int cmd_sign(int argc, char **argv)
     }
     if (!key)
         return cim_usage_error("sign", "--key NAME.key is missing");
-    if (argc - optind != 1)
-        return cim_usage_error("sign", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
-    const char *path = argv[optind];
+    const char *path;
+    int status = one_operand(argc, argv, "sign", "MANIFEST", &path);
+    if (status >= 0)
+        return status;
     char msg[1024];
     unsigned char sk[64];
     int rc = ci_manifest_read_secret_key(key, sk, msg, sizeof msg);
@@ -388,9 +409,10 @@ static int cmd_verify(int argc, char **argv)
     }
     if (!key)
         return cim_usage_error("verify", "--key NAME.pub is missing");
-    if (argc - optind != 1)
-        return cim_usage_error("verify", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
-    const char *path = argv[optind];
+    const char *path;
+    int status = one_operand(argc, argv, "verify", "MANIFEST", &path);
+    if (status >= 0)
+        return status;
     double t0 = cim_now();
     char msg[1024];
     unsigned char pk[32], digest[32];
@@ -418,26 +440,17 @@ static int cmd_verify(int argc, char **argv)
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
     fprintf(stderr, "codeinterp-manifest: %s: good signature by key id %s (canonical SHA-256 %s)\n",
             path, id, hex);
-    int status = sig_only ? CIM_OK : compare_files(path, policy, len, t0);
+    status = sig_only ? CIM_OK : compare_files(path, policy, len, t0);
     free(policy);
     return status;
 }
 
 static int cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(diff_help, stdout);
-            return CIM_OK;
-        }
-        return cim_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
-    }
-    if (argc - optind != 1)
-        return cim_usage_error("diff", argc == optind ? "MANIFEST is missing" : "one MANIFEST only");
-    const char *path = argv[optind];
+    const char *path;
+    int status = help_and_operand(argc, argv, "diff", diff_help, "MANIFEST", &path);
+    if (status >= 0)
+        return status;
     double t0 = cim_now();
     char msg[1024];
     json_t *doc;
@@ -453,7 +466,7 @@ static int cmd_diff(int argc, char **argv)
         cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
         return status_of(rc);
     }
-    int status = compare_files(path, policy, len, t0);
+    status = compare_files(path, policy, len, t0);
     free(policy);
     return status;
 }
