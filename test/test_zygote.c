@@ -22,8 +22,11 @@
 #include "helpers.h"
 #include "internal.h" /* ci_zygote_stop_all */
 
-/* The living zygote children of ours, up to @max in @pids; how many. */
-static int zygotes(int *pids, int max)
+/* Our living children named @name, up to @max in @pids; how many. With
+ * @group 0, those that lead a session of their own (a zygote; a spare,
+ * named as it is for a moment after its fork, does not); else those in
+ * process group @group (a zygote's spares). */
+static int ours_named(const char *name, int group, int *pids, int max)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -32,14 +35,32 @@ static int zygotes(int *pids, int max)
     while ((e = readdir(d))) {
         char st;
         int ppid, sid, pid = atoi(e->d_name);
-        /* A zygote leads its own session; a spare, named as it is for a
-         * moment after its fork, does not. */
         if (pid > 0 && h_proc_stat(pid, &st, &ppid, &sid) && ppid == getpid() && st != 'Z' &&
-            sid == pid && h_proc_named(pid, "ci-zygote") && n < max)
+            (group ? getpgid(pid) == group && pid != group : sid == pid) &&
+            h_proc_named(pid, name) && n < max)
             pids[n++] = pid;
     }
     closedir(d);
     return n;
+}
+
+/* The living zygote children of ours, up to @max in @pids; how many. */
+static int zygotes(int *pids, int max)
+{
+    return ours_named("ci-zygote", 0, pids, max);
+}
+
+/* The living spares of zygote @z, up to @max in @pids; how many. */
+static int spares(int z, int *pids, int max)
+{
+    return ours_named("ci-spare", z, pids, max);
+}
+
+/* 1 if zygote @z is past its warm-up: a spare is there, in its group. */
+static int serving(int z)
+{
+    int pid;
+    return spares(z, &pid, 1) == 1;
 }
 
 /* CRC-32 (ISO-HDLC, as zlib.crc32), bit by bit. */
@@ -358,6 +379,30 @@ static void test_a_workspace_root_under_usr_is_refused(void **state)
     h_rmtree(root);
 }
 
+static void test_dead_spares_are_passed_over_and_the_zygote_kept(void **state)
+{
+    ci_session *a = h_session(NULL);
+    int z[4], z2[4], pids[4], n = 0;
+    assert_int_equal(zygotes(z, 4), 1);
+    /* Its pool refilled (a second spare follows 10 ms after a hand-out). */
+    for (int i = 0; i < 250 && (n = spares(z[0], pids, 4)) < 2; i++)
+        usleep(20000);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(kill(pids[i], SIGKILL), 0);
+    for (int i = 0; i < 250 && spares(z[0], pids, 4) > 0; i++)
+        usleep(20000);
+    /* The host reaps them with the group before it asks; the zygote then
+     * names each dead one (ASSIGNED), finds it gone, and forks another:
+     * same zygote, and the session starts. */
+    ci_session *b = h_session(NULL);
+    h_expect(b, "1 + 1", "2", "");
+    assert_int_equal(zygotes(z2, 4), 1);
+    assert_int_equal(z2[0], z[0]);
+    ci_session_free(b);
+    ci_session_free(a);
+}
+
 static void test_a_killed_zygote_is_replaced_and_its_sessions_live_on(void **state)
 {
     ci_session *a = h_session(NULL);
@@ -508,21 +553,6 @@ static void test_a_session_finds_nothing_of_the_one_before_in_its_memory(void **
     free(long_root);
     h_rmtree(base);
     free(base);
-}
-
-/* 1 if zygote @z is past its warm-up: its spare is there, in its group. */
-static int serving(int z)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int yes = 0;
-    assert_non_null(d);
-    while (!yes && (e = readdir(d))) {
-        int pid = atoi(e->d_name);
-        yes = pid > 0 && pid != z && getpgid(pid) == z && h_proc_named(pid, "ci-spare");
-    }
-    closedir(d);
-    return yes;
 }
 
 /* Starts, runs and frees sessions until told to stop; counts them. */
@@ -683,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_a_workspace_root_through_a_link_is_resolved),
         cmocka_unit_test(test_a_root_the_zygote_cannot_see_starts_its_worker_by_exec),
         cmocka_unit_test(test_a_workspace_root_under_usr_is_refused),
+        cmocka_unit_test(test_dead_spares_are_passed_over_and_the_zygote_kept),
         cmocka_unit_test(test_a_killed_zygote_is_replaced_and_its_sessions_live_on),
         cmocka_unit_test(test_zygote_children_share_its_hash_seed_and_exec_workers_do_not),
         cmocka_unit_test(test_requiring_a_pid_namespace_without_the_zygote_fails_at_once),
