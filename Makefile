@@ -7,7 +7,7 @@
 #   make check    build and run every test
 #   make check SANITIZE=1   the same, host library and tests under ASan and UBSan (build-san/)
 #   make valgrind the tests of the normal build under valgrind's memcheck
-#   make check-header check-abi check-man check-install   one check alone
+#   make check-header check-abi check-man check-install check-python-sources   one check alone
 #   make check-python check-go check-rust check-mcp   one binding's tests (bindings/)
 #   make install  install under PREFIX (default /usr/local); DESTDIR stages
 #   make uninstall  remove what make install put
@@ -56,7 +56,7 @@ export UBSAN_OPTIONS := halt_on_error=1:abort_on_error=1:print_stacktrace=1:repo
 # make check runs them.
 CHECK_EXTRA   :=
 endif
-CHECK_EXTRA   ?= check-header check-abi check-man check-install check-bindings
+CHECK_EXTRA   ?= check-header check-abi check-man check-install check-python-sources check-bindings
 
 VERSION_MAJOR := $(shell sed -n 's/^\#define CI_VERSION_MAJOR \([0-9]*\)/\1/p' include/codeinterp.h)
 VERSION_MINOR := $(shell sed -n 's/^\#define CI_VERSION_MINOR \([0-9]*\)/\1/p' include/codeinterp.h)
@@ -82,7 +82,7 @@ PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
 .PHONY: all deps demo check clean install uninstall FORCE
-.PHONY: check-header check-abi check-man check-install
+.PHONY: check-header check-abi check-man check-install check-python-sources
 .PHONY: check-bindings check-python check-go check-rust check-mcp
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
      $(BUILD)/codeinterp-mcp $(BUILD)/codeinterp-manifest $(EXAMPLES)
@@ -93,7 +93,19 @@ $(BUILD)/lib/%.o: lib/%.c
 
 $(BUILD)/lib/worker/%.o: lib/worker/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(PY_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(PY_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+# The worker's Python and codeinterp-manifest's discovery program are
+# real files, linted and tested as such (check-python-sources), that
+# tools/embed.sh turns into C arrays: build/gen/NAME_py.h defines NAME_py.
+EMBED_PY   := lib/worker/runner.py lib/worker/manifest_finder.py tools/manifest/discover.py
+$(BUILD)/gen/%_py.h: lib/worker/%.py tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh $*_py $< $@
+$(BUILD)/gen/%_py.h: tools/manifest/%.py tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh $*_py $< $@
+$(BUILD)/lib/worker/interp.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/manifest_finder_py.h
 
 $(BUILD)/libcodeinterp.so.$(VERSION): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
@@ -121,8 +133,9 @@ $(BUILD)/codeinterp-worker: $(WORKER_OBJ) $(WORKER_SHARED_OBJ)
 # manifests made from what is installed. It links the static library for
 # the manifest code the library itself verifies with.
 MANIFEST_SRC := $(wildcard tools/manifest/*.c)
-$(BUILD)/codeinterp-manifest: $(MANIFEST_SRC) $(wildcard tools/manifest/*.h) $(BUILD)/libcodeinterp.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(MANIFEST_SRC) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
+$(BUILD)/codeinterp-manifest: $(MANIFEST_SRC) $(wildcard tools/manifest/*.h) $(BUILD)/gen/discover_py.h \
+                              $(BUILD)/libcodeinterp.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(BUILD)/gen $(LDFLAGS) -o $@ $(MANIFEST_SRC) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
@@ -142,7 +155,7 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
                 libjansson-dev libsodium-dev python3-numpy python3-pandas python3-matplotlib \
-                python3-pytest golang-go cargo rustc
+                python3-pytest pyflakes3 golang-go cargo rustc
 
 # Installs those of the Debian packages $(1) that are missing, running
 # apt-get update first only then.
@@ -198,6 +211,13 @@ check-abi: $(BUILD)/libcodeinterp.so
 
 check-man:
 	sh test/man.sh include/codeinterp.h man
+
+# The worker's Python files and codeinterp-manifest's: pyflakes, then
+# their unit tests (test/python/), under Debian's python3.
+check-python-sources:
+	pyflakes3 $(EMBED_PY) test/python
+	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
+	    -p no:cacheprovider --rootdir test/python test/python
 
 check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh

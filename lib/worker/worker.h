@@ -66,6 +66,12 @@ struct ci_limits {
 _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ---------------------------------------------------------- pymodule.c */
+
+/* Registers the built-in module _codeinterp (the constants and checks
+ * the worker's Python shares with C); before CPython starts. */
+void ci_pymodule_register(void);
+
 /* ------------------------------------------------------------ interp.c */
 
 /* A field of a RESULT: the text fields' bytes are UTF-8 without NULs,

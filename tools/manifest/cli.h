@@ -15,8 +15,6 @@
 
 #define CIM_DEFAULT_PYTHON "/usr/bin/python3.11"
 
-extern const char cim_discover_src[];
-
 /* "codeinterp-manifest: " + the formatted message + "\n" on stderr. */
 void cim_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error of @cmd ("" for none): the message, then where to get

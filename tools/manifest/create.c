@@ -2,7 +2,7 @@
  * codeinterp-manifest create: an unsigned manifest of the requested
  * distributions and what they depend on, from what is installed.
  *
- * The discovery program (discover.c) runs under the interpreter the
+ * The discovery program (discover.py) runs under the interpreter the
  * manifest is for and names the files; this side hashes them, on a few
  * threads, and writes the document. Nothing here trusts the program's
  * output more than the library's own check of the finished document.
@@ -25,6 +25,7 @@
 #include "codeinterp.h"
 #include "manifest.h"
 #include "manifest_doc.h"
+#include "discover_py.h" /* discover.py, embedded */
 
 static const char create_help[] =
     "usage: codeinterp-manifest create --packages A,B,... [--path DIR]...\n"
@@ -65,7 +66,7 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
     argv[0] = (char *)python;
     argv[1] = "-I";
     argv[2] = "-c";
-    argv[3] = (char *)cim_discover_src;
+    argv[3] = (char *)discover_py;
     for (size_t i = 0; i < nargs; i++)
         argv[4 + i] = args[i];
     fflush(NULL);

@@ -1,0 +1,171 @@
+/*
+ * The built-in module _codeinterp: what the worker's Python files
+ * (runner.py, manifest_finder.py) share with its C side. Its constants
+ * are made here from lib/proto.h and codeinterp.h, so each has one
+ * source; its functions are the signed package manifest's checks
+ * (manifest.c). test/python/conftest.py builds the same module from the
+ * same headers for the runner's unit tests.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "manifest.h"
+#include "worker.h"
+
+/* The path of str @arg in the filesystem encoding, or NULL. */
+static PyObject *fs_path(PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "a path must be a str");
+        return NULL;
+    }
+    return PyUnicode_EncodeFSDefault(arg);
+}
+
+/* @test of the str path @arg, as a bool. */
+static PyObject *path_test(PyObject *arg, int (*test)(const char *))
+{
+    PyObject *b = fs_path(arg);
+    int r;
+
+    if (!b)
+        return NULL;
+    r = test(PyBytes_AS_STRING(b));
+    Py_DECREF(b);
+    return PyBool_FromLong(r);
+}
+
+static PyObject *py_listed(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    return path_test(arg, ci_manifest_listed);
+}
+
+static PyObject *py_listed_beneath(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    return path_test(arg, ci_manifest_listed_beneath);
+}
+
+/* manifest_matches(path, data): ci_manifest_matches() of a str path and
+ * bytes: 1 the bytes are the listed file's, 0 they are not, -1 the path
+ * is not listed. */
+static PyObject *py_matches(PyObject *self, PyObject *args)
+{
+    PyObject *path, *b;
+    Py_buffer data;
+    int r;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Uy*", &path, &data))
+        return NULL;
+    b = fs_path(path);
+    if (!b) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    r = ci_manifest_matches(PyBytes_AS_STRING(b), data.buf, (size_t)data.len);
+    Py_DECREF(b);
+    PyBuffer_Release(&data);
+    return PyLong_FromLong(r);
+}
+
+static PyMethodDef manifest_methods[] = {
+    {"manifest_listed", py_listed, METH_O, "Whether the manifest lists this file."},
+    {"manifest_listed_beneath", py_listed_beneath, METH_O,
+     "Whether the manifest lists a file beneath this directory."},
+    {"manifest_matches", py_matches, METH_VARARGS,
+     "1 if the bytes are the listed file's, 0 if not, -1 if it is not listed."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* The manifest's search path as a tuple of str; () without a manifest. */
+static PyObject *search_dirs(const struct ci_mf_policy *mf)
+{
+    size_t n = mf ? mf->n_search : 0;
+    PyObject *dirs = PyTuple_New((Py_ssize_t)n);
+
+    for (size_t i = 0; dirs && i < n; i++) {
+        PyObject *d = PyUnicode_DecodeFSDefault(mf->search_path[i]);
+
+        if (!d) {
+            Py_CLEAR(dirs);
+            break;
+        }
+        PyTuple_SET_ITEM(dirs, (Py_ssize_t)i, d);
+    }
+    return dirs;
+}
+
+static int add_manifest(PyObject *m)
+{
+    const struct ci_mf_policy *mf = ci_manifest();
+    PyObject *dirs = search_dirs(mf);
+    int rc = dirs ? PyModule_AddObjectRef(m, "MANIFEST_DIRS", dirs) : -1;
+
+    Py_XDECREF(dirs);
+    if (rc == 0)
+        rc = PyModule_AddObjectRef(m, "MANIFEST", mf ? Py_True : Py_False);
+    if (rc == 0 && mf)
+        rc = PyModule_AddFunctions(m, manifest_methods);
+    return rc;
+}
+
+/* Each constant as its C name without "CI_": CI_FIELD_VALUE is
+ * FIELD_VALUE. (test/python/conftest.py reads this list.) */
+#define CONSTANT(name) {#name + 3, (long)(name)}
+
+static const struct {
+    const char *name;
+    long value;
+} constants[] = {
+    CONSTANT(CI_OUTCOME_OK),
+    CONSTANT(CI_OUTCOME_ERROR),
+    CONSTANT(CI_OUTCOME_MEMORY),
+    CONSTANT(CI_OUTCOME_INTERRUPT),
+    CONSTANT(CI_FLAG_TRUNCATED),
+    CONSTANT(CI_FIELD_OUTCOME),
+    CONSTANT(CI_FIELD_VALUE),
+    CONSTANT(CI_FIELD_ENAME),
+    CONSTANT(CI_FIELD_EVALUE),
+    CONSTANT(CI_FIELD_TRACEBACK),
+    CONSTANT(CI_FIELD_FLAGS),
+    CONSTANT(CI_FIELD_OUTPUTS),
+    CONSTANT(CI_FIELD_OMITTED),
+    CONSTANT(CI_OUTPUT_DISPLAY_DATA),
+    CONSTANT(CI_OUTPUT_EXECUTE_RESULT),
+    CONSTANT(CI_MAX_OUTPUTS),
+    CONSTANT(CI_MIME_MAX),
+};
+
+static int exec_module(PyObject *m)
+{
+    for (size_t i = 0; i < sizeof constants / sizeof *constants; i++)
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0)
+            return -1;
+    return add_manifest(m);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, exec_module},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_codeinterp",
+    .m_doc = "codeinterp-worker's constants and checks, shared with its C side.",
+    .m_size = 0,
+    .m_slots = slots,
+};
+
+static PyObject *init_module(void)
+{
+    return PyModuleDef_Init(&module_def);
+}
+
+void ci_pymodule_register(void)
+{
+    if (PyImport_AppendInittab("_codeinterp", init_module) < 0)
+        ci_fatal(CI_EXIT_PYTHON, "cannot register the module _codeinterp");
+}

@@ -1,0 +1,154 @@
+"""The cell runner's own functions (lib/worker/runner.py), outside a worker."""
+import struct
+
+import pytest
+
+import _codeinterp as ci
+from conftest import c_constants, exported_constants, runner
+
+
+@pytest.fixture
+def ns(monkeypatch):
+    """A namespace of its own and small display limits for each test."""
+    space = {'__builtins__': __builtins__}
+    monkeypatch.setattr(runner, '_ns', space)
+    monkeypatch.setattr(runner, '_DISPLAY_LIMIT', 1000, raising=False)
+    monkeypatch.setattr(runner, '_RUN_LIMIT', 1500, raising=False)
+    runner._take()
+    yield space
+    runner._take()
+
+
+def outputs(payload):
+    """The OUTPUTS payload as [(type, message, mime, data)]."""
+    head = struct.Struct('=IIII')
+    items, at = [], 0
+    while at < len(payload):
+        kind, message, mlen, dlen = head.unpack_from(payload, at)
+        at += head.size
+        mime = payload[at:at + mlen].decode('ascii')
+        at += mlen
+        items.append((kind, message, mime, payload[at:at + dlen]))
+        at += dlen
+    return items
+
+
+def test_every_shared_constant_has_one_value_in_the_headers():
+    values = c_constants()
+    names = exported_constants()
+    assert 'CI_FIELD_VALUE' in names and 'CI_OUTCOME_MEMORY' in names
+    for name in names:
+        assert getattr(ci, name[3:]) == values[name]
+    assert (ci.OUTCOME_OK, ci.OUTCOME_ERROR, ci.OUTCOME_MEMORY, ci.OUTCOME_INTERRUPT) == (0, 1, 2, 3)
+
+
+def test_text_cuts_on_a_character_boundary_and_spells_out_nul():
+    assert runner._text('abc', 10) == (b'abc', False)
+    assert runner._text('a\0b', 10) == (b'a\\x00b', False)
+    # 'é' is two bytes: a cut after three bytes keeps 'a' and one 'é'.
+    assert runner._text('aéé', 3) == ('aé'.encode(), True)
+    assert runner._text('x' * 20, 5) == (b'xxxxx', True)
+    # a lone surrogate cannot be UTF-8: it is escaped, not an error
+    assert runner._text('\ud800', 20) == (b'\\ud800', False)
+
+
+@pytest.mark.parametrize('cell, silenced', [
+    ('1;', True), ('1 ;  # comment', True), ('1', False), ('1  # a; b', False),
+    ('x = 1\nx;\n\n', True), ('"a;"', False),
+])
+def test_a_trailing_semicolon_silences_the_last_expression(cell, silenced):
+    import ast
+    tree = ast.parse(cell)
+    assert runner._silenced(runner._lines(cell), tree.body[-1]) is silenced
+
+
+def test_execute_returns_the_last_expression_and_keeps_state(ns):
+    assert runner._execute('<cell 1>', b'x = 40') is None
+    assert runner._execute('<cell 2>', b'x + 2') == '42'
+    assert ns['_'] == 42
+    assert runner._execute('<cell 3>', b'x;') is None
+    assert runner._execute('<cell 4>', b'None') is None
+
+
+def test_a_value_with_rich_forms_is_an_execute_result(ns):
+    runner._execute('<cell 1>', b'class T:\n'
+                    b'    def __repr__(self): return "plain"\n'
+                    b'    def _repr_html_(self): return "<b>rich</b>"\n')
+    assert runner._execute('<cell 2>', b'T()') == 'plain'
+    payload, omitted = runner._take()
+    assert omitted == 0
+    assert outputs(payload) == [(ci.OUTPUT_EXECUTE_RESULT, 0, 'text/html', b'<b>rich</b>')]
+
+
+def test_prepare_orders_richest_first_and_drops_what_is_not_a_mime_type(ns):
+    items, big = runner._prepare({'text/plain': 'p', 'TEXT/HTML': '<i>h</i>',
+                                  'image/png': b'\x89PNG', 'not a type': 'x',
+                                  'application/x-thing': b'raw', 'application/x-b64': 'eQ==',
+                                  'application/x-bad': 'y', 'text/latex': 'z' * 2000})
+    assert [m for m, _ in items] == [b'image/png', b'text/html', b'application/x-thing',
+                                    b'application/x-b64', b'text/plain']
+    # binary data given as text is base64, as in Jupyter's JSON; bad base64 is dropped
+    assert dict(items)[b'application/x-b64'] == b'y'
+    assert big == 1  # text/latex is over the per-output limit
+    assert dict(items)[b'image/png'] == b'\x89PNG'
+
+
+def test_emit_numbers_messages_and_keeps_to_the_run_limit(ns):
+    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'a' * 600)], 0)
+    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'b' * 600)], 0)
+    # over the run's 1500 bytes: left out, and its message takes no number
+    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'c' * 600)], 0)
+    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/html', b'd'), (b'text/plain', b'e')], 2)
+    payload, omitted = runner._take()
+    assert omitted == 3
+    assert [(k, n, m, len(d)) for k, n, m, d in outputs(payload)] == [
+        (1, 0, 'text/plain', 600), (1, 1, 'text/plain', 600),
+        (1, 2, 'text/html', 1), (1, 2, 'text/plain', 1)]
+    assert runner._take() == (b'', 0)
+
+
+def test_run_returns_the_fields_by_their_tags(ns):
+    fields = runner.run(1, b'print("hi")\n6 * 7', 100)
+    assert fields == {ci.FIELD_OUTCOME: ci.OUTCOME_OK, ci.FIELD_FLAGS: 0,
+                      ci.FIELD_VALUE: b'42', ci.FIELD_ENAME: None, ci.FIELD_EVALUE: None,
+                      ci.FIELD_TRACEBACK: None, ci.FIELD_OUTPUTS: b'', ci.FIELD_OMITTED: 0}
+
+
+def test_run_reports_an_error_with_the_cell_frames_only(ns):
+    fields = runner.run(3, b'def f():\n    1 / 0\nf()', 10000)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR
+    assert fields[ci.FIELD_ENAME] == b'ZeroDivisionError'
+    assert fields[ci.FIELD_EVALUE] == b'division by zero'
+    tb = fields[ci.FIELD_TRACEBACK].decode()
+    assert tb.startswith('Traceback (most recent call last):\n  File "<cell 3>", line 3')
+    assert 'runner.py' not in tb and tb.count('File "<cell 3>"') == 2
+
+
+def test_every_memory_error_is_named_memory_error(ns):
+    fields = runner.run(1, b'class Big(MemoryError): pass\nraise Big("no room")', 100)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_MEMORY
+    assert fields[ci.FIELD_ENAME] == b'MemoryError'
+    assert fields[ci.FIELD_EVALUE] == b'no room'
+
+
+def test_a_long_text_field_is_cut_and_flagged(ns):
+    fields = runner.run(1, b'"x" * 500', 50)
+    assert fields[ci.FIELD_VALUE] == b"'" + b'x' * 49
+    assert fields[ci.FIELD_FLAGS] == ci.FLAG_TRUNCATED
+
+
+def test_a_syntax_error_shows_the_line(ns):
+    fields = runner.run(2, b'x = (1,\n', 1000)
+    assert fields[ci.FIELD_ENAME] == b'SyntaxError'
+    assert b'File "<cell 2>", line 1' in fields[ci.FIELD_TRACEBACK]
+
+
+def test_open_figures_are_shown_and_closed(ns):
+    import matplotlib.pyplot as plt
+    runner._DISPLAY_LIMIT = runner._RUN_LIMIT = 1 << 20
+    fields = runner.run(1, b'import matplotlib.pyplot as plt\nplt.plot([1, 2]);', 100)
+    items = outputs(fields[ci.FIELD_OUTPUTS])
+    assert [(k, n, m) for k, n, m, _ in items] == [
+        (ci.OUTPUT_DISPLAY_DATA, 0, 'image/png'), (ci.OUTPUT_DISPLAY_DATA, 0, 'text/plain')]
+    assert items[0][3].startswith(b'\x89PNG\r\n\x1a\n')
+    assert plt.get_fignums() == []
