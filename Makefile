@@ -14,6 +14,7 @@
 #   make fuzz     fuzz the host's frame decoders for FUZZ_TIME s (clang; see fuzz/)
 #   make soak     SOAK_SESSIONS sessions under mixed faults for SOAK_SECONDS s (test/soak.c)
 #   make bench    figures against a Jupyter kernel and plain python3 (make bench-deps first)
+#   make check-jupyter   real notebooks run in a Jupyter kernel and in codeinterp, compared
 #   make clean    remove build/
 
 CC            ?= cc
@@ -98,14 +99,15 @@ $(BUILD)/lib/worker/%.o: lib/worker/%.c
 # The worker's Python and codeinterp-manifest's discovery program are
 # real files, linted and tested as such (check-python-sources), that
 # tools/embed.sh turns into C arrays: build/gen/NAME_py.h defines NAME_py.
-EMBED_PY   := lib/worker/runner.py lib/worker/manifest_finder.py tools/manifest/discover.py
+WORKER_PY  := $(wildcard lib/worker/*.py)
+EMBED_PY   := $(WORKER_PY) tools/manifest/discover.py
 $(BUILD)/gen/%_py.h: lib/worker/%.py tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed.sh $*_py $< $@
 $(BUILD)/gen/%_py.h: tools/manifest/%.py tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed.sh $*_py $< $@
-$(BUILD)/lib/worker/interp.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/manifest_finder_py.h
+$(BUILD)/lib/worker/interp.o: $(WORKER_PY:lib/worker/%.py=$(BUILD)/gen/%_py.h)
 
 $(BUILD)/libcodeinterp.so.$(VERSION): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
@@ -155,7 +157,7 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
                 libjansson-dev libsodium-dev python3-numpy python3-pandas python3-matplotlib \
-                python3-pytest pyflakes3 golang-go cargo rustc
+                python3-ipython python3-pytest pyflakes3 golang-go cargo rustc
 
 # Installs those of the Debian packages $(1) that are missing, running
 # apt-get update first only then.
@@ -217,7 +219,7 @@ check-man:
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
-	    -p no:cacheprovider --rootdir test/python test/python
+	    -c test/python/pytest.ini --rootdir test/python test/python
 
 check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh
@@ -486,15 +488,45 @@ BENCH_PACKAGES := python3-ipykernel python3-jupyter-client
 bench-deps:
 	$(call install_missing,$(BENCH_PACKAGES))
 
+# The tree before the IPython layer, BENCH_BASELINE (from git), is built
+# in $(BUILD)/bench/baseline and its own bench runs in the same make bench,
+# after this tree's, so the report can set the two side by side.
+BENCH_BASELINE ?= 6c7e8ea
+BENCH_BASE_DIR := $(BUILD)/bench/baseline
+
 bench:
 	$(MAKE) all $(BUILD)/bench/bench
+	@if [ ! -f $(BENCH_BASE_DIR)/Makefile ]; then \
+	  mkdir -p $(BENCH_BASE_DIR) && git archive $(BENCH_BASELINE) | tar -x -C $(BENCH_BASE_DIR); fi
+	$(MAKE) -C $(BENCH_BASE_DIR) all build/bench/bench
 	BENCH_SESSIONS=$(BENCH_SESSIONS) $(BUILD)/bench/bench bench/workload.py > $(BUILD)/bench/codeinterp.tsv
+	cd $(BENCH_BASE_DIR) && BENCH_SESSIONS=$(BENCH_SESSIONS) build/bench/bench bench/workload.py \
+	    > ../baseline.tsv
 	$(BENCH_PYTHON) bench/jupyter_bench.py bench/workload.py > $(BUILD)/bench/jupyter.tsv
-	@$(BENCH_PYTHON) bench/report.py $(BUILD)/bench/codeinterp.tsv $(BUILD)/bench/jupyter.tsv | tee $(BUILD)/bench/report.txt
+	@$(BENCH_PYTHON) bench/report.py $(BUILD)/bench/codeinterp.tsv $(BUILD)/bench/jupyter.tsv \
+	    $(BUILD)/bench/baseline.tsv | tee $(BUILD)/bench/report.txt
 
 $(BUILD)/bench/bench: bench/bench.c include/codeinterp.h $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a $(LIB_LIBS)
+
+# --------------------------------------------------------- check-jupyter
+# test/jupyter/: runs real notebook code from Debian's documentation
+# packages (the pandas user guide and its style.ipynb, sympy's example
+# notebooks, IPython's docs) cell by cell in a Jupyter kernel and in a
+# codeinterp session, and prints every cell that differs and the match
+# rate. Not part of make check: it measures, it does not pass or fail,
+# unless JUPYTER_ARGS has --min-rate P (also --fast, --json FILE,
+# --notebook NAME; see test/jupyter/differential.py).
+JUPYTER_PYTHON   ?= /usr/bin/python3
+JUPYTER_ARGS     ?=
+JUPYTER_PACKAGES := python3-ipykernel python3-jupyter-client python3-nbformat python3-jinja2 \
+                    python3-scipy python3-sympy python-pandas-doc python-sympy-doc python-ipython-doc
+.PHONY: check-jupyter
+check-jupyter:
+	$(call install_missing,$(DEB_PACKAGES) $(JUPYTER_PACKAGES))
+	$(MAKE) all
+	$(JUPYTER_PYTHON) test/jupyter/differential.py $(JUPYTER_ARGS) $(BUILD)
 
 FORCE:
 

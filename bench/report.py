@@ -1,11 +1,14 @@
 """make bench: prints the one table of bench/bench.c's and
 bench/jupyter_bench.py's figures, with the machine they come from.
 
-    /usr/bin/python3 bench/report.py codeinterp.tsv jupyter.tsv
+    /usr/bin/python3 bench/report.py codeinterp.tsv jupyter.tsv [baseline.tsv]
 
 Each input line is key, n, median, p90, unit (tab-separated). A figure
 that is missing (Jupyter not installed, a step that failed) shows as "-".
-The targets are those of the zygote issue; "met" compares the median.
+baseline.tsv, when given, is bench/bench.c's output from the tree before
+the IPython layer (make bench builds it from BENCH_BASELINE), measured in
+the same run: a table of what the layer costs follows the first. "met"
+compares the median with the target.
 """
 import datetime
 import os
@@ -74,6 +77,42 @@ def machine():
             f"python {platform.python_version()} ({sys.executable}), numpy {ver('numpy')}, "
             f"pandas {ver('pandas')}, matplotlib {ver('matplotlib')}, "
             f"ipykernel {ver('ipykernel')}, jupyter_client {ver('jupyter_client')}")
+
+
+def table(head, rows):
+    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
+    line = "+".join("-" * (wd + 2) for wd in widths)
+    print(line)
+    for i, row in enumerate([head] + rows):
+        print("|".join(f" {str(c):<{widths[j]}} " for j, c in enumerate(row)))
+        if i == 0:
+            print(line)
+    print(line)
+
+
+def ipython_layer(ci, base, med):
+    """What the IPython layer costs: this tree against the baseline's,
+    measured in the same run."""
+    rows = []
+    for key, label, limit in (("trivial", "trivial cell 1+1, round trip", 1.15),
+                              ("ready", "session ready, 50 ms apart", 1.15),
+                              ("ready_burst", "  same, back to back", None),
+                              ("zygote_first_new", "zygote warm-up (first ci_session_new)", None),
+                              ("ready_exec", "ready without the zygote", None)):
+        now, before = med(ci, key), med(base, key)
+        r = now / before if now is not None and before else None
+        met = "-" if r is None or limit is None else ("met" if r <= limit else "not met")
+        rows.append((label, cell(ci, key), cell(base, key), f"{r:.3g}x" if r else "-",
+                     f"<= {limit}x" if limit else "", met))
+    now, before = med(ci, "idle_private"), med(base, "idle_private")
+    grew = now - before if now is not None and before is not None else None
+    rows.append(("idle unique memory", cell(ci, "idle_private"), cell(base, "idle_private"),
+                 f"{grew:+.2f} MiB" if grew is not None else "-", "<= +1.5 MiB",
+                 "-" if grew is None else ("met" if grew <= 1.5 else "not met")))
+    print("What the IPython layer costs: this tree against the one before it"
+          " (BENCH_BASELINE), in the same run")
+    table(("measurement", "with IPython", "before (baseline)", "ratio", "target",
+           "target met?"), rows)
 
 
 def main():
@@ -173,17 +212,12 @@ def main():
 
     head = ("measurement", "codeinterp (sessions forked from the zygote)", "reference",
             "ratio ci/ref", "target", "target met?")
-    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
-    line = "+".join("-" * (wd + 2) for wd in widths)
     print(f"codeinterp benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}; "
           "medians, n runs each, p90 by nearest rank")
     print(machine())
-    print(line)
-    for i, row in enumerate([head] + rows):
-        print("|".join(f" {str(c):<{widths[j]}} " for j, c in enumerate(row)))
-        if i == 0:
-            print(line)
-    print(line)
+    table(head, rows)
+    if len(sys.argv) > 3:
+        ipython_layer(ci, load(sys.argv[3]), med)
     if "jupyter_ready" not in ref:
         print("Jupyter figures missing: run make bench-deps (python3-ipykernel, "
               "python3-jupyter-client) for /usr/bin/python3.")

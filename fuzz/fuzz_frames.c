@@ -14,7 +14,9 @@
  * The input:
  *   byte 0   mode: bit 0 the stream starts with the start-up phase (READY
  *            first), bit 1 the per-run display limit equals the per-output
- *            one (1024) instead of 4096; the other bits are ignored
+ *            one (1024) instead of 4096, bit 2 the runs' RUN frames have
+ *            CI_RUN_FLAG_INPUT (the host answers INPUT_REQUEST, and waits
+ *            on); the other bits are ignored
  *   byte 1   n, the length of the read schedule
  *   n bytes  the read schedule: read call k takes entry k mod n. On the
  *            first pass through it, an entry with bit 7 set fails the read
@@ -156,9 +158,9 @@ static uint32_t word(const unsigned char *p)
 }
 
 struct ref_output {
-    uint32_t type, message;
-    const unsigned char *mime, *data;
-    size_t mime_len, len;
+    uint32_t type, message, flags;
+    const unsigned char *mime, *data, *id;
+    size_t mime_len, len, id_len;
 };
 
 struct ref_result {
@@ -176,34 +178,56 @@ static int ref_outputs(const unsigned char *p, size_t len, size_t per_output, si
                        struct ref_result *ref)
 {
     size_t off = 0, n = 0, total = 0;
-    uint64_t last = 0;
+    struct ref_output prev = {0}, o;
     while (off < len) {
-        uint32_t type, message, mlen, dlen;
-        if (len - off < 16)
+        uint32_t mlen, dlen, idlen;
+        int clear;
+        if (len - off < 24)
             return 0;
-        type = word(p + off);
-        message = word(p + off + 4);
-        mlen = word(p + off + 8);
-        dlen = word(p + off + 12);
-        off += 16;
+        o.type = word(p + off);
+        o.message = word(p + off + 4);
+        o.flags = word(p + off + 8);
+        idlen = word(p + off + 12);
+        mlen = word(p + off + 16);
+        dlen = word(p + off + 20);
+        off += 24;
         if (++n > CI_MAX_OUTPUTS)
             return 0;
-        if (type != CI_OUTPUT_DISPLAY_DATA && type != CI_OUTPUT_EXECUTE_RESULT)
+        if ((uint64_t)mlen + dlen + idlen > len - off)
             return 0;
-        if (n == 1 ? message != 0 : (message != last && message != last + 1))
+        o.mime = p + off;
+        o.data = p + off + mlen;
+        o.id = p + off + mlen + dlen;
+        o.mime_len = mlen;
+        o.len = dlen;
+        o.id_len = idlen;
+        clear = o.type == 4;
+        if (o.type < 1 || o.type > 4)
             return 0;
-        last = message;
-        if ((uint64_t)mlen + dlen > len - off || !ref_mime(p + off, mlen))
+        if (n == 1 ? o.message != 0 : (o.message != prev.message && o.message != prev.message + 1))
+            return 0;
+        /* One message: the same type, flags and id; a clear_output alone. */
+        if (n > 1 && o.message == prev.message &&
+            (clear || o.type != prev.type || o.flags != prev.flags || idlen != prev.id_len ||
+             memcmp(o.id, prev.id, idlen) != 0))
+            return 0;
+        if (o.flags != 0 && !(clear && o.flags == 1))
+            return 0;
+        if (idlen > 255 || (o.type == 3 && idlen == 0) || ((o.type == 2 || clear) && idlen != 0))
+            return 0;
+        if (!ref_utf8(o.id, idlen))
+            return 0;
+        if (clear ? mlen != 0 || dlen != 0 : !ref_mime(o.mime, mlen))
             return 0;
         if (dlen > per_output || total + dlen > per_run)
             return 0;
         total += dlen;
-        if (ref_mime_text(p + off, mlen) && !ref_utf8(p + off + mlen, dlen))
+        if (ref_mime_text(o.mime, mlen) && !ref_utf8(o.data, dlen))
             return 0;
         if (ref->outputs)
-            ref->outputs[n - 1] = (struct ref_output){type, message, p + off, p + off + mlen,
-                                                      mlen, dlen};
-        off += (size_t)mlen + dlen;
+            ref->outputs[n - 1] = o;
+        prev = o;
+        off += (size_t)mlen + dlen + idlen;
     }
     ref->output_count = n;
     return 1;
@@ -311,15 +335,26 @@ static void check_getters(const ci_result *r, const struct ci_config *cfg)
         const unsigned char *d = ci_result_output_data(r, i, &len);
         ci_output_type type = ci_result_output_type(r, i);
         size_t message = ci_result_output_message(r, i);
+        const char *id = ci_result_output_display_id(r, i);
+        int clear = type == CI_OUTPUT_CLEAR_OUTPUT;
         size_t mlen;
 
-        CHECK(type == CI_OUTPUT_DISPLAY_DATA || type == CI_OUTPUT_EXECUTE_RESULT);
+        CHECK(type >= CI_OUTPUT_DISPLAY_DATA && type <= CI_OUTPUT_CLEAR_OUTPUT);
         CHECK(i == 0 ? message == 0 : (message == last_message || message == last_message + 1));
         last_message = message;
+        CHECK(ci_result_output_wait(r, i) == 0 || (clear && ci_result_output_wait(r, i) == 1));
+        if (id) {
+            size_t idlen = strnlen(id, CI_DISPLAY_ID_MAX + 1);
+            CHECK(idlen >= 1 && idlen <= CI_DISPLAY_ID_MAX);
+            CHECK(ref_utf8((const unsigned char *)id, idlen));
+            CHECK(type == CI_OUTPUT_DISPLAY_DATA || type == CI_OUTPUT_UPDATE_DISPLAY_DATA);
+        } else {
+            CHECK(type != CI_OUTPUT_UPDATE_DISPLAY_DATA);
+        }
         CHECK(mime != NULL);
         mlen = strnlen(mime, CI_MIME_MAX + 1);
         CHECK(mlen <= CI_MIME_MAX);
-        CHECK(ref_mime((const unsigned char *)mime, mlen));
+        CHECK(clear ? mlen == 0 && len == 0 : ref_mime((const unsigned char *)mime, mlen));
         CHECK(d != NULL);
         CHECK(d[len] == '\0'); /* internal.h: data is NUL-terminated too */
         CHECK(len <= cfg->display_output_limit);
@@ -333,6 +368,8 @@ static void check_getters(const ci_result *r, const struct ci_config *cfg)
     CHECK(ci_result_output_data(r, n, &len) == NULL && len == 0);
     CHECK(ci_result_output_type(r, n) == 0);
     CHECK(ci_result_output_message(r, n) == 0);
+    CHECK(ci_result_output_display_id(r, n) == NULL);
+    CHECK(ci_result_output_wait(r, n) == 0);
 }
 
 /* Decodes a RESULT payload as on_frame does; 1 if the run ended well. */
@@ -374,6 +411,8 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
             const unsigned char *d = ci_result_output_data(r, i, &dlen);
             CHECK((uint32_t)ci_result_output_type(r, i) == o->type);
             CHECK(ci_result_output_message(r, i) == o->message);
+            CHECK(ci_result_output_wait(r, i) == (o->flags == 1));
+            check_text(ci_result_output_display_id(r, i), o->id_len ? o->id : NULL, o->id_len);
             check_text(ci_result_output_mime(r, i), o->mime, o->mime_len);
             CHECK(dlen == o->len && memcmp(d, o->data, dlen) == 0);
         }
@@ -428,6 +467,27 @@ static int on_violation(const unsigned char *p, size_t len, char name[CI_VIOLATI
         CHECK(name[0] == '\0'); /* untouched */
     }
     return rc == 0;
+}
+
+/* An INPUT_REQUEST payload as on_input_request does, in a run whose RUN
+ * had CI_RUN_FLAG_INPUT if @answers; 1 if the host answers it and waits
+ * on for the result. */
+static int on_input_request(int answers, const unsigned char *p, size_t len)
+{
+    const char *why = NULL;
+    uint32_t flags = 0xDEADu;
+    int rc = ci_input_request_parse(p, len, &flags, &why);
+    int want = len >= 4 && len - 4 <= CI_INPUT_PROMPT_MAX &&
+               (word(p) & ~CI_INPUT_FLAG_PASSWORD) == 0 && ref_utf8(p + 4, len - 4);
+
+    TRACE("INPUT_REQUEST: %s\n", rc == 0 ? (answers ? "answered" : "refused: no input") : why);
+    CHECK(rc == 0 || rc == -1);
+    CHECK((rc == 0) == want);
+    if (rc == 0)
+        CHECK(flags == word(p));
+    else
+        CHECK(why != NULL && why[0] != '\0' && flags == 0xDEADu);
+    return answers && rc == 0;
 }
 
 /* A READY payload as await_ready does; 1 if the worker is ready. */
@@ -581,11 +641,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     ci_reader_reset(&rd); /* wait on for its death */
                 else
                     over = 1;
+            } else if (rd.type == CI_FRAME_INPUT_REQUEST && !violation[0] && !signaled) {
+                if (on_input_request(mode & 4, rd.payload, rd.len))
+                    ci_reader_reset(&rd); /* answered: wait on for the result */
+                else
+                    over = 1;
             } else if (rd.type == CI_FRAME_RESULT && !violation[0] && !signaled) {
                 ok = on_result(rd.payload, rd.len, &cfg, count);
                 over = 1;
             } else {
-                over = 1; /* a second report, a result after one, any other type */
+                over = 1; /* a second report, a result or request after one, any other type */
             }
         }
         ci_reader_reset(&rd);

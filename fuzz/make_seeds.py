@@ -17,17 +17,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 1
-READY, RUN, RESULT, VIOLATION, SIGNALED = 1, 2, 3, 4, 5
+PROTO_VERSION = 2
+READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY = range(1, 8)
+INPUT_FLAG_PASSWORD = 1
+INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
  F_OMITTED) = range(1, 10)
 OK, ERROR, MEMORY, INTERRUPT = range(4)
 LAYER_ALL = 0x7FF
-DISPLAY_DATA, EXECUTE_RESULT = 1, 2
+DISPLAY_DATA, EXECUTE_RESULT, UPDATE_DISPLAY_DATA, CLEAR_OUTPUT = 1, 2, 3, 4
+FLAG_WAIT = 1
+DISPLAY_ID_MAX = 255
 
 # fuzz_frames.c's mode bits
 WITH_READY = 1
 RUN_LIMIT_1024 = 2
+WITH_INPUT = 4
 
 U32 = struct.Struct("=I")
 
@@ -48,11 +53,19 @@ def field(tag, data):
     return u32(tag) + u32(len(data)) + data
 
 
-def output(otype, message, mime, data):
+def output(otype, message, mime, data, display_id=b"", flags=0):
+    """One output: the header of six u32, then MIME type, data, display id."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if isinstance(display_id, str):
+        display_id = display_id.encode("utf-8")
     mime = mime.encode("ascii")
-    return u32(otype) + u32(message) + u32(len(mime)) + u32(len(data)) + mime + data
+    return (u32(otype) + u32(message) + u32(flags) + u32(len(display_id)) + u32(len(mime)) +
+            u32(len(data)) + mime + data + display_id)
+
+
+def clear(message, wait=False):
+    return output(CLEAR_OUTPUT, message, "", b"", flags=FLAG_WAIT if wait else 0)
 
 
 def result(count=1, outcome=OK, *fields):
@@ -69,6 +82,12 @@ def violation(nr, name):
 
 def signaled(sig, length=None):
     return frame(SIGNALED, u32(sig), length)
+
+
+def input_request(flags, prompt):
+    if isinstance(prompt, str):
+        prompt = prompt.encode("utf-8")
+    return frame(INPUT_REQUEST, u32(flags) + prompt)
 
 
 def seed(mode, stream, schedule=b""):
@@ -89,6 +108,16 @@ OUTPUTS = (output(DISPLAY_DATA, 0, "image/png", PNG) +
            output(DISPLAY_DATA, 2, "image/svg+xml", "<svg xmlns='http://www.w3.org/2000/svg'/>") +
            output(DISPLAY_DATA, 3, "application/vnd.dataresource+json", '{"data": []}') +
            output(EXECUTE_RESULT, 4, "text/plain", "42"))
+
+# display(HTML, display_id='bar'); h.update('50%'); clear_output(wait=True);
+# display('done') with a made-up id; clear_output(); a DataFrame as the value.
+DISPLAYS = (output(DISPLAY_DATA, 0, "text/html", "<progress value=0>", "bar") +
+            output(DISPLAY_DATA, 0, "text/plain", "'0%'", "bar") +
+            output(UPDATE_DISPLAY_DATA, 1, "text/plain", "'50%'", "bar") +
+            clear(2, wait=True) +
+            output(DISPLAY_DATA, 3, "text/plain", "'done'", "7f3e2a1b9c0d4e5f\u00e9") +
+            clear(4) +
+            output(EXECUTE_RESULT, 5, "text/html", HTML))
 
 EVERY_FIELD = result(1, ERROR,
                      field(F_VALUE, "[1, 2, 3]"),
@@ -131,8 +160,20 @@ SEEDS = {
     "signaled": seed(WITH_READY, ready() + signaled(9)),
     "signaled-64": seed(0, signaled(64)),
     "empty-outputs": seed(0, result(1, OK, field(F_OUTPUTS, b""))),
+    "result-display-ids": seed(0, result(1, OK, field(F_OUTPUTS, DISPLAYS))),
+    "result-display-ids-bytewise": seed(0, result(1, OK, field(F_OUTPUTS, DISPLAYS)), bytes([1])),
+    "result-display-id-255": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        UPDATE_DISPLAY_DATA, 0, "text/plain", "x", "\u00e9" * 127 + "i")))),
+    "result-clear-only": seed(0, result(1, OK, field(F_OUTPUTS, clear(0) + clear(1, wait=True)))),
+    "input-request": seed(WITH_INPUT, input_request(0, "n? ") + result(1, OK, field(F_VALUE, "84"))),
+    "input-requests-at-limits": seed(WITH_INPUT, input_request(INPUT_FLAG_PASSWORD, "")
+                                     + input_request(0, "\u00e9" * (INPUT_PROMPT_MAX // 2))
+                                     + result(1)),
+    "input-request-bytewise": seed(WITH_READY | WITH_INPUT, ready() + input_request(0, "n? ")
+                                   + result(1) + input_request(1, "Password: ") + result(2),
+                                   bytes([1])),
     # Malformed: each is refused, the worker killed.
-    "bad-ready-version": seed(WITH_READY, ready(version=2) + result(1)),
+    "bad-ready-version": seed(WITH_READY, ready(version=1) + result(1)),
     "bad-ready-layers": seed(WITH_READY, ready(layers=0x800)),
     "bad-ready-length": seed(WITH_READY, frame(READY, u32(1) + u32(1) + b"\0")),
     "bad-ready-over-cap": seed(WITH_READY, frame(READY, b"", 65)),
@@ -156,7 +197,35 @@ SEEDS = {
         DISPLAY_DATA, 0, "Image/PNG", PNG)))),
     "bad-output-mime-no-slash": seed(0, result(1, OK, field(F_OUTPUTS, output(
         DISPLAY_DATA, 0, "textplain", "x")))),
-    "bad-output-type": seed(0, result(1, OK, field(F_OUTPUTS, output(3, 0, "text/plain", "x")))),
+    "bad-output-type": seed(0, result(1, OK, field(F_OUTPUTS, output(5, 0, "text/plain", "x")))),
+    "bad-output-update-without-id": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        UPDATE_DISPLAY_DATA, 0, "text/plain", "x")))),
+    "bad-output-id-on-execute-result": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        EXECUTE_RESULT, 0, "text/html", "x", "d")))),
+    "bad-output-id-on-clear": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        CLEAR_OUTPUT, 0, "", "", "d")))),
+    "bad-output-id-nul": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        DISPLAY_DATA, 0, "text/plain", "x", b"d\0e")))),
+    "bad-output-id-surrogate": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        UPDATE_DISPLAY_DATA, 0, "text/plain", "x", b"\xed\xa0\x80")))),
+    "bad-output-id-256": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        UPDATE_DISPLAY_DATA, 0, "text/plain", "x", "i" * (DISPLAY_ID_MAX + 1))))),
+    "bad-output-wait-on-display": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        DISPLAY_DATA, 0, "text/plain", "x", flags=FLAG_WAIT)))),
+    "bad-output-unknown-flag": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        CLEAR_OUTPUT, 0, "", "", flags=2)))),
+    "bad-output-clear-with-data": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        CLEAR_OUTPUT, 0, "", "x", flags=FLAG_WAIT)))),
+    "bad-output-clear-with-mime": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        CLEAR_OUTPUT, 0, "text/plain", "")))),
+    "bad-output-clear-twice-in-a-message": seed(0, result(1, OK, field(F_OUTPUTS,
+                                                                      clear(0) + clear(0)))),
+    "bad-output-mixed-types": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        DISPLAY_DATA, 0, "text/html", "x", "d") + output(UPDATE_DISPLAY_DATA, 0, "text/plain",
+                                                         "x", "d")))),
+    "bad-output-mixed-ids": seed(0, result(1, OK, field(F_OUTPUTS, output(
+        DISPLAY_DATA, 0, "text/html", "x", "d") + output(DISPLAY_DATA, 0, "text/plain", "x",
+                                                         "e")))),
     "bad-output-message-skips": seed(0, result(1, OK, field(F_OUTPUTS, output(
         DISPLAY_DATA, 0, "text/plain", "x") + output(DISPLAY_DATA, 2, "text/plain", "y")))),
     "bad-output-text-latin1": seed(0, result(1, OK, field(F_OUTPUTS, output(
@@ -178,6 +247,15 @@ SEEDS = {
     "bad-signaled-twice": seed(0, signaled(15) + signaled(9)),
     "bad-result-after-signaled": seed(0, signaled(6) + result(1)),
     "bad-ready-in-run": seed(WITH_READY, ready() + ready()),
+    "bad-input-request-without-flag": seed(0, input_request(0, "n? ") + result(1)),
+    "bad-input-request-4097": seed(WITH_INPUT, input_request(0, "p" * (INPUT_PROMPT_MAX + 1))),
+    "bad-input-request-short": seed(WITH_INPUT, frame(INPUT_REQUEST, b"\0\0")),
+    "bad-input-request-flags": seed(WITH_INPUT, input_request(2, "n? ")),
+    "bad-input-request-nul": seed(WITH_INPUT, input_request(0, b"n\0")),
+    "bad-input-request-overlong": seed(WITH_INPUT, input_request(0, b"\xc0\xaf")),
+    "bad-input-request-after-violation": seed(WITH_INPUT, violation(41, "socket")
+                                              + input_request(0, "n? ")),
+    "bad-input-reply-from-worker": seed(WITH_INPUT, frame(INPUT_REPLY, u32(0) + b"42")),
 }
 
 

@@ -692,7 +692,13 @@ CI_API int ci_session_interrupt(ci_session *s);
  * would: the state is kept between cells, and if the cell ends with an
  * expression (not followed by a semicolon) its repr is the value.
  * Blocks until the cell ends or the limits end it: it returns within
- * timeout + grace + 100 ms in every case, whatever the worker does.
+ * timeout + grace + 100 ms in every case, whatever the worker does (only
+ * the host's own ci_run_options.on_input, while it runs, can hold it
+ * longer). There is no keyboard: a cell's input() and getpass.getpass()
+ * raise IPython's StdinNotImplementedError at once, with a message that
+ * tells the cell to put the value in its code, unless ci_run_ex() is
+ * given on_input to answer them (a cell that set sys.stdin to a file of
+ * its own, io.StringIO say, reads input() from it, as in Python).
  *
  * @code: UTF-8 source, NUL-terminated, at most 16 MiB.
  * @out:  receives the result, owned by the caller (ci_result_free); set
@@ -743,27 +749,72 @@ CI_API int ci_run_stream(ci_session *s, const char *code, ci_output_fn fn, void 
                          ci_result **out);
 
 /*
+ * ci_input_fn - answers a cell's input() or getpass.getpass(), as a
+ * Jupyter front end answers a kernel's input_request.
+ * @prompt:   the prompt the cell gave (input("n? ") gives "n? ",
+ *            getpass() "Password: "), UTF-8 without NUL, NUL-terminated,
+ *            at most 4096 bytes (a longer one is cut on a character
+ *            boundary). The cell's text, as untrusted as its output.
+ *            Borrowed for the duration of the call.
+ * @password: 1 for getpass.getpass() (the answer is a secret: do not echo
+ *            it), else 0.
+ * @reply:    NULL on entry. To answer, point it to a NUL-terminated UTF-8
+ *            string of at most 1048576 bytes (1 MiB) allocated with
+ *            malloc(3) (strdup), which the library frees with free(3)
+ *            whatever the return. input() returns it exactly (give the
+ *            line without its newline); "\x04" (Ctrl-D) makes input()
+ *            raise EOFError, as in Jupyter.
+ * @payload:  ci_run_options.payload.
+ * @return 0 to answer; anything else, or 0 with *@reply still NULL,
+ *         refuses: the cell's input() raises StdinNotImplementedError, as
+ *         without on_input, saying the host did not answer. An answer that
+ *         is not UTF-8 or is over 1 MiB is refused the same way.
+ *
+ * Neither the prompt nor the answer is written to the cell's stdout; what
+ * the cell printed before it asked has been passed to on_output first.
+ * Called on the thread that called ci_run_ex(), for input() in the cell's
+ * main thread only (in a thread the cell started, input() raises at once,
+ * as without on_input). The cell waits meanwhile and its timeout runs on:
+ * ci_run_ex() cannot return while on_input runs, so one that blocks holds
+ * the run past its timeout. When it returns after the timeout, or after
+ * ci_session_interrupt() (which it may call itself), its answer is
+ * dropped and the cell is interrupted at once (CI_STATUS_TIMEOUT,
+ * CI_STATUS_INTERRUPTED); once the cell is interrupted, on_input is not
+ * called again in that run. Any other call on the same session is refused
+ * (CI_EBUSY) or undefined behaviour, as during any run.
+ */
+typedef int (*ci_input_fn)(const char *prompt, int password, char **reply, void *payload);
+
+/*
  * Options of one run, for ci_run_ex(). A versioned struct, as libgit2's
  * option structs: initialise it with CI_RUN_OPTIONS_INIT or
- * ci_run_options_init(), then set the fields you need; fields added later
- * take their defaults when an older program leaves them out.
- *  version     CI_RUN_OPTIONS_VERSION.
+ * ci_run_options_init(), then set the fields you need. Fields are only
+ * ever appended; the library reads only those of the version the struct
+ * names, so a program built with an older header (a smaller struct) keeps
+ * working and the fields it lacks take their defaults.
+ *  version     CI_RUN_OPTIONS_VERSION (2; 1 has no on_input).
  *  timeout_ms  this run's wall-clock limit in milliseconds, instead of the
  *              session's (ci_config_set_timeout_ms); 0, the default, keeps
  *              the session's. At most 86400000.
- *  on_output, payload  as for ci_run_stream(); NULL by default.
+ *  on_output   as for ci_run_stream(); NULL by default.
+ *  payload     given to on_output and on_input; NULL by default.
+ *  on_input    (version 2) answers the cell's input() and getpass()
+ *              (ci_input_fn); NULL, the default, makes them raise
+ *              StdinNotImplementedError at once.
  */
-#define CI_RUN_OPTIONS_VERSION 1
+#define CI_RUN_OPTIONS_VERSION 2
 typedef struct ci_run_options {
     unsigned int version;
     unsigned long timeout_ms;
     ci_output_fn on_output;
     void *payload;
+    ci_input_fn on_input; /* version 2 */
 } ci_run_options;
-#define CI_RUN_OPTIONS_INIT {CI_RUN_OPTIONS_VERSION, 0, NULL, NULL}
+#define CI_RUN_OPTIONS_INIT {CI_RUN_OPTIONS_VERSION, 0, NULL, NULL, NULL}
 
 /*
- * ci_run_options_init - fills @opts with the defaults of @version.
+ * ci_run_options_init - fills @opts with the defaults of @version,
+ * writing only the fields that version has.
  * @return CI_OK; CI_EINVAL if @opts is NULL or @version is not one this
  *         library knows (1 to CI_RUN_OPTIONS_VERSION).
  */
@@ -816,9 +867,14 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
 CI_API int ci_result_truncated(const ci_result *r);
 
 /*
- * ci_result_value - repr() of the cell's last expression, UTF-8; NULL if
- * the cell did not end with an expression, ended with a semicolon, the
- * value was None, or the cell failed. Borrowed, as for ci_result_stdout.
+ * ci_result_value - the text/plain of the cell's last expression, UTF-8,
+ * as a Jupyter kernel's execute_result has it: IPython's formatter, whose
+ * pretty printer puts a long list an item a line and which formatters a
+ * cell registers change (sympy's init_printing, %precision). NULL if the
+ * cell did not end with an expression, ended with a semicolon, the value
+ * was None, it had no text form (its representations raised, their
+ * traceback on stderr; or it displayed itself, _ipython_display_), or the
+ * cell failed. Borrowed, as for ci_result_stdout.
  */
 CI_API const char *ci_result_value(const ci_result *r);
 
@@ -855,49 +911,69 @@ CI_API const char *ci_result_traceback(const ci_result *r);
  * Rich outputs: what a notebook shows under a cell besides its text. Each
  * output is one representation (a MIME type and its bytes) of one message
  * in Jupyter's sense, in the order the cell produced them:
- *  - display_data: each display(obj, ...) call, a builtin as in IPython,
- *    gives one message per object; every matplotlib figure still open when
- *    the cell ends (or when it calls plt.show()) gives one, rendered as
- *    image/png at its dpi (ci_config_set_figure_dpi), with its repr as
- *    text/plain (only the text when nothing is drawn on it, as in IPython),
- *    in figure number order, and is then closed, so the next cell starts
- *    with none open. Figures are collected even when
- *    the cell raised. A figure already returned by display() or as the
- *    cell's value is not returned again (IPython would show it twice).
+ *  - display_data: each display(obj, ...) call (IPython's display,
+ *    a builtin as in a kernel, or imported from IPython.display) gives one
+ *    message per object; every matplotlib figure still open when the cell
+ *    ends (or when it calls plt.show()) gives one, rendered as image/png at
+ *    its dpi (ci_config_set_figure_dpi; %config InlineBackend.figure_formats
+ *    chooses other formats), with its text as text/plain (only the text
+ *    when nothing is drawn on it, as in IPython), in figure number order,
+ *    and is then closed, so the next cell starts with none open (after
+ *    plt.ioff() they wait for plt.show(), as in the inline backend).
+ *    Figures are collected even when the cell raised. A figure already
+ *    returned by display() or as the cell's value is not returned again
+ *    (the inline backend would show it twice).
  *  - execute_result: the cell's last expression, when its value has
  *    representations besides text/plain (a pandas DataFrame gives
  *    text/html). Its text/plain form is ci_result_value(), not an output.
- * Objects are rendered through IPython's rich display protocol, as
- * IPython does: _repr_mimebundle_ (a dict, or a (data, metadata) pair
- * whose metadata is dropped; binary types as bytes or base64 text), whose
- * entries win over those of _repr_png_, _repr_jpeg_, _repr_svg_,
- * _repr_html_, _repr_markdown_, _repr_latex_ and _repr_json_, and repr()
- * as text/plain (display_data only); a matplotlib Figure renders as
- * image/png. Methods are looked up on the type. A method that returns
- * None gives no representation; one that raises is skipped and its
- * traceback goes to stderr. MIME types are folded to lower case.
+ *  - update_display_data: a display handle's update() (or
+ *    update_display(obj, display_id=...)): new representations for the
+ *    display_data messages given that display id, in this run or an
+ *    earlier one, which a front end shows in their place.
+ *  - clear_output: clear_output(wait=...): a front end drops what the
+ *    cell showed before it, at once or, with wait=True, when the next
+ *    output comes (ci_result_output_wait). It is one output with the MIME
+ *    type "" and no data.
+ * A display_data may carry a display id (display(obj, display_id=...)
+ * or display_id=True, in Jupyter's messaging spec the transient
+ * display_id), and an update_display_data always does
+ * (ci_result_output_display_id).
  *
- * Messages are numbered in the order they come, counting only those that
- * kept at least one output: a message whose every representation went
- * over the display limits takes no number. Each representation that does
- * not fit the limits is left out alone; later, smaller ones still come.
+ * Objects are rendered by IPython's own DisplayFormatter, as a kernel
+ * renders them: _repr_mimebundle_, the _repr_*_ methods (png, jpeg, svg,
+ * html, markdown, latex, json, javascript, pdf), formatters registered
+ * with get_ipython().display_formatter, _ipython_display_, and IPython's
+ * pretty printer as text/plain; metadata is dropped, and binary types
+ * travel as bytes (base64 text is decoded). A representation that raises
+ * is left out and its traceback goes to stderr. MIME types are folded to
+ * lower case. (docs/ipython.md says what else of IPython a cell has.)
+ *
+ * Messages of every type are numbered in the order they come, counting
+ * only those that kept at least one output: a message whose every
+ * representation went over the display limits takes no number. Each
+ * representation that does not fit the limits is left out alone; later,
+ * smaller ones still come.
  *
  * Within one message the representations come richest first (image/png,
  * image/jpeg, image/svg+xml, text/html, text/markdown, text/latex,
  * application/json, others, text/plain), so showing the first output of
  * each message, as a notebook front end does, shows the best one.
  *
- * Data of text types (text/..., application/json, and types ending in
- * +json or +xml) is UTF-8 without NUL bytes; other types (image/png...)
+ * Data of text types (text/..., application/json, application/javascript,
+ * and types ending in +json or +xml) is UTF-8 without NUL bytes; other
+ * types (image/png, application/pdf...)
  * are binary. Either way the buffer has a NUL after its last byte that
  * the length does not count.
  */
 #define CI_MAX_OUTPUTS 10000
 
-/* Jupyter's output_type of the message an output belongs to. */
+/* Jupyter's output_type (msg_type) of the message an output belongs to;
+ * values may be appended. */
 typedef enum {
     CI_OUTPUT_DISPLAY_DATA = 1,
-    CI_OUTPUT_EXECUTE_RESULT = 2
+    CI_OUTPUT_EXECUTE_RESULT = 2,
+    CI_OUTPUT_UPDATE_DISPLAY_DATA = 3,
+    CI_OUTPUT_CLEAR_OUTPUT = 4
 } ci_output_type;
 
 /* ci_result_output_count - the number of outputs; 0 for NULL. */
@@ -905,13 +981,14 @@ CI_API size_t ci_result_output_count(const ci_result *r);
 
 /*
  * ci_result_output_mime - the MIME type of output @i ("image/png",
- * "text/html"...), ASCII; NULL for NULL or @i out of range. Borrowed,
- * valid until ci_result_free(@r).
+ * "text/html"...), ASCII; "" for a clear_output; NULL for NULL or @i out
+ * of range. Borrowed, valid until ci_result_free(@r).
  */
 CI_API const char *ci_result_output_mime(const ci_result *r, size_t i);
 
 /*
- * ci_result_output_data - the bytes of output @i.
+ * ci_result_output_data - the bytes of output @i; for a clear_output an
+ * empty buffer (*@len 0, a valid pointer to a NUL).
  * @len: receives their number; may be NULL; 0 when the return is NULL.
  * @return borrowed, valid until ci_result_free(@r); NULL for NULL or @i
  *         out of range.
@@ -919,18 +996,41 @@ CI_API const char *ci_result_output_mime(const ci_result *r, size_t i);
 CI_API const void *ci_result_output_data(const ci_result *r, size_t i, size_t *len);
 
 /*
- * ci_result_output_type - CI_OUTPUT_DISPLAY_DATA or
- * CI_OUTPUT_EXECUTE_RESULT; 0 for NULL or @i out of range.
+ * ci_result_output_type - the type of output @i's message:
+ * CI_OUTPUT_DISPLAY_DATA, CI_OUTPUT_EXECUTE_RESULT,
+ * CI_OUTPUT_UPDATE_DISPLAY_DATA or CI_OUTPUT_CLEAR_OUTPUT; 0 for NULL or
+ * @i out of range.
  */
 CI_API ci_output_type ci_result_output_type(const ci_result *r, size_t i);
 
 /*
  * ci_result_output_message - which message output @i belongs to: 0 for
- * the run's first display_data or execute_result, counting up by one;
- * the outputs of one message are consecutive. 0 for NULL or @i out of
- * range.
+ * the run's first message of any type, counting up by one; the outputs
+ * of one message are consecutive and share its type, display id and
+ * wait flag. 0 for NULL or @i out of range.
  */
 CI_API size_t ci_result_output_message(const ci_result *r, size_t i);
+
+/*
+ * ci_result_output_display_id - the display id of output @i's message:
+ * Jupyter's transient display_id, which a display_data has when the cell
+ * asked for one (display(obj, display_id=True) makes one up, a string
+ * names its own) and an update_display_data always has, naming the
+ * display_data messages it replaces; never an execute_result or a
+ * clear_output. UTF-8 without NUL bytes, 1 to 255 bytes.
+ * @return borrowed, valid until ci_result_free(@r); NULL when the message
+ *         has none, for NULL or @i out of range.
+ */
+CI_API const char *ci_result_output_display_id(const ci_result *r, size_t i);
+
+/*
+ * ci_result_output_wait - whether output @i is a clear_output with
+ * wait=True (Jupyter's clear_output "wait": clear only when the next
+ * output arrives, so that what is shown does not flicker).
+ * @return 1 for such a clear_output; 0 for one without wait, for any
+ *         other output, for NULL or @i out of range.
+ */
+CI_API int ci_result_output_wait(const ci_result *r, size_t i);
 
 /*
  * ci_result_outputs_omitted - how many outputs were left out for the

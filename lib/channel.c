@@ -193,3 +193,25 @@ int ci_violation_parse(const unsigned char *p, size_t len,
     name[len - sizeof nr] = '\0';
     return 0;
 }
+
+int ci_input_request_parse(const unsigned char *p, size_t len, uint32_t *flags,
+                           const char **why)
+{
+    uint32_t f;
+
+    if (len < sizeof f || len - sizeof f > CI_INPUT_PROMPT_MAX) {
+        *why = "an input request of the wrong length";
+        return -1;
+    }
+    memcpy(&f, p, sizeof f);
+    if (f & ~CI_INPUT_FLAG_PASSWORD) {
+        *why = "an input request with unknown flags";
+        return -1;
+    }
+    if (!ci_utf8_valid(p + sizeof f, len - sizeof f)) {
+        *why = "an input request whose prompt is not UTF-8 without NUL";
+        return -1;
+    }
+    *flags = f;
+    return 0;
+}

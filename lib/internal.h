@@ -128,13 +128,16 @@ struct ci_buf {
     size_t len;
 };
 
-/* One rich output (codeinterp.h); mime and data are NUL-terminated. */
+/* One rich output (codeinterp.h); mime, data and display_id are
+ * NUL-terminated. */
 struct ci_output {
     uint32_t type;    /* ci_output_type */
     uint32_t message; /* the message's number in the run */
-    char *mime;
+    uint32_t flags;   /* CI_OUTPUT_FLAG_* */
+    char *mime;       /* "" for a clear_output */
     unsigned char *data;
     size_t len;
+    char *display_id; /* NULL when the message has none */
 };
 
 struct ci_result {
@@ -274,6 +277,10 @@ int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers);
 int ci_signaled_parse(const unsigned char *p, size_t len, int *sig, const char **why);
 int ci_violation_parse(const unsigned char *p, size_t len,
                        char name[CI_VIOLATION_NAME_MAX + 1], const char **why);
+/* An INPUT_REQUEST payload (proto.h): 0 with its flags in *@flags, the
+ * prompt at @p + 4 (@len - 4 bytes), or -1 with @why. */
+int ci_input_request_parse(const unsigned char *p, size_t len, uint32_t *flags,
+                           const char **why);
 /* Writes a whole frame of two payload parts to non-blocking @fd before
  * @deadline_ms, draining @drain (the output pipes) meanwhile so a worker
  * blocked on a full pipe cannot stall us. 0, or -1 with errno (ETIMEDOUT,

@@ -3,7 +3,8 @@
  * Shared by both sides and by nothing else.
  *
  * Descriptors the worker is started with (and no others):
- *   0  /dev/null, read-only          (no stdin: input() raises EOFError)
+ *   0  /dev/null, read-only          (no stdin: a cell's input() is an
+ *                                    INPUT_REQUEST, below)
  *   1  pipe to the host              (the cell's stdout, read raw by the host)
  *   2  pipe to the host              (the cell's stderr)
  *   3  AF_UNIX SOCK_STREAM socket    (this protocol's frames)
@@ -25,8 +26,24 @@
  *           payload: u32 syscall number (below CI_VIOLATION_NR_MAX), then
  *           its name, 1 to CI_VIOLATION_NAME_MAX bytes of [a-z0-9_], no
  *           NUL. Never a result: the host still waits for the death.
+ *   INPUT_REQUEST  a cell's input() or getpass(), as Jupyter's
+ *           input_request: only during a run whose RUN has
+ *           CI_RUN_FLAG_INPUT, only from the worker's main thread, and
+ *           never a second one before the worker has read the
+ *           INPUT_REPLY to the first. payload: u32 flags
+ *           (CI_INPUT_FLAG_PASSWORD: getpass(), the reply is a secret),
+ *           then the prompt, UTF-8 without NUL, at most
+ *           CI_INPUT_PROMPT_MAX bytes (the worker cuts a longer one).
  * Host -> worker
- *   RUN     payload: u32 execution count, then the cell's UTF-8 source.
+ *   RUN     payload: u32 execution count, u32 flags (CI_RUN_FLAG_*), then
+ *           the cell's UTF-8 source.
+ *   INPUT_REPLY  exactly one for each INPUT_REQUEST, sent before the host
+ *           reads another frame. payload: u32 status (CI_INPUT_*), then
+ *           for CI_INPUT_ANSWERED the reply, UTF-8 without NUL, at most
+ *           CI_INPUT_REPLY_MAX bytes; nothing for the others. A worker
+ *           interrupted while it waits gives up on the request, but still
+ *           reads the reply (and drops it) before its next request or the
+ *           next RUN.
  *
  * Interrupts travel out of band: the host sends SIGINT to the worker's
  * main thread with rt_tgsigqueueinfo(2), si_code SI_QUEUE and the RUN's
@@ -40,7 +57,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 1u
+#define CI_PROTO_VERSION 2u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -56,6 +73,24 @@ enum ci_frame_type {
     CI_FRAME_RESULT = 3,
     CI_FRAME_VIOLATION = 4,
     CI_FRAME_SIGNALED = 5,
+    CI_FRAME_INPUT_REQUEST = 6,
+    CI_FRAME_INPUT_REPLY = 7,
+};
+
+/* RUN flags. */
+#define CI_RUN_FLAG_INPUT 1u /* the host answers INPUT_REQUEST (ci_run_options.on_input) */
+
+/* INPUT_REQUEST: its flags, and the most bytes of its prompt. */
+#define CI_INPUT_FLAG_PASSWORD 1u
+#define CI_INPUT_PROMPT_MAX 4096u
+
+/* INPUT_REPLY: the most bytes of a reply (1 MiB), and its statuses. */
+#define CI_INPUT_REPLY_MAX 1048576u
+enum ci_input_status {
+    CI_INPUT_ANSWERED = 0, /* the host's answer follows */
+    CI_INPUT_REFUSED = 1,  /* the host would not answer (on_input failed) */
+    CI_INPUT_INVALID = 2,  /* its answer was not UTF-8 or over CI_INPUT_REPLY_MAX */
+    CI_INPUT_STOPPED = 3,  /* the cell is being interrupted (timeout or request) */
 };
 
 /*
@@ -94,28 +129,53 @@ enum ci_field_tag {
 
 /*
  * The OUTPUTS field: a sequence of outputs (at most CI_MAX_OUTPUTS, from
- * codeinterp.h), each
- *   u32 output type (ci_output_type: 1 display_data, 2 execute_result)
- *   u32 message number (0 for the first, then equal to the previous
- *       output's or one more)
- *   u32 MIME type length, 1 to CI_MIME_MAX
- *   u32 data length, at most the per-output display limit
+ * codeinterp.h), each a header of six u32
+ *   output type (ci_output_type: 1 display_data, 2 execute_result,
+ *       3 update_display_data, 4 clear_output)
+ *   message number (0 for the first, then equal to the previous
+ *       output's or one more; the outputs of one message are consecutive
+ *       and share their type, flags and display id)
+ *   flags: CI_OUTPUT_FLAG_WAIT for a clear_output with wait=True; no
+ *       other bit, and none for the other types
+ *   display id length: 0 for none, else 1 to CI_DISPLAY_ID_MAX; never 0
+ *       for update_display_data, always 0 for execute_result and
+ *       clear_output
+ *   MIME type length: 1 to CI_MIME_MAX; 0 for clear_output, which is a
+ *       message of one output with no MIME type and no data
+ *   data length: at most the per-output display limit; 0 for clear_output
+ * then the MIME type, the data and the display id:
  *   the MIME type: type "/" subtype, each 1 or more of [a-z0-9!#$&^_.+-]
  *       (lower case: MIME types are case-insensitive, RFC 2045)
  *   the data: for text types (ci_mime_is_text) UTF-8 without NUL bytes,
  *       otherwise any bytes.
+ *   the display id: UTF-8 without NUL bytes (Jupyter's transient
+ *       display_id, which a cell may choose).
  * The data of all outputs together is at most the per-run display limit.
  */
+#define CI_OUTPUT_HEADER_SIZE 24u
+#define CI_OUTPUT_FLAG_WAIT 1u
+#define CI_DISPLAY_ID_MAX 255u
 #define CI_MIME_MAX 127u
 
+/* The most an OUTPUTS field holds under a per-run display limit of @run:
+ * the data, and a header, a MIME type and a display id for each output. */
+#define CI_OUTPUTS_MAX(run) \
+    ((uint64_t)(run) + (uint64_t)CI_MAX_OUTPUTS * \
+                           (CI_OUTPUT_HEADER_SIZE + CI_MIME_MAX + CI_DISPLAY_ID_MAX))
+
 /* Text MIME types carry UTF-8 without NUL: text/..., application/json,
- * and any type whose subtype ends in +json or +xml. */
+ * application/javascript (text in Jupyter's messages too, as IPython's
+ * Javascript object makes it), and any type whose subtype ends in +json
+ * or +xml. */
 static inline int ci_mime_is_text(const char *mime, uint32_t len)
 {
-    static const char text[] = "text/", json[] = "application/json";
+    static const char text[] = "text/", json[] = "application/json",
+                      js[] = "application/javascript";
     if (len >= sizeof(text) - 1 && __builtin_memcmp(mime, text, sizeof(text) - 1) == 0)
         return 1;
     if (len == sizeof(json) - 1 && __builtin_memcmp(mime, json, len) == 0)
+        return 1;
+    if (len == sizeof(js) - 1 && __builtin_memcmp(mime, js, len) == 0)
         return 1;
     if (len >= 5 && (__builtin_memcmp(mime + len - 5, "+json", 5) == 0 ||
                      __builtin_memcmp(mime + len - 4, "+xml", 4) == 0))

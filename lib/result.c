@@ -66,10 +66,9 @@ static char *text_copy(const unsigned char *p, size_t n)
 
 size_t ci_result_frame_cap(const struct ci_config *cfg)
 {
-    /* Four text fields, the outputs' data and their headers, and room for
-     * the small fields. */
-    return 4 * cfg->output_limit + cfg->display_run_limit +
-           (size_t)CI_MAX_OUTPUTS * (16 + CI_MIME_MAX) + 4096;
+    /* Four text fields, the outputs with their headers, MIME types and
+     * display ids, and room for the small fields. */
+    return 4 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) + 4096;
 }
 
 /* A MIME type as RFC 6838 names them: type "/" subtype, each of
@@ -100,72 +99,110 @@ static unsigned char *bytes_copy(const unsigned char *p, size_t n)
     return (unsigned char *)text_copy(p, n);
 }
 
+/* One output of the OUTPUTS field: its header, as proto.h lays it out,
+ * and where its MIME type, data and display id are. */
+struct output_view {
+    struct {
+        uint32_t type, message, flags, id_len, mime_len, len;
+    } h;
+    const unsigned char *mime, *data, *id;
+};
+_Static_assert(sizeof(((struct output_view *)0)->h) == CI_OUTPUT_HEADER_SIZE,
+               "the output header is six u32");
+
+/* Reads the output at *@off of the @len bytes at @p into @o and moves
+ * *@off past it. NULL, or why it runs past the field. */
+static const char *output_next(const unsigned char *p, size_t len, size_t *off,
+                               struct output_view *o)
+{
+    size_t rest;
+
+    if (len - *off < sizeof o->h)
+        return "truncated output header";
+    memcpy(&o->h, p + *off, sizeof o->h);
+    *off += sizeof o->h;
+    rest = len - *off;
+    if (o->h.mime_len > rest || o->h.len > rest - o->h.mime_len ||
+        o->h.id_len > rest - o->h.mime_len - o->h.len)
+        return "output longer than its field";
+    o->mime = p + *off;
+    o->data = o->mime + o->h.mime_len;
+    o->id = o->data + o->h.len;
+    *off += (size_t)o->h.mime_len + o->h.len + o->h.id_len;
+    return NULL;
+}
+
+/* Why output @o breaks proto.h's rules after @prev (NULL for the first
+ * output) and @total bytes of data before it; NULL if it keeps them. */
+static const char *output_fault(const struct output_view *o, const struct output_view *prev,
+                                size_t total, const struct ci_config *cfg)
+{
+    uint32_t type = o->h.type;
+    int clear = type == CI_OUTPUT_CLEAR_OUTPUT, same = prev && o->h.message == prev->h.message;
+
+    if (type < CI_OUTPUT_DISPLAY_DATA || type > CI_OUTPUT_CLEAR_OUTPUT)
+        return "unknown output type";
+    if (prev ? !same && o->h.message != prev->h.message + 1 : o->h.message != 0)
+        return "output message numbers out of sequence";
+    if (same && clear)
+        return "a clear_output of more than one output";
+    if (same && (type != prev->h.type || o->h.flags != prev->h.flags ||
+                 o->h.id_len != prev->h.id_len || memcmp(o->id, prev->id, o->h.id_len) != 0))
+        return "outputs of one message differ in type, flags or display id";
+    if (o->h.flags & ~(clear ? CI_OUTPUT_FLAG_WAIT : 0u))
+        return "output flags other than the wait of a clear_output";
+    if (o->h.id_len > CI_DISPLAY_ID_MAX)
+        return "display id longer than CI_DISPLAY_ID_MAX";
+    if (type == CI_OUTPUT_UPDATE_DISPLAY_DATA && o->h.id_len == 0)
+        return "update_display_data without a display id";
+    if ((clear || type == CI_OUTPUT_EXECUTE_RESULT) && o->h.id_len != 0)
+        return "a display id on an execute_result or clear_output";
+    if (!ci_utf8_valid(o->id, o->h.id_len))
+        return "display id is not UTF-8 without NUL";
+    if (clear ? o->h.mime_len != 0 || o->h.len != 0 : !mime_valid(o->mime, o->h.mime_len))
+        return clear ? "clear_output with a MIME type or data" : "malformed output MIME type";
+    if (o->h.len > cfg->display_output_limit || o->h.len > cfg->display_run_limit - total)
+        return "output over the display limits";
+    if (ci_mime_is_text((const char *)o->mime, o->h.mime_len) &&
+        !ci_utf8_valid(o->data, o->h.len))
+        return "text output is not UTF-8 without NUL";
+    return NULL;
+}
+
 /* The OUTPUTS field (proto.h). */
 static int decode_outputs(ci_result *r, const unsigned char *p, size_t len,
                           const struct ci_config *cfg, const char **why)
 {
+    struct output_view o, prev;
     size_t total = 0, n = 0, off;
-    uint32_t last_message = 0;
 
     /* Count and check first, so the array is allocated once. */
     for (off = 0; off < len; n++) {
-        uint32_t h[4];
-        if (len - off < sizeof h) {
-            *why = "truncated output header";
+        const char *bad = n == CI_MAX_OUTPUTS ? "more outputs than CI_MAX_OUTPUTS"
+                                              : output_next(p, len, &off, &o);
+        if (bad || (bad = output_fault(&o, n ? &prev : NULL, total, cfg))) {
+            *why = bad;
             return CI_EPROTO;
         }
-        memcpy(h, p + off, sizeof h);
-        off += sizeof h;
-        if (n == CI_MAX_OUTPUTS) {
-            *why = "more outputs than CI_MAX_OUTPUTS";
-            return CI_EPROTO;
-        }
-        if (h[0] != CI_OUTPUT_DISPLAY_DATA && h[0] != CI_OUTPUT_EXECUTE_RESULT) {
-            *why = "unknown output type";
-            return CI_EPROTO;
-        }
-        if (n == 0 ? h[1] != 0 : (h[1] != last_message && h[1] != last_message + 1)) {
-            *why = "output message numbers out of sequence";
-            return CI_EPROTO;
-        }
-        last_message = h[1];
-        if (h[2] > len - off || !mime_valid(p + off, h[2])) {
-            *why = "malformed output MIME type";
-            return CI_EPROTO;
-        }
-        if (h[3] > len - off - h[2]) {
-            *why = "output longer than its field";
-            return CI_EPROTO;
-        }
-        if (h[3] > cfg->display_output_limit || h[3] > cfg->display_run_limit - total) {
-            *why = "output over the display limits";
-            return CI_EPROTO;
-        }
-        total += h[3];
-        if (ci_mime_is_text((const char *)p + off, h[2]) &&
-            !ci_utf8_valid(p + off + h[2], h[3])) {
-            *why = "text output is not UTF-8 without NUL";
-            return CI_EPROTO;
-        }
-        off += (size_t)h[2] + h[3];
+        total += o.h.len;
+        prev = o;
     }
     if (!(r->outputs = calloc(n ? n : 1, sizeof *r->outputs)))
         return CI_ENOMEM;
     for (off = 0; r->output_count < n; r->output_count++) {
-        struct ci_output *o = &r->outputs[r->output_count];
-        uint32_t h[4];
-        memcpy(h, p + off, sizeof h);
-        off += sizeof h;
-        o->type = h[0];
-        o->message = h[1];
-        o->len = h[3];
-        o->mime = text_copy(p + off, h[2]);
-        o->data = bytes_copy(p + off + h[2], h[3]);
-        if (!o->mime || !o->data) {
+        struct ci_output *out = &r->outputs[r->output_count];
+        output_next(p, len, &off, &o);
+        out->type = o.h.type;
+        out->message = o.h.message;
+        out->flags = o.h.flags;
+        out->len = o.h.len;
+        out->mime = text_copy(o.mime, o.h.mime_len);
+        out->data = bytes_copy(o.data, o.h.len);
+        out->display_id = o.h.id_len ? text_copy(o.id, o.h.id_len) : NULL;
+        if (!out->mime || !out->data || (o.h.id_len && !out->display_id)) {
             r->output_count++; /* so ci_result_free frees this one too */
             return CI_ENOMEM;
         }
-        off += (size_t)h[2] + h[3];
     }
     return CI_OK;
 }
@@ -285,6 +322,7 @@ void ci_result_drop_outputs(ci_result *r)
     for (size_t i = 0; i < r->output_count; i++) {
         free(r->outputs[i].mime);
         free(r->outputs[i].data);
+        free(r->outputs[i].display_id);
     }
     free(r->outputs);
     r->outputs = NULL;
@@ -406,6 +444,18 @@ CI_API size_t ci_result_output_message(const ci_result *r, size_t i)
 {
     const struct ci_output *o = output_at(r, i);
     return o ? o->message : 0;
+}
+
+CI_API const char *ci_result_output_display_id(const ci_result *r, size_t i)
+{
+    const struct ci_output *o = output_at(r, i);
+    return o ? o->display_id : NULL;
+}
+
+CI_API int ci_result_output_wait(const ci_result *r, size_t i)
+{
+    const struct ci_output *o = output_at(r, i);
+    return o && (o->flags & CI_OUTPUT_FLAG_WAIT) ? 1 : 0;
 }
 
 CI_API size_t ci_result_outputs_omitted(const ci_result *r)

@@ -7,11 +7,15 @@
  * does: every wait below is bounded by the run's hard deadline, output is
  * drained in bounded steps, and the worker's frames are read incrementally
  * and capped, so a hostile worker can neither stall nor flood the host.
+ * Only the host's own on_input, called while the cell waits for its
+ * input(), can hold a run longer; it is never called once the cell is
+ * being stopped.
  */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +40,8 @@ struct run {
     int seq;           /* the session's run number (ci_session.run_seq) */
     int64_t reap_by;   /* if set, kill a dying worker then, not at hard */
     char violation[CI_VIOLATION_NAME_MAX + 1]; /* a VIOLATION frame's name */
+    ci_input_fn on_input; /* NULL: the RUN says the host answers no input() */
+    void *payload;
 };
 
 static int set_text(char **slot, const char *text)
@@ -137,8 +143,133 @@ static int on_violation(struct run *run, const char **why)
     return ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why);
 }
 
+/* To the main thread, where Python raises KeyboardInterrupt: a thread the
+ * cell started may not block SIGINT, and a signal it took would not wake
+ * the main thread's sleep. Queued with the cell's number, so the worker
+ * can tell it from a late one for the cell before (proto.h). The grace
+ * period starts now. */
+static void interrupt(struct run *run, enum interrupt why)
+{
+    struct ci_worker *w = &run->s->worker;
+    siginfo_t info;
+
+    memset(&info, 0, sizeof info);
+    info.si_signo = SIGINT;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = run->r->execution_count;
+    syscall(SYS_rt_tgsigqueueinfo, w->pid, w->pid, SIGINT, &info);
+    run->interrupted = why;
+    run->hard = ci_now_ms() + (int64_t)run->s->cfg.grace_ms;
+}
+
+/* Empties the wake-up eventfd, then says whether ci_session_interrupt()
+ * asked to stop this run's cell. */
+static int interrupt_requested(struct run *run)
+{
+    uint64_t n;
+    while (read(run->s->wake_fd, &n, sizeof n) > 0)
+        ;
+    return atomic_load(&run->s->interrupt_for) == run->seq;
+}
+
+/* The type of the frame whose header waits on @channel, or 0 if no whole
+ * header does. */
+static uint32_t waiting_frame(int channel)
+{
+    struct ci_frame_header h;
+    ssize_t n;
+    do
+        n = recv(channel, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof h ? h.type : 0;
+}
+
+/* Interrupts the cell if its timeout has passed or ci_session_interrupt()
+ * asked, unless it is interrupted already. */
+static void stop_if_due(struct run *run)
+{
+    if (run->interrupted != NOT_INTERRUPTED)
+        return;
+    if (ci_now_ms() >= run->deadline)
+        interrupt(run, BY_TIMEOUT);
+    else if (interrupt_requested(run))
+        interrupt(run, BY_REQUEST);
+}
+
+/* The host's answer to the prompt: its status, and for CI_INPUT_ANSWERED
+ * the answer in *@reply (malloc'ed) of *@len bytes. */
+static uint32_t ask_host(struct run *run, uint32_t flags, const char *prompt, char **reply,
+                         size_t *len)
+{
+    char *answer = NULL;
+    int rc = run->on_input(prompt, (flags & CI_INPUT_FLAG_PASSWORD) != 0, &answer, run->payload);
+
+    if (rc != 0 || !answer) {
+        free(answer);
+        return CI_INPUT_REFUSED;
+    }
+    *len = strnlen(answer, CI_INPUT_REPLY_MAX + 1);
+    if (*len > CI_INPUT_REPLY_MAX || !ci_utf8_valid((const unsigned char *)answer, *len)) {
+        free(answer);
+        *len = 0;
+        return CI_INPUT_INVALID;
+    }
+    *reply = answer;
+    return CI_INPUT_ANSWERED;
+}
+
+/*
+ * An INPUT_REQUEST, checked: asks the host's on_input (unless the cell is
+ * being stopped) and sends its INPUT_REPLY. The timeout runs on meanwhile;
+ * once it has passed, or an interrupt was asked for, the answer is dropped
+ * and the cell interrupted. 0: wait on; 1: the run is over (the reply
+ * could not be sent); -1 with @why: the worker broke the protocol.
+ */
+static int on_input_request(struct run *run, const char **why)
+{
+    uint32_t flags, status = CI_INPUT_STOPPED;
+    char *reply = NULL, msg[160];
+    size_t len = 0;
+    int rc;
+
+    if (!run->on_input) {
+        *why = "an input request in a run that takes no input";
+        return -1;
+    }
+    if (ci_input_request_parse(run->rd.payload, run->rd.len, &flags, why) < 0)
+        return -1;
+    run->rd.payload[run->rd.len] = '\0'; /* the reader's spare byte: the prompt ends */
+    stop_if_due(run);
+    if (run->interrupted == NOT_INTERRUPTED) {
+        ci_drain_pipes(&run->drain); /* what the cell printed before it asked */
+        status = ask_host(run, flags, (const char *)run->rd.payload + sizeof flags, &reply, &len);
+        stop_if_due(run);
+    }
+    if (run->interrupted != NOT_INTERRUPTED) {
+        status = CI_INPUT_STOPPED;
+        len = 0;
+    }
+    if (waiting_frame(run->s->worker.channel) == CI_FRAME_INPUT_REQUEST) {
+        free(reply);
+        *why = "a second input request before the reply to the first";
+        return -1;
+    }
+    rc = ci_send_frame(run->s->worker.channel, CI_FRAME_INPUT_REPLY, &status, sizeof status,
+                       reply, len, run->hard, &run->drain);
+    free(reply);
+    if (rc == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "the answer to input() could not be sent to the worker (%s); it "
+             "was killed", strerror(errno));
+    end_killed(run, errno == ETIMEDOUT ? "Timeout" : NULL, errno == ETIMEDOUT ? msg : NULL);
+    return 1;
+}
+
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
- * on (a VIOLATION: the worker is about to die). */
+ * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST, once
+ * answered). */
 static int on_frame(struct run *run)
 {
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
@@ -146,7 +277,16 @@ static int on_frame(struct run *run)
     char msg[160];
     int rc;
 
-    if (run->rd.type == CI_FRAME_VIOLATION) {
+    if (run->rd.type == CI_FRAME_INPUT_REQUEST) {
+        if (run->violation[0])
+            why = "an input request after a violation report";
+        else if (run->s->worker.signaled)
+            why = "an input request after a signal report";
+        else if ((rc = on_input_request(run, &why)) >= 0) {
+            ci_reader_reset(&run->rd);
+            return rc;
+        }
+    } else if (run->rd.type == CI_FRAME_VIOLATION) {
         if (on_violation(run, &why) == 0) {
             ci_reader_reset(&run->rd);
             return 0;
@@ -206,37 +346,6 @@ static void on_hard_deadline(struct run *run)
     end_killed(run, "Timeout", msg);
 }
 
-/* To the main thread, where Python raises KeyboardInterrupt: a thread the
- * cell started may not block SIGINT, and a signal it took would not wake
- * the main thread's sleep. Queued with the cell's number, so the worker
- * can tell it from a late one for the cell before (proto.h). The grace
- * period starts now. */
-static void interrupt(struct run *run, enum interrupt why)
-{
-    struct ci_worker *w = &run->s->worker;
-    siginfo_t info;
-
-    memset(&info, 0, sizeof info);
-    info.si_signo = SIGINT;
-    info.si_code = SI_QUEUE;
-    info.si_pid = getpid();
-    info.si_uid = getuid();
-    info.si_value.sival_int = run->r->execution_count;
-    syscall(SYS_rt_tgsigqueueinfo, w->pid, w->pid, SIGINT, &info);
-    run->interrupted = why;
-    run->hard = ci_now_ms() + (int64_t)run->s->cfg.grace_ms;
-}
-
-/* Empties the wake-up eventfd, then says whether ci_session_interrupt()
- * asked to stop this run's cell. */
-static int interrupt_requested(struct run *run)
-{
-    uint64_t n;
-    while (read(run->s->wake_fd, &n, sizeof n) > 0)
-        ;
-    return atomic_load(&run->s->interrupt_for) == run->seq;
-}
-
 /* Without a pidfd (pidfd_open(2) came in Linux 5.3; valgrind 3.19 fails
  * it with ENOSYS) the worker's exit does not wake the poll, and a process
  * it left behind holding the channel would hide it until the deadline. So
@@ -266,6 +375,23 @@ static void spin_for_frame(int channel)
             return;
         sched_yield(); /* the worker may be waiting for this CPU */
     } while (ci_now_us() < end);
+}
+
+/* 1 if the frame is refused from its header alone (a type the worker never
+ * sends during a run, an input request over its cap): waiting for its
+ * payload would only make garbage look like a timeout. */
+static int refused_by_header(const struct ci_reader *rd)
+{
+    switch (rd->type) {
+    case CI_FRAME_RESULT:
+    case CI_FRAME_VIOLATION:
+    case CI_FRAME_SIGNALED:
+        return 0;
+    case CI_FRAME_INPUT_REQUEST:
+        return rd->len > sizeof(uint32_t) + CI_INPUT_PROMPT_MAX;
+    default:
+        return 1;
+    }
 }
 
 /* Waits for the RESULT frame, reading output all the while. */
@@ -318,10 +444,7 @@ static void await_result(struct run *run)
                        "the worker broke the protocol (a frame over the size limit); it was killed");
             return;
         }
-        if (run->rd.header_have == sizeof run->rd.header && run->rd.type != CI_FRAME_RESULT &&
-            run->rd.type != CI_FRAME_VIOLATION && run->rd.type != CI_FRAME_SIGNALED) {
-            /* Known from the header alone: waiting for its payload would
-             * only make garbage look like a timeout. */
+        if (run->rd.header_have == sizeof run->rd.header && refused_by_header(&run->rd)) {
             on_frame(run);
             return;
         }
@@ -354,12 +477,8 @@ static int unsolicited(int channel)
  * the filter, or a signal, between runs. */
 static int death_report_waiting(int channel)
 {
-    struct ci_frame_header h;
-    ssize_t n;
-    do
-        n = recv(channel, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof h && (h.type == CI_FRAME_VIOLATION || h.type == CI_FRAME_SIGNALED);
+    uint32_t type = waiting_frame(channel);
+    return type == CI_FRAME_VIOLATION || type == CI_FRAME_SIGNALED;
 }
 
 /* A scan of the workspace takes at most this long (a hostile cell can
@@ -402,7 +521,7 @@ static void files_after(ci_session *s, ci_result *r)
 static void run_cell(struct run *run, const char *code, size_t len)
 {
     ci_session *s = run->s;
-    uint32_t count = (uint32_t)run->r->execution_count;
+    uint32_t head[2] = {(uint32_t)run->r->execution_count, run->on_input ? CI_RUN_FLAG_INPUT : 0};
     struct ci_usage usage;
 
     /* The run's time starts here: the scan of the workspace counts, and
@@ -428,7 +547,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
         end_killed(run, "ProtocolError",
                    "the worker sent data while no cell was running (a cell wrote to the "
                    "protocol channel); it was killed");
-    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, &count, sizeof count, code, len,
+    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
                              run->hard, &run->drain) < 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
@@ -447,7 +566,8 @@ CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version)
 {
     if (!opts || version < 1 || version > CI_RUN_OPTIONS_VERSION)
         return CI_EINVAL;
-    memset(opts, 0, sizeof *opts);
+    /* A program built with the version 1 header has no on_input. */
+    memset(opts, 0, version == 1 ? offsetof(ci_run_options, on_input) : sizeof *opts);
     opts->version = version;
     return CI_OK;
 }
@@ -504,6 +624,8 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
                                   &run.r->truncated,
                                   opts ? opts->on_output : NULL,
                                   opts ? opts->payload : NULL};
+    run.on_input = opts && opts->version >= 2 ? opts->on_input : NULL;
+    run.payload = opts ? opts->payload : NULL;
     ci_reader_init(&run.rd, ci_result_frame_cap(&s->cfg));
     run_cell(&run, code, len);
     ci_reader_reset(&run.rd);

@@ -19,14 +19,28 @@ void fw_frame(uint32_t type, const void *payload, uint32_t len);
  * new end. */
 size_t fw_field(unsigned char *buf, size_t at, uint32_t tag, const void *p, uint32_t len);
 
+/* Appends one output of an OUTPUTS field (proto.h) to @buf at @at: the
+ * header of six u32, then @mime_len bytes of @mime, @len of @data and
+ * @id_len of @id, as given (the fake may break any rule); returns the new
+ * end. */
+size_t fw_output(unsigned char *buf, size_t at, uint32_t type, uint32_t message, uint32_t flags,
+                 const void *id, uint32_t id_len, const char *mime, uint32_t mime_len,
+                 const void *data, uint32_t len);
+
 /* Reads exactly @n bytes: the host sends a frame's parts with separate
  * send() calls, so one read() may return only the first of them. 0, or
  * -1 at EOF or on an error. */
 int fw_get(void *p, size_t n);
 
-/* Reads a RUN frame: its execution count into *@count, its source into
- * @code (@size bytes, NUL-terminated); exits 98 at EOF or if it does not
+/* Reads a RUN frame: its execution count into *@count, its flags into
+ * *@flags (unless NULL), its source into @code (@size bytes,
+ * NUL-terminated); exits 98 at EOF, on another frame or if it does not
  * fit. */
-void fw_get_run(uint32_t *count, char *code, size_t size);
+void fw_get_run(uint32_t *count, uint32_t *flags, char *code, size_t size);
+
+/* Reads an INPUT_REPLY frame: its status into *@status, its text into
+ * @text (@size bytes, NUL-terminated). 0, or -1 at EOF, on another frame
+ * or if it does not fit. */
+int fw_get_input_reply(uint32_t *status, char *text, size_t size);
 
 #endif

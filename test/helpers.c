@@ -151,11 +151,25 @@ ci_result *h_run_status(ci_session *s, const char *code, ci_status want)
     return r;
 }
 
+int h_same_value(const char *v, const char *want)
+{
+    while (*v && *want) {
+        if (v[0] == '\n' && want[0] == ' ') {
+            while (*++v == ' ')
+                ;
+            want++;
+        } else if (*v++ != *want++) {
+            return 0;
+        }
+    }
+    return *v == *want;
+}
+
 void h_expect(ci_session *s, const char *code, const char *value, const char *out)
 {
     ci_result *r = h_run_status(s, code, CI_STATUS_OK);
     const char *v = ci_result_value(r);
-    if (value == NULL ? v != NULL : (v == NULL || strcmp(v, value) != 0)) {
+    if (value == NULL ? v != NULL : (v == NULL || !h_same_value(v, value))) {
         h_dump(r);
         fail_msg("value %s, expected %s\n  cell: %s", orn(v), orn(value), code);
     }
@@ -428,8 +442,9 @@ void h_dump_rich(const ci_result *r)
         size_t len = 0;
         const char *mime = ci_result_output_mime(r, i);
         const char *data = ci_result_output_data(r, i, &len);
-        fprintf(stderr, "    [%zu] message %zu, type %d, %s, %zu bytes", i,
-                ci_result_output_message(r, i), (int)ci_result_output_type(r, i), orn(mime),
+        fprintf(stderr, "    [%zu] message %zu, type %d, display id %s, wait %d, %s, %zu bytes",
+                i, ci_result_output_message(r, i), (int)ci_result_output_type(r, i),
+                orn(ci_result_output_display_id(r, i)), ci_result_output_wait(r, i), orn(mime),
                 len);
         if (mime && data && mime_is_textual(mime))
             fprintf(stderr, ": %.300s", data);

@@ -60,8 +60,15 @@ ci_result *h_run(ci_session *s, const char *code);
 /* Like h_run, and asserts the status, printing the result if it differs. */
 ci_result *h_run_status(ci_session *s, const char *code, ci_status want);
 
+/* Whether @v, the text/plain of a value, is @want written on one line:
+ * IPython's pretty printer breaks a long list, tuple or dict after a
+ * ", " into ",\n" and an indent, which only ever stands between items. */
+int h_same_value(const char *v, const char *want);
+
 /* Runs @code, asserts CI_STATUS_OK and that the value is @value (NULL: no
- * value) and stdout is @out (NULL: not checked). Frees the result. */
+ * value; one that IPython's pretty printer spread over lines matches
+ * @value written on one) and stdout is @out (NULL: not checked). Frees
+ * the result. */
 void h_expect(ci_session *s, const char *code, const char *value, const char *out);
 
 /* Runs @code, asserts CI_STATUS_ERROR, that the exception is named @name,

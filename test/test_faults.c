@@ -644,7 +644,7 @@ static int fake_worker(void)
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */
     fw_frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
-        fw_get_run(&count, code, sizeof code);
+        fw_get_run(&count, NULL, code, sizeof code);
 
         if (!strcmp(code, "good")) {
             answer_ok(count);

@@ -30,18 +30,12 @@ static size_t outcome(unsigned char *buf, size_t at, uint32_t o)
     return fw_field(buf, at, CI_FIELD_OUTCOME, &o, 4);
 }
 
-/* Appends one output of the OUTPUTS field to @buf at @at; returns the new
- * end. */
+/* Appends an output without flags or display id to @buf at @at; returns
+ * the new end. */
 static size_t output(unsigned char *buf, size_t at, uint32_t type, uint32_t message,
                      const char *mime, uint32_t mime_len, const void *data, uint32_t len)
 {
-    memcpy(buf + at, &type, 4);
-    memcpy(buf + at + 4, &message, 4);
-    memcpy(buf + at + 8, &mime_len, 4);
-    memcpy(buf + at + 12, &len, 4);
-    memcpy(buf + at + 16, mime, mime_len);
-    memcpy(buf + at + 16 + mime_len, data, len);
-    return at + 16 + mime_len + len;
+    return fw_output(buf, at, type, message, 0, "", 0, mime, mime_len, data, len);
 }
 
 /* The PNG of the well-formed case: binary, with NUL bytes. */
@@ -59,16 +53,63 @@ static void fake_outputs(const char *mode)
     static unsigned char big[1100];
     size_t o = 0, n;
     uint32_t t1 = CI_OUTPUT_DISPLAY_DATA, t2 = CI_OUTPUT_EXECUTE_RESULT;
-    char mime[200];
+    uint32_t t3 = CI_OUTPUT_UPDATE_DISPLAY_DATA, t4 = CI_OUTPUT_CLEAR_OUTPUT;
+    uint32_t wait = CI_OUTPUT_FLAG_WAIT;
+    char mime[200], id[CI_DISPLAY_ID_MAX + 2];
     memset(big, 0xAB, sizeof big);
+    memset(id, 'i', sizeof id);
 
     if (!strcmp(mode, "out-good")) {
         o = output(outs, o, t1, 0, "image/png", 9, fake_png, FAKE_PNG_LEN);
         o = output(outs, o, t2, 1, "text/html", 9, "<b>\xc3\xa9</b>", 9);
+    } else if (!strcmp(mode, "out-jupyter")) {
+        /* display(HTML, display_id='d1'); h.update('b'); clear_output(wait=True);
+         * display('c'); clear_output(); a DataFrame as the value. */
+        o = fw_output(outs, o, t1, 0, 0, "d1", 2, "text/html", 9, "<b>a</b>", 8);
+        o = fw_output(outs, o, t1, 0, 0, "d1", 2, "text/plain", 10, "'a'", 3);
+        o = fw_output(outs, o, t3, 1, 0, "d1", 2, "text/plain", 10, "'b'", 3);
+        o = fw_output(outs, o, t4, 2, wait, "", 0, "", 0, "", 0);
+        o = fw_output(outs, o, t1, 3, 0, "\xc3\xa9", 2, "text/plain", 10, "'c'", 3);
+        o = fw_output(outs, o, t4, 4, 0, "", 0, "", 0, "", 0);
+        o = output(outs, o, t2, 5, "text/html", 9, "<table/>", 8);
     } else if (!strcmp(mode, "out-type-0")) {
         o = output(outs, o, 0, 0, "text/plain", 10, "x", 1);
-    } else if (!strcmp(mode, "out-type-3")) {
-        o = output(outs, o, 3, 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-type-5")) {
+        o = output(outs, o, 5, 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-update-without-id")) {
+        o = output(outs, o, t3, 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-id-on-execute-result")) {
+        o = fw_output(outs, o, t2, 0, 0, "d", 1, "text/html", 9, "x", 1);
+    } else if (!strcmp(mode, "out-id-on-clear")) {
+        o = fw_output(outs, o, t4, 0, 0, "d", 1, "", 0, "", 0);
+    } else if (!strcmp(mode, "out-wait-on-display")) {
+        o = fw_output(outs, o, t1, 0, wait, "", 0, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-unknown-flag")) {
+        o = fw_output(outs, o, t4, 0, 2, "", 0, "", 0, "", 0);
+    } else if (!strcmp(mode, "out-id-nul")) {
+        o = fw_output(outs, o, t1, 0, 0, "d\0e", 3, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-id-bad-utf8")) {
+        o = fw_output(outs, o, t3, 0, 0, "\xed\xa0\x80", 3, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-id-255") || !strcmp(mode, "out-id-256")) {
+        uint32_t len = !strcmp(mode, "out-id-255") ? CI_DISPLAY_ID_MAX : CI_DISPLAY_ID_MAX + 1;
+        o = fw_output(outs, o, t3, 0, 0, id, len, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-mixed-types")) {
+        o = fw_output(outs, o, t1, 0, 0, "d", 1, "text/html", 9, "x", 1);
+        o = fw_output(outs, o, t3, 0, 0, "d", 1, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-mixed-ids")) {
+        o = fw_output(outs, o, t1, 0, 0, "d", 1, "text/html", 9, "x", 1);
+        o = fw_output(outs, o, t1, 0, 0, "e", 1, "text/plain", 10, "x", 1);
+    } else if (!strcmp(mode, "out-clear-twice-in-a-message")) {
+        o = fw_output(outs, o, t4, 0, 0, "", 0, "", 0, "", 0);
+        o = fw_output(outs, o, t4, 0, 0, "", 0, "", 0, "", 0);
+    } else if (!strcmp(mode, "out-clear-with-data")) {
+        o = fw_output(outs, o, t4, 0, wait, "", 0, "", 0, "x", 1);
+    } else if (!strcmp(mode, "out-clear-with-mime")) {
+        o = fw_output(outs, o, t4, 0, 0, "", 0, "text/plain", 10, "", 0);
+    } else if (!strcmp(mode, "out-id-past-field")) {
+        o = fw_output(outs, o, t1, 0, 0, "d", 1, "text/plain", 10, "x", 1);
+        uint32_t lie = 100;
+        memcpy(outs + 12, &lie, 4);
     } else if (!strcmp(mode, "out-first-message-1")) {
         o = output(outs, o, t1, 1, "text/plain", 10, "x", 1);
     } else if (!strcmp(mode, "out-message-skips")) {
@@ -102,11 +143,11 @@ static void fake_outputs(const char *mode)
     } else if (!strcmp(mode, "out-data-past-field")) {
         o = output(outs, o, t1, 0, "image/png", 9, "0123456789", 10);
         uint32_t lie = 100;
-        memcpy(outs + 12, &lie, 4);
+        memcpy(outs + 20, &lie, 4);
     } else if (!strcmp(mode, "out-mime-past-field")) {
         o = output(outs, o, t1, 0, "image/png", 9, "", 0);
         uint32_t lie = 100;
-        memcpy(outs + 8, &lie, 4);
+        memcpy(outs + 16, &lie, 4);
     } else if (!strcmp(mode, "out-header-past-field")) {
         o = output(outs, o, t1, 0, "image/png", 9, "x", 1);
         o = 10; /* the field ends inside the output's header */
@@ -161,6 +202,49 @@ static void fake_outputs(const char *mode)
     fw_frame(CI_FRAME_RESULT, res, (uint32_t)n);
 }
 
+/* Answers an "input-..." cell: an INPUT_REQUEST built as the mode says,
+ * most of them broken in one way; for a well-formed one, the RUN's flags
+ * and the reply's status and text are the cell's value. */
+static void fake_input(const char *mode, uint32_t run_flags)
+{
+    static unsigned char req[2 * (8 + 4 + CI_INPUT_PROMPT_MAX + 1)], res[256];
+    static char prompt[CI_INPUT_PROMPT_MAX + 1], text[64];
+    uint32_t flags = !strcmp(mode, "input-password")       ? CI_INPUT_FLAG_PASSWORD
+                     : !strcmp(mode, "input-unknown-flag") ? 2
+                                                           : 0;
+    uint32_t status = 99, h[2] = {CI_FRAME_INPUT_REQUEST, 0};
+    size_t plen = 3, n;
+    char value[128];
+
+    memcpy(prompt, "n? ", 3);
+    if (!strcmp(mode, "input-bad-utf8"))
+        memcpy(prompt, "\xc0\xaf?", 3); /* an overlong '/' */
+    else if (!strcmp(mode, "input-nul"))
+        memcpy(prompt, "n\0?", 3);
+    else if (!strcmp(mode, "input-4096") || !strcmp(mode, "input-4097"))
+        memset(prompt, 'p', plen = !strcmp(mode, "input-4096") ? CI_INPUT_PROMPT_MAX
+                                                               : CI_INPUT_PROMPT_MAX + 1);
+    h[1] = !strcmp(mode, "input-short") ? 2 : (uint32_t)(4 + plen);
+    memcpy(req, h, 8);
+    memcpy(req + 8, &flags, 4);
+    memcpy(req + 12, prompt, plen);
+    n = 8 + h[1];
+    if (!strcmp(mode, "input-twice")) { /* both in one write: the second waits */
+        memcpy(req + n, req, n);
+        n *= 2;
+    }
+    if (!strcmp(mode, "input-after-violation"))
+        fw_frame(CI_FRAME_VIOLATION, "\x65\0\0\0ptrace", 10); /* 101, little-endian */
+    fw_put(req, n);
+    if (fw_get_input_reply(&status, text, sizeof text) < 0)
+        pause(); /* killed, as a broken request should be */
+    snprintf(value, sizeof value, "flags=%u status=%u text=%s", (unsigned)run_flags,
+             (unsigned)status, text);
+    n = outcome(res, 0, CI_OUTCOME_OK);
+    n = fw_field(res, n, CI_FIELD_VALUE, value, (uint32_t)strlen(value));
+    fw_frame(CI_FRAME_RESULT, res, (uint32_t)n);
+}
+
 static int fake_worker(void)
 {
     static unsigned char buf[1 << 16];
@@ -180,7 +264,9 @@ static int fake_worker(void)
         ready[1] = CI_LAYER_RLIMITS;
     fw_frame(CI_FRAME_READY, ready, sizeof ready);
     for (;;) {
-        fw_get_run(&run_count, code, sizeof code);
+        uint32_t flags;
+
+        fw_get_run(&run_count, &flags, code, sizeof code);
 
         if (!strcmp(code, "good")) {
             n = outcome(buf, 0, CI_OUTCOME_OK);
@@ -304,6 +390,8 @@ static int fake_worker(void)
             pause();
         } else if (!strncmp(code, "out-", 4)) {
             fake_outputs(code);
+        } else if (!strncmp(code, "input-", 6)) {
+            fake_input(code, flags);
         } else {
             _exit(95);
         }
@@ -329,14 +417,16 @@ static int unuse_fake(void **state)
 
 static const struct h_limits fast = {.timeout_ms = 800, .grace_ms = 300, .output = 4096};
 
-/* Runs @mode on a fresh fake session; asserts KILLED with @name, within
- * the deadline, and that the session restarts and works. */
-static void expect_killed(const char *mode, const char *name, const char *why)
+/* Runs @mode with @opts (NULL: none) on a fresh fake session; asserts
+ * KILLED with @name, within the deadline, and that the session restarts
+ * and works. */
+static void expect_killed_with(const char *mode, const ci_run_options *opts, const char *name,
+                               const char *why)
 {
     ci_session *s = h_session(&fast);
     ci_result *r = NULL;
     int64_t t0 = h_now_ms();
-    assert_int_equal(ci_run(s, mode, &r), CI_OK);
+    assert_int_equal(ci_run_ex(s, mode, opts, &r), CI_OK);
     assert_true(h_now_ms() - t0 <= 800 + 300 + 1000);
     assert_int_equal(ci_result_status(r), CI_STATUS_KILLED);
     h_assert_str(ci_result_error_name(r), name);
@@ -350,6 +440,11 @@ static void expect_killed(const char *mode, const char *name, const char *why)
     assert_int_equal(ci_session_restart(s), CI_OK);
     h_expect(s, "good", "42", "out");
     ci_session_free(s);
+}
+
+static void expect_killed(const char *mode, const char *name, const char *why)
+{
+    expect_killed_with(mode, NULL, name, why);
 }
 
 static void test_well_formed_result_is_taken_as_sent(void **state)
@@ -476,6 +571,81 @@ static void test_violation_frame_alone_is_not_a_result(void **state)
 static void test_unexpected_frame_type_is_refused(void **state)
 {
     expect_killed("wrong-type", "ProtocolError", "unexpected frame type");
+}
+
+/* The host's on_input: answers "42" (or @payload's answer), keeping the
+ * password flag and the prompt's length. */
+struct asked {
+    const char *answer;
+    int password, calls;
+    size_t prompt_len;
+};
+
+static int answer(const char *prompt, int password, char **reply, void *payload)
+{
+    struct asked *a = payload;
+    a->calls++;
+    a->password = password;
+    a->prompt_len = strlen(prompt);
+    *reply = a->answer ? strdup(a->answer) : NULL;
+    return 0;
+}
+
+static ci_run_options with_input(struct asked *a)
+{
+    ci_run_options opts = CI_RUN_OPTIONS_INIT;
+    opts.on_input = answer;
+    opts.payload = a;
+    return opts;
+}
+
+static void test_well_formed_input_request_is_answered(void **state)
+{
+    ci_session *s = h_session(&fast);
+    struct asked a = {"42", -1, 0, 0};
+    ci_run_options opts = with_input(&a);
+    ci_result *r = NULL;
+    const char *modes[] = {"input-good", "input-password", "input-4096"};
+
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ci_run_ex(s, modes[i], &opts, &r), CI_OK);
+        if (ci_result_status(r) != CI_STATUS_OK)
+            h_dump(r);
+        assert_int_equal(ci_result_status(r), CI_STATUS_OK);
+        h_assert_str(ci_result_value(r), "flags=1 status=0 text=42");
+        assert_int_equal(a.password, i == 1);
+        assert_int_equal(a.prompt_len, i == 2 ? CI_INPUT_PROMPT_MAX : 3);
+        ci_result_free(r);
+    }
+    /* A refusal is a status, with no text. */
+    a.answer = NULL;
+    assert_int_equal(ci_run_ex(s, "input-good", &opts, &r), CI_OK);
+    h_assert_str(ci_result_value(r), "flags=1 status=1 text=");
+    ci_result_free(r);
+    assert_int_equal(a.calls, 4);
+    ci_session_free(s);
+}
+
+static void test_forged_or_malformed_input_requests_are_refused(void **state)
+{
+    struct asked a = {"42", -1, 0, 0};
+    ci_run_options opts = with_input(&a);
+
+    /* A RUN without CI_RUN_FLAG_INPUT takes no input. */
+    expect_killed("input-good", "ProtocolError", "an input request in a run that takes no input");
+    expect_killed_with("input-4097", &opts, "ProtocolError", "an input request of the wrong length");
+    expect_killed_with("input-short", &opts, "ProtocolError", "an input request of the wrong length");
+    expect_killed_with("input-unknown-flag", &opts, "ProtocolError",
+                       "an input request with unknown flags");
+    expect_killed_with("input-bad-utf8", &opts, "ProtocolError",
+                       "whose prompt is not UTF-8 without NUL");
+    expect_killed_with("input-nul", &opts, "ProtocolError", "whose prompt is not UTF-8 without NUL");
+    expect_killed_with("input-twice", &opts, "ProtocolError",
+                       "a second input request before the reply to the first");
+    expect_killed_with("input-after-violation", &opts, "ProtocolError",
+                       "an input request after a violation report");
+    /* Only the first of input-twice's requests reached the host's callback. */
+    assert_int_equal(a.calls, 1);
 }
 
 static void test_text_over_output_limit_is_refused(void **state)
@@ -608,6 +778,44 @@ static void test_well_formed_outputs_are_taken_as_sent(void **state)
     ci_session_free(s);
 }
 
+/* Jupyter's display ids, update_display_data and clear_output, with and
+ * without wait, come through as the worker sent them. */
+static void test_display_updates_and_clears_are_taken_as_sent(void **state)
+{
+    ci_session *s = fake_display_session(1);
+    ci_result *r = h_run_status(s, "out-jupyter", CI_STATUS_OK);
+    size_t len = 99;
+    assert_int_equal(ci_result_output_count(r), 7);
+    h_assert_output(r, 0, "text/html", "<b>a</b>", CI_OUTPUT_DISPLAY_DATA, 0);
+    h_assert_output(r, 1, "text/plain", "'a'", CI_OUTPUT_DISPLAY_DATA, 0);
+    h_assert_output(r, 2, "text/plain", "'b'", CI_OUTPUT_UPDATE_DISPLAY_DATA, 1);
+    h_assert_output(r, 3, "", "", CI_OUTPUT_CLEAR_OUTPUT, 2);
+    h_assert_output(r, 4, "text/plain", "'c'", CI_OUTPUT_DISPLAY_DATA, 3);
+    h_assert_output(r, 5, "", "", CI_OUTPUT_CLEAR_OUTPUT, 4);
+    h_assert_output(r, 6, "text/html", "<table/>", CI_OUTPUT_EXECUTE_RESULT, 5);
+    const char *want_id[] = {"d1", "d1", "d1", NULL, "\xc3\xa9", NULL, NULL};
+    const int want_wait[] = {0, 0, 0, 1, 0, 0, 0};
+    for (size_t i = 0; i < 7; i++) {
+        const char *id = ci_result_output_display_id(r, i);
+        if (want_id[i])
+            h_assert_str(id, want_id[i]);
+        else
+            assert_null(id);
+        assert_int_equal(ci_result_output_wait(r, i), want_wait[i]);
+    }
+    const char *clear = ci_result_output_data(r, 3, &len);
+    assert_non_null(clear);
+    assert_int_equal(len, 0);
+    assert_int_equal(clear[0], '\0');
+    /* Out of range and NULL. */
+    assert_null(ci_result_output_display_id(r, 7));
+    assert_int_equal(ci_result_output_wait(r, 7), 0);
+    assert_null(ci_result_output_display_id(NULL, 0));
+    assert_int_equal(ci_result_output_wait(NULL, 0), 0);
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
 static void test_outputs_at_the_limits_are_accepted(void **state)
 {
     ci_session *s = fake_display_session(1);
@@ -618,6 +826,11 @@ static void test_outputs_at_the_limits_are_accepted(void **state)
     const char *d = ci_result_output_data(r, 0, &len);
     assert_int_equal(len, 2);
     assert_memory_equal(d, "\xff\0", 2);
+    ci_result_free(r);
+
+    r = h_run_status(s, "out-id-255", CI_STATUS_OK);
+    assert_int_equal(ci_result_output_count(r), 1);
+    assert_int_equal(strlen(ci_result_output_display_id(r, 0)), CI_DISPLAY_ID_MAX);
     ci_result_free(r);
 
     r = h_run_status(s, "out-at-output-limit", CI_STATUS_OK);
@@ -644,7 +857,41 @@ static void test_outputs_at_the_limits_are_accepted(void **state)
 static void test_output_of_unknown_type_is_refused(void **state)
 {
     expect_outputs_refused("out-type-0", 1, "output type");
-    expect_outputs_refused("out-type-3", 1, "output type");
+    expect_outputs_refused("out-type-5", 1, "output type");
+}
+
+static void test_display_ids_where_proto_h_wants_them_only(void **state)
+{
+    expect_outputs_refused("out-update-without-id", 1, "update_display_data without a display id");
+    expect_outputs_refused("out-id-on-execute-result", 1, "a display id on an execute_result");
+    expect_outputs_refused("out-id-on-clear", 1, "a display id on an execute_result or clear_output");
+}
+
+static void test_display_id_must_be_short_utf8_without_nul(void **state)
+{
+    expect_outputs_refused("out-id-nul", 1, "display id is not UTF-8 without NUL");
+    expect_outputs_refused("out-id-bad-utf8", 1, "display id is not UTF-8 without NUL");
+    expect_outputs_refused("out-id-256", 1, "longer than CI_DISPLAY_ID_MAX");
+    expect_outputs_refused("out-id-past-field", 1, "longer than its field");
+}
+
+static void test_wait_flag_only_on_clear_output(void **state)
+{
+    expect_outputs_refused("out-wait-on-display", 1, "flags other than the wait of a clear_output");
+    expect_outputs_refused("out-unknown-flag", 1, "flags other than the wait of a clear_output");
+}
+
+static void test_clear_output_has_no_mime_type_or_data(void **state)
+{
+    expect_outputs_refused("out-clear-with-data", 1, "clear_output with a MIME type or data");
+    expect_outputs_refused("out-clear-with-mime", 1, "clear_output with a MIME type or data");
+}
+
+static void test_outputs_of_one_message_share_type_and_id(void **state)
+{
+    expect_outputs_refused("out-mixed-types", 1, "outputs of one message differ");
+    expect_outputs_refused("out-mixed-ids", 1, "outputs of one message differ");
+    expect_outputs_refused("out-clear-twice-in-a-message", 1, "a clear_output of more than one output");
 }
 
 static void test_output_message_numbers_must_count_up_by_one(void **state)
@@ -777,6 +1024,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_missing_execution_count_is_refused),
         cmocka_unit_test(test_answer_for_another_cell_is_refused),
         cmocka_unit_test(test_unexpected_frame_type_is_refused),
+        cmocka_unit_test(test_well_formed_input_request_is_answered),
+        cmocka_unit_test(test_forged_or_malformed_input_requests_are_refused),
         cmocka_unit_test(test_bogus_violation_frames_are_refused),
         cmocka_unit_test(test_violation_frame_names_the_call_of_a_sigsys_death),
         cmocka_unit_test(test_violation_frame_alone_is_not_a_result),
@@ -790,7 +1039,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_worker_closing_its_channel_is_dead),
         cmocka_unit_test(test_well_formed_outputs_are_taken_as_sent),
         cmocka_unit_test(test_outputs_at_the_limits_are_accepted),
+        cmocka_unit_test(test_display_updates_and_clears_are_taken_as_sent),
         cmocka_unit_test(test_output_of_unknown_type_is_refused),
+        cmocka_unit_test(test_display_ids_where_proto_h_wants_them_only),
+        cmocka_unit_test(test_display_id_must_be_short_utf8_without_nul),
+        cmocka_unit_test(test_wait_flag_only_on_clear_output),
+        cmocka_unit_test(test_clear_output_has_no_mime_type_or_data),
+        cmocka_unit_test(test_outputs_of_one_message_share_type_and_id),
         cmocka_unit_test(test_output_message_numbers_must_count_up_by_one),
         cmocka_unit_test(test_malformed_mime_type_is_refused),
         cmocka_unit_test(test_output_lengths_past_the_field_are_refused),

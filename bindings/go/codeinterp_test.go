@@ -165,6 +165,33 @@ func TestFigure(t *testing.T) {
 	}
 }
 
+// TestDisplayUpdateAndClear needs the worker that sends
+// update_display_data and clear_output (lib/worker/runner.py, proto.h
+// version 2).
+func TestDisplayUpdateAndClear(t *testing.T) {
+	res := run(t, shared, "from IPython.display import display, clear_output\n"+
+		"h = display('a', display_id=True)\nh.update('b')\nclear_output(wait=True)")
+	if res.Status != StatusOK || len(res.Outputs) != 3 {
+		t.Fatalf("status %v, outputs %+v: %v", res.Status, res.Outputs, res.Err())
+	}
+	shown, update, clear := res.Outputs[0], res.Outputs[1], res.Outputs[2]
+	if shown.Type != DisplayData || shown.Message != 0 || string(shown.Data) != "'a'" ||
+		shown.DisplayID == "" || shown.Wait {
+		t.Errorf("display %+v", shown)
+	}
+	if update.Type != UpdateDisplayData || update.Message != 1 || string(update.Data) != "'b'" ||
+		update.DisplayID != shown.DisplayID || update.Wait {
+		t.Errorf("update %+v", update)
+	}
+	if clear.Type != ClearOutput || clear.Message != 2 || clear.MIME != "" ||
+		len(clear.Data) != 0 || clear.DisplayID != "" || !clear.Wait {
+		t.Errorf("clear %+v", clear)
+	}
+	if UpdateDisplayData.String() != "update_display_data" || ClearOutput.String() != "clear_output" {
+		t.Errorf("names %v %v", UpdateDisplayData, ClearOutput)
+	}
+}
+
 func TestFiles(t *testing.T) {
 	csv := "city,temp\nOslo,4\nCairo,30\nLima,19\n"
 	if err := shared.PutFile("temps.csv", []byte(csv)); err != nil {
@@ -496,7 +523,7 @@ func TestOptions(t *testing.T) {
 
 // imported tells which of these modules a fresh session has imported.
 const imported = "import sys\n[m in sys.modules for m in " +
-	"('json', 'colorsys', 'xml.dom.minidom', 'pandas', 'matplotlib.pyplot')]"
+	"('wave', 'sched', 'email.mime.text', 'pandas', 'matplotlib.pyplot')]"
 
 func TestPreload(t *testing.T) {
 	value := func(opts ...Option) string {
@@ -513,12 +540,12 @@ func TestPreload(t *testing.T) {
 		return v
 	}
 	// The default list: pandas and matplotlib, none of the other three.
-	if v := value(); v != "[True, False, False, True, True]" {
+	if v := value(); v != "[False, False, False, True, True]" {
 		t.Errorf("default preload: %s", v)
 	}
 	// A list of its own, with a zygote of its own: its modules, dotted
 	// names included, and matplotlib.pyplot always; pandas no longer.
-	const list = "json,colorsys,xml.dom.minidom"
+	const list = "wave,sched,email.mime.text"
 	for i := 0; i < 2; i++ {
 		if v := value(WithPreload(list)); v != "[True, True, True, False, True]" {
 			t.Errorf("WithPreload(%q), session %d: %s", list, i, v)

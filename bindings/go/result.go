@@ -51,8 +51,10 @@ func (t Truncation) String() string {
 type OutputType int
 
 const (
-	DisplayData   OutputType = C.CI_OUTPUT_DISPLAY_DATA   // display() calls and matplotlib figures
-	ExecuteResult OutputType = C.CI_OUTPUT_EXECUTE_RESULT // the last expression's rich forms
+	DisplayData       OutputType = C.CI_OUTPUT_DISPLAY_DATA        // display() calls and matplotlib figures
+	ExecuteResult     OutputType = C.CI_OUTPUT_EXECUTE_RESULT      // the last expression's rich forms
+	UpdateDisplayData OutputType = C.CI_OUTPUT_UPDATE_DISPLAY_DATA // new forms for the displays of a DisplayID
+	ClearOutput       OutputType = C.CI_OUTPUT_CLEAR_OUTPUT        // clear_output(): drop what was shown
 )
 
 func (t OutputType) String() string {
@@ -61,18 +63,29 @@ func (t OutputType) String() string {
 		return "display_data"
 	case ExecuteResult:
 		return "execute_result"
+	case UpdateDisplayData:
+		return "update_display_data"
+	case ClearOutput:
+		return "clear_output"
 	}
 	return fmt.Sprintf("OutputType(%d)", int(t))
 }
 
 // Output is one representation (a MIME type and its bytes) of one rich
 // output message, as a notebook shows under a cell. The representations
-// of one message are consecutive, richest first.
+// of one message are consecutive, richest first. A ClearOutput is one
+// Output with an empty MIME type and no data.
 type Output struct {
-	MIME    string // "image/png", "text/html"...
+	MIME    string // "image/png", "text/html"...; "" for a ClearOutput
 	Data    []byte // UTF-8 text for text types, binary otherwise
 	Type    OutputType
 	Message int // which message of the run, counting from 0
+	// The message's display id (Jupyter's transient display_id): a
+	// DisplayData's when the cell asked for one, always an
+	// UpdateDisplayData's, naming the displays it replaces; "" for none.
+	DisplayID string
+	// A ClearOutput with wait=True: clear only when the next output comes.
+	Wait bool
 }
 
 // CellError is the exception a cell raised, or for StatusKilled how the
@@ -184,11 +197,14 @@ func copyResult(r *C.ci_result) *Result {
 	for i := C.size_t(0); i < count; i++ {
 		var dlen C.size_t
 		data := C.ci_result_output_data(r, i, &dlen)
+		id, _ := optString(C.ci_result_output_display_id(r, i))
 		res.Outputs = append(res.Outputs, Output{
-			MIME:    C.GoString(C.ci_result_output_mime(r, i)),
-			Data:    goBytes(data, dlen),
-			Type:    OutputType(C.ci_result_output_type(r, i)),
-			Message: int(C.ci_result_output_message(r, i)),
+			MIME:      C.GoString(C.ci_result_output_mime(r, i)),
+			Data:      goBytes(data, dlen),
+			Type:      OutputType(C.ci_result_output_type(r, i)),
+			Message:   int(C.ci_result_output_message(r, i)),
+			DisplayID: id,
+			Wait:      C.ci_result_output_wait(r, i) != 0,
 		})
 	}
 	res.OutputsOmitted = int(C.ci_result_outputs_omitted(r))

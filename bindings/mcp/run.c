@@ -9,7 +9,8 @@
  *                            follows when the output limit cut it
  *     [display N] ...        a display() without a richer form; or a
  *                            line saying which attachment it became, or
- *                            that it was left out (--max-result-bytes)
+ *                            that it was left out (--max-result-bytes);
+ *                            as the run left it (see fold_outputs)
  *     [value]                repr of the final expression
  *     [error]                the traceback ("Name: message" at its end)
  *     [timeout] / [memory] / [interrupted] / [killed]   what stopped it
@@ -63,8 +64,17 @@ int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_r
 /* An image item around its base64 data and MIME type. */
 #define IMAGE_ITEM_COST (sizeof "{\"type\":\"image\",\"data\":\"\",\"mimeType\":\"\"}" - 1)
 
+/* A message shown in the result. */
+struct shown {
+    size_t at;  /* where: a display_data, the execute_result, or an update of no display here */
+    size_t src; /* what: the message whose outputs are shown there, @at or its latest update */
+};
+
 struct fmt {
     const ci_result *r;
+    const size_t *first;       /* the first output of each message, then the count */
+    const struct shown *shown; /* what is shown, in order (fold_outputs) */
+    size_t nshown;
     struct buf b;              /* the text */
     int measuring;             /* the first pass */
     /* Measuring: */
@@ -172,23 +182,71 @@ static void attach(struct fmt *f, size_t i, const char *label)
     }
 }
 
-/* The rich outputs, message by message: every image and HTML form is
- * attached; a message with neither shows its richest form, text/plain in
- * the text itself. */
+/* What a notebook shows once the run is over, in @shown; returns how many
+ * there are. @first gets each message's first output, then the count.
+ * An update_display_data shows its outputs in place of those of every
+ * display with its display id shown so far or, when there is none, on
+ * its own (it updates a display of an earlier call); a clear_output drops
+ * every display shown so far, or with wait when the next one comes. */
+static size_t fold_outputs(const ci_result *r, size_t *first, struct shown *shown)
+{
+    size_t n = ci_result_output_count(r), messages = 0, count = 0;
+    int pending = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || ci_result_output_message(r, i) != ci_result_output_message(r, i - 1))
+            first[messages++] = i;
+    first[messages] = n;
+    for (size_t m = 0; m < messages; m++) {
+        ci_output_type type = ci_result_output_type(r, first[m]);
+        const char *id = ci_result_output_display_id(r, first[m]);
+        int updated = 0;
+        if (type == CI_OUTPUT_CLEAR_OUTPUT) {
+            pending = ci_result_output_wait(r, first[m]);
+            count = pending ? count : 0;
+            continue;
+        }
+        for (size_t k = 0; type == CI_OUTPUT_UPDATE_DISPLAY_DATA && k < count; k++) {
+            const char *shown_id = ci_result_output_display_id(r, first[shown[k].at]);
+            if (shown_id && strcmp(shown_id, id) == 0) {
+                shown[k].src = m;
+                updated = 1;
+            }
+        }
+        if (updated)
+            continue;
+        if (pending)
+            count = pending = 0;
+        shown[count++] = (struct shown){m, m};
+    }
+    return count;
+}
+
+/* The rich outputs as fold_outputs left them, message by message: every
+ * image and HTML form is attached; a message with neither shows its
+ * richest form, text/plain in the text itself. Two displays an update
+ * gave the same outputs show them once. */
 static void outputs(struct fmt *f)
 {
     const ci_result *r = f->r;
-    size_t n = ci_result_output_count(r);
-    for (size_t first = 0, end; first < n; first = end) {
-        size_t msg = ci_result_output_message(r, first);
+    size_t displays = 0;
+    for (size_t e = 0; e < f->nshown; e++) {
+        size_t src = f->shown[e].src, first = f->first[src], end = f->first[src + 1];
+        size_t same = 0;
         int shown = 0;
         char label[64];
-        for (end = first; end < n && ci_result_output_message(r, end) == msg; end++)
-            ;
-        if (ci_result_output_type(r, first) == CI_OUTPUT_EXECUTE_RESULT)
+        if (ci_result_output_type(r, f->first[f->shown[e].at]) == CI_OUTPUT_EXECUTE_RESULT)
             snprintf(label, sizeof label, "the value");
         else
-            snprintf(label, sizeof label, "display %zu", msg + 1);
+            snprintf(label, sizeof label, "display %zu", ++displays);
+        for (size_t k = 0, d = 0; src != f->shown[e].at && k < e && !same; k++) {
+            d += ci_result_output_type(r, f->first[f->shown[k].at]) != CI_OUTPUT_EXECUTE_RESULT;
+            same = f->shown[k].src == src ? d : 0;
+        }
+        if (same) {
+            buf_printf(&f->b, "[%s: the same as display %zu]\n", label, same);
+            continue;
+        }
         for (size_t i = first; i < end; i++) {
             const char *mime = ci_result_output_mime(r, i);
             if (is_image(mime) || strcmp(mime, "text/html") == 0) {
@@ -335,13 +393,19 @@ static json_t *format_result(const ci_result *r, unsigned long timeout_ms, const
     size_t n = ci_result_output_count(r);
     struct fmt f = {.r = r, .measuring = 1, .body_cap = SIZE_MAX};
     unsigned char *keep = calloc(n + 1, 1);
+    size_t *first = calloc(n + 1, sizeof *first);
+    struct shown *shown = calloc(n + 1, sizeof *shown);
     json_t *result = NULL;
 
     /* Measure: every attachment left out, no body cut. */
     f.attach_cost = calloc(n + 1, sizeof *f.attach_cost);
-    if (keep && f.attach_cost)
+    if (keep && f.attach_cost && first && shown) {
+        f.first = first;
+        f.shown = shown;
+        f.nshown = fold_outputs(r, first, shown);
         format_text(&f, timeout_ms, note, restart);
-    if (!keep || !f.attach_cost || f.b.failed)
+    }
+    if (!keep || !f.attach_cost || !first || !shown || f.b.failed)
         goto out;
     size_t text_cost = json_text_cost(f.b.data, f.b.len), bodies = 0;
     for (size_t i = 0; i < f.nbodies; i++)
@@ -364,8 +428,9 @@ static json_t *format_result(const ci_result *r, unsigned long timeout_ms, const
 
     /* Build. */
     free(f.b.data);
-    f = (struct fmt){.r = r, .items = json_array(), .keep = keep, .body_cap = cap,
-                     .bodies = f.bodies, .attach_cost = f.attach_cost};
+    f = (struct fmt){.r = r, .first = first, .shown = shown, .nshown = f.nshown,
+                     .items = json_array(), .keep = keep, .body_cap = cap, .bodies = f.bodies,
+                     .attach_cost = f.attach_cost};
     if (!f.items)
         goto out;
     format_text(&f, timeout_ms, note, restart);
@@ -390,6 +455,8 @@ out:
     free(f.bodies);
     free(f.attach_cost);
     free(keep);
+    free(first);
+    free(shown);
     return result;
 }
 

@@ -50,7 +50,10 @@ json_t *tools_list(void)
              "[stdout], [stderr], [value] (the repr of a final expression), [error] (the "
              "traceback), [files changed]; each matplotlib figure left open comes back as an "
              "image, and a DataFrame as the final expression also as HTML. Plain Python, not "
-             "IPython: no %magics or !shell commands; display() works.",
+             "IPython: no %magics or !shell commands; display() works, and shows what a "
+             "notebook would once the cell ends: a display handle's update() replaces what "
+             "that display shows, and clear_output() drops what was displayed before it (with "
+             "wait=True only once something else is displayed); printed text is kept.",
              json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:i, s:s}}",
                        "code", "type", "string", "description",
                        "The Python source of the cell. End it with an expression to see its value.",

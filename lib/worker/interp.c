@@ -28,13 +28,19 @@
 
 /*
  * The worker's Python, each a real file beside this one, embedded at
- * build time (tools/embed.sh): the cell runner (runner.py) and the
- * signed package manifest's import hook (manifest_finder.py). Each is
- * compiled as "<codeinterp>", the name by which the runner cuts their
- * frames from every traceback.
+ * build time (tools/embed.sh): the cell runner (runner.py) with the
+ * run's outputs (outputs.py), the sandbox's messages (refusals.py),
+ * input() as Jupyter's input_request (stdin.py) and IPython's shell
+ * (shell.py), and the signed package manifest's import hook
+ * (manifest_finder.py). Each is compiled as "<codeinterp>", the
+ * name by which the runner cuts their frames from every traceback.
  */
-#include "runner_py.h"
 #include "manifest_finder_py.h"
+#include "outputs_py.h"
+#include "refusals_py.h"
+#include "runner_py.h"
+#include "shell_py.h"
+#include "stdin_py.h"
 
 #define EMBEDDED_NAME "<codeinterp>"
 
@@ -211,6 +217,25 @@ static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 
 static PyObject *prime_fn;     /* the runner's prime() */
 
+/* The runner's helpers, and IPython's shell, made before any package of
+ * the preload list is imported: pandas asks get_ipython() at its import
+ * whether it runs in a kernel. */
+static void load_shell(void)
+{
+    static const char what[] = "cannot start IPython's shell";
+    PyObject *m, *r;
+
+    Py_DECREF(load_embedded("_codeinterp_outputs", outputs_py, what));
+    Py_DECREF(load_embedded("_codeinterp_refusals", refusals_py, what));
+    Py_DECREF(load_embedded("_codeinterp_stdin", stdin_py, what));
+    m = load_embedded("_codeinterp_shell", shell_py, what);
+    r = PyObject_CallMethod(m, "create", NULL);
+    if (!r)
+        python_failed(what);
+    Py_DECREF(r);
+    Py_DECREF(m);
+}
+
 static void load_runner(void)
 {
     static const char what[] = "cannot start the cell runner";
@@ -243,6 +268,7 @@ void ci_interp_warm(const char *preload, int zygote)
     init_python();
     if (ci_manifest())
         install_finder();
+    load_shell();
     warm(preload);
     load_runner();
     if (zygote) { /* the first frame and figure, then gc.freeze() */

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -375,17 +376,10 @@ static void send_result(const struct ci_cell *c, uint32_t count)
     send_frame(CI_FRAME_RESULT, iov, n);
 }
 
-/* The cell's source did not fit in memory: skip it and say so. */
-static void refuse_cell(size_t len, uint32_t count)
+/* Reads and drops the next @len bytes of a frame. */
+static void skip(size_t len)
 {
-    static const char ename[] = "MemoryError";
-    static const char evalue[] = "no memory to receive the cell";
     char sink[4096];
-    struct ci_cell c = {
-        .outcome = CI_OUTCOME_MEMORY,
-        .ename = {ename, sizeof(ename) - 1},
-        .evalue = {evalue, sizeof(evalue) - 1},
-    };
 
     while (len > 0) {
         size_t n = len < sizeof(sink) ? len : sizeof(sink);
@@ -393,7 +387,76 @@ static void refuse_cell(size_t len, uint32_t count)
         read_exact(sink, n, 0);
         len -= n;
     }
+}
+
+/* The cell's source did not fit in memory: skip it and say so. */
+static void refuse_cell(size_t len, uint32_t count)
+{
+    static const char ename[] = "MemoryError";
+    static const char evalue[] = "no memory to receive the cell";
+    struct ci_cell c = {
+        .outcome = CI_OUTCOME_MEMORY,
+        .ename = {ename, sizeof(ename) - 1},
+        .evalue = {evalue, sizeof(evalue) - 1},
+    };
+
+    skip(len);
     send_result(&c, count);
+}
+
+/* ------------------------------------------------------------ input() */
+
+static uint32_t run_flags; /* the running cell's RUN flags; 0 between cells */
+static unsigned owed;      /* replies still to come to requests given up on */
+
+int ci_input_allowed(void)
+{
+    return (run_flags & CI_RUN_FLAG_INPUT) && syscall(SYS_gettid) == getpid();
+}
+
+/* An INPUT_REPLY's header is well formed (the host's: a mismatch is a bug). */
+static void check_reply(const struct ci_frame_header *h)
+{
+    if (h->type != CI_FRAME_INPUT_REPLY || h->len < sizeof(uint32_t) ||
+        h->len - sizeof(uint32_t) > CI_INPUT_REPLY_MAX)
+        ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32 ", length %" PRIu32
+                 ") instead of an input reply", h->type, h->len);
+}
+
+int ci_input_ask(uint32_t flags, const char *prompt, size_t len, int (*wait)(void),
+                 uint32_t *status, size_t *reply_len)
+{
+    struct iovec iov[3] = {{0}, {&flags, sizeof(flags)}, {(void *)prompt, len}};
+    struct ci_frame_header h;
+
+    /* One request at a time (proto.h): first the replies owed. */
+    for (; owed > 0; owed--) {
+        if (wait() < 0)
+            return -1;
+        read_exact(&h, sizeof(h), 0);
+        check_reply(&h);
+        skip(h.len);
+    }
+    send_frame(CI_FRAME_INPUT_REQUEST, iov, 3);
+    if (wait() < 0) {
+        owed++;
+        return -1;
+    }
+    read_exact(&h, sizeof(h), 0);
+    check_reply(&h);
+    read_exact(status, sizeof(*status), 0);
+    *reply_len = h.len - sizeof(*status);
+    if (*status > CI_INPUT_STOPPED || (*status != CI_INPUT_ANSWERED && *reply_len > 0))
+        ci_fatal(CI_EXIT_PROTOCOL, "bad input reply (status %" PRIu32 ")", *status);
+    return 0;
+}
+
+void ci_input_read(char *buf, size_t len)
+{
+    if (buf)
+        read_exact(buf, len, 0);
+    else
+        skip(len);
 }
 
 /*
@@ -440,12 +503,13 @@ static void await_next_cell(void)
     last_wait_us = now_us() - start;
 }
 
-/* Reads RUN frames and answers each with one RESULT, until EOF. */
+/* Reads RUN frames and answers each with one RESULT, until EOF; drops
+ * the replies owed to input() requests a cell gave up on. */
 static _Noreturn void serve(const struct ci_limits *limits)
 {
     for (;;) {
         struct ci_frame_header h;
-        uint32_t count;
+        uint32_t head[2]; /* execution count, flags */
         struct ci_cell cell;
         char *src;
         size_t len;
@@ -453,21 +517,34 @@ static _Noreturn void serve(const struct ci_limits *limits)
         await_next_cell();
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
-        if (h.type != CI_FRAME_RUN || h.len < sizeof(count) ||
-            h.len - sizeof(count) > CI_MAX_CODE_BYTES)
+        if (h.type == CI_FRAME_INPUT_REPLY && owed > 0) {
+            check_reply(&h);
+            skip(h.len);
+            owed--;
+            continue;
+        }
+        if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||
+            h.len - sizeof(head) > CI_MAX_CODE_BYTES)
             ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32
                      ", length %" PRIu32 ")", h.type, h.len);
-        read_exact(&count, sizeof(count), 0);
-        len = h.len - sizeof(count);
+        /* Every reply owed came before this RUN; one a cell's thread
+         * read off the channel never will. */
+        owed = 0;
+        read_exact(head, sizeof(head), 0);
+        if (head[1] & ~CI_RUN_FLAG_INPUT)
+            ci_fatal(CI_EXIT_PROTOCOL, "a RUN with unknown flags %#" PRIx32, head[1]);
+        len = h.len - sizeof(head);
         src = malloc(len + 1);
         if (!src) {
-            refuse_cell(len, count);
+            refuse_cell(len, head[0]);
             continue;
         }
         read_exact(src, len, 0);
-        ci_interp_run(count, src, len, limits, &cell);
+        run_flags = head[1];
+        ci_interp_run(head[0], src, len, limits, &cell);
+        run_flags = 0;
         free(src);
-        send_result(&cell, count);
+        send_result(&cell, head[0]);
         ci_interp_cell_done(&cell);
     }
 }

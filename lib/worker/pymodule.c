@@ -1,16 +1,115 @@
 /*
  * The built-in module _codeinterp: what the worker's Python files
- * (runner.py, manifest_finder.py) share with its C side. Its constants
- * are made here from lib/proto.h and codeinterp.h, so each has one
- * source; its functions are the signed package manifest's checks
+ * (runner.py, stdin.py, manifest_finder.py) share with its C side. Its
+ * constants are made here from lib/proto.h and codeinterp.h, so each has
+ * one source; its functions are input_request() (stdin.py's way to the
+ * host, over main.c's channel) and the signed package manifest's checks
  * (manifest.c). test/python/conftest.py builds the same module from the
  * same headers for the runner's unit tests.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+
 #include "manifest.h"
 #include "worker.h"
+
+/* Waits until the host's reply is readable, with the GIL released, and
+ * runs the cell's signal handlers at each wake-up: 0, or -1 with the
+ * exception one raised (KeyboardInterrupt). SIGINT is blocked but while
+ * ppoll(2) waits, so one that comes after the check still wakes it. */
+static int wait_for_host(void)
+{
+    struct pollfd p = {.fd = CI_FD_CHANNEL, .events = POLLIN};
+    sigset_t sigint, old;
+    int r, err;
+
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, &old);
+    for (;;) {
+        if (PyErr_CheckSignals() < 0) {
+            r = -1;
+            break;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        r = ppoll(&p, 1, NULL, &old);
+        err = errno;
+        Py_END_ALLOW_THREADS
+        if (r > 0) {
+            r = 0;
+            break;
+        }
+        if (r < 0 && err != EINTR) {
+            errno = err;
+            PyErr_SetFromErrno(PyExc_OSError);
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
+/*
+ * input_request(prompt, password): asks the host for a line (proto.h's
+ * INPUT_REQUEST) and returns (status, text), status a CI_INPUT_* value
+ * and text the answer ('' unless INPUT_ANSWERED); None when the host was
+ * not asked: the run takes no input, or this is not the main thread.
+ * The prompt is a str of at most INPUT_PROMPT_MAX bytes of UTF-8 without
+ * NUL (ValueError). Raises what the cell's signal handler raised while it
+ * waited (KeyboardInterrupt), and RuntimeError if called again from that
+ * handler.
+ */
+static PyObject *py_input_request(PyObject *self, PyObject *args)
+{
+    static int asking;
+    PyObject *prompt, *reply, *text;
+    const char *p;
+    Py_ssize_t n;
+    uint32_t status;
+    size_t len;
+    int password, rc;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Up", &prompt, &password) ||
+        !(p = PyUnicode_AsUTF8AndSize(prompt, &n)))
+        return NULL;
+    if ((size_t)n > CI_INPUT_PROMPT_MAX || memchr(p, '\0', (size_t)n)) {
+        PyErr_Format(PyExc_ValueError, "the prompt must be at most %u bytes of UTF-8 without NUL",
+                     CI_INPUT_PROMPT_MAX);
+        return NULL;
+    }
+    if (asking) {
+        PyErr_SetString(PyExc_RuntimeError, "input() is already waiting for the host's answer");
+        return NULL;
+    }
+    if (!ci_input_allowed())
+        Py_RETURN_NONE;
+    asking = 1;
+    rc = ci_input_ask(password ? CI_INPUT_FLAG_PASSWORD : 0, p, (size_t)n, wait_for_host,
+                      &status, &len);
+    asking = 0;
+    if (rc < 0)
+        return NULL;
+    if (!(reply = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len))) {
+        ci_input_read(NULL, len);
+        return NULL;
+    }
+    ci_input_read(PyBytes_AS_STRING(reply), len);
+    text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(reply), (Py_ssize_t)len, "strict");
+    Py_DECREF(reply);
+    return text ? Py_BuildValue("(IN)", (unsigned)status, text) : NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"input_request", py_input_request, METH_VARARGS,
+     "Asks the host for a line: (status, text), or None if it cannot be asked."},
+    {NULL, NULL, 0, NULL},
+};
 
 /* The path of str @arg in the filesystem encoding, or NULL. */
 static PyObject *fs_path(PyObject *arg)
@@ -134,8 +233,19 @@ static const struct {
     CONSTANT(CI_FIELD_OMITTED),
     CONSTANT(CI_OUTPUT_DISPLAY_DATA),
     CONSTANT(CI_OUTPUT_EXECUTE_RESULT),
+    CONSTANT(CI_OUTPUT_UPDATE_DISPLAY_DATA),
+    CONSTANT(CI_OUTPUT_CLEAR_OUTPUT),
+    CONSTANT(CI_OUTPUT_HEADER_SIZE),
+    CONSTANT(CI_OUTPUT_FLAG_WAIT),
+    CONSTANT(CI_DISPLAY_ID_MAX),
     CONSTANT(CI_MAX_OUTPUTS),
     CONSTANT(CI_MIME_MAX),
+    CONSTANT(CI_INPUT_PROMPT_MAX),
+    CONSTANT(CI_INPUT_REPLY_MAX),
+    CONSTANT(CI_INPUT_ANSWERED),
+    CONSTANT(CI_INPUT_REFUSED),
+    CONSTANT(CI_INPUT_INVALID),
+    CONSTANT(CI_INPUT_STOPPED),
 };
 
 static int exec_module(PyObject *m)
@@ -143,6 +253,8 @@ static int exec_module(PyObject *m)
     for (size_t i = 0; i < sizeof constants / sizeof *constants; i++)
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0)
             return -1;
+    if (PyModule_AddFunctions(m, methods) < 0)
+        return -1;
     return add_manifest(m);
 }
 

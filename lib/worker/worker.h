@@ -1,7 +1,7 @@
 /*
  * What the files of codeinterp-worker share: its exit codes, its fatal
- * exit, and the interfaces of interp.c, lockdown.c, privileges.c,
- * namespaces.c and policy.c.
+ * exit, and the interfaces of main.c's input channel, interp.c,
+ * lockdown.c, privileges.c, namespaces.c and policy.c.
  * Nothing here is seen by the host, which only shares lib/proto.h.
  */
 #ifndef CI_WORKER_H
@@ -57,11 +57,6 @@ struct ci_limits {
     const char *preload;      /* modules to import before READY, comma-separated */
 };
 
-/* The most an OUTPUTS field holds under a per-run display limit of @run:
- * the data, and a 16-byte header and a MIME type for each output. */
-#define CI_OUTPUTS_MAX(run) \
-    ((uint64_t)(run) + (uint64_t)CI_MAX_OUTPUTS * (16 + CI_MIME_MAX))
-
 /* Prints "codeinterp-worker: <message>" on stderr and exits with @code. */
 _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -71,6 +66,30 @@ _Noreturn void ci_fatal(enum ci_exit code, const char *fmt, ...)
 /* Registers the built-in module _codeinterp (the constants and checks
  * the worker's Python shares with C); before CPython starts. */
 void ci_pymodule_register(void);
+
+/* -------------------------------------------------------------- main.c */
+
+/* input() during a cell, as proto.h's INPUT_REQUEST and INPUT_REPLY; for
+ * pymodule.c, on the main thread with the GIL. */
+
+/* 1 if the running cell's RUN has CI_RUN_FLAG_INPUT and the caller is the
+ * worker's main thread, the one thread that reads the channel. */
+int ci_input_allowed(void);
+
+/* Sends an INPUT_REQUEST of @flags and the @len bytes of @prompt (UTF-8
+ * without NUL, at most CI_INPUT_PROMPT_MAX), first dropping the replies
+ * to requests given up on, and reads the reply's status into *@status and
+ * the length of its text, which ci_input_read() then reads, into
+ * *@reply_len. @wait returns 0 once the channel is readable, or -1 to give
+ * up (then so does this: the request, if sent, is given up on and its
+ * reply dropped later, by this or by the wait for the next cell). 0, or
+ * -1 as @wait returned. A malformed reply ends the worker. */
+int ci_input_ask(uint32_t flags, const char *prompt, size_t len, int (*wait)(void),
+                 uint32_t *status, size_t *reply_len);
+
+/* Reads the @len bytes of the reply's text into @buf, or drops them if
+ * @buf is NULL. */
+void ci_input_read(char *buf, size_t len);
 
 /* ------------------------------------------------------------ interp.c */
 

@@ -430,8 +430,8 @@ static inline ci_status a_stopped(ci_session *s, const char *code, const char *n
     return st;
 }
 
-/* Runs @code, asserts CI_STATUS_OK and value @want; on another value
- * reports ATTACK SUCCEEDED with @what. */
+/* Runs @code, asserts CI_STATUS_OK and value @want (h_same_value); on
+ * another value reports ATTACK SUCCEEDED with @what. */
 static inline void a_expect_value(ci_session *s, const char *code, const char *want,
                                   const char *what)
 {
@@ -442,7 +442,7 @@ static inline void a_expect_value(ci_session *s, const char *code, const char *w
         fail_msg("probe cell failed with %s, expected value %s\n  cell: %s",
                  h_status_name(ci_result_status(r)), want, code);
     }
-    if (!v || strcmp(v, want) != 0) {
+    if (!v || !h_same_value(v, want)) {
         h_dump(r);
         fail_msg("ATTACK SUCCEEDED: %s: value %s, expected %s\n  cell: %s", what,
                  v ? v : "(null)", want, code);

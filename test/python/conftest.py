@@ -4,9 +4,11 @@ The worker gives its Python the built-in module _codeinterp
 (lib/worker/pymodule.c). Here the same module is made from the same
 sources: the names come from pymodule.c's CONSTANT() list and the values
 from lib/proto.h and include/codeinterp.h, so a constant that C and
-Python disagree on, or that one side lacks, fails the tests. Then
-runner.py is imported as the worker imports it, as _codeinterp_runner,
-without install() (which would put its audit hook into pytest itself).
+Python disagree on, or that one side lacks, fails the tests. Then the
+worker's modules are imported in the worker's order and under its names,
+IPython's shell made over a namespace of its own (not pytest's
+__main__), and the runner installed but for its audit hook, which would
+stay in pytest itself.
 """
 import importlib.util
 import os
@@ -63,4 +65,12 @@ def _load(name, *parts):
 
 
 sys.modules.setdefault('_codeinterp', _fake_codeinterp())
+outputs = _load('_codeinterp_outputs', 'lib', 'worker', 'outputs.py')
+refusals = _load('_codeinterp_refusals', 'lib', 'worker', 'refusals.py')
+stdin = _load('_codeinterp_stdin', 'lib', 'worker', 'stdin.py')
+shell = _load('_codeinterp_shell', 'lib', 'worker', 'shell.py')
+main = types.ModuleType('__main__')
+ipython = shell.create(main)
 runner = _load('_codeinterp_runner', 'lib', 'worker', 'runner.py')
+refusals.install = lambda: None
+runner.install()

@@ -4,32 +4,44 @@ import struct
 import pytest
 
 import _codeinterp as ci
-from conftest import c_constants, exported_constants, runner
+from conftest import c_constants, exported_constants, ipython, outputs as out, runner
 
 
 @pytest.fixture
-def ns(monkeypatch):
-    """A namespace of its own and small display limits for each test."""
-    space = {'__builtins__': __builtins__}
-    monkeypatch.setattr(runner, '_ns', space)
-    monkeypatch.setattr(runner, '_DISPLAY_LIMIT', 1000, raising=False)
-    monkeypatch.setattr(runner, '_RUN_LIMIT', 1500, raising=False)
-    runner._take()
+def ns():
+    """The shell's namespace, emptied of what each test adds, and small
+    display limits."""
+    space = ipython.user_ns
+    before = set(space)
+    out.configure(1000, 1500)
+    out.take()
     yield space
-    runner._take()
+    out.take()
+    out.configure(1 << 20, 1 << 22)
+    for name in set(space) - before:
+        del space[name]
 
 
-def outputs(payload):
-    """The OUTPUTS payload as [(type, message, mime, data)]."""
-    head = struct.Struct('=IIII')
+def messages(payload):
+    """The OUTPUTS payload as [(type, message, mime, data)], checking
+    that each header's flags and display id are the ones a display_data
+    or execute_result has."""
+    return [(k, n, m, d) for k, n, f, i, m, d in full_messages(payload)]
+
+
+def full_messages(payload):
+    """The OUTPUTS payload as [(type, message, flags, id, mime, data)]."""
+    head = struct.Struct('=IIIIII')
     items, at = [], 0
     while at < len(payload):
-        kind, message, mlen, dlen = head.unpack_from(payload, at)
+        kind, message, flags, ilen, mlen, dlen = head.unpack_from(payload, at)
         at += head.size
         mime = payload[at:at + mlen].decode('ascii')
-        at += mlen
-        items.append((kind, message, mime, payload[at:at + dlen]))
-        at += dlen
+        data = payload[at + mlen:at + mlen + dlen]
+        ident = payload[at + mlen + dlen:at + mlen + dlen + ilen].decode()
+        at += mlen + dlen + ilen
+        items.append((kind, message, flags, ident or None, mime, data))
+    assert at == len(payload)
     return items
 
 
@@ -63,28 +75,30 @@ def test_a_trailing_semicolon_silences_the_last_expression(cell, silenced):
 
 
 def test_execute_returns_the_last_expression_and_keeps_state(ns):
-    assert runner._execute('<cell 1>', b'x = 40') is None
-    assert runner._execute('<cell 2>', b'x + 2') == '42'
-    assert ns['_'] == 42
-    assert runner._execute('<cell 3>', b'x;') is None
-    assert runner._execute('<cell 4>', b'None') is None
+    assert runner._execute(1, '<cell 1>', b'x = 40') is None
+    assert runner._execute(2, '<cell 2>', b'x + 2') == '42'
+    assert ns['_'] == 42 and ns['_2'] == 42 and ns['Out'][2] == 42
+    assert runner._execute(3, '<cell 3>', b'x;') is None
+    assert runner._execute(4, '<cell 4>', b'None') is None
+    assert ns['In'][1:5] == ['x = 40', 'x + 2', 'x;', 'None']
+    assert ns['_i2'] == 'x + 2' and ns['_i'] == 'x;' and ns['_ii'] == 'x + 2'
 
 
 def test_a_value_with_rich_forms_is_an_execute_result(ns):
-    runner._execute('<cell 1>', b'class T:\n'
+    runner._execute(1, '<cell 1>', b'class T:\n'
                     b'    def __repr__(self): return "plain"\n'
                     b'    def _repr_html_(self): return "<b>rich</b>"\n')
-    assert runner._execute('<cell 2>', b'T()') == 'plain'
-    payload, omitted = runner._take()
+    assert runner._execute(2, '<cell 2>', b'T()') == 'plain'
+    payload, omitted = out.take()
     assert omitted == 0
-    assert outputs(payload) == [(ci.OUTPUT_EXECUTE_RESULT, 0, 'text/html', b'<b>rich</b>')]
+    assert messages(payload) == [(ci.OUTPUT_EXECUTE_RESULT, 0, 'text/html', b'<b>rich</b>')]
 
 
 def test_prepare_orders_richest_first_and_drops_what_is_not_a_mime_type(ns):
-    items, big = runner._prepare({'text/plain': 'p', 'TEXT/HTML': '<i>h</i>',
+    items, big = out.prepare({'text/plain': 'p', 'TEXT/HTML': '<i>h</i>',
                                   'image/png': b'\x89PNG', 'not a type': 'x',
                                   'application/x-thing': b'raw', 'application/x-b64': 'eQ==',
-                                  'application/x-bad': 'y', 'text/latex': 'z' * 2000})
+                                  'application/x-bad': 'y', 'text/latex': 'z' * 2000}, None)
     assert [m for m, _ in items] == [b'image/png', b'text/html', b'application/x-thing',
                                     b'application/x-b64', b'text/plain']
     # binary data given as text is base64, as in Jupyter's JSON; bad base64 is dropped
@@ -94,17 +108,17 @@ def test_prepare_orders_richest_first_and_drops_what_is_not_a_mime_type(ns):
 
 
 def test_emit_numbers_messages_and_keeps_to_the_run_limit(ns):
-    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'a' * 600)], 0)
-    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'b' * 600)], 0)
+    out.emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'a' * 600)], 0)
+    out.emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'b' * 600)], 0)
     # over the run's 1500 bytes: left out, and its message takes no number
-    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'c' * 600)], 0)
-    runner._emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/html', b'd'), (b'text/plain', b'e')], 2)
-    payload, omitted = runner._take()
+    out.emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/plain', b'c' * 600)], 0)
+    out.emit(ci.OUTPUT_DISPLAY_DATA, [(b'text/html', b'd'), (b'text/plain', b'e')], 2)
+    payload, omitted = out.take()
     assert omitted == 3
-    assert [(k, n, m, len(d)) for k, n, m, d in outputs(payload)] == [
+    assert [(k, n, m, len(d)) for k, n, m, d in messages(payload)] == [
         (1, 0, 'text/plain', 600), (1, 1, 'text/plain', 600),
         (1, 2, 'text/html', 1), (1, 2, 'text/plain', 1)]
-    assert runner._take() == (b'', 0)
+    assert out.take() == (b'', 0)
 
 
 def test_run_returns_the_fields_by_their_tags(ns):
@@ -145,9 +159,9 @@ def test_a_syntax_error_shows_the_line(ns):
 
 def test_open_figures_are_shown_and_closed(ns):
     import matplotlib.pyplot as plt
-    runner._DISPLAY_LIMIT = runner._RUN_LIMIT = 1 << 20
+    out.configure(1 << 20, 1 << 20)
     fields = runner.run(1, b'import matplotlib.pyplot as plt\nplt.plot([1, 2]);', 100)
-    items = outputs(fields[ci.FIELD_OUTPUTS])
+    items = messages(fields[ci.FIELD_OUTPUTS])
     assert [(k, n, m) for k, n, m, _ in items] == [
         (ci.OUTPUT_DISPLAY_DATA, 0, 'image/png'), (ci.OUTPUT_DISPLAY_DATA, 0, 'text/plain')]
     assert items[0][3].startswith(b'\x89PNG\r\n\x1a\n')

@@ -41,7 +41,15 @@ def walk_files(top, skip=()):
                 out.append(p)
     return out
 
+# What the worker itself imports, whatever its preload list: matplotlib
+# (figures) and IPython (its shell, lib/worker/shell.py). A session could
+# not start on a manifest without them.
+WORKER_NEEDS = ('matplotlib', 'ipython')
 requested = [n for n in sys.argv[1].split(',')]
+for need in WORKER_NEEDS:
+    if norm(need) not in {norm(n) for n in requested}:
+        requested.append(need)
+        note(f'{need}: listed because the worker itself imports it')
 extra = sys.argv[2:]
 
 # --path directories come after the standard library (and before the

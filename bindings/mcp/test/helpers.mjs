@@ -18,6 +18,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const TOP = resolve(HERE, '../../..');
 export const SERVER = resolve(process.env.CODEINTERP_MCP || join(TOP, 'build', 'codeinterp-mcp'));
 export const TMP = resolve(process.env.CODEINTERP_MCP_TMP || join(TOP, 'build', 'mcp-test'));
+/** A worker that sends the rich outputs a cell lists as JSON (its header says how). */
+export const FAKE_WORKER = join(TOP, 'test', 'fake_worker.py');
 
 if (!existsSync(SERVER)) {
     throw new Error(`${SERVER} not found: run make first (or set CODEINTERP_MCP)`);
@@ -76,12 +78,14 @@ export class RecordingTransport extends StdioClientTransport {
  * Returns { client, transport, root, stderr(), errors, close() }; close()
  * ends the connection as the SDK does (stdin EOF, then SIGTERM after 2 s)
  * and waits for the process to go; protocol.test.mjs tests EOF alone.
+ * @env: variables for the server besides the SDK's default ones.
  */
-export async function connect(args = []) {
+export async function connect(args = [], { env } = {}) {
     const root = freshRoot();
     const transport = new RecordingTransport({
         command: SERVER,
         args: ['--workspace-root', root, ...args],
+        env,
         stderr: 'pipe',
         cwd: TMP,
     });

@@ -7,13 +7,15 @@ import { rmSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    connect, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep, textOf,
+    connect, FAKE_WORKER, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep,
+    textOf,
 } from './helpers.mjs';
 
-/** Runs @fn with a connected client; closes it and checks the cleanup. */
-async function withServer(t, args, fn) {
+/** Runs @fn with a connected client; closes it and checks the cleanup.
+ * @options go to connect(). */
+async function withServer(t, args, fn, options) {
     if (typeof args === 'function') { fn = args; args = []; }
-    const s = await connect(args);
+    const s = await connect(args, options);
     let ok = false;
     try {
         await fn(s);
@@ -167,6 +169,74 @@ test('run_python: a DataFrame also comes back as its HTML table', async (t) => {
         // The plain repr is there as well, for a model that reads text.
         assert.ok(texts.some((s) => /Lima/.test(s) && !/<table/i.test(s)), 'no plain-text value');
     });
+});
+
+// Needs the worker that sends update_display_data and clear_output
+// (lib/worker/runner.py, proto.h version 2).
+test('run_python: display updates fold in, clear_output drops what came before', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            'from IPython.display import display, clear_output\n' +
+            "h = display('first', display_id=True)\n" +
+            "display('other')\n" +
+            "h.update('second')");
+        expectOk(r, 'the update');
+        assert.match(textOf(r), /^\[display 1\]\n'second'\n\[display 2\]\n'other'\n$/);
+        // An update of a display of an earlier call shows on its own.
+        const later = await run(client, "h.update('third')");
+        assert.match(textOf(later), /^\[display 1\]\n'third'\n$/);
+
+        const cleared = await run(client, "display('gone')\nclear_output()\ndisplay('after')");
+        assert.match(textOf(cleared), /^\[display 1\]\n'after'\n$/);
+        // With wait, the clear waits for the next output: none came, so
+        // what was shown stays; one came, so it alone is shown.
+        const waiting = await run(client, "display('kept')\nclear_output(wait=True)");
+        assert.match(textOf(waiting), /^\[display 1\]\n'kept'\n$/);
+        const frames = await run(client,
+            "for i in range(3):\n    clear_output(wait=True)\n    display(f'frame {i}')");
+        assert.match(textOf(frames), /^\[display 1\]\n'frame 2'\n$/);
+    });
+});
+
+test('run_python: how updates and clears fold, from a worker that sends them as told', async (t) => {
+    const D = 1, V = 2, U = 3, C = 4;
+    const cell = (outputs) => JSON.stringify(outputs);
+    await withServer(t, [], async ({ client }) => {
+        // Two displays of one id both take its update, shown once; an
+        // update while a clear waits does not end the wait, the next
+        // display does, and the value comes after it.
+        const r = await run(client, cell([
+            [D, 0, false, 'p', 'text/plain', "'a'"],
+            [D, 1, false, 'p', 'text/html', '<i>b</i>'],
+            [D, 1, false, 'p', 'text/plain', "'b'"],
+            [U, 2, false, 'p', 'text/html', '<b>new</b>'],
+            [U, 2, false, 'p', 'text/plain', "'new'"],
+        ]));
+        expectOk(r, 'two displays of one id');
+        const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
+        assert.equal(texts.length, 2, JSON.stringify(texts));
+        assert.match(texts[0], /^\[display 1: text\/html, attached as text\]\n\[display 2: the same as display 1\]\n$/);
+        assert.equal(texts[1], '[text/html of display 1]\n<b>new</b>');
+
+        const waited = await run(client, cell([
+            [D, 0, false, 'q', 'text/plain', "'shown'"],
+            [C, 1, true, null, '', ''],
+            [U, 2, false, 'q', 'text/plain', "'updated'"],
+        ]));
+        assert.match(textOf(waited), /^\[display 1\]\n'updated'\n$/);
+        const ended = await run(client, cell([
+            [D, 0, false, 'q', 'text/plain', "'shown'"],
+            [C, 1, true, null, '', ''],
+            [U, 2, false, 'q', 'text/plain', "'updated'"],
+            [D, 3, false, null, 'text/plain', "'next'"],
+            [V, 4, false, null, 'text/html', '<table></table>'],
+        ]));
+        assert.match(ended.content[0].text,
+                     /^\[display 1\]\n'next'\n\[the value: text\/html, attached as text\]\n$/);
+        // A clear alone leaves nothing to show.
+        const alone = await run(client, cell([[C, 0, false, null, '', '']]));
+        assert.equal(textOf(alone), '[no output]\n');
+    }, { env: { CODEINTERP_WORKER: FAKE_WORKER } });
 });
 
 test('upload_file, then compute on the CSV with pandas', async (t) => {

@@ -24,18 +24,31 @@ ci_uint64 = c_ulonglong  # unsigned long long in the header
 # NUL-terminated copy: the chunk is raw bytes and may hold NULs.
 OUTPUT_FN = CFUNCTYPE(None, c_int, c_void_p, c_size_t, c_void_p)
 
-CI_RUN_OPTIONS_VERSION = 1
+# typedef int (*ci_input_fn)(const char *prompt, int password, char **reply,
+#                            void *payload);
+# *reply gets a buffer from libc's malloc(), which the library free()s.
+INPUT_FN = CFUNCTYPE(c_int, c_char_p, c_int, POINTER(c_void_p), c_void_p)
+
+CI_RUN_OPTIONS_VERSION = 2
 
 
 class RunOptions(ctypes.Structure):
-    """struct ci_run_options, version 1."""
+    """struct ci_run_options, version 2."""
 
     _fields_ = [
         ("version", c_uint),
         ("timeout_ms", c_ulong),
         ("on_output", OUTPUT_FN),
         ("payload", c_void_p),
+        ("on_input", INPUT_FN),
     ]
+
+
+# The C library's allocator, for the replies of INPUT_FN.
+_libc = ctypes.CDLL(None)
+malloc = _libc.malloc
+malloc.restype = c_void_p
+malloc.argtypes = [c_size_t]
 
 
 _SIZE_P = POINTER(c_size_t)
@@ -93,6 +106,8 @@ _PROTOTYPES = {
     "ci_result_output_data": (c_void_p, [c_void_p, c_size_t, _SIZE_P]),
     "ci_result_output_type": (c_int, [c_void_p, c_size_t]),
     "ci_result_output_message": (c_size_t, [c_void_p, c_size_t]),
+    "ci_result_output_display_id": (c_char_p, [c_void_p, c_size_t]),
+    "ci_result_output_wait": (c_int, [c_void_p, c_size_t]),
     "ci_result_outputs_omitted": (c_size_t, [c_void_p]),
     "ci_result_file_count": (c_size_t, [c_void_p]),
     "ci_result_file_name": (c_char_p, [c_void_p, c_size_t]),

@@ -87,17 +87,26 @@ class CellError(NamedTuple):
 class Output(NamedTuple):
     """One representation of one rich output (a figure, display(), HTML).
 
-    mime:    "image/png", "text/html"...
-    data:    the bytes (UTF-8 for text types).
-    type:    "display_data" or "execute_result" (Jupyter's output_type).
+    mime:    "image/png", "text/html"...; "" for a clear_output.
+    data:    the bytes (UTF-8 for text types); b"" for a clear_output.
+    type:    "display_data", "execute_result", "update_display_data" or
+             "clear_output" (Jupyter's output_type).
     message: which message of the run it belongs to, from 0; the
              representations of one message are consecutive, richest first.
+    display_id: the message's display id (Jupyter's transient display_id):
+             a display_data's when the cell asked for one, always an
+             update_display_data's, naming the displays it replaces; else
+             None.
+    wait:    True for a clear_output(wait=True), which clears only when
+             the next output comes; else False.
     """
 
     mime: str
     data: bytes
     type: str
     message: int
+    display_id: Optional[str] = None
+    wait: bool = False
 
     @property
     def text(self):
@@ -105,7 +114,8 @@ class Output(NamedTuple):
         return self.data.decode("utf-8", "replace")
 
 
-_OUTPUT_TYPES = {1: "display_data", 2: "execute_result"}
+_OUTPUT_TYPES = {1: "display_data", 2: "execute_result", 3: "update_display_data",
+                 4: "clear_output"}
 
 
 def _text(b):
@@ -162,7 +172,9 @@ class Result:
                 (lib.ci_result_output_mime(r, i) or b"").decode("ascii", "replace"),
                 string_at(p, n.value) if p and n.value else b"",
                 _OUTPUT_TYPES.get(otype, "unknown(%d)" % otype),
-                int(lib.ci_result_output_message(r, i))))
+                int(lib.ci_result_output_message(r, i)),
+                _text(lib.ci_result_output_display_id(r, i)),
+                bool(lib.ci_result_output_wait(r, i))))
         self.outputs = outputs
         self.outputs_omitted = int(lib.ci_result_outputs_omitted(r))
         self.files = [os.fsdecode(lib.ci_result_file_name(r, i))
@@ -210,6 +222,19 @@ def _uint(name, value, maximum):
         raise InvalidArgumentError(ErrorCode.EINVAL, "invalid argument: %s=%d is out of range"
                                    % (name, value))
     return value
+
+
+def _answer(on_input, prompt, password):
+    """on_input's answer to the prompt as UTF-8 bytes, or None to refuse."""
+    answer = on_input(prompt.decode("utf-8", "replace"), bool(password))
+    if answer is None:
+        return None
+    if not isinstance(answer, str):
+        raise TypeError("on_input must return a str or None, not %s" % type(answer).__name__)
+    data = answer.encode("utf-8")
+    if b"\0" in data:
+        raise ValueError("on_input returned a str with a NUL character")
+    return data
 
 
 def _path_bytes(name, value):
@@ -515,7 +540,7 @@ class Session:
 
     # -- calls
 
-    def run(self, code, timeout_ms=None, on_output=None):
+    def run(self, code, timeout_ms=None, on_output=None, on_input=None):
         """Runs one cell and returns its Result.
 
         A cell that raises, times out, runs out of memory or kills its
@@ -531,10 +556,23 @@ class Session:
                     call interrupt(). If it raises, it is not called again,
                     the cell runs on (a KeyboardInterrupt interrupts it),
                     and run() raises that exception once the cell is over.
+        on_input:   answers the cell's input() and getpass.getpass(), as a
+                    Jupyter front end: called as on_input(prompt, password)
+                    (password True for getpass), it returns the line as a
+                    str (at most 1 MiB of UTF-8, no NUL), or None to refuse.
+                    Without it, or when it refuses, input() raises
+                    StdinNotImplementedError in the cell. The cell's timeout
+                    runs on while it runs; it may call interrupt(). If it
+                    raises, the input() is refused, neither callback is
+                    called again, and run() raises that exception once the
+                    cell is over (a KeyboardInterrupt also interrupts the
+                    cell).
         """
         code_b = _code_bytes(code)
         if on_output is not None and not callable(on_output):
             raise TypeError("on_output must be callable")
+        if on_input is not None and not callable(on_input):
+            raise TypeError("on_input must be callable")
         opts = _lib.RunOptions()
         rc = lib.ci_run_options_init(byref(opts), _lib.CI_RUN_OPTIONS_VERSION)
         if rc != 0:
@@ -547,23 +585,42 @@ class Session:
             opts.timeout_ms = timeout_ms
 
         failures = []
-        callback = None  # referenced until ci_run_ex() returns
+        callbacks = []  # referenced until ci_run_ex() returns
         out = c_void_p()
         handle = self._begin("run")
+
+        def guarded(fn, *args):
+            # Runs inside C: nothing may propagate out of it. None once
+            # a callback has raised.
+            if failures:
+                return None
+            try:
+                return fn(*args)
+            except BaseException as e:  # stored, re-raised below
+                failures.append(e)
+                if isinstance(e, KeyboardInterrupt):
+                    lib.ci_session_interrupt(handle)
+                return None
+
         try:
             if on_output is not None:
-                def trampoline(stream, data, length, payload):
-                    # Runs inside C: nothing may propagate out of it.
-                    if failures:
-                        return
-                    try:
-                        on_output(stream, string_at(data, length))
-                    except BaseException as e:  # stored, re-raised below
-                        failures.append(e)
-                        if isinstance(e, KeyboardInterrupt):
-                            lib.ci_session_interrupt(handle)
-                callback = _lib.OUTPUT_FN(trampoline)
-                opts.on_output = callback
+                def output_trampoline(stream, data, length, payload):
+                    guarded(on_output, stream, string_at(data, length))
+                callbacks.append(_lib.OUTPUT_FN(output_trampoline))
+                opts.on_output = callbacks[-1]
+            if on_input is not None:
+                def input_trampoline(prompt, password, reply, payload):
+                    answer = guarded(_answer, on_input, prompt, password)
+                    if answer is None:
+                        return -1
+                    buf = _lib.malloc(len(answer) + 1)
+                    if not buf:
+                        return -1
+                    ctypes.memmove(buf, answer, len(answer) + 1)
+                    reply[0] = buf
+                    return 0
+                callbacks.append(_lib.INPUT_FN(input_trampoline))
+                opts.on_input = callbacks[-1]
             rc = lib.ci_run_ex(handle, code_b, byref(opts), byref(out))
             if rc != 0:
                 raise self._error(rc, handle)
@@ -574,7 +631,7 @@ class Session:
             self._refresh()
         finally:
             self._end()
-            callback = None
+            callbacks = None
         if failures:
             raise failures[0]
         return result

@@ -1,5 +1,6 @@
 """Cells on one shared session: state, values, errors, timeouts, outputs."""
 
+import json
 import os
 import struct
 
@@ -133,6 +134,46 @@ def test_display_messages_are_numbered(session):
     ]
 
 
+# Needs the worker that sends update_display_data and clear_output
+# (lib/worker/runner.py, proto.h version 2).
+def test_display_update_and_clear(session):
+    r = session.run("from IPython.display import display, clear_output\n"
+                    "h = display('a', display_id=True)\n"
+                    "h.update('b')\n"
+                    "clear_output(wait=True)")
+    assert r.status is Status.OK, r.error
+    shown, update, clear = r.outputs
+    assert shown[:4] == ("text/plain", b"'a'", "display_data", 0)
+    assert shown.display_id and not shown.wait
+    assert update[:4] == ("text/plain", b"'b'", "update_display_data", 1)
+    assert update.display_id == shown.display_id and not update.wait
+    assert clear == ("", b"", "clear_output", 2, None, True)
+
+
+FAKE_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "..", "..", "..", "test", "fake_worker.py")
+
+
+def test_display_ids_and_wait_come_through(monkeypatch):
+    """What a worker sends, through the accessors: test/fake_worker.py
+    sends the outputs the cell lists."""
+    monkeypatch.setenv("CODEINTERP_WORKER", FAKE_WORKER)
+    with codeinterp.Session(timeout_ms=5000) as s:
+        r = s.run(json.dumps([[1, 0, False, "d\u00e9", "text/plain", "'a'"],
+                              [3, 1, False, "d\u00e9", "text/plain", "'b'"],
+                              [4, 2, True, None, "", ""],
+                              [4, 3, False, None, "", ""],
+                              [2, 4, False, None, "text/html", "<b>v</b>"]]))
+    assert r.status is Status.OK, r.error
+    assert r.outputs == [
+        ("text/plain", b"'a'", "display_data", 0, "d\u00e9", False),
+        ("text/plain", b"'b'", "update_display_data", 1, "d\u00e9", False),
+        ("", b"", "clear_output", 2, None, True),
+        ("", b"", "clear_output", 3, None, False),
+        ("text/html", b"<b>v</b>", "execute_result", 4, None, False),
+    ]
+
+
 def test_resources(session):
     r = session.run("import time\n"
                     "t = time.process_time()\n"
@@ -217,3 +258,44 @@ def test_pid_namespace(session):
     with codeinterp.Session(timeout_ms=20_000, zygote=False) as s:
         assert not s.sandbox & PIDNS
         assert s.run("import os\nos.getpid()").value != "1"
+
+
+def test_on_input_answers_input_and_getpass(session):
+    asked = []
+
+    def on_input(prompt, password):
+        asked.append((prompt, password))
+        return "s3cret" if password else "42"
+
+    r = session.run("import getpass\nn = int(input('n? '))\nn * 2, getpass.getpass()",
+                    on_input=on_input)
+    assert r.status is Status.OK, r.error
+    assert r.value == "(84, 's3cret')"
+    assert asked == [("n? ", False), ("Password: ", True)]
+    assert r.stdout == ""  # neither the prompt nor the answer is echoed
+
+
+def test_input_without_an_answer_raises_in_the_cell(session):
+    r = session.run("input('n? ')")
+    assert r.status is Status.ERROR
+    assert r.error.name == "StdinNotImplementedError"
+    assert "cannot read from a keyboard" in r.error.value
+    assert "put the value in the code" in r.error.value
+    r = session.run("input()", on_input=lambda prompt, password: None)
+    assert r.error.name == "StdinNotImplementedError"
+    assert "the host did not answer input()" in r.error.value
+    r = session.run("input()", on_input=lambda prompt, password: "x" * ((1 << 20) + 1))
+    assert "at most 1048576 bytes" in r.error.value
+
+
+def test_on_input_that_raises_is_raised_by_run(session):
+    def on_input(prompt, password):
+        raise RuntimeError("no answer here")
+
+    with pytest.raises(RuntimeError, match="no answer here"):
+        session.run("input()", on_input=on_input)
+    with pytest.raises(TypeError, match="a str or None"):
+        session.run("input()", on_input=lambda prompt, password: b"bytes")
+    with pytest.raises(TypeError, match="callable"):
+        session.run("1", on_input="not callable")
+    assert session.run("'still here'").value == "'still here'"

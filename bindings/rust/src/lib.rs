@@ -682,6 +682,13 @@ pub enum OutputKind {
     DisplayData,
     /// The cell's last expression, when it has rich representations.
     ExecuteResult,
+    /// New representations for the displays of [`Output::display_id`]
+    /// (a display handle's update()).
+    UpdateDisplayData,
+    /// clear_output(): drop what the cell showed before it (at once, or
+    /// with [`Output::wait`] when the next output comes). One output with
+    /// the MIME type "" and no data.
+    ClearOutput,
     /// A type this binding does not know (from a newer library).
     Other(i32),
 }
@@ -693,11 +700,17 @@ pub struct Output {
     pub mime: String,
     /// The bytes: UTF-8 for text types, binary for others.
     pub data: Vec<u8>,
-    /// display_data or execute_result.
+    /// display_data, execute_result, update_display_data or clear_output.
     pub kind: OutputKind,
     /// Which message of the run it belongs to, counting from 0; the
     /// representations of one message are consecutive, richest first.
     pub message: usize,
+    /// The message's display id (Jupyter's transient display_id): a
+    /// display_data's when the cell asked for one, always an
+    /// update_display_data's, naming the displays it replaces.
+    pub display_id: Option<String>,
+    /// A clear_output(wait=True): clear only when the next output comes.
+    pub wait: bool,
 }
 
 impl Output {
@@ -799,9 +812,13 @@ impl CellResult {
                 kind: match sys::ci_result_output_type(r, i) {
                     sys::CI_OUTPUT_DISPLAY_DATA => OutputKind::DisplayData,
                     sys::CI_OUTPUT_EXECUTE_RESULT => OutputKind::ExecuteResult,
+                    sys::CI_OUTPUT_UPDATE_DISPLAY_DATA => OutputKind::UpdateDisplayData,
+                    sys::CI_OUTPUT_CLEAR_OUTPUT => OutputKind::ClearOutput,
                     other => OutputKind::Other(other),
                 },
                 message: sys::ci_result_output_message(r, i),
+                display_id: cstr_lossy(sys::ci_result_output_display_id(r, i)),
+                wait: sys::ci_result_output_wait(r, i) != 0,
             });
         }
 

@@ -90,14 +90,27 @@ pub const CI_MAX_OUTPUTS: usize = 10000;
 pub type ci_output_type = c_int;
 pub const CI_OUTPUT_DISPLAY_DATA: ci_output_type = 1;
 pub const CI_OUTPUT_EXECUTE_RESULT: ci_output_type = 2;
+pub const CI_OUTPUT_UPDATE_DISPLAY_DATA: ci_output_type = 3;
+pub const CI_OUTPUT_CLEAR_OUTPUT: ci_output_type = 4;
 
 /// `ci_output_fn`: receives a cell's output while it runs.
 pub type ci_output_fn =
     Option<unsafe extern "C" fn(stream: c_int, data: *const c_char, len: usize, payload: *mut c_void)>;
 
-pub const CI_RUN_OPTIONS_VERSION: c_uint = 1;
+/// `ci_input_fn`: answers a cell's `input()`; `*reply` gets a buffer from
+/// libc's `malloc`, which the library frees.
+pub type ci_input_fn = Option<
+    unsafe extern "C" fn(
+        prompt: *const c_char,
+        password: c_int,
+        reply: *mut *mut c_char,
+        payload: *mut c_void,
+    ) -> c_int,
+>;
 
-/// `ci_run_options`, version 1.
+pub const CI_RUN_OPTIONS_VERSION: c_uint = 2;
+
+/// `ci_run_options`, version 2.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ci_run_options {
@@ -105,6 +118,7 @@ pub struct ci_run_options {
     pub timeout_ms: c_ulong,
     pub on_output: ci_output_fn,
     pub payload: *mut c_void,
+    pub on_input: ci_input_fn,
 }
 
 /// `CI_RUN_OPTIONS_INIT`.
@@ -113,6 +127,7 @@ pub const CI_RUN_OPTIONS_INIT: ci_run_options = ci_run_options {
     timeout_ms: 0,
     on_output: None,
     payload: std::ptr::null_mut(),
+    on_input: None,
 };
 
 extern "C" {
@@ -198,6 +213,8 @@ extern "C" {
     pub fn ci_result_output_data(r: *const ci_result, i: usize, len: *mut usize) -> *const c_void;
     pub fn ci_result_output_type(r: *const ci_result, i: usize) -> ci_output_type;
     pub fn ci_result_output_message(r: *const ci_result, i: usize) -> usize;
+    pub fn ci_result_output_display_id(r: *const ci_result, i: usize) -> *const c_char;
+    pub fn ci_result_output_wait(r: *const ci_result, i: usize) -> c_int;
     pub fn ci_result_outputs_omitted(r: *const ci_result) -> usize;
     pub fn ci_result_file_count(r: *const ci_result) -> usize;
     pub fn ci_result_file_name(r: *const ci_result, i: usize) -> *const c_char;

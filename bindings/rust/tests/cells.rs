@@ -137,6 +137,34 @@ fn figure_is_a_png_output_at_the_configured_dpi() {
     assert!(s.run("1").unwrap().outputs.is_empty());
 }
 
+/// Needs the worker that sends update_display_data and clear_output
+/// (lib/worker/runner.py, proto.h version 2).
+#[test]
+fn display_update_and_clear_are_outputs() {
+    let mut s = session();
+    let r = s
+        .run(
+            "from IPython.display import display, clear_output\n\
+             h = display('a', display_id=True)\n\
+             h.update('b')\n\
+             clear_output(wait=True)",
+        )
+        .unwrap();
+    assert!(r.is_ok(), "{:?}", r.error);
+    assert_eq!(r.outputs.len(), 3, "{:?}", r.outputs);
+    let (shown, update, clear) = (&r.outputs[0], &r.outputs[1], &r.outputs[2]);
+    assert_eq!((shown.kind, shown.message, shown.text()), (OutputKind::DisplayData, 0, Some("'a'")));
+    assert!(shown.display_id.is_some() && !shown.wait);
+    assert_eq!(
+        (update.kind, update.message, update.text()),
+        (OutputKind::UpdateDisplayData, 1, Some("'b'"))
+    );
+    assert_eq!(update.display_id, shown.display_id);
+    assert!(!update.wait);
+    assert_eq!((clear.kind, clear.message, clear.mime.as_str()), (OutputKind::ClearOutput, 2, ""));
+    assert!(clear.data.is_empty() && clear.display_id.is_none() && clear.wait);
+}
+
 #[test]
 fn dataframe_value_has_an_html_output() {
     let mut s = session();

@@ -142,6 +142,8 @@ fn every_constant_has_the_header_value() {
         ("CI_MAX_OUTPUTS", sys::CI_MAX_OUTPUTS as i64),
         ("CI_OUTPUT_DISPLAY_DATA", sys::CI_OUTPUT_DISPLAY_DATA as i64),
         ("CI_OUTPUT_EXECUTE_RESULT", sys::CI_OUTPUT_EXECUTE_RESULT as i64),
+        ("CI_OUTPUT_UPDATE_DISPLAY_DATA", sys::CI_OUTPUT_UPDATE_DISPLAY_DATA as i64),
+        ("CI_OUTPUT_CLEAR_OUTPUT", sys::CI_OUTPUT_CLEAR_OUTPUT as i64),
         ("CI_RUN_OPTIONS_VERSION", sys::CI_RUN_OPTIONS_VERSION as i64),
     ]
     .iter()
@@ -159,14 +161,15 @@ fn every_constant_has_the_header_value() {
 #[test]
 fn run_options_layout_and_init() {
     use std::mem::{align_of, size_of};
-    // unsigned int, unsigned long, two pointers on LP64.
-    assert_eq!(size_of::<sys::ci_run_options>(), 32);
+    // unsigned int, unsigned long, three pointers on LP64.
+    assert_eq!(size_of::<sys::ci_run_options>(), 40);
     assert_eq!(align_of::<sys::ci_run_options>(), 8);
     let mut opts = sys::ci_run_options {
         version: 0,
         timeout_ms: 77,
         on_output: None,
         payload: std::ptr::null_mut(),
+        on_input: None,
     };
     // SAFETY: a valid, writable struct.
     let rc = unsafe { sys::ci_run_options_init(&mut opts, sys::CI_RUN_OPTIONS_VERSION) };

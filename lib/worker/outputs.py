@@ -1,0 +1,169 @@
+"""A run's rich outputs, as the OUTPUTS field of a RESULT carries them.
+
+Jupyter's messages (display_data, execute_result, update_display_data,
+clear_output) come here as MIME bundles made by IPython's DisplayFormatter
+(shell.py); each representation is encoded, kept within the display
+limits, and appended to the run's outputs, which take() hands to the
+runner as the field's payload (lib/proto.h says its format). The worker
+embeds this file (tools/embed.sh) as the module _codeinterp_outputs.
+"""
+import base64, json, re, struct, threading
+
+import _codeinterp as _ci
+
+DISPLAY_DATA = _ci.OUTPUT_DISPLAY_DATA
+EXECUTE_RESULT = _ci.OUTPUT_EXECUTE_RESULT
+UPDATE_DISPLAY_DATA = _ci.OUTPUT_UPDATE_DISPLAY_DATA
+CLEAR_OUTPUT = _ci.OUTPUT_CLEAR_OUTPUT
+
+# The order within a message: richest first, text/plain last, so that a
+# front end showing each message's first output shows its best.
+_FIRST = ('image/png', 'image/jpeg', 'image/svg+xml', 'text/html',
+          'text/markdown', 'text/latex', 'application/json')
+_RANKED = frozenset(_FIRST + ('text/plain',))
+_MIME = re.compile(r'[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+').fullmatch
+_HEAD = struct.Struct('=IIIIII').pack
+assert struct.calcsize('=IIIIII') == _ci.OUTPUT_HEADER_SIZE
+_BIG = object()
+
+# The limits of one session, set by configure(); these are a spare's.
+_limits = {'output': 1 << 20, 'run': 1 << 22}
+
+# The run's outputs: (data bytes, outputs, messages, omitted, chain), the
+# chain a linked list of (previous, header, mime, data, display id).
+# Replaced whole by one store, so an interrupt at any point leaves it
+# consistent; the lock keeps two threads from replacing each other's.
+_EMPTY = (0, 0, 0, 0, None)
+_NONE = (b'', 0)
+_now = [_EMPTY]
+_lock = threading.RLock()
+
+
+def configure(display_limit, run_limit):
+    """The per-output and per-run limits of the session's data, in bytes."""
+    _limits['output'], _limits['run'] = display_limit, run_limit
+
+
+def is_text(mime):
+    """ci_mime_is_text() of lib/proto.h."""
+    return (mime.startswith('text/') or mime in ('application/json', 'application/javascript')
+            or mime.endswith(('+json', '+xml')))
+
+
+def _utf8(v):
+    # UTF-8 whatever v holds, NULs spelled out (as the runner's texts).
+    return str.encode(v, 'utf-8', 'backslashreplace').replace(b'\0', b'\\x00')
+
+
+def encode(mime, v):
+    """The bytes of one representation, None to skip it, or _BIG if it
+    is over the per-output limit before it is even encoded."""
+    limit = _limits['output']
+    if is_text(mime):
+        if isinstance(v, (dict, list)) and mime.endswith('json'):
+            v = json.dumps(v)
+        elif isinstance(v, (bytes, bytearray)):
+            if len(v) > limit:
+                return _BIG
+            v = bytes(v).decode('utf-8', 'replace')
+        if not isinstance(v, str):
+            return None
+        return _BIG if len(v) > limit else _utf8(v)
+    if isinstance(v, str):
+        # Jupyter's JSON convention: binary data travels as base64.
+        try:
+            return base64.b64decode(v)
+        except ValueError:
+            return None
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    return None
+
+
+def prepare(data, complain):
+    """The representations of the bundle data to send, richest first, as
+    [(mime, data)] of bytes, and how many are over the per-output limit.
+    MIME types are case-insensitive (RFC 2045): sent in lower case. A
+    representation that cannot be encoded is left out, and complain()
+    called in its except clause."""
+    data = {k.lower(): v for k, v in dict.items(data) if isinstance(k, str)}
+    order = [k for k in _FIRST if k in data]
+    order += [k for k in data if k not in _RANKED]
+    if 'text/plain' in data:
+        order.append('text/plain')
+    items, big = [], 0
+    for mime in order:
+        if len(mime) > _ci.MIME_MAX or not _MIME(mime):
+            continue
+        try:
+            b = encode(mime, data[mime])
+        except Exception:
+            complain()
+            continue
+        if b is None:
+            continue
+        if b is _BIG or len(b) > _limits['output']:
+            big += 1
+        else:
+            items.append((mime.encode('ascii'), b))
+    return items, big
+
+
+def display_id(value):
+    """The bytes of a Jupyter display id, or None for none (or one that
+    cannot travel: not a str, empty, or too long)."""
+    if not isinstance(value, str) or not value:
+        return None
+    b = _utf8(value)
+    return b if len(b) <= _ci.DISPLAY_ID_MAX else None
+
+
+def emit(kind, items, big, ident=None):
+    """One message of type kind: its outputs that fit the run's caps; the
+    rest counted as omitted. ident is its display id's bytes, or None."""
+    if not items and not big:
+        return
+    ident = ident or b''
+    with _lock:
+        size, count, messages, omitted, chain = _now[0]
+        omitted += big
+        kept = 0
+        for mime, data in items:
+            n = len(data)
+            if size + n > _limits['run'] or count >= _ci.MAX_OUTPUTS:
+                omitted += 1
+                continue
+            head = _HEAD(kind, messages, 0, len(ident), len(mime), n)
+            chain = (chain, head, mime, data, ident)
+            size, count, kept = size + n, count + 1, 1
+        # Only a message with an output kept takes a number.
+        _now[0] = (size, count, messages + kept, omitted, chain)
+
+
+def clear(wait):
+    """A clear_output message, with Jupyter's wait flag."""
+    flags = _ci.OUTPUT_FLAG_WAIT if wait else 0
+    with _lock:
+        size, count, messages, omitted, chain = _now[0]
+        if count >= _ci.MAX_OUTPUTS:
+            _now[0] = (size, count, messages, omitted + 1, chain)
+            return
+        chain = (chain, _HEAD(CLEAR_OUTPUT, messages, flags, 0, 0, 0), b'', b'', b'')
+        _now[0] = (size, count + 1, messages + 1, omitted, chain)
+
+
+def take():
+    """The run's OUTPUTS payload and omitted count; the next run starts
+    afresh (but for what other threads display meanwhile)."""
+    if _now[0] is _EMPTY:
+        return _NONE
+    with _lock:
+        state = _now[0]
+        _now[0] = _EMPTY
+    parts = []
+    node = state[4]
+    while node is not None:
+        node, head, mime, data, ident = node
+        parts += (ident, data, mime, head)
+    parts.reverse()
+    return b''.join(parts), min(state[3], 0xFFFFFFFF)

@@ -1,0 +1,203 @@
+"""IPython inside codeinterp-worker: the shell that notebook code expects.
+
+Models write cells for IPython kernels: magics, `!cmd`, get_ipython(),
+IPython.display, Out and In. One InteractiveShell of IPython's own
+(Shell, below) serves them, made in the warm-up before the preloaded
+packages are imported (pandas asks get_ipython() at its import whether it
+runs in a kernel), so that a zygote's children share it. Its display
+publisher and display hook turn Jupyter's messages into the run's outputs
+(outputs.py); the runner (runner.py) executes the cells itself and asks
+this shell only for what is IPython's: the transformation of IPython's
+syntax, the formatting of values, the history, the magics.
+
+What the sandbox forbids (shell commands, installing packages) is
+refused with a PermissionError that names the policy and the way out,
+from the magics and the shell methods that IPython's syntax becomes.
+The worker embeds this file (tools/embed.sh) as _codeinterp_shell.
+"""
+import builtins, os, sys, traceback
+
+from IPython.core.displayhook import DisplayHook
+from IPython.core.displaypub import DisplayPublisher
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.profiledir import ProfileDir, ProfileDirError
+from traitlets.config import Config
+
+import _codeinterp_outputs as outputs
+from _codeinterp_refusals import INSTALL, SHELL, Refused
+
+_INLINE = 'module://matplotlib_inline.backend_inline'
+
+
+def installed():
+    """The installed distributions, as 'name version, ...' sorted by name."""
+    from importlib import metadata
+    seen = {}
+    for dist in metadata.distributions():
+        name = dist.metadata.get('Name')
+        if name and name.lower() not in seen:
+            seen[name.lower()] = f'{name} {dist.version}'
+    return ', '.join(seen[k] for k in sorted(seen))
+
+
+def refuse_install(*args, **kwargs):
+    raise Refused(f'{INSTALL}; these are installed: {installed()}')
+
+
+def refuse_shell(*args, **kwargs):
+    raise Refused(SHELL)
+
+
+class Publisher(DisplayPublisher):
+    """display_data and update_display_data, with the display id of their
+    transient part, and clear_output, as outputs of the run."""
+
+    def publish(self, data, metadata=None, source=None, *, transient=None,
+                update=False, **kwargs):
+        ident = outputs.display_id((transient or {}).get('display_id'))
+        if update and ident is None:
+            return  # Jupyter drops an update that names no display
+        kind = outputs.UPDATE_DISPLAY_DATA if update else outputs.DISPLAY_DATA
+        outputs.emit(kind, *outputs.prepare(data, self.shell.complain), ident)
+
+    def clear_output(self, wait=False):
+        outputs.clear(bool(wait))
+
+
+class Hook(DisplayHook):
+    """The display hook of a cell that IPython runs itself (a cell magic
+    calling run_cell, as %%capture does): an execute_result, as
+    ipykernel's, not an Out[] prompt on stdout."""
+
+    def start_displayhook(self):
+        pass
+
+    def write_output_prompt(self):
+        pass
+
+    def write_format_data(self, format_dict, md_dict=None):
+        outputs.emit(outputs.EXECUTE_RESULT, *outputs.prepare(format_dict, self.shell.complain))
+
+    def finish_displayhook(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+# The magics of IPython's that would install packages or run programs.
+INSTALLERS = ('pip', 'conda', 'mamba', 'micromamba')
+PROGRAMS = ('sx', 'system', 'bash', 'sh', 'script', 'perl', 'ruby', 'python', 'python2',
+            'python3', 'pypy')
+
+
+@magics_class
+class SandboxMagics(Magics):
+    """Magics whose IPython versions would leave the workspace, in
+    versions that keep to it."""
+
+    @line_magic
+    def cd(self, line):
+        """%cd as IPython's, only into directories inside the workspace."""
+        target = line.strip().strip('\'"')
+        workspace = self.shell.workspace
+        if target and target not in ('-', '-q') and not target.startswith('-b'):
+            path = os.path.realpath(os.path.join(os.getcwd(), os.path.expanduser(target)))
+            if workspace and path != workspace and not path.startswith(workspace + os.sep):
+                raise Refused('this sandbox can only change into directories inside the'
+                              f' session workspace ({workspace}); {path} is outside it')
+        elif not target and workspace:
+            line = workspace  # %cd alone goes home, which here is the workspace
+        return self.shell.magics_manager.registry['OSMagics'].cd(line)
+
+
+class Shell(InteractiveShell):
+    """IPython's shell, made once per process: no history file, no
+    profile of its own until a session gives it HOME, no terminal."""
+
+    # pandas' is_terminal() and others tell a kernel by this attribute.
+    kernel = None
+    workspace = None
+
+    def init_display_pub(self):
+        self.display_pub = Publisher(parent=self, shell=self)
+        self.configurables.append(self.display_pub)
+
+    def init_displayhook(self):
+        super().init_displayhook()
+        self.displayhook = Hook(parent=self, shell=self, cache_size=self.cache_size)
+        self.configurables.append(self.displayhook)
+        self.display_trap.hook = self.displayhook
+
+    def complain(self):
+        """In an except clause: the exception's traceback on stderr, as
+        IPython shows a representation that raised."""
+        self.showtraceback()
+
+    # How a traceback reads on stderr: the runner gives its own, which
+    # cuts the worker's frames.
+    @staticmethod
+    def traceback_text(exc):
+        return ''.join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def showtraceback(self, exc_tuple=None, filename=None, tb_offset=None,
+                      exception_only=False, running_compiled_code=False):
+        exc = (exc_tuple or sys.exc_info())[1]
+        if isinstance(exc, UsageError):
+            self.show_usage_error(exc)
+        elif exc is not None:
+            sys.stderr.write(self.traceback_text(exc))
+
+    def showsyntaxerror(self, filename=None, running_compiled_code=False):
+        self.showtraceback()
+
+    def show_usage_error(self, exc):
+        sys.stderr.write(f'UsageError: {exc}\n')
+
+    def enable_matplotlib(self, gui=None):
+        # Figures come back as outputs whatever the backend asked for: the
+        # worker keeps Agg and the runner renders what each cell leaves
+        # open, as the inline backend does.
+        return 'inline', _INLINE
+
+    system = system_piped = system_raw = getoutput = staticmethod(refuse_shell)
+
+    def ask_exit(self):
+        raise SystemExit()
+
+    def use_home(self, home, workspace):
+        """A session's HOME and workspace: IPython's directory and profile
+        under HOME (the warm-up's HOME is gone by now). A spare's HOME
+        may be gone too: then the profile stays where it was."""
+        from pickleshare import PickleShareDB
+        self.workspace = workspace
+        try:
+            self.ipython_dir = os.path.join(home, '.ipython')
+            self.profile_dir = ProfileDir.create_profile_dir_by_name(self.ipython_dir, 'default')
+            self.db = PickleShareDB(os.path.join(self.profile_dir.location, 'db'))
+        except (OSError, ProfileDirError):
+            pass
+
+
+def _config():
+    c = Config()
+    c.HistoryManager.enabled = False      # no SQLite file; In and _i stay
+    c.HistoryManager.hist_file = ':memory:'
+    c.InteractiveShell.colors = 'NoColor'
+    c.InteractiveShell.autocall = 0
+    return c
+
+
+def create(module=None):
+    """The process's shell, over the namespace of module (__main__ unless
+    given), as get_ipython()."""
+    if module is None:
+        import __main__ as module
+    shell = Shell.instance(config=_config(), user_module=module)
+    shell.register_magics(SandboxMagics)
+    for names, refuse in ((INSTALLERS, refuse_install), (PROGRAMS, refuse_shell)):
+        for name in names:
+            shell.register_magic_function(refuse, 'line_cell', name)
+    # As in a kernel: get_ipython() outside the shell's own calls too.
+    builtins.get_ipython = shell.get_ipython
+    return shell
