@@ -333,13 +333,15 @@ def _figure_formatter(fmt, kwargs):
     # The formatter of one of InlineBackend.figure_formats: as IPython's
     # inline backend, at the figure's dpi (rcParams['figure.dpi'] is the
     # configured one), cropped to what is drawn, in its colours; nothing
-    # for an empty figure. A pyplot figure it shows is not shown again
-    # when the cell ends.
+    # for an empty figure. A pyplot figure whose image it made is not
+    # shown again when the cell ends (an empty one is, its text alone, as
+    # the inline backend shows it).
     def render(fig):
-        if any(m.canvas.figure is fig for m in tuple(_Gcf.figs.values())):
+        data = print_figure(fig, fmt, **kwargs)
+        if data is not None and any(m.canvas.figure is fig for m in tuple(_Gcf.figs.values())):
             if not any(f is fig for f in _returned):
                 _returned.append(fig)
-        return print_figure(fig, fmt, **kwargs)
+        return data
     return render
 
 

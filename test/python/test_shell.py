@@ -312,3 +312,17 @@ def test_a_bare_magic_name_is_automagic(cell, capfd):
     assert capfd.readouterr().out == 'Interactive namespace is empty.\n'
     assert value(cell('who = 3\nwho')) == '3'  # a variable wins, as in IPython
     refused(cell('ls'), 'shell commands are disabled')
+
+
+def test_an_empty_figure_as_the_value_is_shown_again_as_in_the_inline_backend(cell):
+    f = ok(cell('import matplotlib.pyplot as plt\nplt.figure()'))
+    assert f[ci.FIELD_VALUE] == b'<Figure size 640x480 with 0 Axes>'
+    assert [(k, m, d) for k, n, fl, i, m, d in f['outputs']] == [
+        (ci.OUTPUT_DISPLAY_DATA, 'text/plain', b'<Figure size 640x480 with 0 Axes>')]
+    out.configure(1 << 22, 1 << 24)
+    try:
+        f = ok(cell('fig = plt.figure()\nplt.plot([1])\nfig'))
+        assert [(k, m) for k, n, fl, i, m, d in f['outputs']] == [
+            (ci.OUTPUT_EXECUTE_RESULT, 'image/png')]  # once, not again at the end
+    finally:
+        out.configure(1 << 20, 1 << 22)
