@@ -232,8 +232,10 @@ static void test_a_new_session_starts_with_an_empty_namespace(void **state)
     h_expect(s,
              "import linecache\n"
              "print(*sorted(k for k in globals() if not k.startswith('__')))\n"
-             "print(*sorted(k for k in linecache.cache if k.startswith('<cell')))",
-             NULL, "In Out _ _dh _i _i1 _ih _ii _iii _oh exit get_ipython linecache quit\n<cell 1>\n");
+             "print(*sorted(k for k in linecache.cache if k.startswith('<cell')))\n"
+             "print(len(In), repr(_i + _ii + _iii), len(Out), get_ipython().execution_count)",
+             NULL, "In Out _ _dh _i _i1 _ih _ii _iii _oh exit get_ipython linecache quit\n<cell 1>\n"
+             "2 '' 0 1\n");
     h_expect_error(s, "x", "NameError", "name 'x' is not defined");
     ci_session_free(s);
 }

@@ -200,60 +200,112 @@ def _execute(count, filename, data):
     return _value(_run(last), count)
 
 
-# Types whose text/plain is their repr() unless a formatter was given a
-# printer for them (sympy's init_printing gives int one): a value of one
-# is not even formatted. Which they are is worked out again whenever a
-# formatter's printers change (for_type adds to them in place, so their
-# sizes are compared) or one is replaced.
-_FAST = frozenset({int, str, bool})
-_fast_state = {'formatters': None, 'dicts': None, 'key': None, 'types': frozenset()}
+# How a value is formatted, decided once per type (and again whenever a
+# formatter's printers change: for_type adds to them in place, so their
+# sizes are compared, and traitlets tells when one is replaced):
+#   'repr'   its only representation is text/plain, and IPython's pretty
+#            printer would give its repr(): int, str, a numpy scalar;
+#   'plain'  its only representation is text/plain, by the pretty printer:
+#            a list, a dict;
+#   None     anything else, through the DisplayFormatter, as in IPython.
+# Formatting a numpy scalar through every formatter costs some 140 µs.
+_kinds = {}
+_watch = {'formatters': None, 'dicts': None, 'key': None, 'singletons': False}
 
 
 def _forget_printers(change=None):
     # A formatter, or a formatter's printers, replaced (traitlets tells).
-    _fast_state['dicts'] = None
+    _watch['dicts'] = None
 
 
 def _watch_printers():
-    # The formatters and their printer dicts, kept until one is replaced.
     display = _shell.display_formatter
     formatters = list(display.formatters.values()) + [
         display.mimebundle_formatter, display.ipython_display_formatter]
     for f in formatters:
-        f.observe(_forget_printers, names=['type_printers', 'deferred_printers', 'pprint'])
+        f.observe(_forget_printers, names=['type_printers', 'deferred_printers',
+                                           'singleton_printers', 'pprint', 'enabled'])
     display.observe(_forget_printers, names=['formatters', 'mimebundle_formatter',
                                              'ipython_display_formatter'])
-    _fast_state.update(formatters=formatters, table=display.formatters, dicts=tuple(
-        d for f in formatters for d in (f.type_printers, f.deferred_printers)))
+    _watch.update(formatters=formatters, table=display.formatters, dicts=tuple(
+        d for f in formatters
+        for d in (f.type_printers, f.deferred_printers, f.singleton_printers)))
 
 
-def _fast_types():
-    if _fast_state['dicts'] is None or len(_fast_state['table']) != len(_fast_state['formatters']) - 2:
+def _printers_changed():
+    if _watch['dicts'] is None or len(_watch['table']) != len(_watch['formatters']) - 2:
         _watch_printers()
-        _fast_state['key'] = None
-    key = sum(map(len, _fast_state['dicts']))
-    if key != _fast_state['key']:
-        formatters = _fast_state['formatters']
-        plain = _fast_state['table']['text/plain']
-        types = set()
-        if plain.pprint:
-            for t in _FAST:
-                name = (t.__module__, t.__name__)
-                if plain.type_printers.get(t) is _repr_pprint and not any(
-                        f is not plain and (t in f.type_printers or name in f.deferred_printers)
-                        for f in formatters):
-                    types.add(t)
-        _fast_state.update(key=key, types=frozenset(types))
-    return _fast_state['types']
+    key = sum(map(len, _watch['dicts']))
+    if key == _watch['key']:
+        return False
+    _watch['key'] = key
+    _watch['singletons'] = any(f.singleton_printers for f in _watch['formatters'])
+    _kinds.clear()
+    return True
 
 
-def _fast(result):
-    if type(result) not in _FAST or type(result) not in _fast_types():
+def _classify(t):
+    # As DisplayFormatter.format and RepresentationPrinter.pretty would
+    # decide for a value of type t that has no attributes of its own.
+    if hasattr(t, '__getattr__'):
         return None
+    plain = _watch['table']['text/plain']
+    for f in _watch['formatters']:
+        if f is plain or not f.enabled:
+            continue
+        try:
+            f.lookup_by_type(t)
+            return None
+        except KeyError:
+            pass
+        if getattr(t, f.print_method, None) is not None:
+            return None
+    if not plain.enabled:
+        return None
+    if not plain.pprint:
+        return 'repr'
+    for cls in t.__mro__:
+        if cls in plain.type_printers:
+            return 'repr' if plain.type_printers[cls] is _repr_pprint else 'plain'
+        if (cls.__module__, cls.__name__) in plain.deferred_printers:
+            return 'plain'
+        if '_repr_pretty_' in cls.__dict__:
+            return 'plain'
+        if cls is not object and callable(cls.__dict__.get('__repr__')):
+            return 'repr'
+    return 'plain'
+
+
+def _kind(result):
+    _printers_changed()
+    if hasattr(result, '__dict__'):
+        return None  # attributes of its own could be _repr_*_ methods
+    kind = _kinds.get(type(result), 0)
+    if kind == 0:
+        kind = _kinds[type(result)] = _classify(type(result))
+    if kind is not None and _watch['singletons']:
+        plain = _watch['table']['text/plain']
+        for f in _watch['formatters']:
+            printer = f.singleton_printers.get(id(result))
+            if printer is not None and f is not plain:
+                return None
+            if printer is not None:
+                return 'repr' if printer is _repr_pprint else 'plain'
+    return kind
+
+
+def _text_only(result):
+    # The value's text/plain when that is its only representation, else
+    # None. A repr() that raises is left to the formatter, which shows it.
+    kind = _kind(result)
     try:
-        return repr(result)
-    except ValueError:  # an int past sys.get_int_max_str_digits()
-        return None
+        if kind == 'repr':
+            return '\n'.join(repr(result).splitlines())
+        if kind == 'plain':
+            return _watch['table']['text/plain'](result)
+    except Exception:
+        pass
+    return None
 
 
 def _value(result, count):
@@ -262,7 +314,7 @@ def _value(result, count):
     # keep it, as IPython's display hook does.
     if result is None:
         return None
-    text = _fast(result)
+    text = _text_only(result)
     if text is None:
         data, _ = _shell.display_formatter.format(result)
         text = data.pop('text/plain', None)
@@ -510,18 +562,31 @@ def _configure(display_limit, run_limit, dpi, env):
 
 def _rehearse(env):
     # A zygote's spare, before it has a session (ci_interp_prefault):
-    # a first cell's path and the session's setup taken once, the cell
-    # in a namespace thrown away (cell 0 keeps no history), so that the
+    # a first cell's path and the session's setup taken once, so that the
     # pages they write are this process's own before its session's turn.
+    # The cell runs as cell 1 in a namespace thrown away, and what it
+    # adds to the shell's history is taken back.
     global _ns
     cell = (b'import pandas as pd\npd.DataFrame({\'a\': [1, 2]}).a.sum()'
             if 'pandas' in sys.modules else b'x = [1, 2]\nlen(x)')
+    history, hook, hidden = _shell.history_manager, _shell.displayhook, _shell.user_ns_hidden
+    kept = (dict(history._trait_values), dict(_shell._trait_values),
+            (hook._, hook.__, hook.___), set(hidden), len(history.input_hist_parsed))
     main, _ns = _ns, {'__builtins__': builtins}
     try:
-        run(0, cell, 1 << 16)
+        run(1, cell, 1 << 16)
     finally:
         _ns = main
-        linecache.cache.pop('<cell 0>', None)
+        linecache.cache.pop('<cell 1>', None)
+        history._trait_values.clear()
+        history._trait_values.update(kept[0])
+        _shell._trait_values.clear()
+        _shell._trait_values.update(kept[1])
+        hook._, hook.__, hook.___ = kept[2]
+        for name in set(hidden) - kept[3]:
+            del hidden[name]
+        del history.input_hist_parsed[kept[4]:]
+        del history.input_hist_raw[kept[4]:]
     # Any limits and dpi: the session's call replaces them all.
     _configure(1 << 20, 1 << 22, 100, env)
 

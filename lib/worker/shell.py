@@ -22,7 +22,6 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_magic, magics_class
-from IPython.core.profiledir import ProfileDir, ProfileDirError
 from traitlets.config import Config
 
 import _codeinterp_outputs as outputs
@@ -166,17 +165,33 @@ class Shell(InteractiveShell):
         raise SystemExit()
 
     def use_home(self, home, workspace):
-        """A session's HOME and workspace: IPython's directory and profile
-        under HOME (the warm-up's HOME is gone by now). A spare's HOME
-        may be gone too: then the profile stays where it was."""
-        from pickleshare import PickleShareDB
+        """A session's HOME and workspace. IPython's store (%store,
+        %bookmark) is made under HOME when first used: a session's start
+        makes no directory of IPython's."""
         self.workspace = workspace
-        try:
-            self.ipython_dir = os.path.join(home, '.ipython')
-            self.profile_dir = ProfileDir.create_profile_dir_by_name(self.ipython_dir, 'default')
-            self.db = PickleShareDB(os.path.join(self.profile_dir.location, 'db'))
-        except (OSError, ProfileDirError):
-            pass
+        self.db = _Store(os.path.join(home, '.ipython', 'profile_default', 'db'))
+
+
+class _Store:
+    """IPython's PickleShareDB at path, made when first used."""
+
+    def __init__(self, path):
+        self._path, self._db = path, None
+
+    def __getattr__(self, name):
+        if self._db is None:
+            from pickleshare import PickleShareDB
+            self._db = PickleShareDB(self._path)
+        return getattr(self._db, name)
+
+    def __getitem__(self, key):
+        return self.__getattr__('__getitem__')(key)
+
+    def __setitem__(self, key, value):
+        self.__getattr__('__setitem__')(key, value)
+
+    def __delitem__(self, key):
+        self.__getattr__('__delitem__')(key)
 
 
 def _config():

@@ -326,3 +326,34 @@ def test_an_empty_figure_as_the_value_is_shown_again_as_in_the_inline_backend(ce
             (ci.OUTPUT_EXECUTE_RESULT, 'image/png')]  # once, not again at the end
     finally:
         out.configure(1 << 20, 1 << 22)
+
+
+VALUES = ['1', '"a\\nb"', 'True', '2.5', '__import__("numpy").int64(3)', '__import__("numpy").float64(1.5)',
+          'list(range(40))', '{"k": (1, None)}', '(1,)', '__import__("decimal").Decimal("1.5")',
+          '__import__("datetime").date(2026, 12, 1)', 'range(3)', 'b"x"', '{3, 1, 2}', 'frozenset({1})',
+          '__import__("numpy").dtype("int32")', 'Ellipsis', '10 ** 5000', 'type', 'len',
+          '__import__("numpy").arange(3)', '__import__("pandas").Series([1, 2])']
+
+
+@pytest.mark.parametrize('source', VALUES)
+def test_the_short_way_to_a_value_gives_what_ipython_gives(cell, source):
+    # A value the runner formats without the DisplayFormatter must have
+    # exactly the DisplayFormatter's text/plain and no other form.
+    for setup in ('pass', '%precision 2', 'import sympy\nsympy.init_printing()'):
+        ok(cell(setup))
+        v = eval(source)
+        text = runner._text_only(v)
+        data, _ = ipython.display_formatter.format(v)
+        if text is not None:
+            assert data == {'text/plain': text}, (setup, source)
+        ok(cell('%precision'))
+        ok(cell('import sympy\nsympy.init_printing(pretty_print=False, use_latex=False)'))
+
+
+def test_the_short_way_is_taken_for_builtins_and_numpy_scalars():
+    import numpy as np
+    import pandas as pd
+    for v in (1, 'a', True, 2.5, np.int64(3), np.arange(3), [1, 2], {'a': 1}):
+        assert runner._text_only(v) is not None, v
+    for v in (pd.DataFrame({'a': [1]}), ipython):
+        assert runner._text_only(v) is None
