@@ -610,6 +610,11 @@ def _first_frame_and_figure():
     _shell.display_formatter.format(fig)
     _shell.display_formatter.format([1.5, 'x', {'k': (1, None)}])
     _shell.transform_cell('%matplotlib inline\n')
+    # How the common values are formatted, decided once for all sessions.
+    np = sys.modules.get('numpy')
+    for value in (1, 1.5, 'x', True, b'x', [1], (1,), {1: 1}, {1}, range(1)) + (
+            (np.int64(1), np.float64(1.5), np.bool_(True), np.arange(1)) if np else ()):
+        _text_only(value)
 
 
 def prime():
