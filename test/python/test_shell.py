@@ -357,3 +357,30 @@ def test_the_short_way_is_taken_for_builtins_and_numpy_scalars():
         assert runner._text_only(v) is not None, v
     for v in (pd.DataFrame({'a': [1]}), ipython):
         assert runner._text_only(v) is None
+
+
+@pytest.mark.parametrize('magic, mime', [('markdown', 'text/markdown'), ('latex', 'text/latex'),
+                                         ('js', 'application/javascript'),
+                                         ('javascript', 'application/javascript'),
+                                         ('svg', 'image/svg+xml')])
+def test_display_cell_magics(cell, magic, mime):
+    body = '<svg xmlns="http://www.w3.org/2000/svg"/>' if magic == 'svg' else 'x = 1'
+    f = ok(cell(f'%%{magic}\n{body}\n'))
+    assert [(k, m) for k, n, fl, i, m, d in f['outputs']][0] == (ci.OUTPUT_DISPLAY_DATA, mime)
+
+
+def test_more_magics_print_as_ipython(cell, capfd, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ok(cell('%%writefile notes.txt\nhello\n'))
+    assert capfd.readouterr().out == 'Writing notes.txt\n'
+    assert (tmp_path / 'notes.txt').read_text() == 'hello\n'
+    ok(cell('n = 3\n%whos'))
+    assert re.search(r'Variable +Type +Data/Info\n-+\nn +int +3\n', capfd.readouterr().out)
+    ok(cell('%env CI_TEST_VAR=7'))
+    assert capfd.readouterr().out == 'env: CI_TEST_VAR=7\n'
+    assert value(cell('%env CI_TEST_VAR')) == "'7'"
+    ok(cell('%history'))
+    assert capfd.readouterr().out.endswith('\n%env CI_TEST_VAR=7\n%env CI_TEST_VAR\n%history\n')
+    assert value(cell('%lsmagic')).startswith('Available line magics:\n%alias')
+    ok(cell('%magic'))
+    assert "IPython's 'magic' functions" in capfd.readouterr().out
