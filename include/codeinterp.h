@@ -773,8 +773,11 @@ CI_API int ci_run_stream(ci_session *s, const char *code, ci_output_fn fn, void 
  * Neither the prompt nor the answer is written to the cell's stdout; what
  * the cell printed before it asked has been passed to on_output first.
  * Called on the thread that called ci_run_ex(), for input() in the cell's
- * main thread only (in a thread the cell started, input() raises at once,
- * as without on_input). The cell waits meanwhile and its timeout runs on:
+ * main thread (in a thread the cell started, input() raises at once, as
+ * without on_input). That is the worker's own rule, not a boundary: a
+ * hostile cell can write the request itself, from any thread, with any
+ * prompt and password flag, so treat the prompt as the cell's text and
+ * the call as the cell's request. The cell waits meanwhile and its timeout runs on:
  * ci_run_ex() cannot return while on_input runs, so one that blocks holds
  * the run past its timeout. When it returns after the timeout, or after
  * ci_session_interrupt() (which it may call itself), its answer is

@@ -154,6 +154,19 @@ static void test_pandas_sees_a_kernel(void **state)
              "(20, 80)", "");
 }
 
+static void test_ipythons_directory_is_the_sessions(void **state)
+{
+    /* Not the zygote's warm-up HOME, which is gone: %load_ext puts its
+     * extensions directory first on sys.path while it imports. */
+    h_expect(S,
+             "import os\n"
+             "ip = get_ipython()\n"
+             "(ip.ipython_dir == os.environ['HOME'] + '/.ipython',\n"
+             " ip.extension_manager.ipython_extension_dir.startswith(os.environ['HOME'] + '/'),\n"
+             " ip.profile_dir)",
+             "(True, True, None)", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_history_as_ipython_keeps_it),
         cmocka_unit_test(test_input_without_a_host_fails_at_once),
         cmocka_unit_test(test_pandas_sees_a_kernel),
+        cmocka_unit_test(test_ipythons_directory_is_the_sessions),
     };
     return cmocka_run_group_tests_name("ipython", tests, group_setup, h_group_teardown);
 }

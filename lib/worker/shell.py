@@ -170,6 +170,12 @@ class Shell(InteractiveShell):
         makes no directory of IPython's."""
         self.workspace = workspace
         self.db = _Store(os.path.join(home, '.ipython', 'profile_default', 'db'))
+        # IPython's directory is the session's too (%load_ext puts its
+        # extensions directory first on sys.path while it imports), set
+        # without the observer that would make it, and no profile of the
+        # warm-up's is left behind.
+        self._trait_values['ipython_dir'] = os.path.join(home, '.ipython')
+        self.profile_dir = None
 
 
 class _Store:
