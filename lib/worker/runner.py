@@ -321,6 +321,7 @@ def _value(result, count):
         _out.emit(_out.EXECUTE_RESULT, *_out.prepare(data, _shell.complain))
     if count:
         _keep_output(result, count)
+        _shell.keep_result(result)
     return text if isinstance(text, str) else None
 
 
@@ -647,10 +648,18 @@ def _run_with_events(count, data):
         info = ExecutionInfo(data.decode('utf-8', 'replace'), count > 0, False, True, None)
     _trigger('pre_execute')
     _trigger('pre_run_cell', info)
+    _shell.shown = None
+    _shell.keep_result(None)
     try:
         value, exc = _execute(count, f'<cell {count}>', data), None
     except BaseException as e:
         value, exc = None, _refusals.explain(e)
+    if exc is None and _shell.shown is not None:
+        # An error a magic caught and showed is the cell's, as the error
+        # message ipykernel sends for it: the traceback is not printed
+        # twice, and the value (if any) stands.
+        exc = _refusals.explain(_shell.shown)
+    _shell.shown = None
     _trigger('post_execute')
     if info is not None:
         from IPython.core.interactiveshell import ExecutionResult

@@ -128,10 +128,19 @@ class Shell(InteractiveShell):
         self.configurables.append(self.displayhook)
         self.display_trap.hook = self.displayhook
 
+    # The exception IPython's own code showed during the cell (%time,
+    # %timeit, %run catch what the code they run raises, and show it, as
+    # ipykernel sends an error message): the runner reports it as the
+    # cell's error. None between cells.
+    shown = None
+
     def complain(self):
         """In an except clause: the exception's traceback on stderr, as
-        IPython shows a representation that raised."""
-        self.showtraceback()
+        IPython shows a representation that raised (not the cell's error:
+        the cell goes on, as in a kernel)."""
+        exc = sys.exc_info()[1]
+        if exc is not None:
+            sys.stderr.write(self.traceback_text(exc))
 
     # How a traceback reads on stderr: the runner gives its own, which
     # cuts the worker's frames.
@@ -146,6 +155,10 @@ class Shell(InteractiveShell):
             self.show_usage_error(exc)
         elif exc is not None:
             sys.stderr.write(self.traceback_text(exc))
+        # Not a formatter's error (IPython's catch_format_error shows it
+        # so too): a representation that raised leaves the cell as it was.
+        if isinstance(exc, Exception) and sys._getframe(1).f_code.co_name != 'catch_format_error':
+            self.shown = exc
 
     def showsyntaxerror(self, filename=None, running_compiled_code=False):
         self.showtraceback()
@@ -160,6 +173,19 @@ class Shell(InteractiveShell):
         return 'inline', _INLINE
 
     system = system_piped = system_raw = getoutput = staticmethod(refuse_shell)
+
+    def keep_result(self, value):
+        """The last cell's value, where %xdel and others look for it
+        (run_cell's ExecutionResult; %reset drops it)."""
+        if self.last_execution_result is None:
+            from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+            self.last_execution_result = ExecutionResult(ExecutionInfo('', False, True, True, None))
+        self.last_execution_result.result = value
+
+    def set_next_input(self, text, replace=False):
+        # %load and %recall would put text in the next cell of a notebook;
+        # an agent has no next cell to look at, so it is printed.
+        sys.stdout.write(text if text.endswith('\n') else text + '\n')
 
     def ask_exit(self):
         raise SystemExit()
@@ -216,6 +242,9 @@ def create(module=None):
         import __main__ as module
     shell = Shell.instance(config=_config(), user_module=module)
     shell.register_magics(SandboxMagics)
+    # As ipykernel's: %store is there without %load_ext.
+    shell.extension_manager.load_extension('storemagic')
+
     for names, refuse in ((INSTALLERS, refuse_install), (PROGRAMS, refuse_shell)):
         for name in names:
             shell.register_magic_function(refuse, 'line_cell', name)

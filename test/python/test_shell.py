@@ -385,3 +385,29 @@ def test_more_magics_print_as_ipython(cell, capfd, tmp_path, monkeypatch):
     assert listed.startswith('Available line magics:\n') and '  %timeit  ' in listed
     ok(cell('%magic'))
     assert "IPython's 'magic' functions" in capfd.readouterr().out
+
+
+def test_an_error_a_magic_shows_is_the_cells(cell, tmp_path, monkeypatch, capfd):
+    f = cell('%time 1 / 0')
+    assert f[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR and f[ci.FIELD_ENAME] == b'ZeroDivisionError'
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'bad.py').write_text('raise ValueError("in the script")\n')
+    f = cell('%run bad.py')
+    assert f[ci.FIELD_ENAME] == b'ValueError' and f[ci.FIELD_EVALUE] == b'in the script'
+    capfd.readouterr()
+    ok(cell('class Bad:\n    def __repr__(self): raise ValueError("no")\ndisplay(Bad())'))
+
+
+def test_xdel_load_and_store_as_in_a_kernel(cell, tmp_path, monkeypatch, capfd):
+    ok(cell('gone = [1]\ngone'))
+    ok(cell('%xdel gone'))
+    assert cell('gone')[ci.FIELD_ENAME] == b'NameError'
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 's.py').write_text('print("loaded")\n')
+    capfd.readouterr()
+    ok(cell('%load s.py'))
+    assert capfd.readouterr().out == '# %load s.py\nprint("loaded")\n'
+    ipython.use_home(str(tmp_path), None)  # the store under this test's HOME
+    ok(cell('kept = 5\n%store kept'))
+    assert "Stored 'kept' (int)" in capfd.readouterr().out
+    assert (tmp_path / '.ipython' / 'profile_default' / 'db' / 'autorestore' / 'kept').is_file()
