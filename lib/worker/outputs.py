@@ -50,9 +50,18 @@ def is_text(mime):
             or mime.endswith(('+json', '+xml')))
 
 
-def _utf8(v):
-    # UTF-8 whatever v holds, NULs spelled out (as the runner's texts).
+def utf8(v):
+    """UTF-8 whatever the str v holds, NULs spelled out: what every text
+    the worker sends is (the frames carry UTF-8 without NUL)."""
     return str.encode(v, 'utf-8', 'backslashreplace').replace(b'\0', b'\\x00')
+
+
+def cut_utf8(s, limit):
+    """utf8(s) cut on a character boundary at limit bytes: (bytes, cut)."""
+    b = utf8(s[:limit])
+    if len(s) <= limit and len(b) <= limit:
+        return b, False
+    return b[:limit].decode('utf-8', 'ignore').encode(), True
 
 
 def encode(mime, v):
@@ -68,7 +77,7 @@ def encode(mime, v):
             v = bytes(v).decode('utf-8', 'replace')
         if not isinstance(v, str):
             return None
-        return _BIG if len(v) > limit else _utf8(v)
+        return _BIG if len(v) > limit else utf8(v)
     if isinstance(v, str):
         # Jupyter's JSON convention: binary data travels as base64.
         try:
@@ -114,7 +123,7 @@ def display_id(value):
     cannot travel: not a str, empty, or too long)."""
     if not isinstance(value, str) or not value:
         return None
-    b = _utf8(value)
+    b = utf8(value)
     return b if len(b) <= _ci.DISPLAY_ID_MAX else None
 
 

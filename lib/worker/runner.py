@@ -333,14 +333,7 @@ def _flush():
             pass
 
 
-def _text(s, limit):
-    # UTF-8 whatever s holds, NULs spelled out, cut on a character
-    # boundary at limit bytes. Returns (bytes, cut).
-    b = s[:limit].encode('utf-8', 'backslashreplace')
-    b = b.replace(b'\0', b'\\x00')
-    if len(s) <= limit and len(b) <= limit:
-        return b, False
-    return b[:limit].decode('utf-8', 'ignore').encode(), True
+_text = _out.cut_utf8
 
 
 def _traceback(exc):

@@ -18,6 +18,7 @@ import builtins, getpass as _getpass, sys
 from IPython.core.error import StdinNotImplementedError
 
 import _codeinterp as _ci
+from _codeinterp_outputs import cut_utf8
 
 NO_KEYBOARD = ('{0}() cannot read from a keyboard in this sandbox: put the value in the code'
                ' instead (a host can answer {0}() in the cell\'s main thread through'
@@ -35,9 +36,7 @@ _builtin_input = builtins.input  # Python's, which reads sys.stdin
 def _prompt(prompt):
     # UTF-8 of at most INPUT_PROMPT_MAX bytes whatever the str holds,
     # NULs spelled out, cut on a character boundary.
-    b = str(prompt)[:_ci.INPUT_PROMPT_MAX].encode('utf-8', 'backslashreplace')
-    b = b.replace(b'\0', b'\\x00')[:_ci.INPUT_PROMPT_MAX]
-    return b.decode('utf-8', 'ignore')
+    return cut_utf8(str(prompt), _ci.INPUT_PROMPT_MAX)[0].decode('utf-8')
 
 
 def _ask(name, prompt, password):
