@@ -141,6 +141,16 @@ typedef enum {
 } ci_status;
 
 /*
+ * ci_status_name - a status's short name, one word a log, a binding or a
+ * model can print: "ok", "error", "timeout", "memory", "killed",
+ * "interrupted" (CI_STATUS_OK ... CI_STATUS_INTERRUPTED); "unknown" for
+ * any other value.
+ * @return a string with static storage duration; never NULL.
+ * Thread safe.
+ */
+CI_API const char *ci_status_name(ci_status status);
+
+/*
  * Sandbox layers, as ci_session_sandbox() reports them and
  * ci_config_require_sandbox() demands them. Each bit is set only when the
  * worker applied that layer before reading its first cell; the layers
@@ -887,10 +897,12 @@ CI_API const char *ci_result_value(const ci_result *r);
  * CI_STATUS_TIMEOUT ("TimeoutError") and CI_STATUS_INTERRUPTED
  * ("KeyboardInterrupt", whatever the cell made of the interrupt); for
  * CI_STATUS_KILLED one of "WorkerDied", "SandboxViolation" (killed by the
- * seccomp filter), "ProtocolError", "Timeout" (did not stop within the
- * grace period after the timeout) or "Interrupted" (did not stop within
- * the grace period after ci_session_interrupt()); NULL when the cell
- * succeeded.
+ * seccomp filter), "ProtocolError", "TimeoutError" (did not stop within
+ * the grace period after the timeout, or could not be sent the cell or
+ * an input() answer before it) or "KeyboardInterrupt" (did not stop
+ * within the grace period after ci_session_interrupt()): one name per
+ * fate, whether the cell stopped or had to be killed, the status telling
+ * which; NULL when the cell succeeded.
  */
 CI_API const char *ci_result_error_name(const ci_result *r);
 

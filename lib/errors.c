@@ -15,6 +15,18 @@ CI_API const char *ci_strerror(int code)
     return "unknown error";
 }
 
+CI_API const char *ci_status_name(ci_status status)
+{
+    static const char *const names[] = {
+        [CI_STATUS_OK] = "ok",         [CI_STATUS_ERROR] = "error",
+        [CI_STATUS_TIMEOUT] = "timeout", [CI_STATUS_MEMORY] = "memory",
+        [CI_STATUS_KILLED] = "killed", [CI_STATUS_INTERRUPTED] = "interrupted",
+    };
+    if ((unsigned)status < sizeof names / sizeof names[0])
+        return names[status];
+    return "unknown";
+}
+
 /* The detail of the calling thread's last failed ci_session_new(), which
  * has no session to hold it (libgit2's git_error_last() is per thread too). */
 static _Thread_local char thread_errmsg[1024];

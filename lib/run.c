@@ -263,7 +263,7 @@ static int on_input_request(struct run *run, const char **why)
         return 0;
     snprintf(msg, sizeof msg, "the answer to input() could not be sent to the worker (%s); it "
              "was killed", strerror(errno));
-    end_killed(run, errno == ETIMEDOUT ? "Timeout" : NULL, errno == ETIMEDOUT ? msg : NULL);
+    end_killed(run, errno == ETIMEDOUT ? "TimeoutError" : NULL, errno == ETIMEDOUT ? msg : NULL);
     return 1;
 }
 
@@ -336,14 +336,14 @@ static void on_hard_deadline(struct run *run)
                  "the cell did not stop within %lu ms of being interrupted; "
                  "the worker was killed",
                  run->s->cfg.grace_ms);
-        end_killed(run, "Interrupted", msg);
+        end_killed(run, "KeyboardInterrupt", msg);
         return;
     }
     snprintf(msg, sizeof msg,
              "the cell did not stop within %lu ms of being interrupted at the %lu ms timeout; "
              "the worker was killed",
              run->s->cfg.grace_ms, run->timeout_ms);
-    end_killed(run, "Timeout", msg);
+    end_killed(run, "TimeoutError", msg);
 }
 
 /* Without a pidfd (pidfd_open(2) came in Linux 5.3; valgrind 3.19 fails
@@ -552,7 +552,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
                  strerror(errno));
-        end_killed(run, errno == ETIMEDOUT ? "Timeout" : NULL, errno == ETIMEDOUT ? msg : NULL);
+        end_killed(run, errno == ETIMEDOUT ? "TimeoutError" : NULL, errno == ETIMEDOUT ? msg : NULL);
     } else {
         await_result(run);
     }

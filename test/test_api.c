@@ -230,6 +230,18 @@ static void test_strerror_unknown_codes(void **state)
         h_assert_str(ci_strerror(unknown[i]), "unknown error");
 }
 
+static void test_status_names_are_the_documented_words(void **state)
+{
+    h_assert_str(ci_status_name(CI_STATUS_OK), "ok");
+    h_assert_str(ci_status_name(CI_STATUS_ERROR), "error");
+    h_assert_str(ci_status_name(CI_STATUS_TIMEOUT), "timeout");
+    h_assert_str(ci_status_name(CI_STATUS_MEMORY), "memory");
+    h_assert_str(ci_status_name(CI_STATUS_KILLED), "killed");
+    h_assert_str(ci_status_name(CI_STATUS_INTERRUPTED), "interrupted");
+    h_assert_str(ci_status_name((ci_status)(CI_STATUS_INTERRUPTED + 1)), "unknown");
+    h_assert_str(ci_status_name((ci_status)-1), "unknown");
+}
+
 static void test_error_codes_have_their_documented_values(void **state)
 {
     assert_int_equal(CI_OK, 0);
@@ -613,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_strerror_gives_each_code_its_listed_message),
         cmocka_unit_test(test_strerror_messages_are_distinct_and_not_empty),
         cmocka_unit_test(test_strerror_unknown_codes),
+        cmocka_unit_test(test_status_names_are_the_documented_words),
         cmocka_unit_test(test_error_codes_have_their_documented_values),
         /* These need no other child of ours alive: run before the group. */
         cmocka_unit_test(test_missing_worker_gives_espawn_naming_the_path),

@@ -577,7 +577,7 @@ static void expect_stopped_run_killed(ci_session *s, const char *code, unsigned 
         h_dump(r);
         fail_msg("a stopped worker's run: status %s", h_status_name(ci_result_status(r)));
     }
-    h_assert_str(ci_result_error_name(r), "Timeout");
+    h_assert_str(ci_result_error_name(r), "TimeoutError");
     h_assert_contains(ci_result_error_value(r), "was killed");
     assert_null(ci_result_value(r));
     ci_result_free(r);
@@ -766,7 +766,7 @@ static void test_worker_that_stops_reading_gets_no_cell_past_the_deadline(void *
     assert_non_null(big);
     memset(big, '#', len);
     big[len] = '\0';
-    expect_fake_killed(s, big, "Timeout", "could not be sent");
+    expect_fake_killed(s, big, "TimeoutError", "could not be sent");
     free(big);
     ci_session_free(s);
 }
@@ -782,14 +782,14 @@ static void test_worker_that_closes_its_channel_between_runs_is_dead(void **stat
 static void test_stall_inside_a_frame_header_is_killed_at_the_deadline(void **state)
 {
     ci_session *s = h_session(&fast);
-    expect_fake_killed(s, "half-header-then-stall", "Timeout", "did not stop within 300 ms");
+    expect_fake_killed(s, "half-header-then-stall", "TimeoutError", "did not stop within 300 ms");
     ci_session_free(s);
 }
 
 static void test_dripping_frame_is_killed_at_the_deadline(void **state)
 {
     ci_session *s = h_session(&fast);
-    expect_fake_killed(s, "drip", "Timeout", "did not stop within 300 ms");
+    expect_fake_killed(s, "drip", "TimeoutError", "did not stop within 300 ms");
     ci_session_free(s);
 }
 

@@ -151,7 +151,7 @@ static void test_cell_ignoring_sigint_is_killed_after_grace(void **state)
     ci_result *r = run_limited("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                                "while True:\n    pass",
                                CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Timeout");
+    h_assert_str(ci_result_error_name(r), "TimeoutError");
     assert_non_null(ci_result_error_value(r));
     assert_null(ci_result_value(r));
     ci_result_free(r);
@@ -162,7 +162,7 @@ static void test_cell_swallowing_keyboard_interrupt_is_killed_after_grace(void *
 {
     expect_limited("while True:\n    try:\n        while True:\n            pass\n"
                    "    except KeyboardInterrupt:\n        pass",
-                   CI_STATUS_KILLED, "Timeout");
+                   CI_STATUS_KILLED, "TimeoutError");
     assert_dead_then_restarts();
 }
 
@@ -173,7 +173,7 @@ static void test_cell_stuck_in_c_code_is_killed_after_grace(void **state)
      * such case: the regex engine of Python 3.11 checks for signals.) */
     expect_limited("import collections, itertools\n"
                    "collections.deque(itertools.count(), maxlen=0)",
-                   CI_STATUS_KILLED, "Timeout");
+                   CI_STATUS_KILLED, "TimeoutError");
     assert_dead_then_restarts();
 }
 
@@ -192,7 +192,7 @@ static void test_flood_from_many_threads_is_killed_on_time(void **state)
                    "for i in range(16):\n"
                    "    threading.Thread(target=flood, args=(1 + i % 2,), daemon=True).start()\n"
                    "time.sleep(1000)",
-                   CI_STATUS_KILLED, "Timeout");
+                   CI_STATUS_KILLED, "TimeoutError");
     assert_dead_then_restarts();
 }
 

@@ -562,7 +562,7 @@ static void test_violation_frame_alone_is_not_a_result(void **state)
     ci_result *r = NULL;
     assert_int_equal(ci_run(s, "violation-then-live", &r), CI_OK);
     assert_int_equal(ci_result_status(r), CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Timeout");
+    h_assert_str(ci_result_error_name(r), "TimeoutError");
     h_assert_not_contains(ci_result_error_value(r), "ptrace");
     ci_result_free(r);
     ci_session_free(s);
@@ -655,12 +655,12 @@ static void test_text_over_output_limit_is_refused(void **state)
 
 static void test_half_a_frame_then_silence_is_killed_at_the_deadline(void **state)
 {
-    expect_killed("half-frame-then-stall", "Timeout", "did not stop within 300 ms");
+    expect_killed("half-frame-then-stall", "TimeoutError", "did not stop within 300 ms");
 }
 
 static void test_silent_worker_ignoring_sigint_is_killed_at_the_deadline(void **state)
 {
-    expect_killed("stall", "Timeout", "800 ms timeout");
+    expect_killed("stall", "TimeoutError", "800 ms timeout");
 }
 
 static void test_endless_output_is_capped_and_killed(void **state)
@@ -670,7 +670,7 @@ static void test_endless_output_is_capped_and_killed(void **state)
     size_t len;
     assert_int_equal(ci_run(s, "flood", &r), CI_OK);
     assert_int_equal(ci_result_status(r), CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Timeout");
+    h_assert_str(ci_result_error_name(r), "TimeoutError");
     ci_result_stdout(r, &len);
     assert_int_equal(len, 4096);
     assert_true(ci_result_truncated(r));

@@ -447,7 +447,7 @@ static void test_interrupt_ignored_is_killed_after_the_grace(void **state)
                                    "while True: pass",
                                    300);
     assert_status(r, CI_STATUS_KILLED);
-    h_assert_str(ci_result_error_name(r), "Interrupted");
+    h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
     assert_non_null(ci_result_error_value(r));
     assert_null(ci_result_value(r));
     ci_result_free(r);

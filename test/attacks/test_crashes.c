@@ -48,7 +48,7 @@ static void assert_no_core_file(void)
 enum {
     ALLOW_OK = 1,      /* garbage in, garbage out: the cell ran on */
     ALLOW_TIMEOUT = 2, /* took longer than the timeout: TIMEOUT, or KILLED
-                          "Timeout" after the grace period */
+                          "TimeoutError" after the grace period */
 };
 
 /*
@@ -86,7 +86,7 @@ static void crash(const char *code, const char *errors, const char *signals, int
             fail_msg("the worker died, but \"%s\" names none of %s", v, signals);
         }
     }
-    if (died || (killed && strcmp(n, "Timeout") == 0 && (allow & ALLOW_TIMEOUT))) {
+    if (died || (killed && strcmp(n, "TimeoutError") == 0 && (allow & ALLOW_TIMEOUT))) {
         ci_result_free(r);
         assert_int_equal(ci_session_pid(S), -1);
         assert_int_not_equal(kill(pid, 0), 0); /* reaped */

@@ -134,7 +134,7 @@ static void test_thread_bomb(void **state)
     int clear = (st == CI_STATUS_ERROR && n && strcmp(n, "RuntimeError") == 0) ||
                 (st == CI_STATUS_MEMORY && n && strcmp(n, "MemoryError") == 0) ||
                 st == CI_STATUS_TIMEOUT ||
-                (st == CI_STATUS_KILLED && n && strcmp(n, "Timeout") == 0);
+                (st == CI_STATUS_KILLED && n && strcmp(n, "TimeoutError") == 0);
     if (!clear) {
         h_dump(r);
         fail_msg("the thread bomb ended with %s %s", h_status_name(st), n ? n : "(none)");
@@ -227,7 +227,7 @@ static void test_endless_loop_in_c(void **state)
     int pid = ci_session_pid(Q);
     ci_result *r = run_loop("import collections, itertools\n"
                              "collections.deque(itertools.count(), maxlen=0)");
-    assert_fate(r, CI_STATUS_KILLED, "Timeout");
+    assert_fate(r, CI_STATUS_KILLED, "TimeoutError");
     ci_result_free(r);
     assert_int_equal(ci_session_pid(Q), -1);
     assert_gone(pid);
