@@ -350,14 +350,36 @@ CI_API int ci_config_set_memory_limit(ci_config *cfg, ci_uint64 bytes);
 
 /*
  * ci_config_set_output_limit - how many bytes of stdout, and separately
- * of stderr, one run keeps, in bytes; default 1 MiB. Output past the
- * limit is read and discarded and ci_result_truncated() reports the cut.
- * The same cap bounds the value's repr, the error message and the
- * traceback.
+ * of stderr, one run keeps, in bytes; default 1 MiB. A stream that passes
+ * the limit keeps its head and its tail (half the limit each, cut after a
+ * line break where one is within a quarter of the cut, else on a UTF-8
+ * character boundary), with one marker line between them, in the text
+ * itself, that says how many bytes and lines were left out, names the
+ * limit, and says where the whole stream is (its spill file, see
+ * ci_config_set_spill_limit):
+ *   [... 10288890 bytes (1099991 lines) left out: stdout passed the output
+ *   limit of 1 MiB; the whole output is in .outputs/cell-3.stdout ...]
+ * ci_result_truncated() reports the cut and ci_result_spill_file() names
+ * the file. The same limit bounds the value's repr, the error message and
+ * the traceback (those are cut at the end).
  * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is under 1024 or
  *         over 256 MiB.
  */
 CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
+
+/*
+ * ci_config_set_spill_limit - the largest spill file, in bytes; default
+ * 64 MiB; 0 keeps none. When a run's stdout (or stderr) passes the output
+ * limit, the whole stream, up to this many bytes, is written by the host
+ * to the workspace as .outputs/cell-N.stdout (or .stderr; N the cell's
+ * execution count), owned by the worker, so the next cell can read, grep
+ * or tail it and ci_session_get_file() can fetch it (when it is within
+ * the file limit). A session keeps the spill files of its last 8 cut
+ * streams and removes older ones; a cell may delete them sooner.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, or @bytes is not 0 and under
+ *         1024, or over 4 GiB.
+ */
+CI_API int ci_config_set_spill_limit(ci_config *cfg, ci_uint64 bytes);
 
 /*
  * ci_config_set_display_limits - caps on a run's rich outputs (figures,
@@ -732,9 +754,13 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
 /*
  * ci_output_fn - receives a cell's output while it runs.
  * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
- * @data:   @len bytes (1 or more) as the cell wrote them: raw, not
- *          NUL-terminated, not cut on line or UTF-8 character boundaries.
- *          Borrowed for the duration of the call.
+ * @data:   @len bytes (1 or more) as the cell wrote them, raw, not
+ *          NUL-terminated, in whole lines: each chunk ends with a line
+ *          break, except a line of 16 KiB or more (given in pieces cut on
+ *          UTF-8 character boundaries), a partial line the cell leaves
+ *          waiting for 5 ms (a progress bar printed with end=''), and what
+ *          is left when the run ends. Borrowed for the duration of the
+ *          call.
  * @payload: the pointer given with the function.
  * Called on the thread that called ci_run_stream(), between the moments
  * the output is read from the worker and the run ends. It may call
@@ -749,9 +775,10 @@ typedef void (*ci_output_fn)(int stream, const char *data, size_t len, void *pay
  * Each stream's bytes come in the order they were written; between the two
  * streams, in the order the host read them (two pipes: what a cell writes
  * to stdout and then to stderr within a few microseconds may arrive the
- * other way round). @fn gets exactly the bytes the result keeps: once a
- * stream reaches the output limit its remainder is discarded, not passed
- * on. The result still holds the whole (capped) text.
+ * other way round). @fn gets the bytes of each stream up to the output
+ * limit; a stream that passes it gets one note, a line that says so and
+ * where the whole stream goes, and nothing more. The result holds the
+ * stream's head and tail (ci_config_set_output_limit).
  * @fn: may be NULL (then this is ci_run).
  * @return as ci_run().
  */
@@ -849,8 +876,10 @@ CI_API ci_status ci_result_status(const ci_result *r);
 
 /*
  * ci_result_stdout, ci_result_stderr - everything the cell wrote to file
- * descriptor 1 (or 2), from Python or from C, up to the output limit,
- * including what threads of earlier cells wrote since the last run.
+ * descriptor 1 (or 2), from Python or from C, including what threads of
+ * earlier cells wrote since the last run; a stream that passed the output
+ * limit as its head, a marker line and its tail (at most the limit and
+ * 400 bytes; ci_config_set_output_limit).
  * The bytes are as written (not necessarily UTF-8, may hold NULs), with
  * a NUL after them that *@len does not count.
  * @len: receives the length in bytes; may be NULL.
@@ -878,6 +907,19 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
 #define CI_TRUNCATED_OUTPUTS 0x8
 #define CI_TRUNCATED_FILES 0x10
 CI_API int ci_result_truncated(const ci_result *r);
+
+/*
+ * ci_result_spill_file - where the whole of a cut stream is: the
+ * workspace-relative name of its spill file (".outputs/cell-12.stdout",
+ * see ci_config_set_spill_limit), for ci_session_get_file() or the next
+ * cell.
+ * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
+ * @return a borrowed string, as for ci_result_stdout; NULL when the stream
+ *         was not cut, when the file could not be written (the marker line
+ *         says why) or spill files are off, for NULL @r and for another
+ *         @stream.
+ */
+CI_API const char *ci_result_spill_file(const ci_result *r, int stream);
 
 /*
  * ci_result_value - the text/plain of the cell's last expression, UTF-8,

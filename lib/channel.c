@@ -124,8 +124,8 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
             return -1;
         }
         p[0] = (struct pollfd){.fd = fd, .events = POLLOUT};
-        p[1] = (struct pollfd){.fd = drain ? drain->fd[0] : -1, .events = POLLIN};
-        p[2] = (struct pollfd){.fd = drain ? drain->fd[1] : -1, .events = POLLIN};
+        p[1] = (struct pollfd){.fd = drain ? drain->s[0].fd : -1, .events = POLLIN};
+        p[2] = (struct pollfd){.fd = drain ? drain->s[1].fd : -1, .events = POLLIN};
         if (poll(p, 3, wait > 1000 ? 1000 : (int)wait) < 0 && errno != EINTR)
             return -1;
         if (drain && ci_drain_pipes(drain) < 0) {

@@ -16,6 +16,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
     cfg->output_limit = 1 * MIB;
+    cfg->spill_limit = 64 * MIB;
     cfg->display_output_limit = 16 * MIB;
     cfg->display_run_limit = 64 * MIB;
     cfg->figure_dpi = 100;
@@ -181,6 +182,14 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes)
     if (!cfg || bytes < 1024 || bytes > 256 * MIB)
         return CI_EINVAL;
     cfg->output_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_spill_limit(ci_config *cfg, unsigned long long bytes)
+{
+    if (!cfg || (bytes != 0 && bytes < 1024) || bytes > 4 * GIB)
+        return CI_EINVAL;
+    cfg->spill_limit = bytes;
     return CI_OK;
 }
 

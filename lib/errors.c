@@ -27,6 +27,18 @@ CI_API const char *ci_status_name(ci_status status)
     return "unknown";
 }
 
+void ci_format_size(char *out, size_t size, unsigned long long bytes)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+
+    while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(out, size, "%llu %s", bytes, bytes == 1 && u == 0 ? "byte" : units[u]);
+}
+
 /* The detail of the calling thread's last failed ci_session_new(), which
  * has no session to hold it (libgit2's git_error_last() is per thread too). */
 static _Thread_local char thread_errmsg[1024];

@@ -35,9 +35,7 @@
 
 /* ---- creating and removing the session directory ---- */
 
-/* Gives @name in @dirfd ("" for @dirfd itself) to the worker's uid when
- * the host is root, since the worker is not; else a no-op. 0 or -1. */
-static int give_to_worker(int dirfd, const char *name)
+int ci_give_to_worker(int dirfd, const char *name)
 {
     if (geteuid() != 0)
         return 0;
@@ -240,7 +238,7 @@ int ci_workspace_create(ci_session *s)
         dirfd = -1;
     }
     for (i = 0; dirfd >= 0 && i < 3; i++)
-        if (mkdirat(dirfd, subdirs[i], 0700) < 0 || give_to_worker(dirfd, subdirs[i]) < 0)
+        if (mkdirat(dirfd, subdirs[i], 0700) < 0 || ci_give_to_worker(dirfd, subdirs[i]) < 0)
             break;
     /* The session directory itself stays the host's, searchable only: a
      * worker of another uid can reach its three directories but can put
@@ -360,7 +358,7 @@ int ci_workspace_renew(ci_session *s)
     }
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
         remove_dir(top, top, renewed[i], 0, &moved);
-        if (mkdirat(top, renewed[i], 0700) < 0 || give_to_worker(top, renewed[i]) < 0) {
+        if (mkdirat(top, renewed[i], 0700) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {
             ci_set_errmsg(s, "cannot renew %s/%s: %s", s->dir, renewed[i], strerror(errno));
             rc = CI_EIO;
         }
@@ -376,6 +374,18 @@ int ci_workspace_renew(ci_session *s)
 static int name_valid(const char *name)
 {
     return ci_name_beneath_valid(name);
+}
+
+/* Says which argument of a file call was wrong; CI_EINVAL. */
+static int bad_name(ci_session *s, const char *name)
+{
+    if (!name)
+        ci_set_errmsg(s, "name is NULL");
+    else
+        ci_set_errmsg(s, "name \"%.200s\" is not a relative path inside the workspace (no "
+                         "leading /, no empty, \".\" or \"..\" component, under %d bytes)",
+                      name, PATH_MAX);
+    return CI_EINVAL;
 }
 
 static int open_error(ci_session *s, const char *what, const char *name, int err)
@@ -396,10 +406,7 @@ static int open_error(ci_session *s, const char *what, const char *name, int err
     }
 }
 
-/* Creates a new file of a random name in @dirfd: a cell can see the
- * workspace and must not be able to block a put by planting the names it
- * would use. The descriptor, or -1 with errno. */
-static int create_temp(int dirfd, char *tmp, size_t size)
+int ci_create_temp(int dirfd, char *tmp, size_t size)
 {
     for (int tries = 0; tries < 16; tries++) {
         unsigned long long r;
@@ -421,9 +428,12 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
     int dirfd, fd, rc = CI_OK;
     size_t done = 0;
 
-    if (!s || !name_valid(name) || (!data && len)) {
-        if (s)
-            ci_set_errmsg(s, "ci_session_put_file: invalid name or data");
+    if (!s)
+        return CI_EINVAL;
+    if (!name_valid(name))
+        return bad_name(s, name);
+    if (!data && len) {
+        ci_set_errmsg(s, "data is NULL and len is %zu", len);
         return CI_EINVAL;
     }
     if (len > s->cfg.file_limit) {
@@ -447,14 +457,14 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
 
     /* Written aside, then renamed over the name: a link planted under that
      * name is replaced, never written through. */
-    fd = create_temp(dirfd, tmp, sizeof tmp);
+    fd = ci_create_temp(dirfd, tmp, sizeof tmp);
     if (fd < 0) {
         rc = open_error(s, "cannot create", name, errno);
         close(dirfd);
         return rc;
     }
     /* Owned by the worker, so the cell can read and overwrite it. */
-    if (give_to_worker(fd, "") < 0)
+    if (ci_give_to_worker(fd, "") < 0)
         rc = open_error(s, "cannot give to the worker", name, errno);
     while (rc == CI_OK && done < len) {
         ssize_t n = write(fd, (const char *)data + done, len - done);
@@ -489,11 +499,14 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
         *data = NULL;
     if (len)
         *len = 0;
-    if (!s || !data || !len || !name_valid(name)) {
-        if (s)
-            ci_set_errmsg(s, "ci_session_get_file: invalid name or output pointer");
+    if (!s)
+        return CI_EINVAL;
+    if (!data || !len) {
+        ci_set_errmsg(s, "%s is NULL", !data ? "data" : "len");
         return CI_EINVAL;
     }
+    if (!name_valid(name))
+        return bad_name(s, name);
     /* O_NONBLOCK: a FIFO planted under the name must not block the open.
      * Device nodes cannot appear: the seccomp policy refuses mknod. */
     fd = ci_open_beneath(s->workspace_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);

@@ -22,6 +22,7 @@ struct ci_config {
     unsigned long long memory_limit;
     unsigned long long file_limit;
     size_t output_limit;
+    unsigned long long spill_limit; /* one cut stream's spill file; 0: none */
     size_t display_output_limit; /* one rich output's data */
     size_t display_run_limit;    /* all of a run's rich outputs' data */
     unsigned figure_dpi;
@@ -101,6 +102,10 @@ struct ci_snapshot {
     struct timespec newest; /* the latest ctime seen */
 };
 
+/* spill.c */
+#define CI_SPILL_KEEP 8      /* spill files a session keeps */
+#define CI_SPILL_NAME_MAX 32 /* "cell-2147483647.stdout" and its NUL fit */
+
 struct ci_session {
     struct ci_config cfg;
     char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
@@ -120,6 +125,8 @@ struct ci_session {
     int wake_fd;              /* eventfd: wakes a run to see that request */
     struct ci_snapshot files; /* the workspace after the last run */
     struct ci_policy *policy; /* its package manifest's, or NULL (verified.c) */
+    char spills[CI_SPILL_KEEP][CI_SPILL_NAME_MAX]; /* kept spill files, oldest first */
+    int spill_count;
     char errmsg[1024];
 };
 
@@ -145,6 +152,7 @@ struct ci_result {
     int execution_count;
     int truncated; /* CI_TRUNCATED_* */
     struct ci_buf out, err;
+    char *spill_files[2]; /* of stdout and stderr, when cut and kept */
     char *value, *error_name, *error_value, *traceback;
     struct ci_output *outputs;
     size_t output_count, outputs_omitted;
@@ -157,6 +165,9 @@ struct ci_result {
 void ci_set_errmsg(ci_session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ci_set_thread_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* @bytes as a limit is named: "1 MiB", "1536 KiB", "1000 bytes" (exact,
+ * in the largest unit that divides it). */
+void ci_format_size(char *out, size_t size, unsigned long long bytes);
 
 /* A monotonic clock in milliseconds; every deadline is on it. */
 static inline int64_t ci_now_ms(void)
@@ -225,6 +236,16 @@ void ci_worker_stop(struct ci_worker *w);
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen);
 
+/* files.c */
+/* Gives @name in @dirfd ("" for @dirfd itself) to the worker's uid when
+ * the host is root, since the worker is not; else a no-op. 0 or -1. */
+int ci_give_to_worker(int dirfd, const char *name);
+/* Creates a new file of a random name (.ci-put-XXXXXXXXXXXXXXXX, in @tmp
+ * of @size bytes, at least 32) in @dirfd, mode 0600: a cell can see the
+ * workspace and must not be able to block the host by planting the names
+ * it would use. The descriptor, or -1 with errno. */
+int ci_create_temp(int dirfd, char *tmp, size_t size);
+
 /* resolve.c: opening a name below @dirfd without following a symbolic
  * link or leaving @dirfd: openat2(2) RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
  * | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, or, where openat2 is missing
@@ -290,21 +311,69 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen,
                   const void *b, size_t blen, int64_t deadline_ms,
                   struct ci_drain *drain);
 
-/* output.c: draining the worker's stdout/stderr into capped buffers. */
-struct ci_drain {
-    int fd[2];            /* out, err; -1 when closed */
-    struct ci_buf *buf[2]; /* NULL: read and discard */
-    size_t cap;
-    int *truncated;       /* gets CI_TRUNCATED_STDOUT/STDERR; may be NULL */
-    ci_output_fn fn;      /* is given what buf keeps; may be NULL */
-    void *payload;
+/* spill.c: the whole of a cut stream, in workspace/.outputs/. */
+struct ci_spill {
+    int fd;   /* the file being written, -1 */
+    int dir;  /* .outputs, -1 */
+    char tmp[32];
+    unsigned long long written;
+    int full; /* it reached the spill limit */
+    int err;  /* errno of what stopped it, 0 */
 };
+void ci_spill_init(struct ci_spill *sp);
+/* Creates workspace/.outputs (if needed) and a new file in it. 0, or -1
+ * with sp->err. */
+int ci_spill_begin(struct ci_spill *sp, int workspace_fd);
+/* Appends what fits under @cap bytes; a failed write gives up the file. */
+void ci_spill_write(struct ci_spill *sp, const char *data, size_t n, unsigned long long cap);
+/* Closes the file and renames it to .outputs/cell-@count.stdout (or
+ * .stderr), whose workspace-relative name goes to @name; the session,
+ * unless NULL, keeps it among its last CI_SPILL_KEEP. 0, or -1 (nothing
+ * kept, sp->err says why). */
+int ci_spill_end(struct ci_spill *sp, ci_session *s, int count, int stream, char *name,
+                 size_t size);
+
+/* output.c: draining the worker's stdout/stderr into capped buffers. */
+struct ci_stream {
+    int fd;                          /* -1 when closed */
+    struct ci_buf *buf;              /* NULL: read and discard */
+    unsigned long long total, lines; /* bytes and line breaks read */
+    size_t given;                    /* bytes of buf passed to the callback */
+    int64_t partial_since;           /* when a partial line began to wait, 0 */
+    int cut;                         /* past the cap: buf is the head */
+    char *tail;                      /* once cut: a ring of the last bytes */
+    size_t tail_len, tail_end;
+    struct ci_spill spill;
+};
+struct ci_drain {
+    struct ci_stream s[2]; /* stdout, stderr */
+    size_t cap;
+    int *truncated;   /* gets CI_TRUNCATED_STDOUT/STDERR; may be NULL */
+    ci_output_fn fn;  /* is given what buf keeps, in whole lines; may be NULL */
+    void *payload;
+    int spill_dir;    /* the workspace; -1: a cut stream is not kept whole */
+    unsigned long long spill_cap;
+    ci_session *session; /* keeps the spill files; may be NULL */
+    int count;           /* the cell's number, in the spill files' names */
+};
+/* No callback and no spill file until the caller sets them. */
+void ci_drain_init(struct ci_drain *d, int out, int err, struct ci_buf *out_buf,
+                   struct ci_buf *err_buf, size_t cap, int *truncated);
 /* Reads whatever is available on either pipe; never blocks. 0, or -1 when
  * memory ran out. */
 int ci_drain_pipes(struct ci_drain *d);
 /* Reads one pipe, at most 1 MiB; 0 when done for now, 1 on EOF (the fd
  * set to -1), -1 on ENOMEM. */
 int ci_drain_one(struct ci_drain *d, int i);
+/* When (ci_now_ms) a partial line is due to go to the callback, or
+ * INT64_MAX; ci_drain_give_partial() passes on those due at @now. */
+int64_t ci_drain_partial_due(const struct ci_drain *d);
+void ci_drain_give_partial(struct ci_drain *d, int64_t now);
+/* The run is over: passes on what waits, renames the spill files (their
+ * names, malloc'ed, to @spill_files[0] and [1], left alone for a stream
+ * that was not cut; may be NULL) and joins each cut stream's head, marker
+ * and tail. Must be called once for every drain that has buffers. */
+void ci_drain_finish(struct ci_drain *d, char *spill_files[2]);
 
 /* result.c */
 ci_result *ci_result_new(void);

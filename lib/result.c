@@ -337,6 +337,8 @@ CI_API void ci_result_free(ci_result *r)
         return;
     free(r->out.data);
     free(r->err.data);
+    free(r->spill_files[0]);
+    free(r->spill_files[1]);
     free(r->value);
     free(r->error_name);
     free(r->error_value);
@@ -383,6 +385,13 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len)
 CI_API int ci_result_truncated(const ci_result *r)
 {
     return r ? r->truncated : 0;
+}
+
+CI_API const char *ci_result_spill_file(const ci_result *r, int stream)
+{
+    if (!r || (stream != CI_STREAM_STDOUT && stream != CI_STREAM_STDERR))
+        return NULL;
+    return r->spill_files[stream == CI_STREAM_STDOUT ? 0 : 1];
 }
 
 CI_API const char *ci_result_value(const ci_result *r)

@@ -243,7 +243,9 @@ static int on_input_request(struct run *run, const char **why)
     run->rd.payload[run->rd.len] = '\0'; /* the reader's spare byte: the prompt ends */
     stop_if_due(run);
     if (run->interrupted == NOT_INTERRUPTED) {
-        ci_drain_pipes(&run->drain); /* what the cell printed before it asked */
+        /* What the cell printed before it asked, a partial line too. */
+        ci_drain_pipes(&run->drain);
+        ci_drain_give_partial(&run->drain, INT64_MAX);
         status = ask_host(run, flags, (const char *)run->rd.payload + sizeof flags, &reply, &len);
         stop_if_due(run);
     }
@@ -414,12 +416,16 @@ static void await_result(struct run *run)
             interrupt(run, BY_TIMEOUT);
         next = run->interrupted != NOT_INTERRUPTED ? run->hard : run->deadline;
         p[0] = (struct pollfd){.fd = w->channel, .events = POLLIN};
-        p[1] = (struct pollfd){.fd = run->drain.fd[0], .events = POLLIN};
-        p[2] = (struct pollfd){.fd = run->drain.fd[1], .events = POLLIN};
+        p[1] = (struct pollfd){.fd = run->drain.s[0].fd, .events = POLLIN};
+        p[2] = (struct pollfd){.fd = run->drain.s[1].fd, .events = POLLIN};
         p[3] = (struct pollfd){.fd = w->pidfd, .events = POLLIN};
         p[4] = (struct pollfd){.fd = run->s->wake_fd, .events = POLLIN};
+        /* A partial line waits a few milliseconds for its end. */
+        if (ci_drain_partial_due(&run->drain) < next)
+            next = ci_drain_partial_due(&run->drain);
         int64_t cap = w->pidfd >= 0 ? 1000 : NO_PIDFD_POLL_MS;
-        if (poll(p, 5, (int)(next - now > cap ? cap : next - now)) < 0 && errno != EINTR) {
+        if (poll(p, 5, next <= now ? 0 : (int)(next - now > cap ? cap : next - now)) < 0 &&
+            errno != EINTR) {
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
@@ -433,6 +439,7 @@ static void await_result(struct run *run)
             end_killed(run, "WorkerDied", "the host ran out of memory for the output; the worker was killed");
             return;
         }
+        ci_drain_give_partial(&run->drain, ci_now_ms());
         n = p[0].revents ? ci_reader_pump(&run->rd, w->channel) : 0;
         if (n == 1) {
             if (on_frame(run))
@@ -556,6 +563,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
     } else {
         await_result(run);
     }
+    ci_drain_finish(&run->drain, run->r->spill_files);
     atomic_store(&s->running, 0);
     ci_usage_end(&s->worker, &usage, run->r);
     s->last_run_us = run->r->wall_us ? run->r->wall_us : 1;
@@ -581,31 +589,36 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
 
     if (out)
         *out = NULL;
-    if (!s || !code || !out) {
-        if (s)
-            ci_set_errmsg(s, "ci_run: NULL argument");
+    if (!s)
+        return CI_EINVAL;
+    if (!code || !out) {
+        ci_set_errmsg(s, "%s is NULL", !code ? "code" : "out");
         return CI_EINVAL;
     }
-    if (opts && (opts->version < 1 || opts->version > CI_RUN_OPTIONS_VERSION ||
-                 opts->timeout_ms > 86400000UL)) {
-        ci_set_errmsg(s, "ci_run_ex: options of unknown version %u or a timeout over "
-                         "86400000 ms",
-                      opts->version);
+    if (opts && (opts->version < 1 || opts->version > CI_RUN_OPTIONS_VERSION)) {
+        ci_set_errmsg(s, "the run options' version is %u, not 1 to %d (ci_run_options_init)",
+                      opts->version, CI_RUN_OPTIONS_VERSION);
+        return CI_EINVAL;
+    }
+    if (opts && opts->timeout_ms > 86400000UL) {
+        ci_set_errmsg(s, "the run options' timeout_ms is %lu, over a day (86400000)",
+                      opts->timeout_ms);
         return CI_EINVAL;
     }
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
-        ci_set_errmsg(s, "ci_run: a run is already in progress on this session");
+        ci_set_errmsg(s, "a run is already in progress on this session");
         return CI_EBUSY;
     }
     if (s->worker.pid <= 0) {
-        ci_set_errmsg(s, "ci_run: the worker is dead; call ci_session_restart");
+        ci_set_errmsg(s, "the session's worker is dead; restart the session");
         atomic_store(&s->busy, 0);
         return CI_EDEAD;
     }
     len = strlen(code);
     if (len > CI_MAX_CODE_BYTES) {
-        ci_set_errmsg(s, "ci_run: the cell is %zu bytes, over the limit of %u", len,
-                      CI_MAX_CODE_BYTES);
+        char limit[32];
+        ci_format_size(limit, sizeof limit, CI_MAX_CODE_BYTES);
+        ci_set_errmsg(s, "code is %zu bytes, over the cell size limit of %s", len, limit);
         atomic_store(&s->busy, 0);
         return CI_ETOOBIG;
     }
@@ -618,12 +631,15 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     }
     run.r->execution_count = ++s->execution_count;
     run.timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : s->cfg.timeout_ms;
-    run.drain = (struct ci_drain){{s->worker.out, s->worker.err},
-                                  {&run.r->out, &run.r->err},
-                                  s->cfg.output_limit,
-                                  &run.r->truncated,
-                                  opts ? opts->on_output : NULL,
-                                  opts ? opts->payload : NULL};
+    ci_drain_init(&run.drain, s->worker.out, s->worker.err, &run.r->out, &run.r->err,
+                  s->cfg.output_limit, &run.r->truncated);
+    run.drain.fn = opts ? opts->on_output : NULL;
+    run.drain.payload = opts ? opts->payload : NULL;
+    run.drain.spill_dir = s->workspace_fd;
+    run.drain.spill_cap = s->cfg.spill_limit < s->cfg.file_limit ? s->cfg.spill_limit
+                                                                 : s->cfg.file_limit;
+    run.drain.session = s;
+    run.drain.count = run.r->execution_count;
     run.on_input = opts && opts->version >= 2 ? opts->on_input : NULL;
     run.payload = opts ? opts->payload : NULL;
     ci_reader_init(&run.rd, ci_result_frame_cap(&s->cfg));

@@ -212,16 +212,17 @@ static int await_ready(ci_session *s)
     int64_t deadline = s->start_deadline;
     struct ci_buf err = {0};
     int truncated = 0;
-    struct ci_drain drain = {{w->out, w->err}, {NULL, &err}, 2048, &truncated, NULL, NULL};
+    struct ci_drain drain;
     struct ci_reader rd;
     const char *why = NULL;
     int rc = CI_ESPAWN, exited = 0;
 
+    ci_drain_init(&drain, w->out, w->err, NULL, &err, 2048, &truncated);
     ci_reader_init(&rd, 64);
     for (;;) {
         struct pollfd p[3] = {{.fd = w->channel, .events = POLLIN},
-                              {.fd = drain.fd[0], .events = POLLIN},
-                              {.fd = drain.fd[1], .events = POLLIN}};
+                              {.fd = drain.s[0].fd, .events = POLLIN},
+                              {.fd = drain.s[1].fd, .events = POLLIN}};
         int64_t left = deadline - ci_now_ms();
         int n;
         if (left <= 0) {
@@ -256,6 +257,7 @@ static int await_ready(ci_session *s)
         break;
     }
     ci_reader_reset(&rd);
+    ci_drain_finish(&drain, NULL);
     if (rc != CI_OK) {
         const char *name;
         char end[160];
@@ -362,12 +364,12 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
 
     ci_set_thread_errmsg("%s", "");
     if (!out) {
-        ci_set_thread_errmsg("ci_session_new: out is NULL");
+        ci_set_thread_errmsg("out is NULL");
         return CI_EINVAL;
     }
     *out = NULL;
     if (!(s = calloc(1, sizeof *s))) {
-        ci_set_thread_errmsg("ci_session_new: out of memory");
+        ci_set_thread_errmsg("out of memory");
         return CI_ENOMEM;
     }
     s->workspace_fd = -1;
@@ -375,7 +377,7 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
     ci_worker_init(&s->worker);
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {
-        ci_set_thread_errmsg("ci_session_new: eventfd: %s", strerror(errno));
+        ci_set_thread_errmsg("cannot make the session's eventfd: %s", strerror(errno));
         free(s);
         return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
     }
@@ -409,7 +411,7 @@ CI_API int ci_session_restart(ci_session *s)
     if (!s)
         return CI_EINVAL;
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
-        ci_set_errmsg(s, "ci_session_restart: a run is in progress");
+        ci_set_errmsg(s, "a run is in progress on this session");
         return CI_EBUSY;
     }
     ci_worker_stop(&s->worker);

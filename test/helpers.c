@@ -62,6 +62,10 @@ static int apply_limits(ci_config *cfg, const struct h_limits *lim, const char *
         *what = "ci_config_set_output_limit";
     else if (lim->file && (rc = ci_config_set_file_limit(cfg, lim->file)) != CI_OK)
         *what = "ci_config_set_file_limit";
+    else if (lim->spill &&
+             (rc = ci_config_set_spill_limit(cfg, lim->spill < 0 ? 0 : (ci_uint64)lim->spill)) !=
+                 CI_OK)
+        *what = "ci_config_set_spill_limit";
     else if (lim->root && (rc = ci_config_set_workspace_root(cfg, lim->root)) != CI_OK)
         *what = "ci_config_set_workspace_root";
     return rc;

@@ -26,6 +26,7 @@ struct h_limits {
     unsigned long long memory;
     size_t output;
     unsigned long long file;
+    long long spill; /* ci_config_set_spill_limit; 0: default, -1: none */
     const char *root;
 };
 

@@ -40,6 +40,8 @@ struct rec {
     char out[REC_CAP], err[REC_CAP];
     size_t out_len, err_len;
     int calls, bad_calls; /* bad: unknown stream, empty chunk or overflow */
+    size_t out_chunks[64]; /* the first stdout chunks' lengths */
+    int out_chunk_count;
     int64_t first_ms;     /* when the first stdout chunk came; 0: none */
     void *payload_seen;
     pthread_t thread;     /* the thread that called ci_run_stream */
@@ -83,6 +85,9 @@ static void on_output(int stream, const char *data, size_t len, void *payload)
         }
         memcpy(rc->out + rc->out_len, data, len);
         rc->out_len += len;
+        if (rc->out_chunk_count < 64)
+            rc->out_chunks[rc->out_chunk_count] = len;
+        rc->out_chunk_count++;
         if (rc->interrupt && !rc->interrupted) {
             rc->interrupted = 1;
             rc->interrupt_rc = ci_session_interrupt(rc->interrupt);
@@ -189,7 +194,7 @@ static void test_both_streams_arrive_tagged_and_exact(void **state)
     free(rc);
 }
 
-static void test_callback_gets_no_more_than_the_output_limit(void **state)
+static void test_callback_gets_the_limit_then_one_note(void **state)
 {
     struct rec *rc = rec_new();
     ci_result *r = run_stream(S,
@@ -197,14 +202,81 @@ static void test_callback_gets_no_more_than_the_output_limit(void **state)
                               "sys.stdout.write('x' * 10000)\nsys.stdout.flush()\n"
                               "sys.stderr.write('e')",
                               rc);
+    char note[400];
+    int n;
+
     assert_status(r, CI_STATUS_OK);
-    assert_int_equal(rc->out_len, LIMIT);
+    n = snprintf(note, sizeof note,
+                 "\n[... stdout passed the output limit of 4 KiB: the rest is not streamed; "
+                 "the result keeps its last 2 KiB and the whole output goes to "
+                 ".outputs/cell-%d.stdout ...]\n",
+                 ci_result_execution_count(r));
+    assert_int_equal(rc->out_len, LIMIT + (size_t)n);
+    for (size_t i = 0; i < LIMIT; i++)
+        if (rc->out[i] != 'x')
+            fail_msg("byte %zu streamed is %02x", i, (unsigned char)rc->out[i]);
+    assert_memory_equal(rc->out + LIMIT, note, (size_t)n);
     assert_int_equal(rc->err_len, 1);
-    assert_chunks_are_the_result(rc, r);
     int t = ci_result_truncated(r);
     assert_true(t & CI_TRUNCATED_STDOUT);
     assert_false(t & CI_TRUNCATED_STDERR);
     ci_result_free(r);
+    free(rc);
+}
+
+static void test_chunks_end_at_line_breaks(void **state)
+{
+    struct rec *rc = rec_new();
+    /* One write, a line and a half; the half waits, then its end. */
+    ci_result *r = run_stream(S,
+                              "import os, time\n"
+                              "os.write(1, b'row 0\\nrow 1')\n"
+                              "time.sleep(0.3)\n"
+                              "os.write(1, b' rest\\nrow 2\\n')",
+                              rc);
+    assert_status(r, CI_STATUS_OK);
+    assert_chunks_are_the_result(rc, r);
+    assert_memory_equal(rc->out, "row 0\nrow 1 rest\nrow 2\n", rc->out_len);
+    /* The partial line went out on its own after its pause. */
+    assert_int_equal(rc->out_chunk_count, 3);
+    assert_int_equal(rc->out_chunks[0], 6);
+    assert_int_equal(rc->out_chunks[1], 5);
+    assert_int_equal(rc->out_chunks[2], 12);
+    ci_result_free(r);
+    free(rc);
+}
+
+static void test_progress_without_line_breaks_still_streams(void **state)
+{
+    struct rec *rc = rec_new();
+    ci_result *r = run_stream(S,
+                              "import time\n"
+                              "for i in range(4):\n"
+                              "    print(i, end='', flush=True); time.sleep(0.1)\n",
+                              rc);
+    assert_status(r, CI_STATUS_OK);
+    assert_chunks_are_the_result(rc, r);
+    assert_int_equal(rc->out_chunk_count, 4);
+    assert_memory_equal(rc->out, "0123", 4);
+    ci_result_free(r);
+    free(rc);
+}
+
+static void test_a_long_line_comes_in_whole_characters(void **state)
+{
+    ci_session *s = h_session(&(struct h_limits){.output = 1 << 20});
+    struct rec *rc = rec_new();
+    /* 40000 bytes of three-byte characters, written at once. */
+    ci_result *r = run_stream(s, "import sys\nsys.stdout.write('\\u20ac' * 13333 + '\\n')", rc);
+    assert_status(r, CI_STATUS_OK);
+    assert_chunks_are_the_result(rc, r);
+    assert_int_equal(rc->out_len, 40000);
+    assert_int_equal(rc->out_chunk_count, 3);
+    assert_int_equal(rc->out_chunks[0], 16383); /* 16384 would split a character */
+    assert_int_equal(rc->out_chunks[1], 16383);
+    assert_int_equal(rc->out_chunks[2], 40000 - 2 * 16383);
+    ci_result_free(r);
+    ci_session_free(s);
     free(rc);
 }
 
@@ -626,7 +698,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_first_chunk_arrives_long_before_the_end, h_setup_alive),
         cmocka_unit_test_setup(test_both_streams_arrive_tagged_and_exact, h_setup_alive),
-        cmocka_unit_test_setup(test_callback_gets_no_more_than_the_output_limit, h_setup_alive),
+        cmocka_unit_test_setup(test_callback_gets_the_limit_then_one_note, h_setup_alive),
+        cmocka_unit_test_setup(test_chunks_end_at_line_breaks, h_setup_alive),
+        cmocka_unit_test_setup(test_progress_without_line_breaks_still_streams, h_setup_alive),
+        cmocka_unit_test(test_a_long_line_comes_in_whole_characters),
         cmocka_unit_test_setup(test_callback_gets_its_payload_on_the_calling_thread,
                                h_setup_alive),
         cmocka_unit_test_setup(test_cell_without_output_makes_no_call, h_setup_alive),
