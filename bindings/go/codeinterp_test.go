@@ -502,8 +502,11 @@ func TestOptions(t *testing.T) {
 	}
 	defer s.Close()
 	res := run(t, s, "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nprint('y' * 10000)")
-	if res.Truncated&TruncatedStdout == 0 || len(res.Stdout) != 4096 {
-		t.Errorf("truncated %v, %d bytes of stdout", res.Truncated, len(res.Stdout))
+	// A head and a tail of 2048 bytes, and the marker line between them.
+	if res.Truncated&TruncatedStdout == 0 || !strings.HasPrefix(res.Stdout, strings.Repeat("y", 2048)+"\n[... ") ||
+		!strings.Contains(res.Stdout, "passed the output limit of 4 KiB") ||
+		!strings.HasSuffix(res.Stdout, "...]\n"+strings.Repeat("y", 2047)+"\n") {
+		t.Errorf("truncated %v, %d bytes of stdout: %.100q", res.Truncated, len(res.Stdout), res.Stdout)
 	}
 	png := res.OutputsOf("image/png")
 	if len(png) != 1 || len(png[0].Data) < 24 {

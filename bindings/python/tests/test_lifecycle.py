@@ -68,8 +68,11 @@ def test_config_is_applied(small):
     assert s.workspace.startswith(root + "/")
     r = s.run("print('y' * 10000)")
     assert r.status is Status.OK
-    assert len(r.stdout_bytes) <= 4096
-    assert r.stdout_bytes.startswith(b"yyyy")
+    # A head and a tail of 2048 bytes, and the marker line between them.
+    head, marker, tail = r.stdout_bytes.split(b"\n", 2)
+    assert head == b"y" * 2048 and tail == b"y" * 2047 + b"\n"
+    assert marker.startswith(b"[... 5905 bytes (0 lines) left out: stdout passed the output "
+                             b"limit of 4 KiB; the whole output is in .outputs/cell-1.stdout")
     assert r.truncated & codeinterp.Truncated.STDOUT
     assert not r.truncated & codeinterp.Truncated.STDERR
     r = s.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])")

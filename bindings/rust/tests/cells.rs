@@ -196,7 +196,10 @@ fn output_bytes_are_raw_and_limits_are_reported() {
     assert_eq!(r.stdout_lossy(), "caf\u{fffd}\n");
 
     let r = s.run("import sys\nprint('e' * 5000, file=sys.stderr)").unwrap();
-    assert_eq!(r.stderr.len(), 1024);
+    // A head and a tail of 512 bytes, and the marker line between them.
+    let e = r.stderr_lossy();
+    assert!(e.starts_with(&format!("{}\n[... 3977 bytes (0 lines) left out: stderr passed the output limit of 1 KiB", "e".repeat(512))), "{e}");
+    assert!(e.ends_with(&format!("...]\n{}\n", "e".repeat(511))), "{e}");
     assert!(r.truncated.contains(Truncated::STDERR));
     assert!(!r.truncated.contains(Truncated::STDOUT));
     assert!(r.truncated.any());
