@@ -35,6 +35,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -63,20 +64,26 @@ const (
 	ErrManifest Code = C.CI_EMANIFEST // the package manifest is malformed, badly signed, or does not match
 )
 
-// Error returns the library's message for the code (ci_strerror).
-func (c Code) Error() string { return C.GoString(C.ci_strerror(C.int(c))) }
+// Error returns the library's message for the code (ci_strerror), with
+// the C functions it names given as this package's (ErrDead's "call
+// Session.Restart").
+func (c Code) Error() string { return goNames(C.GoString(C.ci_strerror(C.int(c)))) }
 
 // ErrClosed is returned (wrapped) by calls on a session after Close.
 var ErrClosed = errors.New("codeinterp: session is closed")
 
 // Error is a failed call: the operation, the library's code, its message
-// for the code (ci_strerror) and the detail of this failure
-// (ci_session_errmsg), which may be empty. It unwraps to its Code.
+// for the code (ci_strerror) and the detail of this failure, which may be
+// empty. The detail names the argument that was refused and why, in this
+// package's terms (`name "../x" has a ".." component: ...`,
+// `WithTimeout(0s) refused: ...`), or is the library's own
+// (ci_session_errmsg) with the C functions it names given as this
+// package's methods. It unwraps to its Code.
 type Error struct {
-	Op      string // "NewSession", "Run", "PutFile"...
+	Op      string // the method or function that failed: "NewSession", "Run", "PutFile"...
 	Code    Code
-	Message string // ci_strerror(Code)
-	Detail  string // ci_session_errmsg(), "" when the library gave none
+	Message string // ci_strerror(Code), C names given as Go's
+	Detail  string // what was wrong this time; "" when there is nothing to add
 }
 
 func (e *Error) Error() string {
@@ -92,7 +99,83 @@ func (e *Error) Unwrap() error { return e.Code }
 
 func newError(op string, rc C.int, detail string) *Error {
 	c := Code(rc)
-	return &Error{Op: op, Code: c, Message: c.Error(), Detail: detail}
+	return &Error{Op: op, Code: c, Message: c.Error(), Detail: goNames(detail)}
+}
+
+// cPrefix is the "ci_session_get_file: " that opens some of the library's
+// messages: Op already names the call, in Go's terms.
+var cPrefix = regexp.MustCompile(`^ci_[a-z0-9_]+: `)
+
+// cName is a C function's name in one of the library's messages.
+var cName = regexp.MustCompile(`\bci_[a-z0-9_]+\b`)
+
+// goName is the Go for each C function a message may name.
+var goName = map[string]string{
+	"ci_session_new":       "NewSession",
+	"ci_session_restart":   "Session.Restart",
+	"ci_session_interrupt": "Session.Interrupt",
+	"ci_session_put_file":  "Session.PutFile",
+	"ci_session_get_file":  "Session.GetFile",
+	"ci_session_free":      "Session.Close",
+	"ci_run":               "Session.Run",
+	"ci_run_ex":            "Session.RunWithOptions",
+	"ci_run_stream":        "Session.RunWithOptions",
+}
+
+// goNames turns a message of the library into this package's terms: no
+// leading "ci_xxx: ", and Session.Restart where it says ci_session_restart.
+func goNames(msg string) string {
+	msg = cPrefix.ReplaceAllString(msg, "")
+	return cName.ReplaceAllStringFunc(msg, func(c string) string {
+		if g, ok := goName[c]; ok {
+			return g
+		}
+		return c
+	})
+}
+
+// quote shows an argument in a message: quoted, and cut to 100 bytes.
+func quote(s string) string {
+	if len(s) > 100 {
+		return fmt.Sprintf("%q... (%d bytes)", s[:100], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// maxNameBytes is the longest file name the library takes (PATH_MAX - 1).
+const maxNameBytes = 4095
+
+// checkName refuses a workspace file name the library would refuse, saying
+// why: the library's rule is a path relative to the workspace, "/"
+// between existing directories, no empty, "." or ".." component.
+func checkName(op, name string) error {
+	problem := ""
+	switch {
+	case name == "":
+		problem = "is empty"
+	case hasNUL(name):
+		problem = "holds a NUL byte"
+	case len(name) > maxNameBytes:
+		problem = fmt.Sprintf("is over %d bytes", maxNameBytes)
+	case name[0] == '/':
+		problem = "is absolute"
+	default:
+		for _, c := range strings.Split(name, "/") {
+			if c == "" {
+				problem = "has an empty component (\"//\" or a trailing \"/\")"
+				break
+			}
+			if c == "." || c == ".." {
+				problem = fmt.Sprintf("has a %q component", c)
+				break
+			}
+		}
+	}
+	if problem == "" {
+		return nil
+	}
+	return newError(op, C.CI_EINVAL, fmt.Sprintf("name %s %s: a name is a path relative to "+
+		"the workspace, without empty, \".\" or \"..\" components", quote(name), problem))
 }
 
 func closedError(op string) error { return fmt.Errorf("codeinterp: %s: %w", op, ErrClosed) }

@@ -724,3 +724,117 @@ func TestManifest(t *testing.T) {
 		}
 	}
 }
+
+// Status prints ci_status_name's word for every status the library has.
+func TestStatusNames(t *testing.T) {
+	for _, c := range []struct {
+		s    Status
+		want string
+	}{
+		{StatusOK, "ok"}, {StatusError, "error"}, {StatusTimeout, "timeout"},
+		{StatusMemory, "memory"}, {StatusKilled, "killed"}, {StatusInterrupted, "interrupted"},
+		{Status(6), "unknown(6)"}, {Status(-1), "unknown(-1)"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("Status(%d).String() = %q, want %q", int(c.s), got, c.want)
+		}
+		if got := fmt.Sprintf("%v", c.s); got != c.want {
+			t.Errorf("%%v of Status(%d) = %q, want %q", int(c.s), got, c.want)
+		}
+	}
+}
+
+// Sandbox layers print by the names of their CI_SANDBOX_* bits.
+func TestSandboxNames(t *testing.T) {
+	for _, c := range []struct {
+		m    Sandbox
+		want string
+	}{
+		{allLayers, "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns"},
+		{SandboxSeccomp | SandboxUserNS, "seccomp|userns"},
+		{0, "none"},
+		{SandboxPIDNS | 0x800, "pidns|0x800"},
+	} {
+		if got := fmt.Sprintf("%v", c.m); got != c.want {
+			t.Errorf("Sandbox(%#x) prints %q, want %q", uint(c.m), got, c.want)
+		}
+	}
+	if got := shared.Sandbox().String(); !strings.HasPrefix(got, "seccomp|rlimits|no_new_privs") {
+		t.Errorf("the shared session's layers print as %q", got)
+	}
+}
+
+// A cell that ignores the timeout's KeyboardInterrupt is killed after the
+// grace period, and its error is named TimeoutError as a cell that stops
+// at its timeout is; the dead session's refusal then names Go's methods.
+func TestCellKilledAfterTimeoutIsTimeoutError(t *testing.T) {
+	s, err := NewSession(WithTimeout(300*time.Millisecond), WithGrace(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	res := run(t, s, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"+
+		"import time\ntime.sleep(30)")
+	if res.Status != StatusKilled || res.Error == nil || res.Error.Name != "TimeoutError" {
+		t.Fatalf("status %v, error %+v", res.Status, res.Error)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("killed after %v", el)
+	}
+	_, err = s.Run("1")
+	if !errors.Is(err, ErrDead) || !strings.Contains(err.Error(), "Session.Restart") ||
+		strings.Contains(err.Error(), "ci_") {
+		t.Errorf("Run on the dead session: %v", err)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, s, "6 * 7"); r.Value != "42" {
+		t.Errorf("after Restart: %+v", r)
+	}
+}
+
+// A refused argument's error names the Go method and the argument, and
+// why, never the C function.
+func TestRefusedArgumentsNameTheGoMethod(t *testing.T) {
+	rule := `: a name is a path relative to the workspace, without empty, "." or ".." components`
+	_, getErr := shared.GetFile("../x")
+	_, runErr := shared.RunWithOptions("1", RunOptions{Timeout: 25 * time.Hour})
+	_, bigErr := shared.Run(strings.Repeat("#", 16<<20+1))
+	_, dpiErr := NewSession(WithFigureDPI(5))
+	_, zeroErr := NewSession(Option{})
+	for _, c := range []struct {
+		err  error
+		code Code
+		want string
+	}{
+		{getErr, ErrInvalid, `codeinterp: GetFile: invalid argument: name "../x" has a ".." component` + rule},
+		{shared.PutFile("/etc/passwd", nil), ErrInvalid,
+			`codeinterp: PutFile: invalid argument: name "/etc/passwd" is absolute` + rule},
+		{shared.PutFile("", nil), ErrInvalid, `codeinterp: PutFile: invalid argument: name "" is empty` + rule},
+		{shared.PutFile("a//b", nil), ErrInvalid,
+			`codeinterp: PutFile: invalid argument: name "a//b" has an empty component ("//" or a trailing "/")` + rule},
+		{shared.PutFile("a/./b", nil), ErrInvalid,
+			`codeinterp: PutFile: invalid argument: name "a/./b" has a "." component` + rule},
+		{runErr, ErrInvalid, "codeinterp: Run: invalid argument: RunOptions.Timeout 25h0m0s refused: " +
+			"must be 1 ms to 24 h, or 0 for the session's"},
+		{bigErr, ErrTooBig, "codeinterp: Run: size over the limit: code of 16777217 bytes is over the " +
+			"limit of a cell, 16 MiB (16777216 bytes)"},
+		{dpiErr, ErrInvalid, "codeinterp: NewSession: invalid argument: WithFigureDPI(5) refused: must be 10 to 600"},
+		{zeroErr, ErrInvalid, "codeinterp: NewSession: invalid argument: a zero Option{}: " +
+			"make options with the With* functions"},
+	} {
+		if c.err == nil || c.err.Error() != c.want || !errors.Is(c.err, c.code) {
+			t.Errorf("got  %v\nwant %s", c.err, c.want)
+		}
+	}
+	if msg := ErrDead.Error(); msg != "the session's worker is dead; call Session.Restart" {
+		t.Errorf("ErrDead.Error() = %q", msg)
+	}
+	// The library's own detail, its C names given as Go's.
+	if got := goNames("ci_run: the worker is dead; call ci_session_restart or ci_run_ex"); got !=
+		"the worker is dead; call Session.Restart or Session.RunWithOptions" {
+		t.Errorf("goNames: %q", got)
+	}
+}

@@ -23,13 +23,15 @@ const (
 	StatusInterrupted Status = C.CI_STATUS_INTERRUPTED // Interrupt stopped it; the state is intact
 )
 
-var statusNames = [...]string{"ok", "error", "timeout", "memory", "killed", "interrupted"}
-
+// String returns the status's one-word name, as ci_status_name gives it:
+// "ok", "error", "timeout", "memory", "killed" or "interrupted"; for a
+// status this binding does not know (from a newer library), "unknown(N)".
 func (s Status) String() string {
-	if s >= 0 && int(s) < len(statusNames) {
-		return statusNames[s]
+	name := C.GoString(C.ci_status_name(C.ci_status(s)))
+	if name == "unknown" {
+		return fmt.Sprintf("unknown(%d)", int(s))
 	}
-	return fmt.Sprintf("Status(%d)", int(s))
+	return name
 }
 
 // Truncation says what of a result was cut or left out (CI_TRUNCATED_*).
@@ -89,8 +91,11 @@ type Output struct {
 }
 
 // CellError is the exception a cell raised, or for StatusKilled how the
-// worker died ("WorkerDied", "SandboxViolation", "ProtocolError",
-// "Timeout", "Interrupted"). It implements error.
+// worker died: "WorkerDied", "SandboxViolation", "ProtocolError",
+// "TimeoutError" (it did not stop within the grace period after the
+// timeout) or "KeyboardInterrupt" (nor after Interrupt). One name per
+// fate, whether the cell stopped or was killed: Status tells which. It
+// implements error.
 type CellError struct {
 	Name      string // the exception's class name: "ZeroDivisionError"
 	Value     string // str(exc), or a sentence on how the worker died

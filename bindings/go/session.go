@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/cgo"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,15 @@ const (
 	SandboxPIDNS Sandbox = C.CI_SANDBOX_PIDNS
 )
 
+// allLayers is every layer this binding knows.
+const allLayers = SandboxSeccomp | SandboxRlimits | SandboxNoNewPrivs | SandboxLandlock |
+	SandboxUnprivileged | SandboxUserNS | SandboxNetNS | SandboxIPCNS | SandboxUTSNS |
+	SandboxMntNS | SandboxPIDNS
+
+// String names the layers, as the CI_SANDBOX_* bits do in lower case,
+// joined by "|": "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|
+// netns|ipcns|utsns|mntns|pidns"; "none" for no layer, and a bit this
+// binding does not know in hex ("0x800").
 func (m Sandbox) String() string {
 	return bitNames(uint(m), []string{"seccomp", "rlimits", "no_new_privs", "landlock",
 		"unprivileged", "userns", "netns", "ipcns", "utsns", "mntns", "pidns"})
@@ -80,10 +90,21 @@ func (m Sandbox) String() string {
 
 // Option is a setting for NewSession; see the With* functions. The
 // library checks every value and NewSession fails with ErrInvalid for one
-// out of range.
+// out of range, its Detail naming the option, the value and the range
+// ("WithFigureDPI(5) refused: must be 10 to 600").
 type Option struct {
-	name string
+	name string // "WithTimeout"
+	arg  string // the value given, as the error shows it: "0s"
+	want string // what the library takes: "1 ms to 24 h"
 	set  func(cfg *C.ci_config) C.int
+}
+
+// refused is the detail of an Option the library refused.
+func (o Option) refused(rc C.int) string {
+	if rc != C.CI_EINVAL || o.want == "" {
+		return fmt.Sprintf("%s(%s) refused", o.name, o.arg)
+	}
+	return fmt.Sprintf("%s(%s) refused: must be %s", o.name, o.arg, o.want)
 }
 
 // ms converts a duration to whole milliseconds, rounding up; 0 (refused by
@@ -98,19 +119,23 @@ func ms(d time.Duration) C.ulong {
 // WithTimeout sets the wall-clock limit of each run (default 30 s); at the
 // limit the cell is interrupted and its status is StatusTimeout.
 func WithTimeout(d time.Duration) Option {
-	return Option{"WithTimeout", func(c *C.ci_config) C.int { return C.ci_config_set_timeout_ms(c, ms(d)) }}
+	return Option{"WithTimeout", fmt.Sprint(d),
+		"1 ms to 24 h",
+		func(c *C.ci_config) C.int { return C.ci_config_set_timeout_ms(c, ms(d)) }}
 }
 
 // WithGrace sets how long an interrupted cell has to give way before its
 // worker is killed (default 2 s).
 func WithGrace(d time.Duration) Option {
-	return Option{"WithGrace", func(c *C.ci_config) C.int { return C.ci_config_set_grace_ms(c, ms(d)) }}
+	return Option{"WithGrace", fmt.Sprint(d),
+		"1 ms to 10 min",
+		func(c *C.ci_config) C.int { return C.ci_config_set_grace_ms(c, ms(d)) }}
 }
 
 // WithStartupTimeout sets how long NewSession and Restart wait for the
 // worker to be ready (default 60 s).
 func WithStartupTimeout(d time.Duration) Option {
-	return Option{"WithStartupTimeout", func(c *C.ci_config) C.int {
+	return Option{"WithStartupTimeout", fmt.Sprint(d), "1 ms to 10 min", func(c *C.ci_config) C.int {
 		return C.ci_config_set_startup_timeout_ms(c, ms(d))
 	}}
 }
@@ -118,30 +143,36 @@ func WithStartupTimeout(d time.Duration) Option {
 // WithMemoryLimit sets the worker's address-space limit in bytes (default
 // 2 GiB, at least 512 MiB).
 func WithMemoryLimit(bytes uint64) Option {
-	return Option{"WithMemoryLimit", func(c *C.ci_config) C.int {
-		return C.ci_config_set_memory_limit(c, C.ci_uint64(bytes))
-	}}
+	return Option{"WithMemoryLimit", fmt.Sprint(bytes),
+		"512 MiB (536870912 bytes) to 2^63-1 bytes",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_memory_limit(c, C.ci_uint64(bytes))
+		}}
 }
 
 // WithOutputLimit sets how many bytes of stdout, and of stderr, one run
 // keeps (default 1 MiB).
 func WithOutputLimit(bytes uint64) Option {
-	return Option{"WithOutputLimit", func(c *C.ci_config) C.int {
-		return C.ci_config_set_output_limit(c, C.size_t(bytes))
-	}}
+	return Option{"WithOutputLimit", fmt.Sprint(bytes),
+		"1024 bytes to 256 MiB (268435456 bytes)",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_output_limit(c, C.size_t(bytes))
+		}}
 }
 
 // WithDisplayLimits caps rich outputs: bytes for one output and for all of
 // a run's outputs (defaults 16 MiB and 64 MiB).
 func WithDisplayLimits(perOutput, perRun uint64) Option {
-	return Option{"WithDisplayLimits", func(c *C.ci_config) C.int {
-		return C.ci_config_set_display_limits(c, C.size_t(perOutput), C.size_t(perRun))
-	}}
+	return Option{"WithDisplayLimits", fmt.Sprint(perOutput, ", ", perRun),
+		"perOutput at least 1024 bytes, perRun from perOutput to 1 GiB (1073741824 bytes)",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_display_limits(c, C.size_t(perOutput), C.size_t(perRun))
+		}}
 }
 
 // WithFigureDPI sets the resolution of matplotlib figures (default 100).
 func WithFigureDPI(dpi uint) Option {
-	return Option{"WithFigureDPI", func(c *C.ci_config) C.int {
+	return Option{"WithFigureDPI", fmt.Sprint(dpi), "10 to 600", func(c *C.ci_config) C.int {
 		return C.ci_config_set_figure_dpi(c, C.unsigned(dpi))
 	}}
 }
@@ -149,22 +180,26 @@ func WithFigureDPI(dpi uint) Option {
 // WithFileLimit sets the largest file a cell may write and PutFile and
 // GetFile move (default 1 GiB).
 func WithFileLimit(bytes uint64) Option {
-	return Option{"WithFileLimit", func(c *C.ci_config) C.int {
-		return C.ci_config_set_file_limit(c, C.ci_uint64(bytes))
-	}}
+	return Option{"WithFileLimit", fmt.Sprint(bytes),
+		"1 byte to 2^63-1 bytes",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_file_limit(c, C.ci_uint64(bytes))
+		}}
 }
 
 // WithWorkspaceRoot sets the absolute directory under which the session
 // creates its private directory (default $TMPDIR, else /tmp).
 func WithWorkspaceRoot(dir string) Option {
-	return Option{"WithWorkspaceRoot", func(c *C.ci_config) C.int {
-		if hasNUL(dir) {
-			return C.CI_EINVAL
-		}
-		cdir := C.CString(dir)
-		defer C.free(unsafe.Pointer(cdir))
-		return C.ci_config_set_workspace_root(c, cdir)
-	}}
+	return Option{"WithWorkspaceRoot", quote(dir),
+		"an absolute path of at most 3000 bytes, without NUL",
+		func(c *C.ci_config) C.int {
+			if hasNUL(dir) {
+				return C.CI_EINVAL
+			}
+			cdir := C.CString(dir)
+			defer C.free(unsafe.Pointer(cdir))
+			return C.ci_config_set_workspace_root(c, cdir)
+		}}
 }
 
 // WithPreload sets the Python modules the worker imports before the first
@@ -175,14 +210,16 @@ func WithWorkspaceRoot(dir string) Option {
 // and its traceback in the Detail. Each distinct list has its own zygote
 // (see WithZygote), whose first session pays its start.
 func WithPreload(modules string) Option {
-	return Option{"WithPreload", func(c *C.ci_config) C.int {
-		if hasNUL(modules) {
-			return C.CI_EINVAL
-		}
-		cmods := C.CString(modules)
-		defer C.free(unsafe.Pointer(cmods))
-		return C.ci_config_set_preload(c, cmods)
-	}}
+	return Option{"WithPreload", quote(modules),
+		"module names such as \"numpy,scipy.stats\": joined by commas, no spaces, at most 1024 bytes",
+		func(c *C.ci_config) C.int {
+			if hasNUL(modules) {
+				return C.CI_EINVAL
+			}
+			cmods := C.CString(modules)
+			defer C.free(unsafe.Pointer(cmods))
+			return C.ci_config_set_preload(c, cmods)
+		}}
 }
 
 // WithZygote sets whether the worker is forked from a zygote kept warm per
@@ -193,7 +230,7 @@ func WithPreload(modules string) Option {
 // (SandboxPIDNS). See ci_config_set_zygote(3) and SECURITY.md.
 // $CODEINTERP_WORKER turns the zygote off whatever this says.
 func WithZygote(enabled bool) Option {
-	return Option{"WithZygote", func(c *C.ci_config) C.int {
+	return Option{"WithZygote", fmt.Sprint(enabled), "", func(c *C.ci_config) C.int {
 		on := C.int(0)
 		if enabled {
 			on = 1
@@ -205,9 +242,11 @@ func WithZygote(enabled bool) Option {
 // WithRequiredSandbox sets the layers without which NewSession and
 // Restart fail with ErrSandbox (default seccomp, rlimits, no_new_privs).
 func WithRequiredSandbox(layers Sandbox) Option {
-	return Option{"WithRequiredSandbox", func(c *C.ci_config) C.int {
-		return C.ci_config_require_sandbox(c, C.unsigned(layers))
-	}}
+	return Option{"WithRequiredSandbox", layers.String(),
+		"made of the layers this library knows: " + allLayers.String(),
+		func(c *C.ci_config) C.int {
+			return C.ci_config_require_sandbox(c, C.unsigned(layers))
+		}}
 }
 
 // ManifestKeySize is the length of the public key WithManifestKey takes:
@@ -226,16 +265,18 @@ const ManifestKeySize = 32
 // files. The manifest needs Landlock (SandboxLandlock). An empty path
 // fails with ErrInvalid. See ci_config_set_manifest(3) and SECURITY.md.
 func WithManifest(manifestPath, publicKeyPath string) Option {
-	return Option{"WithManifest", func(c *C.ci_config) C.int {
-		if manifestPath == "" || publicKeyPath == "" || hasNUL(manifestPath) || hasNUL(publicKeyPath) {
-			return C.CI_EINVAL
-		}
-		cpath := C.CString(manifestPath)
-		defer C.free(unsafe.Pointer(cpath))
-		ckey := C.CString(publicKeyPath)
-		defer C.free(unsafe.Pointer(ckey))
-		return C.ci_config_set_manifest(c, cpath, ckey)
-	}}
+	return Option{"WithManifest", quote(manifestPath) + ", " + quote(publicKeyPath),
+		"two non-empty paths of at most 4096 bytes, without NUL",
+		func(c *C.ci_config) C.int {
+			if manifestPath == "" || publicKeyPath == "" || hasNUL(manifestPath) || hasNUL(publicKeyPath) {
+				return C.CI_EINVAL
+			}
+			cpath := C.CString(manifestPath)
+			defer C.free(unsafe.Pointer(cpath))
+			ckey := C.CString(publicKeyPath)
+			defer C.free(unsafe.Pointer(ckey))
+			return C.ci_config_set_manifest(c, cpath, ckey)
+		}}
 }
 
 // WithManifestKey is WithManifest with the public key given as its
@@ -243,16 +284,18 @@ func WithManifest(manifestPath, publicKeyPath string) Option {
 // ErrInvalid. See ci_config_set_manifest_key(3).
 func WithManifestKey(manifestPath string, publicKey []byte) Option {
 	key := append([]byte(nil), publicKey...) // a later change to the caller's slice is not seen
-	return Option{"WithManifestKey", func(c *C.ci_config) C.int {
-		if manifestPath == "" || hasNUL(manifestPath) || len(key) != ManifestKeySize {
-			return C.CI_EINVAL
-		}
-		cpath := C.CString(manifestPath)
-		defer C.free(unsafe.Pointer(cpath))
-		ckey := C.CBytes(key)
-		defer C.free(ckey)
-		return C.ci_config_set_manifest_key(c, cpath, (*C.uchar)(ckey), C.size_t(len(key)))
-	}}
+	return Option{"WithManifestKey", quote(manifestPath) + fmt.Sprintf(", %d bytes", len(key)),
+		"a non-empty path of at most 4096 bytes, without NUL, and a key of ManifestKeySize (32) bytes",
+		func(c *C.ci_config) C.int {
+			if manifestPath == "" || hasNUL(manifestPath) || len(key) != ManifestKeySize {
+				return C.CI_EINVAL
+			}
+			cpath := C.CString(manifestPath)
+			defer C.free(unsafe.Pointer(cpath))
+			ckey := C.CBytes(key)
+			defer C.free(ckey)
+			return C.ci_config_set_manifest_key(c, cpath, (*C.uchar)(ckey), C.size_t(len(key)))
+		}}
 }
 
 // Session is one sandboxed interpreter. Its methods may be called from any
@@ -285,10 +328,10 @@ func NewSession(opts ...Option) (*Session, error) {
 	defer C.ci_config_free(cfg)
 	for _, o := range opts {
 		if o.set == nil {
-			return nil, newError("NewSession", C.CI_EINVAL, "zero Option")
+			return nil, newError("NewSession", C.CI_EINVAL, "a zero Option{}: make options with the With* functions")
 		}
 		if rc := o.set(cfg); rc != C.CI_OK {
-			return nil, newError("NewSession", rc, o.name+": value refused")
+			return nil, newError("NewSession", rc, o.refused(rc))
 		}
 	}
 	var p *C.ci_session
@@ -354,6 +397,12 @@ type RunOptions struct {
 	OnOutput func(stream Stream, data []byte)
 }
 
+// The limits of a run the library sets (ci_run, ci_run_ex).
+const (
+	maxCellBytes  = 16 << 20
+	maxRunTimeout = 24 * time.Hour
+)
+
 // Run runs one cell, keeping the interpreter state between cells; if the
 // cell ends with an expression, its repr is the Result's Value. The error
 // is non-nil only when the call failed (ErrDead, ErrBusy, ErrTooBig,
@@ -365,11 +414,17 @@ func (s *Session) Run(code string) (*Result, error) {
 // RunWithOptions is Run with a per-run timeout and a streaming callback.
 func (s *Session) RunWithOptions(code string, opts RunOptions) (*Result, error) {
 	const op = "Run"
-	if opts.Timeout < 0 {
-		return nil, newError(op, C.CI_EINVAL, "negative timeout")
+	if opts.Timeout < 0 || opts.Timeout > maxRunTimeout {
+		return nil, newError(op, C.CI_EINVAL, fmt.Sprintf("RunOptions.Timeout %v refused: must be "+
+			"1 ms to 24 h, or 0 for the session's", opts.Timeout))
 	}
-	if hasNUL(code) {
-		return nil, newError(op, C.CI_EINVAL, "the code holds a NUL byte")
+	if i := strings.IndexByte(code, 0); i >= 0 {
+		return nil, newError(op, C.CI_EINVAL, fmt.Sprintf("code holds a NUL byte at offset %d: "+
+			"the cell is passed to C as a string", i))
+	}
+	if len(code) > maxCellBytes {
+		return nil, newError(op, C.CI_ETOOBIG, fmt.Sprintf("code of %d bytes is over the limit "+
+			"of a cell, 16 MiB (%d bytes)", len(code), maxCellBytes))
 	}
 	if err := s.lock(op); err != nil {
 		return nil, err
@@ -464,8 +519,8 @@ func (s *Session) Restart() error {
 // refused with ErrInvalid. It works on a dead session too.
 func (s *Session) PutFile(name string, data []byte) error {
 	const op = "PutFile"
-	if hasNUL(name) {
-		return newError(op, C.CI_EINVAL, "the name holds a NUL byte")
+	if err := checkName(op, name); err != nil {
+		return err
 	}
 	if err := s.lock(op); err != nil {
 		return err
@@ -488,8 +543,8 @@ func (s *Session) PutFile(name string, data []byte) error {
 // ErrNotFound.
 func (s *Session) GetFile(name string) ([]byte, error) {
 	const op = "GetFile"
-	if hasNUL(name) {
-		return nil, newError(op, C.CI_EINVAL, "the name holds a NUL byte")
+	if err := checkName(op, name); err != nil {
+		return nil, err
 	}
 	if err := s.lock(op); err != nil {
 		return nil, err

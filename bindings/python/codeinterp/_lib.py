@@ -59,6 +59,7 @@ _SIZE_P = POINTER(c_size_t)
 _PROTOTYPES = {
     "ci_version": (c_char_p, []),
     "ci_strerror": (c_char_p, [c_int]),
+    "ci_status_name": (c_char_p, [c_int]),
     # config
     "ci_config_new": (c_void_p, []),
     "ci_config_free": (None, [c_void_p]),

@@ -7,6 +7,7 @@ file, a bad argument...).
 """
 
 import enum
+import re
 
 from ._lib import lib
 
@@ -34,6 +35,31 @@ def strerror(code):
     return lib.ci_strerror(int(code)).decode("utf-8", "replace")
 
 
+# The "ci_session_get_file: " that opens some of the library's messages:
+# the exception's op already names the call, in Python's terms.
+_C_PREFIX = re.compile(r"^ci_[a-z0-9_]+: ")
+_C_NAME = re.compile(r"\bci_[a-z0-9_]+\b")
+# The Python for each C function a message may name.
+_PY_NAMES = {
+    "ci_session_new": "Session()",
+    "ci_session_restart": "Session.restart()",
+    "ci_session_interrupt": "Session.interrupt()",
+    "ci_session_put_file": "Session.put_file()",
+    "ci_session_get_file": "Session.get_file()",
+    "ci_session_free": "Session.close()",
+    "ci_run": "Session.run()",
+    "ci_run_ex": "Session.run()",
+    "ci_run_stream": "Session.run()",
+}
+
+
+def python_names(text):
+    """A message of the library in this binding's terms: no leading
+    "ci_xxx: ", and Session.restart() where it says ci_session_restart."""
+    text = _C_PREFIX.sub("", text)
+    return _C_NAME.sub(lambda m: _PY_NAMES.get(m.group(0), m.group(0)), text)
+
+
 class CodeinterpError(Exception):
     """A call into libcodeinterp failed.
 
@@ -42,24 +68,33 @@ class CodeinterpError(Exception):
                  is newer than the binding and returned a code it does not
                  know).
         name:    the C name of the code, "CI_EINVAL", "CI_EDEAD"...
-        message: ci_strerror(code), followed by the library's detail
-                 (ci_session_errmsg) when it gave one.
-        detail:  that detail alone ("" when there was none).
+        op:      the call that failed, "Session.get_file()", or None.
+        message: op, ci_strerror(code) and the detail:
+                 "Session.get_file(): invalid argument: name '../x' has a
+                 '..' component: ...".
+        detail:  what was wrong this time ("" when there is nothing to
+                 add): the refused argument and why, or the library's own
+                 detail (ci_session_errmsg). The C functions either names
+                 are given as this binding's ("call Session.restart()").
     """
 
-    def __init__(self, code, message=None, detail=""):
+    def __init__(self, code, message=None, detail="", op=None):
         try:
             code = ErrorCode(code)
             name = "CI_" + code.name
         except ValueError:
             name = "CI_E%d" % -int(code) if int(code) < 0 else "CI_%d" % int(code)
+        detail = python_names(detail)
         if message is None:
-            message = strerror(code)
+            message = python_names(strerror(code))
             if detail:
                 message = "%s: %s" % (message, detail)
+        if op:
+            message = "%s: %s" % (op, message)
         super().__init__(code, message)
         self.code = code
         self.name = name
+        self.op = op
         self.message = message
         self.detail = detail
 
@@ -74,8 +109,9 @@ class InvalidArgumentError(CodeinterpError, ValueError):
 class SessionClosedError(InvalidArgumentError):
     """The session was closed; no call but close() is allowed on it."""
 
-    def __init__(self, code=ErrorCode.EINVAL, message="the session is closed", detail=""):
-        super().__init__(code, message, detail)
+    def __init__(self, code=ErrorCode.EINVAL, message="the session is closed", detail="",
+                 op=None):
+        super().__init__(code, message, detail, op)
 
 
 class NoMemoryError(CodeinterpError):
@@ -141,7 +177,8 @@ _BY_CODE = {
 }
 
 
-def error_from_code(code, detail="", message=None):
-    """The exception for return code @code (an instance, not raised)."""
+def error_from_code(code, detail="", message=None, op=None):
+    """The exception for return code @code (an instance, not raised); @op
+    names the call that failed."""
     cls = _BY_CODE.get(code, CodeinterpError)
-    return cls(code, message, (detail or "").strip())
+    return cls(code, message, (detail or "").strip(), op)

@@ -33,6 +33,26 @@ class Status(enum.Enum):
     KILLED = 4       # the worker died; Session.restart() revives it
     INTERRUPTED = 5  # Session.interrupt() stopped it; the session is intact
 
+    def __str__(self):
+        """The status's one-word name, as ci_status_name() gives it: "ok",
+        "error", "timeout", "memory", "killed" or "interrupted"."""
+        return lib.ci_status_name(self.value).decode("ascii", "replace")
+
+
+def _flag_names(flags):
+    """The names of the bits set in @flags, in lower case, joined by "|"
+    ("seccomp|landlock"); "none" for no bit, a bit the class does not
+    know in hex ("0x800")."""
+    value = int(flags)
+    names = []
+    for member in type(flags):
+        if value & member.value:
+            names.append(member.name.lower())
+            value &= ~member.value
+    if value:
+        names.append(hex(value))
+    return "|".join(names) or "none"
+
 
 class Sandbox(enum.IntFlag):
     """CI_SANDBOX_* layers, as Session.sandbox reports them.
@@ -43,6 +63,10 @@ class Sandbox(enum.IntFlag):
     forked from the zygote gets one, never a worker started by exec
     (zygote=False, or $CODEINTERP_WORKER set), so requiring PIDNS of such a
     session makes it fail with SandboxUnavailableError.
+
+    str() names the layers as the CI_SANDBOX_* bits do, in lower case:
+    "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|
+    utsns|mntns|pidns"; "none" for no layer.
     """
 
     SECCOMP = 0x1
@@ -57,9 +81,15 @@ class Sandbox(enum.IntFlag):
     MNTNS = 0x200
     PIDNS = 0x400
 
+    __str__ = _flag_names
+
+
+_ALL_LAYERS = Sandbox(sum(layer.value for layer in Sandbox))
+
 
 class Truncated(enum.IntFlag):
-    """CI_TRUNCATED_* bits of Result.truncated."""
+    """CI_TRUNCATED_* bits of Result.truncated; str() names them:
+    "stdout|stderr|text|outputs|files", "none"."""
 
     STDOUT = 0x1
     STDERR = 0x2
@@ -67,13 +97,18 @@ class Truncated(enum.IntFlag):
     OUTPUTS = 0x8
     FILES = 0x10
 
+    __str__ = _flag_names
+
 
 class CellError(NamedTuple):
     """Why a cell did not succeed.
 
     name:      the exception's class name ("ZeroDivisionError"), or for a
                killed worker "WorkerDied", "SandboxViolation",
-               "ProtocolError", "Timeout" or "Interrupted".
+               "ProtocolError", "TimeoutError" (it did not stop within the
+               grace period after the timeout) or "KeyboardInterrupt" (nor
+               after Session.interrupt()): one name per fate, whether the
+               cell stopped or was killed, the status telling which.
     value:     str(exception), or the sentence saying how the worker died.
     traceback: the formatted traceback with the cell's frames
                (File "<cell N>"), or None.
@@ -199,7 +234,7 @@ class Result:
         return self.stderr_bytes.decode("utf-8", "replace")
 
     def __repr__(self):
-        parts = ["status=%s" % getattr(self.status, "name", self.status),
+        parts = ["status=%s" % self.status,
                  "execution_count=%d" % self.execution_count]
         if self.value is not None:
             v = self.value if len(self.value) <= 60 else self.value[:57] + "..."
@@ -214,13 +249,38 @@ class Result:
 
 
 # ------------------------------------------------------------- arguments
+# Each check names the call (@op, "Session.run()") and the argument, and
+# says what the library takes, in Python's terms.
 
-def _uint(name, value, maximum):
+_NEW = "Session()"
+_NAME_RULE = ('a name is a path relative to the workspace, without empty, "." or ".." '
+              'components')
+_MAX_NAME_BYTES = 4095    # PATH_MAX - 1
+_MAX_RUN_TIMEOUT_MS = 86_400_000
+
+
+def _op(call):
+    return "Session.%s()" % call
+
+
+def _invalid(op, what):
+    """The InvalidArgumentError of @op, @what saying what was wrong."""
+    return InvalidArgumentError(ErrorCode.EINVAL, detail=what, op=op)
+
+
+def _shown(value):
+    """@value as a message shows it: its repr, cut to 100 characters."""
+    if isinstance(value, (str, bytes)) and len(value) > 100:
+        return "%r... (%d long)" % (value[:100], len(value))
+    return repr(value)
+
+
+def _uint(op, name, value, maximum, want=None):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+        raise TypeError("%s: %s must be an int, not %s" % (op, name, type(value).__name__))
     if value < 0 or value > maximum:
-        raise InvalidArgumentError(ErrorCode.EINVAL, "invalid argument: %s=%d is out of range"
-                                   % (name, value))
+        raise _invalid(op, "%s=%d refused: must be %s" % (name, value,
+                                                           want or "0 to %d" % maximum))
     return value
 
 
@@ -237,60 +297,91 @@ def _answer(on_input, prompt, password):
     return data
 
 
-def _path_bytes(name, value):
+def _path_bytes(op, name, value):
     try:
         b = os.fsencode(value)
     except TypeError:
-        raise TypeError("%s must be str, bytes or os.PathLike, not %s"
-                        % (name, type(value).__name__)) from None
+        raise TypeError("%s: %s must be str, bytes or os.PathLike, not %s"
+                        % (op, name, type(value).__name__)) from None
     if b"\0" in b:
-        raise InvalidArgumentError(ErrorCode.EINVAL,
-                                   "invalid argument: %s contains a NUL byte" % name)
+        raise _invalid(op, "%s %s holds a NUL byte at offset %d"
+                       % (name, _shown(os.fsdecode(b)), b.index(b"\0")))
+    return b
+
+
+def _name_problem(b):
+    """What is wrong with the workspace file name @b, or None."""
+    if not b:
+        return "is empty"
+    if len(b) > _MAX_NAME_BYTES:
+        return "is over %d bytes" % _MAX_NAME_BYTES
+    if b.startswith(b"/"):
+        return "is absolute"
+    for part in b.split(b"/"):
+        if not part:
+            return 'has an empty component ("//" or a trailing "/")'
+        if part in (b".", b".."):
+            return 'has a "%s" component' % part.decode()
+    return None
+
+
+def _name_bytes(op, value):
+    """A workspace file name as the library takes it, checked by the
+    library's rule before the call, so that the error can say what is
+    wrong with it."""
+    b = _path_bytes(op, "name", value)
+    problem = _name_problem(b)
+    if problem:
+        raise _invalid(op, "name %s %s: %s" % (_shown(os.fsdecode(b)), problem, _NAME_RULE))
     return b
 
 
 def _preload_bytes(value):
     if not isinstance(value, str):
-        raise TypeError("preload must be a str such as 'numpy,pandas', not %s"
-                        % type(value).__name__)
+        raise TypeError("%s: preload must be a str such as 'numpy,pandas', not %s"
+                        % (_NEW, type(value).__name__))
     b = value.encode("utf-8")
     if b"\0" in b:
-        raise InvalidArgumentError(ErrorCode.EINVAL,
-                                   "invalid argument: preload contains a NUL byte")
+        raise _invalid(_NEW, "preload=%s holds a NUL byte" % _shown(value))
     return b
 
 
 def _key_bytes(value):
     if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError("public_key_bytes must be bytes (the 32 bytes of an Ed25519 "
-                        "public key), not %s" % type(value).__name__)
+        raise TypeError("%s: public_key_bytes must be bytes (the 32 bytes of an Ed25519 "
+                        "public key), not %s" % (_NEW, type(value).__name__))
     return bytes(value)
 
 
 def _flag(name, value):
     if isinstance(value, bool):
         return int(value)
-    return _uint(name, value, 1)
+    return _uint(_NEW, name, value, 1, "True or False")
 
 
-def _code_bytes(code):
+def _code_bytes(op, code):
     if isinstance(code, str):
         b = code.encode("utf-8")
     elif isinstance(code, (bytes, bytearray, memoryview)):
         b = bytes(code)
     else:
-        raise TypeError("code must be str or bytes, not %s" % type(code).__name__)
+        raise TypeError("%s: code must be str or bytes, not %s" % (op, type(code).__name__))
     if b"\0" in b:
         # The C API takes a NUL-terminated string: refuse rather than cut.
-        raise InvalidArgumentError(ErrorCode.EINVAL,
-                                   "invalid argument: the cell contains a NUL byte")
+        raise _invalid(op, "code holds a NUL byte at offset %d: the cell is passed to C "
+                       "as a string" % b.index(b"\0"))
+    if len(b) > MAX_CELL_BYTES:
+        raise error_from_code(ErrorCode.ETOOBIG, "code of %d bytes is over the limit of a "
+                              "cell, 16 MiB (%d bytes)" % (len(b), MAX_CELL_BYTES), op=op)
     return b
 
 
-def _check_config(rc, what):
+def _check_config(rc, arg, want):
+    """Raises the error of a setting the library refused: @arg as given
+    ("timeout_ms=0"), @want what the library takes."""
     if rc != 0:
-        raise error_from_code(rc, message="%s: %s" % (
-            error_from_code(rc).message, what))
+        what = "%s refused: must be %s" % (arg, want) if rc == ErrorCode.EINVAL else arg
+        raise error_from_code(rc, what, op=_NEW)
 
 
 # --------------------------------------------------------------- session
@@ -357,84 +448,83 @@ class Session:
         self._sandbox = Sandbox(0)
         cfg = lib.ci_config_new()
         if not cfg:
-            raise error_from_code(ErrorCode.ENOMEM)
+            raise error_from_code(ErrorCode.ENOMEM, op=_NEW)
         try:
-            if timeout_ms is not None:
-                _check_config(lib.ci_config_set_timeout_ms(
-                    cfg, _uint("timeout_ms", timeout_ms, _C_ULONG_MAX)),
-                    "timeout_ms=%r" % timeout_ms)
-            if grace_ms is not None:
-                _check_config(lib.ci_config_set_grace_ms(
-                    cfg, _uint("grace_ms", grace_ms, _C_ULONG_MAX)),
-                    "grace_ms=%r" % grace_ms)
-            if startup_timeout_ms is not None:
-                _check_config(lib.ci_config_set_startup_timeout_ms(
-                    cfg, _uint("startup_timeout_ms", startup_timeout_ms, _C_ULONG_MAX)),
-                    "startup_timeout_ms=%r" % startup_timeout_ms)
-            if memory_limit is not None:
-                _check_config(lib.ci_config_set_memory_limit(
-                    cfg, _uint("memory_limit", memory_limit, _U64_MAX)),
-                    "memory_limit=%r (at least 512 MiB)" % memory_limit)
-            if output_limit is not None:
-                _check_config(lib.ci_config_set_output_limit(
-                    cfg, _uint("output_limit", output_limit, _C_SIZE_MAX)),
-                    "output_limit=%r (1024 to 256 MiB)" % output_limit)
-            if file_limit is not None:
-                _check_config(lib.ci_config_set_file_limit(
-                    cfg, _uint("file_limit", file_limit, _U64_MAX)),
-                    "file_limit=%r" % file_limit)
-            if figure_dpi is not None:
-                _check_config(lib.ci_config_set_figure_dpi(
-                    cfg, _uint("figure_dpi", figure_dpi, _C_UINT_MAX)),
-                    "figure_dpi=%r (10 to 600)" % figure_dpi)
+            # keyword, value, setter, C maximum, what the library takes
+            numbers = (
+                ("timeout_ms", timeout_ms, lib.ci_config_set_timeout_ms, _C_ULONG_MAX,
+                 "1 to 86400000 (24 h)"),
+                ("grace_ms", grace_ms, lib.ci_config_set_grace_ms, _C_ULONG_MAX,
+                 "1 to 600000 (10 min)"),
+                ("startup_timeout_ms", startup_timeout_ms, lib.ci_config_set_startup_timeout_ms,
+                 _C_ULONG_MAX, "1 to 600000 (10 min)"),
+                ("memory_limit", memory_limit, lib.ci_config_set_memory_limit, _U64_MAX,
+                 "512 MiB (536870912) to 2**63-1 bytes"),
+                ("output_limit", output_limit, lib.ci_config_set_output_limit, _C_SIZE_MAX,
+                 "1024 bytes to 256 MiB (268435456)"),
+                ("file_limit", file_limit, lib.ci_config_set_file_limit, _U64_MAX,
+                 "1 to 2**63-1 bytes"),
+                ("figure_dpi", figure_dpi, lib.ci_config_set_figure_dpi, _C_UINT_MAX,
+                 "10 to 600"),
+            )
+            for name, value, setter, maximum, want in numbers:
+                if value is not None:
+                    _check_config(setter(cfg, _uint(_NEW, name, value, maximum, want)),
+                                  "%s=%r" % (name, value), want)
             if display_limits is not None:
                 per_output, per_run = display_limits
+                want = "(per_output, per_run): per_output at least 1024, per_run from " \
+                       "per_output to 1 GiB (1073741824)"
                 _check_config(lib.ci_config_set_display_limits(
-                    cfg, _uint("display_limits[0]", per_output, _C_SIZE_MAX),
-                    _uint("display_limits[1]", per_run, _C_SIZE_MAX)),
-                    "display_limits=%r" % (display_limits,))
+                    cfg, _uint(_NEW, "display_limits[0]", per_output, _C_SIZE_MAX, want),
+                    _uint(_NEW, "display_limits[1]", per_run, _C_SIZE_MAX, want)),
+                    "display_limits=%r" % (display_limits,), want)
             if require_sandbox is not None:
+                want = "made of the layers this library knows: %s" % _ALL_LAYERS
                 _check_config(lib.ci_config_require_sandbox(
-                    cfg, _uint("require_sandbox", int(require_sandbox), _C_UINT_MAX)),
-                    "require_sandbox=%r" % require_sandbox)
+                    cfg, _uint(_NEW, "require_sandbox", int(require_sandbox), _C_UINT_MAX, want)),
+                    "require_sandbox=%s" % Sandbox(int(require_sandbox)), want)
             if workspace_root is not None:
                 _check_config(lib.ci_config_set_workspace_root(
-                    cfg, _path_bytes("workspace_root", workspace_root)),
-                    "workspace_root=%r (an absolute path)" % (workspace_root,))
+                    cfg, _path_bytes(_NEW, "workspace_root", workspace_root)),
+                    "workspace_root=%s" % _shown(workspace_root),
+                    "an absolute path of at most 3000 bytes")
             if preload is not None:
                 _check_config(lib.ci_config_set_preload(cfg, _preload_bytes(preload)),
-                              "preload=%r (module names joined by ',', no spaces)"
-                              % (preload,))
+                              "preload=%s" % _shown(preload),
+                              "module names such as 'numpy,scipy.stats': joined by ',', "
+                              "no spaces, at most 1024 bytes")
             if zygote is not None:
                 _check_config(lib.ci_config_set_zygote(cfg, _flag("zygote", zygote)),
-                              "zygote=%r" % (zygote,))
+                              "zygote=%r" % (zygote,), "True or False")
             if manifest is not None:
-                path = _path_bytes("manifest", manifest)
+                path = _path_bytes(_NEW, "manifest", manifest)
                 if public_key is not None and public_key_bytes is not None:
-                    raise InvalidArgumentError(
-                        ErrorCode.EINVAL, "invalid argument: manifest=%r takes "
-                        "public_key or public_key_bytes, not both" % (manifest,))
+                    raise _invalid(_NEW, "manifest=%s takes public_key or public_key_bytes, "
+                                   "not both" % _shown(manifest))
                 if public_key_bytes is not None:
                     key = _key_bytes(public_key_bytes)
                     _check_config(lib.ci_config_set_manifest_key(cfg, path, key, len(key)),
-                                  "manifest=%r, public_key_bytes of %d bytes (a path of "
-                                  "at most 4096 bytes, and the 32 bytes of an Ed25519 "
-                                  "public key)" % (manifest, len(key)))
+                                  "manifest=%s with public_key_bytes of %d bytes"
+                                  % (_shown(manifest), len(key)),
+                                  "a path of 1 to 4096 bytes, and the 32 bytes of an Ed25519 "
+                                  "public key")
                 else:
-                    key = None if public_key is None else _path_bytes("public_key", public_key)
+                    key = None if public_key is None else _path_bytes(_NEW, "public_key",
+                                                                      public_key)
                     _check_config(lib.ci_config_set_manifest(cfg, path, key),
-                                  "manifest=%r, public_key=%r (two paths of at most "
-                                  "4096 bytes; a manifest needs public_key or "
-                                  "public_key_bytes)" % (manifest, public_key))
+                                  "manifest=%s, public_key=%s" % (_shown(manifest),
+                                                                  _shown(public_key)),
+                                  "two paths of 1 to 4096 bytes (a manifest needs "
+                                  "public_key or public_key_bytes)")
             elif public_key is not None or public_key_bytes is not None:
-                raise InvalidArgumentError(
-                    ErrorCode.EINVAL, "invalid argument: %s without manifest"
-                    % ("public_key" if public_key is not None else "public_key_bytes"))
+                raise _invalid(_NEW, "%s without manifest" % (
+                    "public_key" if public_key is not None else "public_key_bytes"))
             handle = c_void_p()
             rc = lib.ci_session_new(byref(handle), cfg)
             if rc != 0:
                 # The detail of a failed ci_session_new() is kept per thread.
-                raise error_from_code(rc, _text(lib.ci_session_errmsg(None)))
+                raise error_from_code(rc, _text(lib.ci_session_errmsg(None)), op=_NEW)
         finally:
             lib.ci_config_free(cfg)
         self._handle = handle.value
@@ -462,8 +552,9 @@ class Session:
             if self._handle is None:
                 return
             if self._busy is not None:
-                raise BusyError(ErrorCode.EBUSY, "cannot close the session while %s() "
-                                "is in progress on it" % self._busy)
+                raise BusyError(ErrorCode.EBUSY, detail="refused: %s is in progress on this "
+                                "session (interrupt() it first)" % _op(self._busy),
+                                op=_op("close"))
             handle, self._handle = self._handle, None
             self._pid = None
             self._sandbox = Sandbox(0)
@@ -487,23 +578,24 @@ class Session:
 
     # -- guarding the handle
 
-    def _begin(self, op):
+    def _begin(self, call):
+        """Takes the session for the method @call ("run"), or raises."""
         with self._lock:
             if self._handle is None:
-                raise SessionClosedError()
+                raise SessionClosedError(op=_op(call))
             if self._busy is not None:
-                raise BusyError(ErrorCode.EBUSY, "%s() refused: %s() is in progress "
-                                "on this session" % (op, self._busy))
-            self._busy = op
+                raise BusyError(ErrorCode.EBUSY, detail="refused: %s is in progress on this "
+                                "session" % _op(self._busy), op=_op(call))
+            self._busy = call
             return self._handle
 
     def _end(self):
         with self._lock:
             self._busy = None
 
-    def _error(self, rc, handle):
-        """The exception for a failed call on @handle; call it before _end()."""
-        return error_from_code(rc, _text(lib.ci_session_errmsg(handle)))
+    def _error(self, rc, handle, call):
+        """The exception for a failed @call on @handle; call it before _end()."""
+        return error_from_code(rc, _text(lib.ci_session_errmsg(handle)), op=_op(call))
 
     def _refresh(self):
         """Caches pid and sandbox, for reading them while a run is in progress."""
@@ -511,10 +603,10 @@ class Session:
         self._pid = pid if pid > 0 else None
         self._sandbox = Sandbox(lib.ci_session_sandbox(self._handle))
 
-    def _live_or_cached(self):
+    def _live_or_cached(self, attr):
         with self._lock:
             if self._handle is None:
-                raise SessionClosedError()
+                raise SessionClosedError(op="Session." + attr)
             if self._busy is None:
                 self._refresh()
             return self._pid, self._sandbox
@@ -525,18 +617,19 @@ class Session:
     def workspace(self):
         """Absolute path of the workspace, the cells' working directory."""
         if self._handle is None:
-            raise SessionClosedError()
+            raise SessionClosedError(op="Session.workspace")
         return self._workspace
 
     @property
     def pid(self):
         """The worker's process id, or None when the worker is dead."""
-        return self._live_or_cached()[0]
+        return self._live_or_cached("pid")[0]
 
     @property
     def sandbox(self):
-        """The Sandbox layers the current worker applied (0 when dead)."""
-        return self._live_or_cached()[1]
+        """The Sandbox layers the current worker applied (0 when dead);
+        str() names them: "seccomp|rlimits|no_new_privs|..."."""
+        return self._live_or_cached("sandbox")[1]
 
     # -- calls
 
@@ -549,7 +642,8 @@ class Session:
         session), BusyError, TooBigError (a cell over 16 MiB),
         SessionClosedError.
 
-        timeout_ms: this run's wall-clock limit instead of the session's.
+        timeout_ms: this run's wall-clock limit instead of the session's,
+                    1 to 86400000 (24 h).
         on_output:  called as on_output(stream, data) while the cell runs,
                     stream STREAM_STDOUT (1) or STREAM_STDERR (2), data the
                     raw bytes (not cut on line or UTF-8 boundaries). It may
@@ -568,20 +662,20 @@ class Session:
                     cell is over (a KeyboardInterrupt also interrupts the
                     cell).
         """
-        code_b = _code_bytes(code)
+        op = _op("run")
+        code_b = _code_bytes(op, code)
         if on_output is not None and not callable(on_output):
-            raise TypeError("on_output must be callable")
+            raise TypeError("%s: on_output must be callable" % op)
         if on_input is not None and not callable(on_input):
-            raise TypeError("on_input must be callable")
+            raise TypeError("%s: on_input must be callable" % op)
         opts = _lib.RunOptions()
         rc = lib.ci_run_options_init(byref(opts), _lib.CI_RUN_OPTIONS_VERSION)
         if rc != 0:
-            raise error_from_code(rc)
+            raise error_from_code(rc, op=op)
         if timeout_ms is not None:
-            _uint("timeout_ms", timeout_ms, _C_ULONG_MAX)
-            if timeout_ms == 0:
-                raise InvalidArgumentError(ErrorCode.EINVAL,
-                                           "invalid argument: timeout_ms must be positive")
+            want = "1 to %d (24 h), or None for the session's" % _MAX_RUN_TIMEOUT_MS
+            if _uint(op, "timeout_ms", timeout_ms, _MAX_RUN_TIMEOUT_MS, want) == 0:
+                raise _invalid(op, "timeout_ms=0 refused: must be %s" % want)
             opts.timeout_ms = timeout_ms
 
         failures = []
@@ -623,7 +717,7 @@ class Session:
                 opts.on_input = callbacks[-1]
             rc = lib.ci_run_ex(handle, code_b, byref(opts), byref(out))
             if rc != 0:
-                raise self._error(rc, handle)
+                raise self._error(rc, handle, "run")
             try:
                 result = Result._from_c(out)
             finally:
@@ -643,12 +737,12 @@ class Session:
         running, False if none was (it never affects a later cell)."""
         with self._lock:
             if self._handle is None:
-                raise SessionClosedError()
+                raise SessionClosedError(op=_op("interrupt"))
             if self._busy != "run":
                 return False
             rc = lib.ci_session_interrupt(self._handle)
         if rc < 0:
-            raise error_from_code(rc)
+            raise error_from_code(rc, op=_op("interrupt"))
         return rc == 1
 
     def restart(self):
@@ -659,7 +753,7 @@ class Session:
         try:
             rc = lib.ci_session_restart(handle)
             if rc != 0:
-                err = self._error(rc, handle)
+                err = self._error(rc, handle, "restart")
                 self._refresh()
                 raise err
             self._refresh()
@@ -669,10 +763,12 @@ class Session:
     def put_file(self, name, data):
         """Writes @data (bytes-like) to @name in the workspace, atomically.
         @name is relative to the workspace ("/" separates existing
-        directories); str names are encoded with os.fsencode."""
-        name_b = _path_bytes("name", name)
+        directories; no empty, "." or ".." component); str names are
+        encoded with os.fsencode."""
+        name_b = _name_bytes(_op("put_file"), name)
         if isinstance(data, str):
-            raise TypeError("data must be bytes-like, not str (encode it first)")
+            raise TypeError("%s: data must be bytes-like, not str (encode it first)"
+                            % _op("put_file"))
         if isinstance(data, bytes):
             buf, size = data, len(data)
         else:
@@ -686,21 +782,21 @@ class Session:
         try:
             rc = lib.ci_session_put_file(handle, name_b, buf, size)
             if rc != 0:
-                raise self._error(rc, handle)
+                raise self._error(rc, handle, "put_file")
         finally:
             self._end()
             buf = None
 
     def get_file(self, name):
         """The whole file @name of the workspace, as bytes."""
-        name_b = _path_bytes("name", name)
+        name_b = _name_bytes(_op("get_file"), name)
         data = c_void_p()
         size = c_size_t(0)
         handle = self._begin("get_file")
         try:
             rc = lib.ci_session_get_file(handle, name_b, byref(data), byref(size))
             if rc != 0:
-                raise self._error(rc, handle)
+                raise self._error(rc, handle, "get_file")
             try:
                 return string_at(data, size.value) if size.value else b""
             finally:

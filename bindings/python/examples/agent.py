@@ -36,7 +36,7 @@ def tool_answer(result, outdir, saved):
             parts.append("[figure saved as %s, %d bytes]" % (path, len(out.data)))
     if result.status is not codeinterp.Status.OK:
         err = result.error
-        parts.append("[%s] %s: %s" % (result.status.name, err.name, err.value))
+        parts.append("[%s] %s: %s" % (result.status, err.name, err.value))
         if err.traceback:
             parts.append(err.traceback.rstrip("\n"))
     if result.files:

@@ -66,6 +66,40 @@ def test_file_errors(session):
         session.put_file("text.txt", "not bytes")
 
 
+RULE = 'a name is a path relative to the workspace, without empty, "." or ".." components'
+
+
+@pytest.mark.parametrize("call, name, problem", [
+    ("get_file", "../x", 'has a ".." component'),
+    ("put_file", "/etc/passwd", "is absolute"),
+    ("put_file", "", "is empty"),
+    ("put_file", "a//b", 'has an empty component ("//" or a trailing "/")'),
+    ("get_file", "d/", 'has an empty component ("//" or a trailing "/")'),
+    ("put_file", "a/./b", 'has a "." component'),
+])
+def test_refused_name_names_the_method_and_the_rule(session, call, name, problem):
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        if call == "get_file":
+            session.get_file(name)
+        else:
+            session.put_file(name, b"x")
+    detail = "name %r %s: %s" % (name, problem, RULE)
+    assert ei.value.detail == detail
+    assert ei.value.op == "Session.%s()" % call
+    assert str(ei.value) == "Session.%s(): invalid argument: %s (CI_EINVAL)" % (call, detail)
+
+
+def test_library_messages_lose_their_c_names(session):
+    with pytest.raises(codeinterp.NoSuchFileError) as ei:
+        session.get_file("no-such-file.txt")
+    assert ei.value.message.startswith("Session.get_file(): no such file in the workspace: ")
+    assert "ci_" not in ei.value.message
+    names = codeinterp.errors.python_names
+    assert names("ci_session_get_file: invalid name") == "invalid name"
+    assert names("the worker is dead; call ci_session_restart or ci_run_ex") == \
+        "the worker is dead; call Session.restart() or Session.run()"
+
+
 def test_unsafe_file_refused(session):
     session.run("import os\nopen('orig.txt', 'w').write('x')\n"
                 "try:\n    os.link('orig.txt', 'hard.txt')\nexcept OSError as e:\n    print(e)")

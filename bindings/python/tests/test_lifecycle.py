@@ -103,7 +103,10 @@ def test_dead_session_and_restart(small):
         s.run("1")
     assert ei.value.code == ErrorCode.EDEAD
     assert ei.value.name == "CI_EDEAD"
-    assert "ci_session_restart" in ei.value.message
+    assert ei.value.op == "Session.run()"
+    assert str(ei.value).startswith("Session.run(): ")
+    assert "call Session.restart()" in ei.value.message
+    assert "ci_" not in ei.value.message.replace("CI_EDEAD", "")
     # the workspace outlives the worker
     s.put_file("while-dead.txt", b"dead")
     s.restart()
@@ -162,6 +165,7 @@ def test_bad_config_refused(kwargs):
         codeinterp.Session(**kwargs)
     assert ei.value.code == ErrorCode.EINVAL
     assert list(kwargs)[0] in str(ei.value)
+    assert str(ei.value).startswith("Session(): invalid argument: ")
 
 
 def test_config_types():
@@ -268,7 +272,7 @@ def test_missing_manifest_is_a_manifest_error(tmp_path):
         assert e.name == "CI_EMANIFEST"
         assert missing in e.detail, (kwargs, e.detail)
         assert missing in str(e)
-        assert e.message.startswith(codeinterp.strerror(ErrorCode.EMANIFEST))
+        assert e.message.startswith("Session(): " + codeinterp.strerror(ErrorCode.EMANIFEST))
     assert codeinterp.strerror(-12) == codeinterp.strerror(ErrorCode.EMANIFEST)
     assert "manifest" in codeinterp.strerror(ErrorCode.EMANIFEST)
 
@@ -296,3 +300,30 @@ def test_error_codes_and_messages():
     assert e.message == "no such file in the workspace: detail here"
     unknown = codeinterp.errors.error_from_code(-99)
     assert type(unknown) is codeinterp.CodeinterpError and unknown.code == -99
+
+
+def test_refused_settings_say_what_the_library_takes():
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        codeinterp.Session(figure_dpi=5)
+    assert str(ei.value) == ("Session(): invalid argument: figure_dpi=5 refused: "
+                             "must be 10 to 600 (CI_EINVAL)")
+    assert ei.value.detail == "figure_dpi=5 refused: must be 10 to 600"
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        codeinterp.Session(require_sandbox=1 << 11)
+    assert ei.value.detail == (
+        "require_sandbox=0x800 refused: must be made of the layers this library knows: "
+        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns")
+
+
+def test_cell_killed_after_its_timeout_is_a_timeout_error():
+    """A cell that ignores the timeout's KeyboardInterrupt is killed after
+    the grace period, under the name of a cell that stopped at its timeout."""
+    with codeinterp.Session(timeout_ms=300, grace_ms=200) as s:
+        r = s.run("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "import time\ntime.sleep(30)")
+        assert r.status is Status.KILLED
+        assert str(r.status) == "killed"
+        assert r.error.name == "TimeoutError"
+        assert r.wall_time_us < 10_000_000
+        s.restart()
+        assert s.run("6 * 7").value == "42"

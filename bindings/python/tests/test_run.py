@@ -30,10 +30,26 @@ def test_state_is_kept_across_cells(session):
 def test_status_is_an_enum_mirroring_ci_status():
     import enum
     assert issubclass(Status, enum.Enum)
-    assert str(Status.TIMEOUT) == "Status.TIMEOUT"
+    assert repr(Status.TIMEOUT) == "<Status.TIMEOUT: 2>"
     assert [(s.name, s.value) for s in Status] == [
         ("OK", 0), ("ERROR", 1), ("TIMEOUT", 2), ("MEMORY", 3), ("KILLED", 4),
         ("INTERRUPTED", 5)]
+
+
+def test_status_prints_as_ci_status_name():
+    names = {Status.OK: "ok", Status.ERROR: "error", Status.TIMEOUT: "timeout",
+             Status.MEMORY: "memory", Status.KILLED: "killed",
+             Status.INTERRUPTED: "interrupted"}
+    assert set(names) == set(Status)
+    for status, name in names.items():
+        assert str(status) == name
+        assert "%s" % status == name and f"{status}" == name
+        assert codeinterp._lib.lib.ci_status_name(status.value) == name.encode()
+    assert codeinterp._lib.lib.ci_status_name(6) == b"unknown"
+
+
+def test_result_repr_uses_the_status_name(session):
+    assert repr(session.run("1")).startswith("<codeinterp.Result status=ok ")
 
 
 def test_value_semicolon_and_none(session):
@@ -81,6 +97,8 @@ def test_run_timeout_validated(session):
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
         session.run("1", timeout_ms=86_400_001)
     assert ei.value.code == codeinterp.ErrorCode.EINVAL
+    assert ei.value.message == ("Session.run(): invalid argument: timeout_ms=86400001 refused: "
+                                "must be 1 to 86400000 (24 h), or None for the session's")
     with pytest.raises(TypeError):
         session.run("1", timeout_ms=0.5)
 
@@ -191,6 +209,8 @@ def test_cell_too_big(session):
         session.run("#" * (codeinterp.MAX_CELL_BYTES + 1))
     assert ei.value.code == codeinterp.ErrorCode.ETOOBIG
     assert ei.value.name == "CI_ETOOBIG"
+    assert str(ei.value) == ("Session.run(): size over the limit: code of 16777217 bytes is "
+                             "over the limit of a cell, 16 MiB (16777216 bytes) (CI_ETOOBIG)")
     assert session.run("'still fine'").value == "'still fine'"
 
 
@@ -211,6 +231,23 @@ def test_sandbox_mask(session):
     mask = session.sandbox
     assert isinstance(mask, int)
     assert mask & required == required
+    assert str(mask).startswith("seccomp|rlimits|no_new_privs|")
+
+
+def test_sandbox_and_truncated_print_by_name():
+    S = codeinterp.Sandbox
+    every = S(0)
+    for layer in S:
+        every |= layer
+    assert str(every) == ("seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|"
+                          "ipcns|utsns|mntns|pidns")
+    assert "%s" % (S.SECCOMP | S.USERNS) == "seccomp|userns"
+    assert f"{S.MNTNS}" == "mntns"
+    assert str(S(0)) == "none"
+    assert str(S.PIDNS | S(0x800)) == "pidns|0x800"
+    T = codeinterp.Truncated
+    assert str(T.STDOUT | T.FILES) == "stdout|files"
+    assert str(T(0)) == "none"
 
 
 def pidns_allowed():

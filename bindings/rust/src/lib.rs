@@ -128,38 +128,50 @@ impl ErrorKind {
     }
 }
 
-/// A failed call: the `CI_E*` code, its message (`ci_strerror`) and the
-/// detail of this failure (`ci_session_errmsg`, or the binding's own).
+/// A failed call: the method that failed, the `CI_E*` code, its message
+/// (`ci_strerror`) and the detail of this failure: the refused argument and
+/// why, or the detail the C library recorded (`ci_session_errmsg`). Both
+/// are in this crate's terms: the C functions they name are given as the
+/// crate's methods (`call Session::restart`).
 ///
-/// Displays as `"message: detail"`, or the message alone when there is no
-/// detail.
+/// Displays as `"op: message: detail"`, without the detail when there is
+/// none: `Session::get_file: invalid argument: name "../x" has a ".."
+/// component: a name is a path relative to the workspace, without empty,
+/// "." or ".." components`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    op: &'static str,
     kind: ErrorKind,
     message: String,
     detail: String,
 }
 
 impl Error {
-    fn new(code: c_int, detail: String) -> Error {
+    fn new(op: &'static str, code: c_int, detail: String) -> Error {
         Error {
+            op,
             kind: ErrorKind::from_code(code),
-            message: strerror(code),
-            detail,
+            message: rust_names(&strerror(code)),
+            detail: rust_names(&detail),
         }
     }
 
-    /// An error with the detail the C library recorded on @s (NULL: the
-    /// calling thread's last ci_session_new()).
+    /// An error of @op with the detail the C library recorded on @s (NULL:
+    /// the calling thread's last ci_session_new()).
     ///
     /// # Safety
     /// @s is NULL or a live session not in use by another thread.
-    unsafe fn from_session(code: c_int, s: *const sys::ci_session) -> Error {
-        Error::new(code, cstr_lossy(sys::ci_session_errmsg(s)).unwrap_or_default())
+    unsafe fn from_session(op: &'static str, code: c_int, s: *const sys::ci_session) -> Error {
+        Error::new(op, code, cstr_lossy(sys::ci_session_errmsg(s)).unwrap_or_default())
     }
 
-    fn invalid(detail: String) -> Error {
-        Error::new(sys::CI_EINVAL, detail)
+    fn invalid(op: &'static str, detail: String) -> Error {
+        Error::new(op, sys::CI_EINVAL, detail)
+    }
+
+    /// The call that failed: `"Session::new"`, `"Session::get_file"`...
+    pub fn op(&self) -> &str {
+        self.op
     }
 
     /// What kind of failure this is.
@@ -172,7 +184,8 @@ impl Error {
         self.kind.code()
     }
 
-    /// The code's static message, as `ci_strerror` gives it.
+    /// The code's static message, as `ci_strerror` gives it (with
+    /// `Session::restart` for the `ci_session_restart` it names).
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -185,11 +198,11 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.detail.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.message, self.detail)
+        write!(f, "{}: {}", self.op, self.message)?;
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
         }
+        Ok(())
     }
 }
 
@@ -197,6 +210,51 @@ impl std::error::Error for Error {}
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The Rust for each C function a message of the library may name.
+const RUST_NAMES: &[(&str, &str)] = &[
+    ("ci_session_new", "Session::new"),
+    ("ci_session_restart", "Session::restart"),
+    ("ci_session_interrupt", "Interrupter::interrupt"),
+    ("ci_session_put_file", "Session::put_file"),
+    ("ci_session_get_file", "Session::get_file"),
+    ("ci_run", "Session::run"),
+    ("ci_run_ex", "Session::run_with"),
+    ("ci_run_stream", "Session::run_with"),
+];
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The length of the identifier at the start of @s.
+fn word_len(s: &str) -> usize {
+    s.bytes().position(|b| !is_word_byte(b)).unwrap_or(s.len())
+}
+
+/// A message of the library in this crate's terms: without the leading
+/// "ci_session_get_file: " some have (the error's op names the call), and
+/// with `Session::restart` where it says `ci_session_restart`.
+fn rust_names(msg: &str) -> String {
+    let mut rest = msg;
+    if rest.starts_with("ci_") && rest[word_len(rest)..].starts_with(": ") {
+        rest = &rest[word_len(rest) + 2..];
+    }
+    let mut out = String::with_capacity(rest.len());
+    while let Some(i) = rest.find("ci_") {
+        let end = i + word_len(&rest[i..]);
+        let word = &rest[i..end];
+        let starts_word = i == 0 || !is_word_byte(rest.as_bytes()[i - 1]);
+        out.push_str(&rest[..i]);
+        match RUST_NAMES.iter().find(|(c, _)| *c == word) {
+            Some((_, r)) if starts_word => out.push_str(r),
+            _ => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
 
 fn strerror(code: c_int) -> String {
     // SAFETY: ci_strerror returns a static string for any code.
@@ -227,18 +285,67 @@ unsafe fn bytes(p: *const c_void, len: usize) -> Vec<u8> {
     }
 }
 
-fn c_string(what: &str, bytes: &[u8]) -> Result<CString> {
+fn c_string(op: &'static str, what: &str, bytes: &[u8]) -> Result<CString> {
     CString::new(bytes).map_err(|e| {
-        Error::invalid(format!(
-            "{} holds a NUL byte at offset {}",
-            what,
-            e.nul_position()
-        ))
+        Error::invalid(
+            op,
+            format!("{} holds a NUL byte at offset {}", what, e.nul_position()),
+        )
     })
 }
 
-fn path_c_string(what: &str, path: &Path) -> Result<CString> {
-    c_string(what, path.as_os_str().as_bytes())
+fn path_c_string(op: &'static str, what: &str, path: &Path) -> Result<CString> {
+    c_string(op, what, path.as_os_str().as_bytes())
+}
+
+/// @bytes as a message shows an argument: quoted, cut to 100 bytes.
+fn shown(bytes: &[u8]) -> String {
+    if bytes.len() > 100 {
+        format!("{:?}... ({} bytes)", String::from_utf8_lossy(&bytes[..100]), bytes.len())
+    } else {
+        format!("{:?}", String::from_utf8_lossy(bytes))
+    }
+}
+
+/// The longest workspace file name the library takes (PATH_MAX - 1).
+const MAX_NAME_BYTES: usize = 4095;
+
+/// What is wrong with the workspace file name @b by the library's rule,
+/// or None.
+fn name_problem(b: &[u8]) -> Option<String> {
+    if b.is_empty() {
+        return Some("is empty".to_string());
+    }
+    if b.len() > MAX_NAME_BYTES {
+        return Some(format!("is over {} bytes", MAX_NAME_BYTES));
+    }
+    if b[0] == b'/' {
+        return Some("is absolute".to_string());
+    }
+    b.split(|&c| c == b'/').find_map(|part| match part {
+        b"" => Some("has an empty component (\"//\" or a trailing \"/\")".to_string()),
+        b"." | b".." => Some(format!("has a {:?} component", String::from_utf8_lossy(part))),
+        _ => None,
+    })
+}
+
+/// A workspace file name for C, checked by the library's rule first so
+/// that the error can say what is wrong with it.
+fn name_c_string(op: &'static str, name: &Path) -> Result<CString> {
+    let b = name.as_os_str().as_bytes();
+    let c = c_string(op, &format!("name {}", shown(b)), b)?;
+    match name_problem(b) {
+        None => Ok(c),
+        Some(problem) => Err(Error::invalid(
+            op,
+            format!(
+                "name {} {}: a name is a path relative to the workspace, without empty, \".\" \
+                 or \"..\" components",
+                shown(b),
+                problem
+            ),
+        )),
+    }
 }
 
 /// Whole milliseconds for C, rounded up (so 1 µs is 1 ms, not "unset");
@@ -254,11 +361,62 @@ fn millis(d: Duration) -> c_ulong {
 
 // ------------------------------------------------------------------- flags
 
+/// The names of @bits's set bits joined by "|" ("seccomp|landlock"),
+/// "none" for no bit, a bit @names lacks in hex ("0x800").
+fn bit_names(f: &mut fmt::Formatter<'_>, bits: u32, names: &[(u32, &str)]) -> fmt::Result {
+    if bits == 0 {
+        return f.write_str("none");
+    }
+    let mut rest = bits;
+    let mut sep = "";
+    for &(bit, name) in names {
+        if rest & bit != 0 {
+            write!(f, "{}{}", sep, name)?;
+            rest &= !bit;
+            sep = "|";
+        }
+    }
+    if rest != 0 {
+        write!(f, "{}{:#x}", sep, rest)?;
+    }
+    Ok(())
+}
+
 /// A set of sandbox layers (the `CI_SANDBOX_*` bits): what
 /// [`Session::sandbox`] reports and [`Config::require_sandbox`] demands.
 /// See the C header for what each layer does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+///
+/// Displays as the layers' names, the bits' in lower case, joined by "|":
+/// `seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns`,
+/// `none` for no layer; `{:?}` wraps that in `Sandbox(...)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Sandbox(pub u32);
+
+const SANDBOX_NAMES: &[(u32, &str)] = &[
+    (sys::CI_SANDBOX_SECCOMP, "seccomp"),
+    (sys::CI_SANDBOX_RLIMITS, "rlimits"),
+    (sys::CI_SANDBOX_NO_NEW_PRIVS, "no_new_privs"),
+    (sys::CI_SANDBOX_LANDLOCK, "landlock"),
+    (sys::CI_SANDBOX_UNPRIVILEGED, "unprivileged"),
+    (sys::CI_SANDBOX_USERNS, "userns"),
+    (sys::CI_SANDBOX_NETNS, "netns"),
+    (sys::CI_SANDBOX_IPCNS, "ipcns"),
+    (sys::CI_SANDBOX_UTSNS, "utsns"),
+    (sys::CI_SANDBOX_MNTNS, "mntns"),
+    (sys::CI_SANDBOX_PIDNS, "pidns"),
+];
+
+impl fmt::Display for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        bit_names(f, self.0, SANDBOX_NAMES)
+    }
+}
+
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sandbox({})", self)
+    }
+}
 
 impl Sandbox {
     pub const SECCOMP: Sandbox = Sandbox(sys::CI_SANDBOX_SECCOMP);
@@ -277,6 +435,20 @@ impl Sandbox {
     /// set): requiring it of such a session fails with
     /// [`ErrorKind::Sandbox`].
     pub const PIDNS: Sandbox = Sandbox(sys::CI_SANDBOX_PIDNS);
+    /// Every layer this crate knows.
+    pub const ALL: Sandbox = Sandbox(
+        sys::CI_SANDBOX_SECCOMP
+            | sys::CI_SANDBOX_RLIMITS
+            | sys::CI_SANDBOX_NO_NEW_PRIVS
+            | sys::CI_SANDBOX_LANDLOCK
+            | sys::CI_SANDBOX_UNPRIVILEGED
+            | sys::CI_SANDBOX_USERNS
+            | sys::CI_SANDBOX_NETNS
+            | sys::CI_SANDBOX_IPCNS
+            | sys::CI_SANDBOX_UTSNS
+            | sys::CI_SANDBOX_MNTNS
+            | sys::CI_SANDBOX_PIDNS,
+    );
     /// The library's default requirement: seccomp, rlimits, no_new_privs.
     pub const DEFAULT_REQUIRED: Sandbox = Sandbox(
         sys::CI_SANDBOX_SECCOMP | sys::CI_SANDBOX_RLIMITS | sys::CI_SANDBOX_NO_NEW_PRIVS,
@@ -301,8 +473,30 @@ impl std::ops::BitOr for Sandbox {
 }
 
 /// What was cut or left out of a result (the `CI_TRUNCATED_*` bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Displays as the bits' names joined by "|" (`stdout|files`, `none`);
+/// `{:?}` wraps that in `Truncated(...)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Truncated(pub u32);
+
+const TRUNCATED_NAMES: &[(u32, &str)] = &[
+    (sys::CI_TRUNCATED_STDOUT as u32, "stdout"),
+    (sys::CI_TRUNCATED_STDERR as u32, "stderr"),
+    (sys::CI_TRUNCATED_TEXT as u32, "text"),
+    (sys::CI_TRUNCATED_OUTPUTS as u32, "outputs"),
+    (sys::CI_TRUNCATED_FILES as u32, "files"),
+];
+
+impl fmt::Display for Truncated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        bit_names(f, self.0, TRUNCATED_NAMES)
+    }
+}
+
+impl fmt::Debug for Truncated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Truncated({})", self)
+    }
+}
 
 impl Truncated {
     /// stdout reached the output limit.
@@ -521,94 +715,121 @@ impl Config {
     }
 
     /// A `ci_config` holding these settings, to be freed by the caller.
+    /// A setting the library refuses is an error of `Session::new` that
+    /// names the setter, the value and what the library takes.
     fn to_raw(&self) -> Result<RawConfig> {
+        const OP: &str = "Session::new";
         // SAFETY: ci_config_new has no preconditions; RawConfig frees it.
         let cfg = RawConfig(unsafe { sys::ci_config_new() });
         if cfg.0.is_null() {
-            return Err(Error::new(sys::CI_ENOMEM, "ci_config_new".to_string()));
+            return Err(Error::new(OP, sys::CI_ENOMEM, String::new()));
         }
-        let check = |rc: c_int, what: &str| -> Result<()> {
+        // @rc of the setter called as Config::@setter(@arg); @want is what
+        // the library takes.
+        let check = |rc: c_int, setter: &str, arg: String, want: &str| -> Result<()> {
             if rc == sys::CI_OK {
                 Ok(())
+            } else if rc == sys::CI_EINVAL {
+                Err(Error::new(
+                    OP,
+                    rc,
+                    format!("Config::{}({}) refused: must be {}", setter, arg, want),
+                ))
             } else {
-                Err(Error::new(rc, format!("Config::{} refused", what)))
+                Err(Error::new(OP, rc, format!("Config::{}({}) refused", setter, arg)))
             }
         };
+        let path = |p: &Path| shown(p.as_os_str().as_bytes());
+        const MANIFEST_WANT: &str = "a path of 1 to 4096 bytes, without NUL";
         // SAFETY: cfg.0 is a valid config; strings outlive the calls.
         unsafe {
             if let Some(d) = self.timeout {
-                check(sys::ci_config_set_timeout_ms(cfg.0, millis(d)), "timeout")?;
+                let rc = sys::ci_config_set_timeout_ms(cfg.0, millis(d));
+                check(rc, "timeout", format!("{:?}", d), "1 ms to 24 h")?;
             }
             if let Some(d) = self.grace {
-                check(sys::ci_config_set_grace_ms(cfg.0, millis(d)), "grace")?;
+                let rc = sys::ci_config_set_grace_ms(cfg.0, millis(d));
+                check(rc, "grace", format!("{:?}", d), "1 ms to 10 min")?;
             }
             if let Some(d) = self.startup_timeout {
-                check(
-                    sys::ci_config_set_startup_timeout_ms(cfg.0, millis(d)),
-                    "startup_timeout",
-                )?;
+                let rc = sys::ci_config_set_startup_timeout_ms(cfg.0, millis(d));
+                check(rc, "startup_timeout", format!("{:?}", d), "1 ms to 10 min")?;
             }
             if let Some(b) = self.memory_limit {
-                check(sys::ci_config_set_memory_limit(cfg.0, b), "memory_limit")?;
+                let rc = sys::ci_config_set_memory_limit(cfg.0, b);
+                let want = "512 MiB (536870912 bytes) to i64::MAX bytes";
+                check(rc, "memory_limit", b.to_string(), want)?;
             }
             if let Some(b) = self.output_limit {
-                check(sys::ci_config_set_output_limit(cfg.0, b), "output_limit")?;
+                let rc = sys::ci_config_set_output_limit(cfg.0, b);
+                let want = "1024 bytes to 256 MiB (268435456 bytes)";
+                check(rc, "output_limit", b.to_string(), want)?;
             }
             if let Some((one, all)) = self.display_limits {
-                check(
-                    sys::ci_config_set_display_limits(cfg.0, one, all),
-                    "display_limits",
-                )?;
+                let rc = sys::ci_config_set_display_limits(cfg.0, one, all);
+                let want = "per_output at least 1024 bytes, per_run from per_output to 1 GiB \
+                            (1073741824 bytes)";
+                check(rc, "display_limits", format!("{}, {}", one, all), want)?;
             }
             if let Some(dpi) = self.figure_dpi {
-                check(sys::ci_config_set_figure_dpi(cfg.0, dpi as c_uint), "figure_dpi")?;
+                let rc = sys::ci_config_set_figure_dpi(cfg.0, dpi as c_uint);
+                check(rc, "figure_dpi", dpi.to_string(), "10 to 600")?;
             }
             if let Some(b) = self.file_limit {
-                check(sys::ci_config_set_file_limit(cfg.0, b), "file_limit")?;
+                let rc = sys::ci_config_set_file_limit(cfg.0, b);
+                check(rc, "file_limit", b.to_string(), "1 byte to i64::MAX bytes")?;
             }
             if let Some(ref dir) = self.workspace_root {
-                let c = path_c_string("the workspace root", dir)?;
-                check(
-                    sys::ci_config_set_workspace_root(cfg.0, c.as_ptr()),
-                    "workspace_root",
-                )?;
+                let c = path_c_string(OP, "Config::workspace_root", dir)?;
+                let rc = sys::ci_config_set_workspace_root(cfg.0, c.as_ptr());
+                let want = "an absolute path of at most 3000 bytes";
+                check(rc, "workspace_root", path(dir), want)?;
             }
             if let Some(ref modules) = self.preload {
-                let c = c_string("the preload list", modules.as_bytes())?;
-                check(sys::ci_config_set_preload(cfg.0, c.as_ptr()), "preload")?;
+                let c = c_string(OP, "Config::preload", modules.as_bytes())?;
+                let rc = sys::ci_config_set_preload(cfg.0, c.as_ptr());
+                let want = "module names such as \"numpy,scipy.stats\": joined by commas, \
+                            no spaces, at most 1024 bytes";
+                check(rc, "preload", shown(modules.as_bytes()), want)?;
             }
             if let Some(on) = self.zygote {
-                check(sys::ci_config_set_zygote(cfg.0, c_int::from(on)), "zygote")?;
+                let rc = sys::ci_config_set_zygote(cfg.0, c_int::from(on));
+                check(rc, "zygote", on.to_string(), "true or false")?;
             }
             if let Some(mask) = self.require_sandbox {
-                check(
-                    sys::ci_config_require_sandbox(cfg.0, mask.0 as c_uint),
-                    "require_sandbox",
-                )?;
+                let rc = sys::ci_config_require_sandbox(cfg.0, mask.0 as c_uint);
+                let want = format!("made of the layers this library knows: {}", Sandbox::ALL);
+                check(rc, "require_sandbox", mask.to_string(), &want)?;
             }
             match self.manifest {
                 None => {}
-                Some((ref path, ManifestKey::File(ref key))) => {
-                    let c = path_c_string("the manifest path", path)?;
-                    let k = path_c_string("the public key path", key)?;
-                    check(
-                        sys::ci_config_set_manifest(cfg.0, c.as_ptr(), k.as_ptr()),
-                        "manifest",
-                    )?;
+                Some((ref manifest, ManifestKey::File(ref key))) => {
+                    let c = path_c_string(OP, "Config::manifest's path", manifest)?;
+                    let k = path_c_string(OP, "Config::manifest's public key path", key)?;
+                    let rc = sys::ci_config_set_manifest(cfg.0, c.as_ptr(), k.as_ptr());
+                    let arg = format!("{}, {}", path(manifest), path(key));
+                    check(rc, "manifest", arg, "two paths of 1 to 4096 bytes")?;
                 }
-                Some((ref path, ManifestKey::Bytes(ref key))) => {
+                Some((ref manifest, ManifestKey::Bytes(ref key))) => {
+                    let arg = format!("{}, {} bytes", path(manifest), key.len());
                     if key.len() != MANIFEST_KEY_LEN {
-                        return Err(Error::invalid(format!(
-                            "Config::manifest_key refused: the public key is {} bytes, not {}",
-                            key.len(),
-                            MANIFEST_KEY_LEN
-                        )));
+                        return Err(Error::invalid(
+                            OP,
+                            format!(
+                                "Config::manifest_key({}) refused: the public key must be {} \
+                                 bytes (an Ed25519 public key)",
+                                arg, MANIFEST_KEY_LEN
+                            ),
+                        ));
                     }
-                    let c = path_c_string("the manifest path", path)?;
-                    check(
-                        sys::ci_config_set_manifest_key(cfg.0, c.as_ptr(), key.as_ptr(), key.len()),
-                        "manifest_key",
-                    )?;
+                    let c = path_c_string(OP, "Config::manifest_key's path", manifest)?;
+                    let rc = sys::ci_config_set_manifest_key(
+                        cfg.0,
+                        c.as_ptr(),
+                        key.as_ptr(),
+                        key.len(),
+                    );
+                    check(rc, "manifest_key", arg, MANIFEST_WANT)?;
                 }
             }
         }
@@ -648,6 +869,19 @@ pub enum Status {
 }
 
 impl Status {
+    /// The `ci_status` value.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Ok => sys::CI_STATUS_OK,
+            Status::Error => sys::CI_STATUS_ERROR,
+            Status::Timeout => sys::CI_STATUS_TIMEOUT,
+            Status::Memory => sys::CI_STATUS_MEMORY,
+            Status::Killed => sys::CI_STATUS_KILLED,
+            Status::Interrupted => sys::CI_STATUS_INTERRUPTED,
+            Status::Other(code) => code,
+        }
+    }
+
     fn from_raw(s: sys::ci_status) -> Status {
         match s {
             sys::CI_STATUS_OK => Status::Ok,
@@ -661,13 +895,30 @@ impl Status {
     }
 }
 
+/// Displays as the status's one-word name, as `ci_status_name` gives it:
+/// `ok`, `error`, `timeout`, `memory`, `killed`, `interrupted`; a status
+/// this crate does not know as `unknown(N)`.
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: ci_status_name returns a static string for any value.
+        let name = unsafe { CStr::from_ptr(sys::ci_status_name(self.code())) };
+        match name.to_str() {
+            Ok("unknown") | Err(_) => write!(f, "unknown({})", self.code()),
+            Ok(name) => f.write_str(name),
+        }
+    }
+}
+
 /// The exception a cell raised, or for a killed worker how it died.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellError {
     /// The class name ("ZeroDivisionError"; "TimeoutError",
-    /// "KeyboardInterrupt", "MemoryError"; for a killed worker
-    /// "WorkerDied", "SandboxViolation", "ProtocolError", "Timeout" or
-    /// "Interrupted").
+    /// "KeyboardInterrupt", "MemoryError"); for a killed worker
+    /// "WorkerDied", "SandboxViolation", "ProtocolError", "TimeoutError"
+    /// (it did not stop within the grace period after the timeout) or
+    /// "KeyboardInterrupt" (nor after [`Interrupter::interrupt`]): one name
+    /// per fate, whether the cell stopped or was killed, the status telling
+    /// which.
     pub name: String,
     /// str(exception), or a sentence saying how the worker died.
     pub value: String,
@@ -1059,7 +1310,7 @@ impl Session {
         drop(cfg);
         if rc != sys::CI_OK {
             // SAFETY: NULL gives this thread's last ci_session_new failure.
-            return Err(unsafe { Error::from_session(rc, ptr::null()) });
+            return Err(unsafe { Error::from_session("Session::new", rc, ptr::null()) });
         }
         // SAFETY: raw is a live session; the string lives until the free.
         let workspace = unsafe { CStr::from_ptr(sys::ci_session_workspace(raw)) };
@@ -1080,17 +1331,47 @@ impl Session {
     /// over 16 MiB, a dead worker); what became of a cell that ran is in
     /// [`CellResult::status`].
     pub fn run(&mut self, code: &str) -> Result<CellResult> {
-        self.run_with(code, RunOptions::default())
+        self.run_as("Session::run", code, RunOptions::default())
     }
 
     /// [`Session::run`] with options: a timeout of its own, and a callback
     /// that sees the output as it comes.
     pub fn run_with(&mut self, code: &str, options: RunOptions<'_>) -> Result<CellResult> {
-        let code = c_string("the code", code.as_bytes())?;
+        self.run_as("Session::run_with", code, options)
+    }
+
+    /// The run of @op (run or run_with), its errors named for it.
+    fn run_as(
+        &mut self,
+        op: &'static str,
+        code: &str,
+        options: RunOptions<'_>,
+    ) -> Result<CellResult> {
+        const MAX_CELL_BYTES: usize = 16 << 20;
+        const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+        let code = c_string(op, "code", code.as_bytes())?;
+        if code.as_bytes().len() > MAX_CELL_BYTES {
+            return Err(Error::new(
+                op,
+                sys::CI_ETOOBIG,
+                format!(
+                    "code of {} bytes is over the limit of a cell, 16 MiB ({} bytes)",
+                    code.as_bytes().len(),
+                    MAX_CELL_BYTES
+                ),
+            ));
+        }
         let mut opts = sys::CI_RUN_OPTIONS_INIT;
         if let Some(d) = options.timeout {
-            if d.is_zero() {
-                return Err(Error::invalid("a run's timeout must not be zero".to_string()));
+            if d.is_zero() || d > MAX_TIMEOUT {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "RunOptions::timeout {:?} refused: must be 1 ms to 24 h, or None for \
+                         the session's",
+                        d
+                    ),
+                ));
             }
             opts.timeout_ms = millis(d);
         }
@@ -1114,7 +1395,7 @@ impl Session {
             Ok(unsafe { CellResult::copy_from(result.0) })
         } else {
             // SAFETY: live session, used by this thread only.
-            Err(unsafe { Error::from_session(rc, self.raw) })
+            Err(unsafe { Error::from_session(op, rc, self.raw) })
         };
         drop(result);
         if let Some(p) = panicked {
@@ -1125,9 +1406,11 @@ impl Session {
 
     /// Writes @data to the file @name in the workspace, atomically
     /// replacing any file of that name. @name is relative to the workspace;
-    /// "/" separates existing subdirectories.
+    /// "/" separates existing subdirectories; no component may be empty,
+    /// "." or "..".
     pub fn put_file<P: AsRef<Path>>(&mut self, name: P, data: &[u8]) -> Result<()> {
-        let name = path_c_string("the file name", name.as_ref())?;
+        const OP: &str = "Session::put_file";
+        let name = name_c_string(OP, name.as_ref())?;
         // SAFETY: live session, this thread only; data is len bytes.
         let rc = unsafe {
             sys::ci_session_put_file(
@@ -1137,13 +1420,14 @@ impl Session {
                 data.len(),
             )
         };
-        self.check(rc)
+        self.check(OP, rc)
     }
 
     /// Reads the whole file @name from the workspace (never through a
-    /// link).
+    /// link). @name follows [`Session::put_file`]'s rule.
     pub fn get_file<P: AsRef<Path>>(&self, name: P) -> Result<Vec<u8>> {
-        let name = path_c_string("the file name", name.as_ref())?;
+        const OP: &str = "Session::get_file";
+        let name = name_c_string(OP, name.as_ref())?;
         let mut data: *mut c_void = ptr::null_mut();
         let mut len = 0usize;
         // SAFETY: live session, this thread only (&self and !Sync: no run
@@ -1151,7 +1435,7 @@ impl Session {
         unsafe {
             let rc = sys::ci_session_get_file(self.raw, name.as_ptr(), &mut data, &mut len);
             if rc != sys::CI_OK {
-                return Err(Error::from_session(rc, self.raw));
+                return Err(Error::from_session(OP, rc, self.raw));
             }
             let copy = bytes(data, len);
             sys::ci_free(data);
@@ -1167,7 +1451,7 @@ impl Session {
     pub fn restart(&mut self) -> Result<()> {
         // SAFETY: live session, this thread only.
         let rc = unsafe { sys::ci_session_restart(self.raw) };
-        self.check(rc)
+        self.check("Session::restart", rc)
     }
 
     /// The absolute path of the workspace, the cell's working directory.
@@ -1213,12 +1497,12 @@ impl Session {
         self.raw
     }
 
-    fn check(&self, rc: c_int) -> Result<()> {
+    fn check(&self, op: &'static str, rc: c_int) -> Result<()> {
         if rc == sys::CI_OK {
             Ok(())
         } else {
             // SAFETY: live session, this thread only.
-            Err(unsafe { Error::from_session(rc, self.raw) })
+            Err(unsafe { Error::from_session(op, rc, self.raw) })
         }
     }
 }
@@ -1261,10 +1545,24 @@ mod tests {
             assert!(!matches!(ErrorKind::from_code(code), ErrorKind::Other(_)));
         }
         assert_eq!(ErrorKind::from_code(-99), ErrorKind::Other(-99));
-        let e = Error::new(sys::CI_ENOENT, "x.csv".into());
-        assert_eq!(e.to_string(), "no such file in the workspace: x.csv");
-        assert_eq!(Error::new(sys::CI_EBUSY, String::new()).to_string(),
-                   "a run is already in progress on this session");
+        let e = Error::new("Session::get_file", sys::CI_ENOENT, "x.csv".into());
+        assert_eq!(e.to_string(), "Session::get_file: no such file in the workspace: x.csv");
+        assert_eq!(Error::new("Session::run", sys::CI_EBUSY, String::new()).to_string(),
+                   "Session::run: a run is already in progress on this session");
+        assert_eq!(Error::new("Session::run", sys::CI_EDEAD, String::new()).message(),
+                   "the session's worker is dead; call Session::restart");
+    }
+
+    #[test]
+    fn c_names_become_rust_names() {
+        assert_eq!(rust_names("ci_session_get_file: invalid name"), "invalid name");
+        assert_eq!(
+            rust_names("the worker is dead; call ci_session_restart, not ci_run_ex"),
+            "the worker is dead; call Session::restart, not Session::run_with"
+        );
+        assert_eq!(rust_names("ci_run: x ci_unknown_fn y"), "x ci_unknown_fn y");
+        assert_eq!(rust_names("xci_run ci_run"), "xci_run Session::run");
+        assert_eq!(rust_names(""), "");
     }
 
     #[test]

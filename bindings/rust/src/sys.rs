@@ -133,6 +133,7 @@ pub const CI_RUN_OPTIONS_INIT: ci_run_options = ci_run_options {
 extern "C" {
     pub fn ci_version() -> *const c_char;
     pub fn ci_strerror(code: c_int) -> *const c_char;
+    pub fn ci_status_name(status: ci_status) -> *const c_char;
 
     pub fn ci_config_new() -> *mut ci_config;
     pub fn ci_config_free(cfg: *mut ci_config);

@@ -212,7 +212,11 @@ fn nul_in_code_is_an_error_not_a_panic() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(e.code(), -1);
     assert!(e.detail().contains("NUL"), "{}", e);
-    assert!(e.to_string().starts_with("invalid argument: "), "{}", e);
+    assert_eq!(e.op(), "Session::run");
+    assert_eq!(
+        e.to_string(),
+        "Session::run: invalid argument: code holds a NUL byte at offset 5"
+    );
     // Nothing ran: the next cell is the first.
     assert_eq!(s.run("2 + 2").unwrap().execution_count, 1);
 }
@@ -232,6 +236,10 @@ fn killed_worker_makes_the_session_dead_until_restart() {
 
     let err = s.run("1").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Dead);
+    let shown = err.to_string();
+    assert!(shown.starts_with("Session::run: "), "{}", shown);
+    assert!(shown.contains("call Session::restart"), "{}", shown);
+    assert!(!shown.contains("ci_"), "{}", shown);
 
     s.restart().unwrap();
     let pid = s.pid().expect("a new worker");
@@ -240,4 +248,63 @@ fn killed_worker_makes_the_session_dead_until_restart() {
     assert_eq!(r.status, Status::Error, "a restart empties the state");
     assert_eq!(r.error.unwrap().name, "NameError");
     assert_eq!(r.execution_count, 1);
+}
+
+#[test]
+fn status_displays_as_ci_status_name() {
+    for (status, name) in [
+        (Status::Ok, "ok"),
+        (Status::Error, "error"),
+        (Status::Timeout, "timeout"),
+        (Status::Memory, "memory"),
+        (Status::Killed, "killed"),
+        (Status::Interrupted, "interrupted"),
+        (Status::Other(6), "unknown(6)"),
+        (Status::Other(-1), "unknown(-1)"),
+    ] {
+        assert_eq!(status.to_string(), name, "{:?}", status);
+    }
+    assert_eq!(Status::Timeout.code(), 2);
+}
+
+/// A cell that ignores the timeout's KeyboardInterrupt is killed after the
+/// grace period, under the name of a cell that stopped at its timeout.
+#[test]
+fn cell_killed_after_its_timeout_is_a_timeout_error() {
+    let mut s = session_exact(
+        Config::new()
+            .timeout(Duration::from_millis(300))
+            .grace(Duration::from_millis(200)),
+    );
+    let r = s
+        .run("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nimport time\n\
+              time.sleep(30)")
+        .unwrap();
+    assert_eq!(r.status, Status::Killed);
+    assert_eq!(r.status.to_string(), "killed");
+    let e = r.error.unwrap();
+    assert_eq!(e.name, "TimeoutError", "{}", e.value);
+    assert!(r.wall_time < Duration::from_secs(10), "{:?}", r.wall_time);
+    s.restart().unwrap();
+    assert_eq!(s.run("6 * 7").unwrap().value.as_deref(), Some("42"));
+}
+
+#[test]
+fn refused_run_arguments_name_the_method() {
+    let mut s = session();
+    let e = s.run(&"#".repeat((16 << 20) + 1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooBig);
+    assert_eq!(
+        e.to_string(),
+        "Session::run: size over the limit: code of 16777217 bytes is over the limit of a \
+         cell, 16 MiB (16777216 bytes)"
+    );
+    let e = s
+        .run_with("1", RunOptions::new().timeout(Duration::from_secs(86_401)))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Session::run_with: invalid argument: RunOptions::timeout 86401s refused: must be 1 ms \
+         to 24 h, or None for the session's"
+    );
 }

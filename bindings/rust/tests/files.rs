@@ -59,6 +59,26 @@ fn refused_names_and_missing_files() {
     let e = s.get_file("missing.csv").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound);
     assert_eq!(e.message(), "no such file in the workspace");
+    assert_eq!(e.op(), "Session::get_file");
+    assert!(!e.to_string().contains("ci_"), "{}", e);
+
+    let rule = "a name is a path relative to the workspace, without empty, \".\" or \"..\" \
+                components";
+    for (name, problem) in [
+        ("../x", "has a \"..\" component"),
+        ("/etc/passwd", "is absolute"),
+        ("", "is empty"),
+        ("a//b", "has an empty component (\"//\" or a trailing \"/\")"),
+        ("d/", "has an empty component (\"//\" or a trailing \"/\")"),
+        ("a/./b", "has a \".\" component"),
+    ] {
+        let want = format!("name {:?} {}: {}", name, problem, rule);
+        let e = s.get_file(name).unwrap_err();
+        assert_eq!(e.to_string(), format!("Session::get_file: invalid argument: {}", want));
+        let e = s.put_file(name, b"x").unwrap_err();
+        assert_eq!(e.to_string(), format!("Session::put_file: invalid argument: {}", want));
+        assert_eq!(e.detail(), want);
+    }
 
     for bad in ["../escape", "/etc/passwd", "", "a/../b"] {
         let e = s.put_file(bad, b"x").unwrap_err();

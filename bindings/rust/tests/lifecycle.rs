@@ -128,6 +128,17 @@ fn bad_settings_are_errors() {
     let e = Session::new(Config::new().figure_dpi(5)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.detail().contains("figure_dpi"), "{}", e);
+    assert_eq!(
+        e.to_string(),
+        "Session::new: invalid argument: Config::figure_dpi(5) refused: must be 10 to 600"
+    );
+    let e = Session::new(Config::new().require_sandbox(Sandbox(0x800))).unwrap_err();
+    assert_eq!(
+        e.detail(),
+        "Config::require_sandbox(0x800) refused: must be made of the layers this library \
+         knows: seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|\
+         mntns|pidns"
+    );
 
     let e = Session::new(Config::new().workspace_root("relative/dir")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -150,7 +161,11 @@ fn bad_settings_are_errors() {
     assert_eq!(e.code(), -11);
     assert!(!e.detail().is_empty(), "{}", e);
     let shown = e.to_string();
-    assert!(shown.starts_with("a required sandbox layer is not available: "), "{}", shown);
+    assert!(
+        shown.starts_with("Session::new: a required sandbox layer is not available: "),
+        "{}",
+        shown
+    );
 }
 
 #[test]
@@ -315,7 +330,7 @@ fn missing_manifest_is_a_manifest_error() {
         assert_eq!(e.kind(), ErrorKind::Manifest, "{}", e);
         assert_eq!(e.code(), -12);
         assert!(e.detail().contains(shown), "{}", e);
-        assert!(e.to_string().starts_with(e.message()), "{}", e);
+        assert!(e.to_string().starts_with(&format!("Session::new: {}", e.message())), "{}", e);
         assert!(e.message().contains("manifest"), "{}", e);
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -347,4 +362,22 @@ fn bad_manifest_settings_are_refused() {
             e
         );
     }
+}
+
+#[test]
+fn sandbox_layers_print_by_name() {
+    assert_eq!(
+        Sandbox::ALL.to_string(),
+        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns"
+    );
+    assert_eq!(Sandbox::ALL.bits(), 0x7ff);
+    assert_eq!(format!("{:?}", Sandbox::SECCOMP | Sandbox::USERNS), "Sandbox(seccomp|userns)");
+    assert_eq!(Sandbox(0).to_string(), "none");
+    assert_eq!(format!("{}", Sandbox::PIDNS | Sandbox(0x800)), "pidns|0x800");
+    assert_eq!(
+        Sandbox::DEFAULT_REQUIRED.to_string(),
+        "seccomp|rlimits|no_new_privs"
+    );
+    let t = codeinterp::Truncated(codeinterp::Truncated::STDOUT.0 | codeinterp::Truncated::FILES.0);
+    assert_eq!(format!("{} {:?}", t, codeinterp::Truncated(0)), "stdout|files Truncated(none)");
 }
