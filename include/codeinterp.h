@@ -703,7 +703,7 @@ CI_API void ci_free(void *p);
  * thread and its result has CI_STATUS_INTERRUPTED, with the interpreter
  * state kept. A cell that does not give way within the grace period
  * (ci_config_set_grace_ms) is killed as at a timeout: CI_STATUS_KILLED,
- * error name "Interrupted". The running ci_run() returns as usual. Once
+ * error name "KeyboardInterrupt". The running ci_run() returns as usual. Once
  * the interrupt is sent the status is CI_STATUS_INTERRUPTED however the
  * cell ends (it may catch KeyboardInterrupt, or raise its own).
  *

@@ -143,6 +143,7 @@ extern "C" {
     pub fn ci_config_set_startup_timeout_ms(cfg: *mut ci_config, ms: c_ulong) -> c_int;
     pub fn ci_config_set_memory_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
     pub fn ci_config_set_output_limit(cfg: *mut ci_config, bytes: usize) -> c_int;
+    pub fn ci_config_set_spill_limit(cfg: *mut ci_config, bytes: u64) -> c_int;
     pub fn ci_config_set_display_limits(cfg: *mut ci_config, per_output: usize, per_run: usize)
         -> c_int;
     pub fn ci_config_set_figure_dpi(cfg: *mut ci_config, dpi: c_uint) -> c_int;
@@ -205,6 +206,7 @@ extern "C" {
     pub fn ci_result_stdout(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_stderr(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_truncated(r: *const ci_result) -> c_int;
+    pub fn ci_result_spill_file(r: *const ci_result, stream: c_int) -> *const c_char;
     pub fn ci_result_value(r: *const ci_result) -> *const c_char;
     pub fn ci_result_error_name(r: *const ci_result) -> *const c_char;
     pub fn ci_result_error_value(r: *const ci_result) -> *const c_char;
