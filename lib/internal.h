@@ -146,6 +146,7 @@ struct ci_result {
     int truncated; /* CI_TRUNCATED_* */
     struct ci_buf out, err;
     char *value, *error_name, *error_value, *traceback;
+    char *traceback_full; /* NULL unless it differs from traceback */
     struct ci_output *outputs;
     size_t output_count, outputs_omitted;
     char **files; /* changed files, sorted */

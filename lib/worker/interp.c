@@ -426,9 +426,10 @@ static int field_bytes(PyObject *fields, unsigned tag, uint64_t max, int optiona
  * checks the outputs' content as it checks everything. */
 static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_cell *out)
 {
-    static const unsigned text_tags[4] = {CI_FIELD_VALUE, CI_FIELD_ENAME, CI_FIELD_EVALUE,
-                                          CI_FIELD_TRACEBACK};
-    struct ci_text *texts[4] = {&out->value, &out->ename, &out->evalue, &out->traceback};
+    static const unsigned text_tags[5] = {CI_FIELD_VALUE, CI_FIELD_ENAME, CI_FIELD_EVALUE,
+                                          CI_FIELD_TRACEBACK, CI_FIELD_TRACEBACK_FULL};
+    struct ci_text *texts[5] = {&out->value, &out->ename, &out->evalue, &out->traceback,
+                                &out->traceback_full};
 
     if (!PyDict_CheckExact(fields))
         return 0;
@@ -438,7 +439,7 @@ static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_ce
         return 0;
     if (out->outcome > CI_OUTCOME_INTERRUPT || out->flags > CI_FLAG_TRUNCATED)
         return 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!field_bytes(fields, text_tags[i], limits->output_limit, 1, texts[i]))
             return 0;
     if (!field_bytes(fields, CI_FIELD_OUTPUTS, CI_OUTPUTS_MAX(limits->display_run_limit), 0,
