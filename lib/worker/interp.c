@@ -30,8 +30,8 @@
  * The worker's Python, each a real file beside this one, embedded at
  * build time (tools/embed.sh): the cell runner (runner.py) with the
  * run's outputs (outputs.py), the sandbox's messages (refusals.py),
- * input() as Jupyter's input_request (stdin.py) and IPython's shell
- * (shell.py), and the signed package manifest's import hook
+ * input() as Jupyter's input_request (stdin.py), IPython's shell
+ * (shell.py) and the tracebacks' folding (tracebacks.py), and the signed package manifest's import hook
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
@@ -41,6 +41,7 @@
 #include "runner_py.h"
 #include "shell_py.h"
 #include "stdin_py.h"
+#include "tracebacks_py.h"
 
 #define EMBEDDED_NAME "<codeinterp>"
 
@@ -239,8 +240,12 @@ static void load_shell(void)
 static void load_runner(void)
 {
     static const char what[] = "cannot start the cell runner";
-    PyObject *m = load_embedded("_codeinterp_runner", runner_py, what);
-    PyObject *r = attribute(m, "install", what), *done = PyObject_CallNoArgs(r);
+    PyObject *m, *r, *done;
+
+    Py_DECREF(load_embedded("_codeinterp_tracebacks", tracebacks_py, what));
+    m = load_embedded("_codeinterp_runner", runner_py, what);
+    r = attribute(m, "install", what);
+    done = PyObject_CallNoArgs(r);
 
     if (!done)
         python_failed(what);
