@@ -166,8 +166,9 @@ struct ref_output {
 struct ref_result {
     uint32_t outcome, count, flags, omitted;
     unsigned seen; /* 1 << tag */
-    const unsigned char *text[6]; /* VALUE..TRACEBACK by tag; NULL if absent */
-    size_t text_len[6];
+    /* VALUE..TRACEBACK and TRACEBACK_FULL by tag; NULL if absent */
+    const unsigned char *text[CI_FIELD_TRACEBACK_FULL + 1];
+    size_t text_len[CI_FIELD_TRACEBACK_FULL + 1];
     struct ref_output *outputs;
     size_t output_count;
 };
@@ -246,7 +247,7 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
         flen = word(p + 4);
         p += 8;
         len -= 8;
-        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_OMITTED ||
+        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_TRACEBACK_FULL ||
             (ref->seen & (1u << tag)))
             return 0;
         ref->seen |= 1u << tag;
@@ -289,6 +290,9 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
     /* An error always has its class's name. */
     if (ref->outcome != CI_OUTCOME_OK && !ref->text[CI_FIELD_ENAME])
         return 0;
+    /* The whole traceback only ever comes with the folded one. */
+    if (ref->text[CI_FIELD_TRACEBACK_FULL] && !ref->text[CI_FIELD_TRACEBACK])
+        return 0;
     return 1;
 }
 
@@ -309,12 +313,14 @@ static void check_text(const char *s, const unsigned char *want, size_t want_len
  * through the public getters. */
 static void check_getters(const ci_result *r, const struct ci_config *cfg)
 {
-    const char *texts[4] = {ci_result_value(r), ci_result_error_name(r),
-                            ci_result_error_value(r), ci_result_traceback(r)};
+    const char *texts[5] = {ci_result_value(r), ci_result_error_name(r),
+                            ci_result_error_value(r), ci_result_traceback(r),
+                            ci_result_traceback_full(r)};
     size_t n = ci_result_output_count(r), total = 0, len = 1;
     size_t last_message = 0;
 
-    for (int i = 0; i < 4; i++)
+    CHECK((texts[3] == NULL) == (texts[4] == NULL));
+    for (int i = 0; i < 5; i++)
         if (texts[i]) {
             size_t k = strlen(texts[i]);
             CHECK(k <= cfg->output_limit);
@@ -400,6 +406,12 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
                    ref.text_len[CI_FIELD_EVALUE]);
         check_text(ci_result_traceback(r), ref.text[CI_FIELD_TRACEBACK],
                    ref.text_len[CI_FIELD_TRACEBACK]);
+        if (ref.text[CI_FIELD_TRACEBACK_FULL])
+            check_text(ci_result_traceback_full(r), ref.text[CI_FIELD_TRACEBACK_FULL],
+                       ref.text_len[CI_FIELD_TRACEBACK_FULL]);
+        else
+            check_text(ci_result_traceback_full(r), ref.text[CI_FIELD_TRACEBACK],
+                       ref.text_len[CI_FIELD_TRACEBACK]);
         CHECK(ci_result_outputs_omitted(r) == ref.omitted);
         CHECK(ci_result_truncated(r) ==
               ((ref.flags & CI_FLAG_TRUNCATED ? CI_TRUNCATED_TEXT : 0) |

@@ -22,7 +22,7 @@ READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY = range(1, 8
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
- F_OMITTED) = range(1, 10)
+ F_OMITTED, F_TRACEBACK_FULL) = range(1, 11)
 OK, ERROR, MEMORY, INTERRUPT = range(4)
 LAYER_ALL = 0x7FF
 DISPLAY_DATA, EXECUTE_RESULT, UPDATE_DISPLAY_DATA, CLEAR_OUTPUT = 1, 2, 3, 4
@@ -100,6 +100,14 @@ PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x07\x00\x00\x00\x05"
 HTML = "<table><tr><th>q</th><td>\u00e9t\u00e9 \u2014 \U0001f4c8</td></tr></table>"
 TRACEBACK = ('Traceback (most recent call last):\n  File "<cell 1>", line 1, in <module>\n'
              "ZeroDivisionError: division by zero\n")
+# A traceback whose library frames were folded, and the whole one.
+FOLDED = ('Traceback (most recent call last):\n  File "<cell 2>", line 1, in <module>\n'
+          "    ... 2 frames in json/__init__.py, json/decoder.py ...\n"
+          '  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode\n'
+          "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n")
+WHOLE = FOLDED.replace("    ... 2 frames in json/__init__.py, json/decoder.py ...\n",
+                       '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads\n'
+                       '  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode\n')
 
 OUTPUTS = (output(DISPLAY_DATA, 0, "image/png", PNG) +
            output(DISPLAY_DATA, 0, "text/plain", "<Figure size 640x480 with 1 Axes>") +
@@ -138,6 +146,9 @@ SEEDS = {
     "result-outputs": seed(0, result(1, OK, field(F_OUTPUTS, OUTPUTS))),
     "result-outputs-bytewise": seed(WITH_READY, ready() + result(1, OK, field(F_OUTPUTS, OUTPUTS)),
                                     bytes([1])),
+    "result-traceback-folded": seed(0, result(1, ERROR, field(F_ENAME, "JSONDecodeError"),
+                                              field(F_TRACEBACK, FOLDED),
+                                              field(F_TRACEBACK_FULL, WHOLE))),
     "result-memory": seed(0, result(1, MEMORY, field(F_ENAME, "MemoryError"))),
     "result-interrupt": seed(0, result(1, INTERRUPT, field(F_ENAME, "KeyboardInterrupt"),
                                        field(F_TRACEBACK, TRACEBACK))),
@@ -181,7 +192,9 @@ SEEDS = {
     "bad-frame-type": seed(0, frame(9, b"xyz")),
     "bad-truncated-header": seed(0, b"\x03\x00\x00\x00\x10"),
     "bad-repeated-field": seed(0, result(1, OK, field(F_VALUE, "1"), field(F_VALUE, "2"))),
-    "bad-unknown-field": seed(0, result(1, OK, field(10, b""))),
+    "bad-unknown-field": seed(0, result(1, OK, field(11, b""))),
+    "bad-traceback-full-alone": seed(0, result(1, ERROR, field(F_ENAME, "JSONDecodeError"),
+                                              field(F_TRACEBACK_FULL, WHOLE))),
     "bad-no-count": seed(0, frame(RESULT, field(F_OUTCOME, OK))),
     "bad-wrong-count": seed(0, result(7)),
     "bad-error-without-name": seed(0, result(1, ERROR)),

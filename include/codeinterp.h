@@ -961,8 +961,22 @@ CI_API const char *ci_result_error_value(const ci_result *r);
  * ci_result_traceback - the formatted traceback, as Python prints it,
  * showing the cell's own frames (as File "<cell N>") and none of the
  * worker's; NULL when there is none. Borrowed.
+ * Between the cell's frames and the frame that raised, each run of other
+ * code's frames (the standard library's, a package's) is folded into one
+ * line that counts them and names their files, in each part of a chained
+ * exception:
+ *     ... 7 frames in urllib/request.py, http/client.py, socket.py ...
  */
 CI_API const char *ci_result_traceback(const ci_result *r);
+
+/*
+ * ci_result_traceback_full - the same traceback with nothing folded:
+ * every frame but the worker's, as Python prints it. When nothing was
+ * folded it is the same text as ci_result_traceback(), and it is NULL
+ * exactly when that is. Cut at the output limit as the others are
+ * (CI_TRUNCATED_TEXT). Borrowed, as for ci_result_traceback.
+ */
+CI_API const char *ci_result_traceback_full(const ci_result *r);
 
 /*
  * Rich outputs: what a notebook shows under a cell besides its text. Each

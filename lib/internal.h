@@ -154,6 +154,7 @@ struct ci_result {
     struct ci_buf out, err;
     char *spill_files[2]; /* of stdout and stderr, when cut and kept */
     char *value, *error_name, *error_value, *traceback;
+    char *traceback_full; /* NULL unless it differs from traceback */
     struct ci_output *outputs;
     size_t output_count, outputs_omitted;
     char **files; /* changed files, sorted */

@@ -120,11 +120,15 @@ enum ci_field_tag {
     CI_FIELD_VALUE = 2,     /* repr of the last expression */
     CI_FIELD_ENAME = 3,     /* exception class name */
     CI_FIELD_EVALUE = 4,    /* str(exception) */
-    CI_FIELD_TRACEBACK = 5, /* formatted traceback, cell frames only */
+    CI_FIELD_TRACEBACK = 5, /* formatted traceback, cell frames only, and
+                             * other code's frames folded (runner.py) */
     CI_FIELD_FLAGS = 6,     /* u32, CI_FLAG_* */
     CI_FIELD_COUNT = 7,     /* u32, the RUN's execution count, echoed */
     CI_FIELD_OUTPUTS = 8,   /* the rich outputs, see below */
     CI_FIELD_OMITTED = 9,   /* u32, outputs left out for the display limits */
+    CI_FIELD_TRACEBACK_FULL = 10, /* the traceback with nothing folded; sent
+                                   * only with TRACEBACK and only when it
+                                   * differs from it */
 };
 
 /*

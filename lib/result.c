@@ -66,9 +66,9 @@ static char *text_copy(const unsigned char *p, size_t n)
 
 size_t ci_result_frame_cap(const struct ci_config *cfg)
 {
-    /* Four text fields, the outputs with their headers, MIME types and
+    /* Five text fields, the outputs with their headers, MIME types and
      * display ids, and room for the small fields. */
-    return 4 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) + 4096;
+    return 5 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) + 4096;
 }
 
 /* A MIME type as RFC 6838 names them: type "/" subtype, each of
@@ -277,6 +277,9 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
         case CI_FIELD_TRACEBACK:
             slot = &r->traceback;
             break;
+        case CI_FIELD_TRACEBACK_FULL:
+            slot = &r->traceback_full;
+            break;
         case CI_FIELD_OUTPUTS: {
             int rc = decode_outputs(r, p, flen, cfg, why);
             if (rc != CI_OK)
@@ -314,6 +317,10 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
         *why = "an error without a name";
         return CI_EPROTO;
     }
+    if (r->traceback_full && !r->traceback) {
+        *why = "a full traceback without the traceback";
+        return CI_EPROTO;
+    }
     return CI_OK;
 }
 
@@ -343,6 +350,7 @@ CI_API void ci_result_free(ci_result *r)
     free(r->error_name);
     free(r->error_value);
     free(r->traceback);
+    free(r->traceback_full);
     ci_result_drop_outputs(r);
     for (size_t i = 0; i < r->file_count; i++)
         free(r->files[i]);
@@ -412,6 +420,13 @@ CI_API const char *ci_result_error_value(const ci_result *r)
 CI_API const char *ci_result_traceback(const ci_result *r)
 {
     return r ? r->traceback : NULL;
+}
+
+CI_API const char *ci_result_traceback_full(const ci_result *r)
+{
+    if (!r || !r->traceback)
+        return NULL;
+    return r->traceback_full ? r->traceback_full : r->traceback;
 }
 
 CI_API int ci_result_execution_count(const ci_result *r)

@@ -79,6 +79,8 @@ static void end_killed(struct run *run, const char *name, const char *why)
     run->r->value = NULL;
     free(run->r->traceback);
     run->r->traceback = NULL;
+    free(run->r->traceback_full);
+    run->r->traceback_full = NULL;
     /* Outputs of a result that failed to decode are not to be trusted. */
     ci_result_drop_outputs(run->r);
     if (set_text(&run->r->error_name, name ? name : end_name) < 0 ||

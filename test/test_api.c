@@ -37,6 +37,7 @@ static void test_result_getters_on_null(void **state)
     assert_null(ci_result_error_name(NULL));
     assert_null(ci_result_error_value(NULL));
     assert_null(ci_result_traceback(NULL));
+    assert_null(ci_result_traceback_full(NULL));
     assert_int_equal(ci_result_execution_count(NULL), 0);
 }
 
@@ -553,6 +554,7 @@ static void test_ok_result_getters(void **state)
     assert_null(ci_result_error_name(r));
     assert_null(ci_result_error_value(r));
     assert_null(ci_result_traceback(r));
+    assert_null(ci_result_traceback_full(r));
     assert_int_equal(ci_result_truncated(r), 0);
     assert_true(ci_result_execution_count(r) >= 1);
     ci_result_free(r);

@@ -101,6 +101,102 @@ static void test_traceback_spans_cells(void **state)
     ci_result_free(r);
 }
 
+static int ends_with(const char *s, const char *end)
+{
+    return s && strlen(s) >= strlen(end) && strcmp(s + strlen(s) - strlen(end), end) == 0;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* A failed lookup in pandas: the cell's line and the exception first,
+ * pandas' frames folded (as a notebook's front end shows it). */
+static void test_a_pandas_traceback_shows_the_cell_and_the_error_in_15_lines(void **state)
+{
+    ci_result *r = h_run_status(S, "import pandas as pd\npd.DataFrame({'a':[1]})['b']",
+                                CI_STATUS_ERROR);
+    const char *tb = ci_result_traceback(r), *full = ci_result_traceback_full(r);
+    char *cell = h_fmt("  File \"<cell %d>\", line 2, in <module>\n"
+                       "    pd.DataFrame({'a':[1]})['b']\n",
+                       ci_result_execution_count(r));
+    h_assert_str(ci_result_error_name(r), "KeyError");
+    h_assert_contains(tb, cell);
+    h_assert_contains(tb, "frames in pandas/core/indexes/base.py");
+    h_assert_contains(tb, "The above exception was the direct cause of the following exception:");
+    assert_true(ends_with(tb, "\nKeyError: 'b'\n"));
+    if (count_lines(tb) > 15)
+        fail_msg("%d lines:\n%s", count_lines(tb), tb);
+    assert_no_worker_frames(tb);
+    /* The whole one has every frame, as Python prints it. */
+    h_assert_contains(full, cell);
+    h_assert_contains(full, "pandas/core/frame.py\", line");
+    h_assert_not_contains(full, "    ... ");
+    assert_true(count_lines(full) > count_lines(tb));
+    assert_no_worker_frames(full);
+    free(cell);
+    ci_result_free(r);
+}
+
+/* The worker's standard library directory. */
+static char *worker_stdlib(void)
+{
+    ci_result *r = h_run_status(S, "import os\nos.path.dirname(os.__file__)", CI_STATUS_OK);
+    const char *v = ci_result_value(r);
+    assert_non_null(v);
+    char *s = h_fmt("%.*s", (int)strlen(v) - 2, v + 1);
+    ci_result_free(r);
+    return s;
+}
+
+/* urlopen raises 15 frames deep in the standard library, in two parts:
+ * each keeps the cell's frames and the one that raised. */
+static void test_library_frames_are_folded_in_each_part_of_a_chain(void **state)
+{
+    ci_result *r = h_run_status(S, "import urllib.request\n"
+                                   "urllib.request.urlopen('http://example.com')",
+                                CI_STATUS_ERROR);
+    const char *tb = ci_result_traceback(r);
+    char *stdlib = worker_stdlib();
+    char *cell = h_fmt("  File \"<cell %d>\", line 2, in <module>\n"
+                       "    urllib.request.urlopen('http://example.com')\n"
+                       "    ... 5 frames in urllib/request.py ...\n"
+                       "  File \"%s/urllib/request.py\", line ",
+                       ci_result_execution_count(r), stdlib);
+    h_assert_str(ci_result_error_name(r), "URLError");
+    h_assert_contains(tb, "Traceback (most recent call last):\n"
+                          "    ... 8 frames in urllib/request.py, http/client.py, socket.py ...\n"
+                          "  File \"");
+    h_assert_contains(tb, "socket.py\", line ");
+    h_assert_contains(tb, "PermissionError: network access is disabled in this sandbox\n");
+    h_assert_contains(tb, cell);
+    h_assert_contains(tb, "urllib.error.URLError: <urlopen error network access is disabled in "
+                          "this sandbox>\n");
+    assert_no_worker_frames(tb);
+    assert_no_worker_frames(ci_result_traceback_full(r));
+    if (count_lines(tb) > 20)
+        fail_msg("%d lines:\n%s", count_lines(tb), tb);
+    free(cell);
+    free(stdlib);
+    ci_result_free(r);
+}
+
+static void test_a_traceback_with_nothing_to_fold_is_its_own_full_one(void **state)
+{
+    ci_result *r = h_run_status(S, "def g():\n    raise ValueError('x')\ng()", CI_STATUS_ERROR);
+    assert_non_null(ci_result_traceback(r));
+    assert_ptr_equal(ci_result_traceback_full(r), ci_result_traceback(r));
+    ci_result_free(r);
+    r = h_run_status(S, "'fine'", CI_STATUS_OK);
+    assert_null(ci_result_traceback(r));
+    assert_null(ci_result_traceback_full(r));
+    ci_result_free(r);
+}
+
 static void test_syntax_error_is_error_and_runs_nothing(void **state)
 {
     ci_result *r = h_run_status(S, "syn_ran = 1\nx = (", CI_STATUS_ERROR);
@@ -272,6 +368,12 @@ int main(void)
         cmocka_unit_test_setup(test_traceback_shows_cell_frame_and_line, h_setup_alive),
         cmocka_unit_test_setup(test_traceback_has_no_worker_frames, h_setup_alive),
         cmocka_unit_test_setup(test_traceback_spans_cells, h_setup_alive),
+        cmocka_unit_test_setup(test_a_pandas_traceback_shows_the_cell_and_the_error_in_15_lines,
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_library_frames_are_folded_in_each_part_of_a_chain,
+                               h_setup_alive),
+        cmocka_unit_test_setup(test_a_traceback_with_nothing_to_fold_is_its_own_full_one,
+                               h_setup_alive),
         cmocka_unit_test_setup(test_syntax_error_is_error_and_runs_nothing, h_setup_alive),
         cmocka_unit_test_setup(test_indentation_error_is_reported, h_setup_alive),
         cmocka_unit_test_setup(test_system_exit_is_error_and_worker_survives, h_setup_alive),

@@ -329,6 +329,23 @@ static int fake_worker(void)
             n = outcome(buf, 0, CI_OUTCOME_OK);
             n = fw_field(buf, n, CI_FIELD_VALUE, big, sizeof big); /* limit is 4096 */
             fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
+        } else if (!strncmp(code, "traceback-", 10)) {
+            /* traceback-only, -and-full, -full-alone, -full-over-limit,
+             * -full-bad-utf8 */
+            static unsigned char big[8192];
+            int full = strstr(code, "full") != NULL, alone = strstr(code, "alone") != NULL;
+            n = outcome(buf, 0, CI_OUTCOME_ERROR);
+            n = fw_field(buf, n, CI_FIELD_ENAME, "KeyError", 8);
+            if (!alone)
+                n = fw_field(buf, n, CI_FIELD_TRACEBACK, "folded", 6);
+            memset(big, 't', sizeof big);
+            if (strstr(code, "over-limit"))
+                n = fw_field(buf, n, CI_FIELD_TRACEBACK_FULL, big, sizeof big);
+            else if (strstr(code, "bad-utf8"))
+                n = fw_field(buf, n, CI_FIELD_TRACEBACK_FULL, "\xed\xa0\x80", 3);
+            else if (full)
+                n = fw_field(buf, n, CI_FIELD_TRACEBACK_FULL, "whole", 5);
+            fw_frame(CI_FRAME_RESULT, buf, (uint32_t)n);
         } else if (!strcmp(code, "half-frame-then-stall")) {
             fw_put(&(struct ci_frame_header){CI_FRAME_RESULT, 100}, sizeof h);
             fw_put("abc", 3);
@@ -485,6 +502,32 @@ static void test_unknown_and_repeated_fields_are_refused(void **state)
 {
     expect_killed("unknown-tag", "ProtocolError", "unknown field");
     expect_killed("repeated-field", "ProtocolError", "repeated field");
+}
+
+static void test_the_whole_traceback_comes_with_the_folded_one(void **state)
+{
+    ci_session *s = h_session(&fast);
+    ci_result *r = h_run_status(s, "traceback-and-full", CI_STATUS_ERROR);
+    h_assert_str(ci_result_traceback(r), "folded");
+    h_assert_str(ci_result_traceback_full(r), "whole");
+    ci_result_free(r);
+    /* Nothing folded, nothing more sent: the same text. */
+    r = h_run_status(s, "traceback-only", CI_STATUS_ERROR);
+    h_assert_str(ci_result_traceback(r), "folded");
+    assert_ptr_equal(ci_result_traceback_full(r), ci_result_traceback(r));
+    ci_result_free(r);
+    r = h_run_status(s, "good", CI_STATUS_OK);
+    assert_null(ci_result_traceback_full(r));
+    ci_result_free(r);
+    assert_null(ci_result_traceback_full(NULL));
+    ci_session_free(s);
+}
+
+static void test_a_whole_traceback_is_checked_as_the_traceback(void **state)
+{
+    expect_killed("traceback-full-alone", "ProtocolError", "a full traceback without the traceback");
+    expect_killed("traceback-full-over-limit", "ProtocolError", "over the output limit");
+    expect_killed("traceback-full-bad-utf8", "ProtocolError", "UTF-8");
 }
 
 static void test_missing_or_bad_outcome_is_refused(void **state)
@@ -1020,6 +1063,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_invalid_utf8_is_refused),
         cmocka_unit_test(test_nul_in_text_is_refused),
         cmocka_unit_test(test_unknown_and_repeated_fields_are_refused),
+        cmocka_unit_test(test_the_whole_traceback_comes_with_the_folded_one),
+        cmocka_unit_test(test_a_whole_traceback_is_checked_as_the_traceback),
         cmocka_unit_test(test_missing_or_bad_outcome_is_refused),
         cmocka_unit_test(test_missing_execution_count_is_refused),
         cmocka_unit_test(test_answer_for_another_cell_is_refused),

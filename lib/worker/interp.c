@@ -30,8 +30,8 @@
  * The worker's Python, each a real file beside this one, embedded at
  * build time (tools/embed.sh): the cell runner (runner.py) with the
  * run's outputs (outputs.py), the sandbox's messages (refusals.py),
- * input() as Jupyter's input_request (stdin.py) and IPython's shell
- * (shell.py), and the signed package manifest's import hook
+ * input() as Jupyter's input_request (stdin.py), IPython's shell
+ * (shell.py) and the tracebacks' folding (tracebacks.py), and the signed package manifest's import hook
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
@@ -41,6 +41,7 @@
 #include "runner_py.h"
 #include "shell_py.h"
 #include "stdin_py.h"
+#include "tracebacks_py.h"
 
 #define EMBEDDED_NAME "<codeinterp>"
 
@@ -239,8 +240,12 @@ static void load_shell(void)
 static void load_runner(void)
 {
     static const char what[] = "cannot start the cell runner";
-    PyObject *m = load_embedded("_codeinterp_runner", runner_py, what);
-    PyObject *r = attribute(m, "install", what), *done = PyObject_CallNoArgs(r);
+    PyObject *m, *r, *done;
+
+    Py_DECREF(load_embedded("_codeinterp_tracebacks", tracebacks_py, what));
+    m = load_embedded("_codeinterp_runner", runner_py, what);
+    r = attribute(m, "install", what);
+    done = PyObject_CallNoArgs(r);
 
     if (!done)
         python_failed(what);
@@ -426,9 +431,10 @@ static int field_bytes(PyObject *fields, unsigned tag, uint64_t max, int optiona
  * checks the outputs' content as it checks everything. */
 static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_cell *out)
 {
-    static const unsigned text_tags[4] = {CI_FIELD_VALUE, CI_FIELD_ENAME, CI_FIELD_EVALUE,
-                                          CI_FIELD_TRACEBACK};
-    struct ci_text *texts[4] = {&out->value, &out->ename, &out->evalue, &out->traceback};
+    static const unsigned text_tags[5] = {CI_FIELD_VALUE, CI_FIELD_ENAME, CI_FIELD_EVALUE,
+                                          CI_FIELD_TRACEBACK, CI_FIELD_TRACEBACK_FULL};
+    struct ci_text *texts[5] = {&out->value, &out->ename, &out->evalue, &out->traceback,
+                                &out->traceback_full};
 
     if (!PyDict_CheckExact(fields))
         return 0;
@@ -438,7 +444,7 @@ static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_ce
         return 0;
     if (out->outcome > CI_OUTCOME_INTERRUPT || out->flags > CI_FLAG_TRUNCATED)
         return 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!field_bytes(fields, text_tags[i], limits->output_limit, 1, texts[i]))
             return 0;
     if (!field_bytes(fields, CI_FIELD_OUTPUTS, CI_OUTPUTS_MAX(limits->display_run_limit), 0,

@@ -1,14 +1,17 @@
 """The sandbox's refusals, in words a model can act on.
 
 The audit hook raises, before the system call, a PermissionError that
-names the policy; explain() rewrites the kernel's bare refusal of a path
-outside the session; Refused is what the IPython layer (shell.py) raises
-for what the sandbox forbids by design. None of this is a boundary: the
+names the policy; explain() rewrites, keeping the exception's type and
+errno, the kernel's bare refusal of a path outside the session, a
+multiprocessing lock or process the sandbox cannot give, and a limit
+reached (MemoryError, "File too large"), which it names with its value;
+Refused is what the IPython layer (shell.py) raises for what the
+sandbox forbids by design. None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
 bypassed. The worker embeds this file (tools/embed.sh) as
 _codeinterp_refusals.
 """
-import os, sys
+import errno, os, resource, sys
 
 import _codeinterp as _ci
 
@@ -18,12 +21,22 @@ INSTALL = 'installing packages is disabled in this sandbox (no network, no new p
 _NET = 'network access is disabled in this sandbox'
 _PROC = ('creating processes is disabled in this sandbox'
          ' (subprocess, os.system, os.fork)')
+# multiprocessing's locks, queues and pools need named semaphores in
+# /dev/shm, which the sandbox does not have, and its processes forks.
+# (ThreadPool too: its change notifier is a multiprocessing queue.)
+_POOL = ('creating processes is disabled in this sandbox, and so are multiprocessing'
+         " and ProcessPoolExecutor (multiprocessing's ThreadPool, Queue and Lock too,"
+         ' for want of shared semaphores); use threads instead:'
+         ' concurrent.futures.ThreadPoolExecutor or threading.Thread')
+_MEMORY = "the cell reached the session's memory limit of {}"
+_FILE_SIZE = "the file reached the session's file size limit of {}"
 _SIGNAL = 'sending signals to other processes is disabled in this sandbox'
 _LINK = ('creating symbolic links is disabled in this sandbox;'
          ' copy the file instead (shutil.copy)')
 _PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',
     'os.posix_spawn', 'os.exec', 'os.spawn', 'pty.spawn'})
 _last_open = [None]
+_SELF = (lambda: 0).__code__.co_filename  # the embedded modules' name
 
 def audit(event, args):
     """The audit hook (sys.addaudithook); install() puts it in place."""
@@ -59,41 +72,122 @@ def audit(event, args):
 def _under(path, roots):
     return any(path == r or path.startswith(r.rstrip('/') + '/') for r in roots)
 
-def explain(exc):
-    """exc, or for a refusal of a path outside the session an exception
-    of the same type, errno and traceback whose message names the
-    policy."""
-    try:
-        if type(exc) not in (PermissionError, FileNotFoundError):
-            return exc
-        name = exc.filename
-        if isinstance(name, bytes):
-            name = os.fsdecode(name)
-        if not isinstance(name, str) or not name:
-            return exc
-        path = os.path.abspath(name)
-        last = _last_open[0]
-        if last is not None and last[0] in (exc.filename, name):
-            mode, flags = last[1] or '', last[2] or 0
-            write = (any(c in mode for c in 'wax+') or flags &
-                     (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
-        else:
-            write = _under(path, _session['readable'])
-        if (not write and type(exc) is PermissionError and _ci.MANIFEST
-                and _under(path, _ci.MANIFEST_DIRS)
-                and not _ci.manifest_listed(os.path.realpath(path))):
-            msg = (f'the signed package manifest does not list {path};'
-                   ' this session reads only the packages it lists')
-        elif write and not _under(path, _session['writable']):
-            msg = _session['write']
-        elif not write and not _under(path, _session['readable']):
-            msg = (f'this sandbox can only read the session directories and'
-                   f' the Python installation; {path} is outside them')
-        else:
-            return exc
-        new = type(exc)(msg)
+def size(n):
+    """n bytes in words: 2 GiB, 768 MiB, 1.5 GiB, 100 bytes."""
+    for shift, unit in ((40, 'TiB'), (30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
+        if n >= 1 << shift:
+            return f'{n / (1 << shift):.2f}'.rstrip('0').rstrip('.') + ' ' + unit
+    return f'{n} byte' + ('s' if n != 1 else '')
+
+
+def _limit(which):
+    # The soft limit of resource which, None when there is none.
+    soft = resource.getrlimit(which)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _reworded(exc, msg, cls=None):
+    # exc as cls (its own type unless given) with the message msg: its
+    # errno, traceback, cause, context and notes kept.
+    new = (cls or type(exc))(msg)
+    if isinstance(exc, OSError):
         new.errno = exc.errno
-        return new.with_traceback(exc.__traceback__)
+    new.__cause__, new.__context__ = exc.__cause__, exc.__context__
+    new.__suppress_context__ = exc.__suppress_context__
+    if getattr(exc, '__notes__', None):
+        new.__notes__ = list(exc.__notes__)
+    return new.with_traceback(exc.__traceback__)
+
+
+def _limit_reached(exc):
+    # A MemoryError that says nothing (CPython's) or is numpy's "Unable to
+    # allocate", or "File too large", under a limit of the session's.
+    if isinstance(exc, MemoryError):
+        limit = _limit(resource.RLIMIT_AS)
+        theirs = str(exc)
+        numpy = type(exc).__qualname__ == '_ArrayMemoryError'
+        if limit is None or (theirs and not numpy):
+            return None
+        msg = _MEMORY.format(size(limit))
+        # numpy's class shows as MemoryError, but its str() ignores args.
+        return _reworded(exc, f'{msg}: {theirs}' if theirs else msg,
+                         MemoryError if numpy else None)
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        limit = _limit(resource.RLIMIT_FSIZE)
+        if limit is not None:
+            return _reworded(exc, _FILE_SIZE.format(size(limit)))
+    return None
+
+
+# multiprocessing's functions that fail for the sandbox: its named
+# semaphore (SemLock) and shared memory, with no /dev/shm; a process
+# started by fork (the audit hook refuses it) or by exec (seccomp does).
+_MP_DIR = os.path.join(os.path.dirname(os.__file__), 'multiprocessing')
+_MP_RAISERS = frozenset({('synchronize.py', '__init__'), ('shared_memory.py', '__init__'),
+                         ('popen_fork.py', '_launch'), ('util.py', 'spawnv_passfds')})
+
+
+def _multiprocessing(exc):
+    # An OSError whose last frame (not the audit hook's) is one of those.
+    if not isinstance(exc, OSError):
+        return None
+    last, tb = None, exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename != _SELF:
+            last = code
+        tb = tb.tb_next
+    if last is None:
+        return None
+    where, name = os.path.split(last.co_filename)
+    if where == _MP_DIR and (name, last.co_name) in _MP_RAISERS:
+        return _reworded(exc, _POOL)
+    return None
+
+
+def _path_refused(exc):
+    # A path outside the session: refused by Landlock (PermissionError),
+    # absent from the worker's mounts (FileNotFoundError) or on a
+    # read-only mount (OSError EROFS).
+    read_only = type(exc) is OSError and exc.errno == errno.EROFS
+    if type(exc) not in (PermissionError, FileNotFoundError) and not read_only:
+        return None
+    name = exc.filename
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if not isinstance(name, str) or not name:
+        return None
+    path = os.path.abspath(name)
+    last = _last_open[0]
+    if read_only:
+        write = True
+    elif last is not None and last[0] in (exc.filename, name):
+        mode, flags = last[1] or '', last[2] or 0
+        write = (any(c in mode for c in 'wax+') or flags &
+                 (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+    else:
+        write = _under(path, _session['readable'])
+    if (not write and type(exc) is PermissionError and _ci.MANIFEST
+            and _under(path, _ci.MANIFEST_DIRS)
+            and not _ci.manifest_listed(os.path.realpath(path))):
+        msg = (f'the signed package manifest does not list {path};'
+               ' this session reads only the packages it lists')
+    elif write and not _under(path, _session['writable']):
+        msg = _session['write']
+    elif not write and not _under(path, _session['readable']):
+        msg = (f'this sandbox can only read the session directories and'
+               f' the Python installation; {path} is outside them')
+    else:
+        return None
+    return _reworded(exc, msg)
+
+
+def explain(exc):
+    """exc, or for what the sandbox refused or a limit it reached an
+    exception of the same type, errno and traceback whose message names
+    the policy or the limit."""
+    try:
+        return _limit_reached(exc) or _multiprocessing(exc) or _path_refused(exc) or exc
     except Exception:
         return exc
 

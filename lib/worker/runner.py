@@ -11,14 +11,14 @@ shown. Then it turns the cell's fate into the fields of a RESULT frame.
 
 The worker embeds this file at build time (tools/embed.sh) and loads it
 as the module _codeinterp_runner once, before any session exists, after
-_codeinterp_outputs, _codeinterp_refusals, _codeinterp_stdin and
-_codeinterp_shell (whose shell was made before the preloaded packages);
-install() then puts display(), input(), plt.show, exit() and the audit
+_codeinterp_outputs, _codeinterp_refusals, _codeinterp_stdin,
+_codeinterp_shell (whose shell was made before the preloaded packages)
+and _codeinterp_tracebacks; install() then puts display(), input(), plt.show, exit() and the audit
 hook in place. The constants
 it shares with C come from the built-in module _codeinterp
 (lib/worker/interp.c), made from lib/proto.h.
 """
-import ast, builtins, gc, inspect, io, linecache, os, sys, tokenize, traceback
+import ast, builtins, gc, inspect, io, linecache, os, sys, tokenize
 import matplotlib.pyplot as _plt
 from matplotlib._pylab_helpers import Gcf as _Gcf
 from matplotlib.figure import Figure as _Figure
@@ -31,6 +31,7 @@ import _codeinterp as _ci
 import _codeinterp_outputs as _out
 import _codeinterp_refusals as _refusals
 import _codeinterp_shell as _shellmod
+import _codeinterp_tracebacks as _tb
 from _codeinterp import (OUTCOME_OK as OK, OUTCOME_ERROR as ERROR,
                          OUTCOME_MEMORY as MEMORY,
                          OUTCOME_INTERRUPT as INTERRUPT,
@@ -43,6 +44,7 @@ _QUIET = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
                     tokenize.INDENT, tokenize.DEDENT,
                     tokenize.ENDMARKER})
 _AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+_WS = None  # the session's workspace, once _configure() has run
 
 
 def _lines(source):
@@ -336,30 +338,28 @@ def _flush():
 _text = _out.cut_utf8
 
 
-def _traceback(exc):
-    # The embedded modules' frames go, at the start (run, _execute) and
-    # wherever else they stand (the audit hook raises from inside a
-    # cell's call). A refusal by design keeps only the cell's frames, a
-    # UsageError none, as IPython shows it.
+def _tracebacks(exc):
+    # (folded, full): exc's traceback as a model should read it, and
+    # whole (tracebacks.py). The embedded modules' frames go from every
+    # part, wherever they stand (run and _execute at the start; the audit
+    # hook raises from inside a cell's call). A refusal by design keeps
+    # only the cell's frames, a UsageError none, as IPython shows it.
     if isinstance(exc, UsageError):
-        return f'UsageError: {exc}\n'
+        text = f'UsageError: {exc}\n'
+        return text, text
     refused = isinstance(exc, _refusals.Refused)
 
-    def cut(code):
-        name = code.co_filename
+    def hide(frame):
+        name = frame.filename
         return name == _SELF or (refused and not name.startswith('<cell '))
-    tb = exc.__traceback__
-    while tb is not None and cut(tb.tb_frame.f_code):
-        tb = tb.tb_next
-    node = tb
-    while node is not None and node.tb_next is not None:
-        if cut(node.tb_next.tb_frame.f_code):
-            node.tb_next = node.tb_next.tb_next
-        else:
-            node = node.tb_next
-    if _shell.InteractiveTB.mode == 'Minimal':
-        tb = None  # %xmode Minimal: the exception's line alone
-    return ''.join(traceback.format_exception(type(exc), exc, tb))
+
+    # %xmode Minimal: the exception's line alone.
+    tb = None if _shell.InteractiveTB.mode == 'Minimal' else exc.__traceback__
+    return _tb.texts(exc, tb, hide, lambda frame: _tb.own(frame.filename, _WS))
+
+
+def _traceback(exc):
+    return _tracebacks(exc)[0]
 
 
 def _complain():
@@ -479,7 +479,7 @@ def _report(value, exc, limit):
     # The RESULT's fields of the cell's fate, keyed by their tags; each
     # text as UTF-8 of at most limit bytes, or None.
     if exc is None:
-        outcome, texts = OK, [value, None, None, None]
+        outcome, texts = OK, [value, None, None, None, None]
     else:
         name = type(exc).__qualname__
         if isinstance(exc, MemoryError):
@@ -495,14 +495,15 @@ def _report(value, exc, limit):
         except BaseException:
             message = '<exception str() failed>'
         try:
-            tb = _traceback(exc)
+            tb, full = _tracebacks(exc)
         except BaseException:
-            tb = None
-        texts = [None, name, message, tb]
+            tb = full = None
+        # The whole traceback only when folding left something out.
+        texts = [None, name, message, tb, full if full != tb else None]
     fields = {_ci.FIELD_OUTCOME: outcome}
     flags = 0
     for tag, s in zip((_ci.FIELD_VALUE, _ci.FIELD_ENAME, _ci.FIELD_EVALUE,
-                       _ci.FIELD_TRACEBACK), texts):
+                       _ci.FIELD_TRACEBACK, _ci.FIELD_TRACEBACK_FULL), texts):
         if s is not None:
             s, cut = _text(s, limit)
             flags |= TRUNCATED if cut else 0

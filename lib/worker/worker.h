@@ -108,6 +108,7 @@ struct ci_cell {
     struct ci_text ename;
     struct ci_text evalue;
     struct ci_text traceback;
+    struct ci_text traceback_full; /* the whole one, when traceback is folded */
     struct ci_text outputs;   /* the OUTPUTS field, encoded; NULL if none */
     uint32_t omitted;         /* outputs left out for the display limits */
     void *owner;              /* keeps the texts alive; private to interp.c */

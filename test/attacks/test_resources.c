@@ -272,7 +272,7 @@ static void test_filling_the_disk_is_bounded_per_file(void **state)
                              "with open('over', 'wb') as f:\n"
                              "    f.write(bytes(5 * 2**20))");
     assert_fate(r, CI_STATUS_ERROR, "OSError");
-    h_assert_contains(ci_result_error_value(r), "[Errno 27]"); /* EFBIG */
+    h_assert_contains(ci_result_error_value(r), "file size limit of 4 MiB"); /* EFBIG */
     ci_result_free(r);
     char *over = h_fmt("%s/over", ci_session_workspace(S));
     struct stat st;
@@ -289,7 +289,7 @@ static void test_sparse_file_of_a_terabyte(void **state)
     int pid = ci_session_pid(S);
     ci_result *r = run_timed("import os\nopen('sparse', 'wb').close()\nos.truncate('sparse', 2**40)");
     assert_fate(r, CI_STATUS_ERROR, "OSError");
-    h_assert_contains(ci_result_error_value(r), "[Errno 27]");
+    h_assert_contains(ci_result_error_value(r), "file size limit of 4 MiB");
     ci_result_free(r);
     char *p = h_fmt("%s/sparse", ci_session_workspace(S));
     struct stat st;

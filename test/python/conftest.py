@@ -71,6 +71,7 @@ stdin = _load('_codeinterp_stdin', 'lib', 'worker', 'stdin.py')
 shell = _load('_codeinterp_shell', 'lib', 'worker', 'shell.py')
 main = types.ModuleType('__main__')
 ipython = shell.create(main)
+tracebacks = _load('_codeinterp_tracebacks', 'lib', 'worker', 'tracebacks.py')
 runner = _load('_codeinterp_runner', 'lib', 'worker', 'runner.py')
 refusals.install = lambda: None
 runner.install()

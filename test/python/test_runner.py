@@ -125,7 +125,8 @@ def test_run_returns_the_fields_by_their_tags(ns):
     fields = runner.run(1, b'print("hi")\n6 * 7', 100)
     assert fields == {ci.FIELD_OUTCOME: ci.OUTCOME_OK, ci.FIELD_FLAGS: 0,
                       ci.FIELD_VALUE: b'42', ci.FIELD_ENAME: None, ci.FIELD_EVALUE: None,
-                      ci.FIELD_TRACEBACK: None, ci.FIELD_OUTPUTS: b'', ci.FIELD_OMITTED: 0}
+                      ci.FIELD_TRACEBACK: None, ci.FIELD_TRACEBACK_FULL: None,
+                      ci.FIELD_OUTPUTS: b'', ci.FIELD_OMITTED: 0}
 
 
 def test_run_reports_an_error_with_the_cell_frames_only(ns):
@@ -136,6 +137,27 @@ def test_run_reports_an_error_with_the_cell_frames_only(ns):
     tb = fields[ci.FIELD_TRACEBACK].decode()
     assert tb.startswith('Traceback (most recent call last):\n  File "<cell 3>", line 3')
     assert 'runner.py' not in tb and tb.count('File "<cell 3>"') == 2
+
+
+def test_the_whole_traceback_is_sent_only_when_the_traceback_is_folded(ns):
+    fields = runner.run(5, b'import json\njson.loads("{")', 1 << 16)
+    folded = fields[ci.FIELD_TRACEBACK].decode()
+    full = fields[ci.FIELD_TRACEBACK_FULL].decode()
+    assert '    ... 2 frames in json/__init__.py, json/decoder.py ...\n' in folded
+    assert 'json/__init__.py", line' in full and '    ...' not in full
+    assert folded.splitlines()[-1] == full.splitlines()[-1]
+    fields = runner.run(6, b'1 / 0', 1 << 16)
+    assert fields[ci.FIELD_TRACEBACK] and fields[ci.FIELD_TRACEBACK_FULL] is None
+
+
+def test_a_chained_exception_loses_the_worker_frames_of_each_part(ns):
+    # builtins.exit() is the runner's: its frame, in the first part, goes.
+    fields = runner.run(7, b'import builtins\ntry:\n    builtins.exit(3)\n'
+                        b'except SystemExit:\n    raise ValueError("again")', 1 << 16)
+    tb = fields[ci.FIELD_TRACEBACK].decode()
+    assert 'During handling of the above exception' in tb and 'SystemExit: 3' in tb
+    assert tb.count('File "<cell 7>"') == 2 and 'in __call__' not in tb
+    assert fields[ci.FIELD_TRACEBACK_FULL] is None
 
 
 def test_every_memory_error_is_named_memory_error(ns):

@@ -102,6 +102,7 @@ _PROTOTYPES = {
     "ci_result_error_name": (c_char_p, [c_void_p]),
     "ci_result_error_value": (c_char_p, [c_void_p]),
     "ci_result_traceback": (c_char_p, [c_void_p]),
+    "ci_result_traceback_full": (c_char_p, [c_void_p]),
     "ci_result_output_count": (c_size_t, [c_void_p]),
     "ci_result_output_mime": (c_char_p, [c_void_p, c_size_t]),
     "ci_result_output_data": (c_void_p, [c_void_p, c_size_t, _SIZE_P]),

@@ -211,6 +211,7 @@ extern "C" {
     pub fn ci_result_error_name(r: *const ci_result) -> *const c_char;
     pub fn ci_result_error_value(r: *const ci_result) -> *const c_char;
     pub fn ci_result_traceback(r: *const ci_result) -> *const c_char;
+    pub fn ci_result_traceback_full(r: *const ci_result) -> *const c_char;
     pub fn ci_result_output_count(r: *const ci_result) -> usize;
     pub fn ci_result_output_mime(r: *const ci_result, i: usize) -> *const c_char;
     pub fn ci_result_output_data(r: *const ci_result, i: usize, len: *mut usize) -> *const c_void;

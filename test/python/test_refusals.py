@@ -1,0 +1,141 @@
+"""explain()'s messages for a limit reached and for what the sandbox
+refuses (lib/worker/refusals.py), outside a worker: the limits are
+given, the session's directories made up."""
+import errno
+import os
+
+import pytest
+
+from conftest import refusals
+
+
+@pytest.fixture
+def limits(monkeypatch):
+    """Sets the session's RLIMIT_AS and RLIMIT_FSIZE as explain() reads
+    them; None is no limit."""
+    given = {}
+    monkeypatch.setattr(refusals, '_limit', lambda which: given.get(which))
+
+    def set_limits(memory=None, fsize=None):
+        given[refusals.resource.RLIMIT_AS] = memory
+        given[refusals.resource.RLIMIT_FSIZE] = fsize
+    return set_limits
+
+
+@pytest.fixture
+def session(monkeypatch):
+    monkeypatch.setattr(refusals, '_session', dict(refusals._session))
+    monkeypatch.setattr(refusals, '_last_open', [None])
+    refusals.configure('/s/workspace', '/s/tmp', '/s/config', os.getpid())
+
+
+def raised(exc, filename=None, name='f'):
+    """exc raised from a function name compiled as filename (a frame of
+    that file), with its traceback."""
+    space = {}
+    if filename is None:
+        filename = __file__
+    exec(compile(f'def {name}(exc):\n    raise exc\n', filename, 'exec'), space)
+    try:
+        space[name](exc)
+    except BaseException as e:
+        return e
+
+
+def test_sizes_read_as_a_person_writes_them():
+    assert refusals.size(2 << 30) == '2 GiB'
+    assert refusals.size(768 << 20) == '768 MiB'
+    assert refusals.size(3 << 29) == '1.5 GiB'
+    assert refusals.size(64 << 20) == '64 MiB'
+    assert refusals.size(1500) == '1.46 KiB'
+    assert refusals.size(100) == '100 bytes' and refusals.size(1) == '1 byte'
+
+
+def test_a_bare_memory_error_names_the_memory_limit(limits):
+    limits(memory=768 << 20)
+    exc = refusals.explain(raised(MemoryError()))
+    assert type(exc) is MemoryError
+    assert str(exc) == "the cell reached the session's memory limit of 768 MiB"
+    assert exc.__traceback__ is not None
+
+
+def test_numpys_memory_error_keeps_its_words_after_the_limit(limits):
+    import numpy as np
+    from numpy.core._exceptions import _ArrayMemoryError
+    limits(memory=2 << 30)
+    exc = refusals.explain(raised(_ArrayMemoryError((3 << 30,), np.dtype('float64'))))
+    assert isinstance(exc, MemoryError)
+    assert str(exc) == ("the cell reached the session's memory limit of 2 GiB:"
+                        ' Unable to allocate 24.0 GiB for an array with shape (3221225472,)'
+                        ' and data type float64')
+
+
+def test_a_memory_error_with_words_of_its_own_or_no_limit_stays(limits):
+    limits(memory=2 << 30)
+    own = raised(MemoryError('my cache is full'))
+    assert refusals.explain(own) is own
+    limits(memory=None)
+    bare = raised(MemoryError())
+    assert refusals.explain(bare) is bare
+
+
+def test_file_too_large_names_the_file_size_limit(limits):
+    limits(fsize=64 << 20)
+    exc = refusals.explain(raised(OSError(errno.EFBIG, 'File too large')))
+    assert type(exc) is OSError and exc.errno == errno.EFBIG
+    assert str(exc) == "the file reached the session's file size limit of 64 MiB"
+    limits(fsize=None)
+    left = raised(OSError(errno.EFBIG, 'File too large'))
+    assert refusals.explain(left) is left
+
+
+def test_a_read_only_path_outside_the_session_gives_the_write_policy(session, limits):
+    limits()
+    for path in ('/usr/x', '/etc/x'):
+        exc = refusals.explain(raised(OSError(errno.EROFS, 'Read-only file system', path)))
+        assert type(exc) is OSError and exc.errno == errno.EROFS
+        assert str(exc) == ('this sandbox can only write inside the session workspace'
+                            ' (/s/workspace), TMPDIR (/s/tmp) and HOME (/s/config)')
+
+
+def test_the_rewording_keeps_the_chain_and_the_notes(session, limits):
+    limits()
+    try:
+        try:
+            raise KeyError('first')
+        except KeyError:
+            raise PermissionError(errno.EACCES, 'Permission denied', '/srv/x')
+    except PermissionError as e:
+        e.add_note('a note')
+        exc = refusals.explain(e)
+    assert str(exc).startswith('this sandbox can only read the session directories')
+    assert isinstance(exc.__context__, KeyError) and exc.__notes__ == ['a note']
+
+
+@pytest.mark.parametrize('file, name, exc', [
+    ('synchronize.py', '__init__', FileNotFoundError(errno.ENOENT, 'No such file or directory')),
+    ('shared_memory.py', '__init__', FileNotFoundError(errno.ENOENT, 'No such file or directory')),
+    ('popen_fork.py', '_launch', PermissionError(refusals._PROC)),
+    ('util.py', 'spawnv_passfds', PermissionError(errno.EPERM, 'Operation not permitted')),
+])
+def test_multiprocessing_gets_the_process_policy_and_the_way_out(limits, file, name, exc):
+    limits()
+    new = refusals.explain(raised(exc, os.path.join(refusals._MP_DIR, file), name))
+    assert type(new) is type(exc) and new.errno == exc.errno
+    assert str(new) == refusals._POOL
+    assert 'no new processes' in refusals.SHELL and 'ThreadPoolExecutor' in str(new)
+
+
+def test_an_error_elsewhere_in_multiprocessing_or_of_its_name_stays(limits):
+    limits()
+    for exc in (raised(FileNotFoundError(2, 'x'), os.path.join(refusals._MP_DIR, 'pool.py'), '__init__'),
+                raised(FileNotFoundError(2, 'x'), '/elsewhere/synchronize.py', '__init__'),
+                raised(ValueError('x'), os.path.join(refusals._MP_DIR, 'synchronize.py'), '__init__')):
+        assert refusals.explain(exc) is exc
+
+
+def test_other_errors_and_interrupts_are_left_as_they_are(limits):
+    limits(memory=1 << 30, fsize=1 << 20)
+    for exc in (raised(KeyboardInterrupt()), raised(ZeroDivisionError('x')),
+                raised(OSError(errno.EIO, 'I/O error'))):
+        assert refusals.explain(exc) is exc
