@@ -578,3 +578,15 @@ int h_children_but_spares(int ppid)
 {
     return count_children(ppid, NULL, 0, 1);
 }
+
+void h_assert_cut(const ci_result *r, int stream, size_t limit)
+{
+    size_t len = 0;
+    const char *o = stream == CI_STREAM_STDOUT ? ci_result_stdout(r, &len)
+                                               : ci_result_stderr(r, &len);
+    int bit = stream == CI_STREAM_STDOUT ? CI_TRUNCATED_STDOUT : CI_TRUNCATED_STDERR;
+    if (len <= limit || len > limit + 400 || !strstr(o, "passed the output limit of") ||
+        !(ci_result_truncated(r) & bit))
+        fail_msg("stream %d is not cut at %zu: %zu bytes, truncated %#x, \"%.200s\"", stream,
+                 limit, len, (unsigned)ci_result_truncated(r), o);
+}

@@ -55,6 +55,11 @@ int h_group_teardown(void **state);
  * its worker. Always 0. */
 int h_setup_alive(void **state);
 
+/* Asserts that @r's stream (CI_STREAM_STDOUT or _STDERR) was cut at the
+ * output limit @limit: its head and tail, with the marker line between
+ * them, at most @limit + 400 bytes, and the truncation bit set. */
+void h_assert_cut(const ci_result *r, int stream, size_t limit);
+
 /* Runs @code, asserts ci_run returned CI_OK with a result. */
 ci_result *h_run(ci_session *s, const char *code);
 

@@ -818,7 +818,8 @@ static void test_orphan_holding_the_pipes_does_not_hide_the_exit(void **state)
     h_assert_contains(ci_result_error_value(r), "exited with status 3");
     size_t len = 0;
     ci_result_stdout(r, &len);
-    assert_true(len <= 4096);
+    if (len > 4096)
+        h_assert_cut(r, CI_STREAM_STDOUT, 4096);
     ci_result_free(r);
     assert_true(took <= F_TIMEOUT + F_GRACE + 1000);
 
