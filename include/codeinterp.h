@@ -361,7 +361,8 @@ CI_API int ci_config_set_memory_limit(ci_config *cfg, ci_uint64 bytes);
  *   limit of 1 MiB; the whole output is in .outputs/cell-3.stdout ...]
  * ci_result_truncated() reports the cut and ci_result_spill_file() names
  * the file. The same limit bounds the value's repr, the error message and
- * the traceback (those are cut at the end).
+ * the traceback, cut the same way, with a marker line that names the text
+ * ("the traceback passed the output limit of 1 MiB"), without a file.
  * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is under 1024 or
  *         over 256 MiB.
  */
@@ -895,7 +896,8 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
  *  CI_TRUNCATED_STDOUT   stdout reached the output limit
  *  CI_TRUNCATED_STDERR   stderr reached the output limit
  *  CI_TRUNCATED_TEXT     the value's repr, the error message or the
- *                        traceback was cut at the output limit
+ *                        traceback (folded or whole) passed the output
+ *                        limit and was cut in the middle
  *  CI_TRUNCATED_OUTPUTS  rich outputs were left out (see
  *                        ci_result_outputs_omitted)
  *  CI_TRUNCATED_FILES    the list of changed files is incomplete (see

@@ -1,5 +1,6 @@
 /* Return codes and messages, from the one list in codeinterp.h. */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -29,14 +30,25 @@ CI_API const char *ci_status_name(ci_status status)
 
 void ci_format_size(char *out, size_t size, unsigned long long bytes)
 {
-    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
+    static const char *const units[] = {"TiB", "GiB", "MiB", "KiB"};
+    char n[32];
+    size_t len;
 
-    while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-        bytes /= 1024;
-        u++;
+    for (int i = 0; i < 4; i++) {
+        unsigned long long unit = 1ULL << (40 - 10 * i);
+        if (bytes < unit)
+            continue;
+        /* Two decimals at most, no trailing zeros: 1.5 GiB, 1.46 KiB. */
+        snprintf(n, sizeof n, "%.2f", (double)bytes / (double)unit);
+        len = strlen(n);
+        while (n[len - 1] == '0')
+            n[--len] = '\0';
+        if (n[len - 1] == '.')
+            n[--len] = '\0';
+        snprintf(out, size, "%s %s", n, units[i]);
+        return;
     }
-    snprintf(out, size, "%llu %s", bytes, bytes == 1 && u == 0 ? "byte" : units[u]);
+    snprintf(out, size, "%llu byte%s", bytes, bytes == 1 ? "" : "s");
 }
 
 /* The detail of the calling thread's last failed ci_session_new(), which

@@ -166,8 +166,8 @@ struct ci_result {
 void ci_set_errmsg(ci_session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ci_set_thread_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* @bytes as a limit is named: "1 MiB", "1536 KiB", "1000 bytes" (exact,
- * in the largest unit that divides it). */
+/* @bytes as a limit is named: "1 MiB", "1.5 GiB", "1.46 KiB", "1000
+ * bytes" (two decimals at most; outputs.size() in the worker agrees). */
 void ci_format_size(char *out, size_t size, unsigned long long bytes);
 
 /* A monotonic clock in milliseconds; every deadline is on it. */

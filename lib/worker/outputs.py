@@ -64,6 +64,47 @@ def cut_utf8(s, limit):
     return b[:limit].decode('utf-8', 'ignore').encode(), True
 
 
+def size(n):
+    """n bytes in words, as limits are named: 2 GiB, 768 MiB, 1.5 GiB,
+    100 bytes (ci_format_size in lib/errors.c writes the same)."""
+    for shift, unit in ((40, 'TiB'), (30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
+        if n >= 1 << shift:
+            return f'{n / (1 << shift):.2f}'.rstrip('0').rstrip('.') + ' ' + unit
+    return f'{n} byte' + ('s' if n != 1 else '')
+
+
+def _plural(n, word):
+    return f'{n} {word}' + ('s' if n != 1 else '')
+
+
+def cut_middle(s, limit, what):
+    """utf8(s) within limit bytes (at least 1024): (bytes, cut). A longer
+    text keeps its head and its tail, cut after a line break where one is
+    near, with one line between them that counts what was left out and
+    names the limit, as the host marks a stream past the output limit
+    (lib/output.c): the end of a traceback is its exception."""
+    b, cut = cut_utf8(s, limit)
+    if not cut or limit < 1024:
+        return b, cut
+    whole = utf8(s)
+    half = (limit - 320) // 2
+    # 'ignore' drops the character a byte cut splits, at either end.
+    head = whole[:half].decode('utf-8', 'ignore').encode()
+    tail = whole[-half:].decode('utf-8', 'ignore').encode()
+    nl = head.rfind(b'\n')
+    if nl >= len(head) - len(head) // 4:
+        head = head[:nl + 1]
+    nl = tail.find(b'\n')
+    if 0 <= nl < len(tail) // 4:
+        tail = tail[nl + 1:]
+    left = len(whole) - len(head) - len(tail)
+    lines = whole.count(b'\n', len(head), len(whole) - len(tail))
+    marker = (('' if head.endswith(b'\n') else '\n')
+              + f'[... {_plural(left, "byte")} ({_plural(lines, "line")}) left out: '
+              f'{what} passed the output limit of {size(limit)} ...]\n')
+    return head + utf8(marker[:300]) + tail, True
+
+
 def encode(mime, v):
     """The bytes of one representation, None to skip it, or _BIG if it
     is over the per-output limit before it is even encoded."""

@@ -14,6 +14,7 @@ _codeinterp_refusals.
 import errno, os, resource, sys
 
 import _codeinterp as _ci
+import _codeinterp_outputs as _out
 
 SHELL = ('shell commands are disabled in this sandbox (no new processes);'
          ' use Python instead: os.listdir, pathlib, shutil, open')
@@ -72,14 +73,6 @@ def audit(event, args):
 def _under(path, roots):
     return any(path == r or path.startswith(r.rstrip('/') + '/') for r in roots)
 
-def size(n):
-    """n bytes in words: 2 GiB, 768 MiB, 1.5 GiB, 100 bytes."""
-    for shift, unit in ((40, 'TiB'), (30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
-        if n >= 1 << shift:
-            return f'{n / (1 << shift):.2f}'.rstrip('0').rstrip('.') + ' ' + unit
-    return f'{n} byte' + ('s' if n != 1 else '')
-
-
 def _limit(which):
     # The soft limit of resource which, None when there is none.
     soft = resource.getrlimit(which)[0]
@@ -108,14 +101,14 @@ def _limit_reached(exc):
         numpy = type(exc).__qualname__ == '_ArrayMemoryError'
         if limit is None or (theirs and not numpy):
             return None
-        msg = _MEMORY.format(size(limit))
+        msg = _MEMORY.format(_out.size(limit))
         # numpy's class shows as MemoryError, but its str() ignores args.
         return _reworded(exc, f'{msg}: {theirs}' if theirs else msg,
                          MemoryError if numpy else None)
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         limit = _limit(resource.RLIMIT_FSIZE)
         if limit is not None:
-            return _reworded(exc, _FILE_SIZE.format(size(limit)))
+            return _reworded(exc, _FILE_SIZE.format(_out.size(limit)))
     return None
 
 

@@ -335,7 +335,7 @@ def _flush():
             pass
 
 
-_text = _out.cut_utf8
+_text = _out.cut_middle
 
 
 def _tracebacks(exc):
@@ -502,10 +502,12 @@ def _report(value, exc, limit):
         texts = [None, name, message, tb, full if full != tb else None]
     fields = {_ci.FIELD_OUTCOME: outcome}
     flags = 0
-    for tag, s in zip((_ci.FIELD_VALUE, _ci.FIELD_ENAME, _ci.FIELD_EVALUE,
-                       _ci.FIELD_TRACEBACK, _ci.FIELD_TRACEBACK_FULL), texts):
+    for tag, what, s in zip((_ci.FIELD_VALUE, _ci.FIELD_ENAME, _ci.FIELD_EVALUE,
+                             _ci.FIELD_TRACEBACK, _ci.FIELD_TRACEBACK_FULL),
+                            ('the value', 'the error name', 'the error message',
+                             'the traceback', 'the whole traceback'), texts):
         if s is not None:
-            s, cut = _text(s, limit)
+            s, cut = _text(s, limit, what)
             flags |= TRUNCATED if cut else 0
         fields[tag] = s
     fields[_ci.FIELD_FLAGS] = flags

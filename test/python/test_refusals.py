@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import refusals
+from conftest import outputs, refusals
 
 
 @pytest.fixture
@@ -43,12 +43,12 @@ def raised(exc, filename=None, name='f'):
 
 
 def test_sizes_read_as_a_person_writes_them():
-    assert refusals.size(2 << 30) == '2 GiB'
-    assert refusals.size(768 << 20) == '768 MiB'
-    assert refusals.size(3 << 29) == '1.5 GiB'
-    assert refusals.size(64 << 20) == '64 MiB'
-    assert refusals.size(1500) == '1.46 KiB'
-    assert refusals.size(100) == '100 bytes' and refusals.size(1) == '1 byte'
+    assert outputs.size(2 << 30) == '2 GiB'
+    assert outputs.size(768 << 20) == '768 MiB'
+    assert outputs.size(3 << 29) == '1.5 GiB'
+    assert outputs.size(64 << 20) == '64 MiB'
+    assert outputs.size(1500) == '1.46 KiB'
+    assert outputs.size(100) == '100 bytes' and outputs.size(1) == '1 byte'
 
 
 def test_a_bare_memory_error_names_the_memory_limit(limits):

@@ -54,14 +54,35 @@ def test_every_shared_constant_has_one_value_in_the_headers():
     assert (ci.OUTCOME_OK, ci.OUTCOME_ERROR, ci.OUTCOME_MEMORY, ci.OUTCOME_INTERRUPT) == (0, 1, 2, 3)
 
 
-def test_text_cuts_on_a_character_boundary_and_spells_out_nul():
-    assert runner._text('abc', 10) == (b'abc', False)
-    assert runner._text('a\0b', 10) == (b'a\\x00b', False)
-    # 'é' is two bytes: a cut after three bytes keeps 'a' and one 'é'.
-    assert runner._text('aéé', 3) == ('aé'.encode(), True)
-    assert runner._text('x' * 20, 5) == (b'xxxxx', True)
+def test_text_within_the_limit_is_whole_and_spells_out_nul():
+    assert runner._text('abc', 1024, 'the value') == (b'abc', False)
+    assert runner._text('a\0b', 1024, 'the value') == (b'a\\x00b', False)
     # a lone surrogate cannot be UTF-8: it is escaped, not an error
-    assert runner._text('\ud800', 20) == (b'\\ud800', False)
+    assert runner._text('\ud800', 1024, 'the value') == (b'\\ud800', False)
+
+
+def test_a_long_text_keeps_head_and_tail_around_a_counting_line():
+    tb = ''.join(f'  line {i}\n' for i in range(1000)) + 'KeyError: last\n'
+    got, cut = runner._text(tb, 2048, 'the traceback')
+    assert cut and len(got) <= 2048
+    head, rest = got.split(b'[... ', 1)
+    counts, tail = rest.split(b'\n', 1)
+    whole = tb.encode()
+    assert whole.startswith(head) and head.endswith(b'\n')
+    assert whole.endswith(tail) and tail.endswith(b'KeyError: last\n')
+    assert tail.startswith(b'  line ')
+    left = len(whole) - len(head) - len(tail)
+    lines = whole.count(b'\n', len(head), len(whole) - len(tail))
+    assert counts == (f'{left} bytes ({lines} lines) left out: the traceback passed the '
+                      'output limit of 2 KiB ...]').encode()
+
+
+def test_a_cut_text_is_whole_characters():
+    got, cut = runner._text('a' + 'é' * 3000, 1024, 'the value')
+    assert cut and len(got) <= 1024
+    text = got.decode('utf-8')
+    assert text.startswith('a' + 'é' * 10) and text.endswith('é' * 10)
+    assert '\n[... ' in text and ' left out: the value passed the output limit of 1 KiB ...]\n' in text
 
 
 @pytest.mark.parametrize('cell, silenced', [
@@ -168,8 +189,10 @@ def test_every_memory_error_is_named_memory_error(ns):
 
 
 def test_a_long_text_field_is_cut_and_flagged(ns):
-    fields = runner.run(1, b'"x" * 500', 50)
-    assert fields[ci.FIELD_VALUE] == b"'" + b'x' * 49
+    fields = runner.run(1, b'"x" * 5000', 1024)
+    value = fields[ci.FIELD_VALUE]
+    assert len(value) <= 1024 and value.startswith(b"'" + b'x' * 300)
+    assert b'\n[... ' in value and value.endswith(b'x' * 300 + b"'")
     assert fields[ci.FIELD_FLAGS] == ci.FLAG_TRUNCATED
 
 
