@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // shared is one session for the tests that leave its worker alive and do
@@ -104,6 +105,10 @@ func TestException(t *testing.T) {
 	if !strings.Contains(res.Error.Traceback, "ZeroDivisionError") || !strings.Contains(res.Error.Traceback, "<cell") {
 		t.Errorf("traceback %q", res.Error.Traceback)
 	}
+	// Only the cell's frames: nothing to fold.
+	if res.Error.TracebackFull != res.Error.Traceback {
+		t.Errorf("full traceback %q, folded %q", res.Error.TracebackFull, res.Error.Traceback)
+	}
 	var ce *CellError
 	if err := res.Err(); !errors.As(err, &ce) || err.Error() != "ZeroDivisionError: division by zero" {
 		t.Errorf("Err() = %v", err)
@@ -114,6 +119,32 @@ func TestException(t *testing.T) {
 	// The session goes on.
 	if r := run(t, shared, "1 + 1"); r.Value != "2" {
 		t.Errorf("after the exception: %q", r.Value)
+	}
+}
+
+// foldLine is the line that stands for the frames folded out of a traceback.
+var foldLine = regexp.MustCompile(`(?m)^    \.\.\. [0-9]+ frames? in \S`)
+
+func TestFoldedTraceback(t *testing.T) {
+	res := run(t, shared, "import pandas as pd\npd.DataFrame({'a':[1]})['b']")
+	if res.Status != StatusError || res.Error == nil || res.Error.Name != "KeyError" || res.Error.Value != "'b'" {
+		t.Fatalf("status %v error %+v", res.Status, res.Error)
+	}
+	tb, full := res.Error.Traceback, res.Error.TracebackFull
+	cell := fmt.Sprintf(`File "<cell %d>", line 2, in <module>`, res.ExecutionCount)
+	if !strings.Contains(tb, "frames in") && !strings.Contains(tb, "frame in") {
+		t.Errorf("nothing folded in %q", tb)
+	}
+	if !foldLine.MatchString(tb) || !strings.Contains(tb, cell) ||
+		!strings.Contains(tb, "pandas/core/frame.py") || strings.Contains(tb, `core/frame.py", line`) {
+		t.Errorf("folded traceback %q", tb)
+	}
+	if len(full) <= len(tb) || foldLine.MatchString(full) || !strings.Contains(full, cell) ||
+		!strings.Contains(full, `pandas/core/frame.py", line`) {
+		t.Errorf("full traceback (%d bytes, folded %d) %q", len(full), len(tb), full)
+	}
+	if !strings.HasSuffix(tb, "KeyError: 'b'\n") || !strings.HasSuffix(full, "KeyError: 'b'\n") {
+		t.Errorf("tracebacks end %q and %q", tb[len(tb)-20:], full[len(full)-20:])
 	}
 }
 
@@ -308,6 +339,68 @@ sys.stderr.write('err\n'); sys.stderr.flush()
 	// The first line arrives while the cell still sleeps.
 	if lead := end.Sub(chunks[0].at); lead < 300*time.Millisecond {
 		t.Errorf("first chunk %v after start, only %v before the end", chunks[0].at.Sub(start), lead)
+	}
+}
+
+// The callback gets whole lines: a partial line left waiting on its own,
+// and a line of 16 KiB or more in pieces cut after a whole character.
+func TestStreamingWholeLines(t *testing.T) {
+	var chunks []string
+	res, err := shared.RunWithOptions("import time\nprint('a')\nprint('progress', end='', flush=True)\n"+
+		"time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\nprint('b')",
+		RunOptions{OnOutput: func(s Stream, data []byte) { chunks = append(chunks, string(data)) }})
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %v", err, res)
+	}
+	if strings.Join(chunks, "") != res.Stdout {
+		t.Errorf("streamed %d bytes, result %d", len(strings.Join(chunks, "")), len(res.Stdout))
+	}
+	if len(chunks) < 4 || chunks[0] != "a\n" || chunks[1] != "progress" || chunks[2] != " done\n" {
+		t.Fatalf("chunks %.40q", chunks)
+	}
+	if rest := strings.Join(chunks[3:], ""); rest != "x"+strings.Repeat("\u00e9", 20000)+"\nb\n" {
+		t.Errorf("the long line and b streamed as %d bytes", len(rest))
+	}
+	for i, c := range chunks[3:] {
+		if !utf8.ValidString(c) || (!strings.HasSuffix(c, "\n") && len(c) < 16381) {
+			t.Errorf("chunk %d: %d bytes, valid UTF-8 %v, ends %q", i+3, len(c), utf8.ValidString(c), c[len(c)-2:])
+		}
+	}
+}
+
+// Past the output limit the callback gets one note line and nothing more.
+func TestStreamingNotePastTheLimit(t *testing.T) {
+	s, err := NewSession(WithOutputLimit(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var streamed strings.Builder
+	res, err := s.RunWithOptions("for i in range(2000):\n    print(i)", RunOptions{OnOutput: func(st Stream, data []byte) {
+		if st != Stdout {
+			t.Errorf("stream %v", st)
+		}
+		streamed.Write(data)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&whole, "%d\n", i)
+	}
+	got := streamed.String()
+	if len(got) < 4096 || got[:4096] != whole.String()[:4096] {
+		t.Fatalf("streamed %d bytes: %.60q", len(got), got)
+	}
+	note := got[4096:]
+	if !strings.HasPrefix(note, "\n[... stdout passed the output limit of 4 KiB") ||
+		!strings.HasSuffix(note, "the whole output goes to .outputs/cell-1.stdout ...]\n") ||
+		strings.Count(note, "\n") != 2 {
+		t.Errorf("note %q", note)
+	}
+	if f := res.SpillFile(Stdout); f != ".outputs/cell-1.stdout" {
+		t.Errorf("SpillFile(Stdout) = %q", f)
 	}
 }
 
@@ -521,6 +614,99 @@ func TestOptions(t *testing.T) {
 	if text := res.OutputsOf("text/plain"); len(text) != 1 ||
 		string(text[0].Data) != "<Figure size 320x240 with 1 Axes>" {
 		t.Errorf("figure text %v", text)
+	}
+}
+
+// A stream past the output limit is whole in its spill file.
+func TestSpillFile(t *testing.T) {
+	s, err := NewSession(WithOutputLimit(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	spilled := func(res *Result, stream Stream, want string) {
+		t.Helper()
+		name := fmt.Sprintf(".outputs/cell-%d.%v", res.ExecutionCount, stream)
+		if got := res.SpillFile(stream); got != name {
+			t.Fatalf("SpillFile(%v) = %q, want %q", stream, got, name)
+		}
+		data, err := s.GetFile(name)
+		if err != nil || string(data) != want {
+			t.Errorf("GetFile(%s): %d bytes, %v; want %d bytes", name, len(data), err, len(want))
+		}
+	}
+	res := run(t, s, "print('y' * 10000)")
+	spilled(res, Stdout, strings.Repeat("y", 10000)+"\n")
+	marker := strings.Split(res.Stdout, "\n")[1]
+	if !strings.HasSuffix(marker, "the whole output is in "+res.SpillFile(Stdout)+" ...]") {
+		t.Errorf("marker %q", marker)
+	}
+	if f := res.SpillFile(Stderr); f != "" { // stderr was not cut
+		t.Errorf("SpillFile(Stderr) = %q", f)
+	}
+	if f := res.SpillFile(Stream(3)); f != "" {
+		t.Errorf("SpillFile(3) = %q", f)
+	}
+	// Raw bytes, NULs and invalid UTF-8 included, byte for byte.
+	var raw []byte
+	for i := 0; i < 40; i++ {
+		for b := 0; b < 256; b++ {
+			raw = append(raw, byte(b))
+		}
+	}
+	res = run(t, s, "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 40)\nprint('err', file=sys.stderr)")
+	if res.Truncated != TruncatedStdout || res.Stderr != "err\n" || res.SpillFile(Stderr) != "" {
+		t.Errorf("truncated %v, stderr %q, stderr spill %q", res.Truncated, res.Stderr, res.SpillFile(Stderr))
+	}
+	spilled(res, Stdout, string(raw))
+	res = run(t, s, "import sys\nprint('z' * 10000, file=sys.stderr)\nprint('short')")
+	if res.Truncated != TruncatedStderr || res.SpillFile(Stdout) != "" {
+		t.Errorf("truncated %v, stdout spill %q", res.Truncated, res.SpillFile(Stdout))
+	}
+	spilled(res, Stderr, strings.Repeat("z", 10000)+"\n")
+	res = run(t, s, "print('short')")
+	if res.Truncated != 0 || res.SpillFile(Stdout) != "" || res.SpillFile(Stderr) != "" {
+		t.Errorf("an uncut run: truncated %v, spill files %q %q", res.Truncated,
+			res.SpillFile(Stdout), res.SpillFile(Stderr))
+	}
+}
+
+func TestSpillLimit(t *testing.T) {
+	s, err := NewSession(WithOutputLimit(4096), WithSpillLimit(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s, "print('y' * 10000)")
+	want := "[... 5905 bytes (0 lines) left out: stdout passed the output limit of 4 KiB; the rest was not kept ...]"
+	if marker := strings.Split(res.Stdout, "\n")[1]; marker != want || res.Truncated != TruncatedStdout {
+		t.Errorf("truncated %v, marker %q", res.Truncated, marker)
+	}
+	if f := res.SpillFile(Stdout); f != "" {
+		t.Errorf("WithSpillLimit(0): SpillFile(Stdout) = %q", f)
+	}
+	if _, err := s.GetFile(".outputs/cell-1.stdout"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("WithSpillLimit(0): GetFile of the spill file: %v", err)
+	}
+	s.Close()
+	// A spill file of 2 KiB keeps the stream's first 2 KiB.
+	s, err = NewSession(WithOutputLimit(4096), WithSpillLimit(2048))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res = run(t, s, "print('y' * 10000)")
+	if f := res.SpillFile(Stdout); f != ".outputs/cell-1.stdout" ||
+		!strings.HasSuffix(strings.Split(res.Stdout, "\n")[1], "its first 2 KiB are in .outputs/cell-1.stdout ...]") {
+		t.Errorf("WithSpillLimit(2048): SpillFile %q, stdout %.200q", f, res.Stdout)
+	}
+	if data, err := s.GetFile(".outputs/cell-1.stdout"); err != nil || string(data) != strings.Repeat("y", 2048) {
+		t.Errorf("WithSpillLimit(2048): %d bytes, %v", len(data), err)
+	}
+	for _, bad := range []uint64{5, 1023, 4<<30 + 1} {
+		if _, err := NewSession(WithSpillLimit(bad)); !errors.Is(err, ErrInvalid) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("WithSpillLimit(%d) refused", bad)) {
+			t.Errorf("WithSpillLimit(%d): %v", bad, err)
+		}
 	}
 }
 
@@ -803,6 +989,7 @@ func TestRefusedArgumentsNameTheGoMethod(t *testing.T) {
 	_, runErr := shared.RunWithOptions("1", RunOptions{Timeout: 25 * time.Hour})
 	_, bigErr := shared.Run(strings.Repeat("#", 16<<20+1))
 	_, dpiErr := NewSession(WithFigureDPI(5))
+	_, spillErr := NewSession(WithSpillLimit(5))
 	_, zeroErr := NewSession(Option{})
 	for _, c := range []struct {
 		err  error
@@ -822,6 +1009,8 @@ func TestRefusedArgumentsNameTheGoMethod(t *testing.T) {
 		{bigErr, ErrTooBig, "codeinterp: Run: size over the limit: code of 16777217 bytes is over the " +
 			"limit of a cell, 16 MiB (16777216 bytes)"},
 		{dpiErr, ErrInvalid, "codeinterp: NewSession: invalid argument: WithFigureDPI(5) refused: must be 10 to 600"},
+		{spillErr, ErrInvalid, "codeinterp: NewSession: invalid argument: WithSpillLimit(5) refused: " +
+			"must be 0 (no spill files), or 1024 bytes to 4 GiB (4294967296 bytes)"},
 		{zeroErr, ErrInvalid, "codeinterp: NewSession: invalid argument: a zero Option{}: " +
 			"make options with the With* functions"},
 	} {

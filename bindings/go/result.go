@@ -97,9 +97,19 @@ type Output struct {
 // fate, whether the cell stopped or was killed: Status tells which. It
 // implements error.
 type CellError struct {
-	Name      string // the exception's class name: "ZeroDivisionError"
-	Value     string // str(exc), or a sentence on how the worker died
-	Traceback string // as Python prints it; "" when there is none
+	Name  string // the exception's class name: "ZeroDivisionError"
+	Value string // str(exc), or a sentence on how the worker died
+	// The traceback as Python prints it, showing the cell's frames
+	// (File "<cell N>"); "" when there is none. Between the cell's frames
+	// and the frame that raised, each run of other code's frames (the
+	// standard library's, a package's) is folded into one line that
+	// counts them and names their files:
+	//     ... 7 frames in urllib/request.py, http/client.py ...
+	Traceback string
+	// The same traceback with nothing folded: every frame but the
+	// worker's. The same text as Traceback when nothing was folded, and
+	// "" exactly when Traceback is.
+	TracebackFull string
 }
 
 func (e *CellError) Error() string {
@@ -113,8 +123,12 @@ func (e *CellError) Error() string {
 // refers to C memory.
 type Result struct {
 	Status Status
-	// Everything the cell wrote to file descriptors 1 and 2, up to the
-	// output limit, as raw bytes (not necessarily UTF-8).
+	// Everything the cell wrote to file descriptors 1 and 2, as raw bytes
+	// (not necessarily UTF-8). A stream that passed the output limit is
+	// its head, one marker line and its tail:
+	//     [... 5905 bytes (0 lines) left out: stdout passed the output
+	//     limit of 4 KiB; the whole output is in .outputs/cell-1.stdout ...]
+	// and SpillFile names the file holding the whole of it.
 	Stdout, Stderr string
 	// The repr of the cell's last expression; HasValue is false when the
 	// cell did not end with an expression, the value was None, or the
@@ -133,6 +147,21 @@ type Result struct {
 	WallTime       time.Duration
 	CPUTime        time.Duration
 	PeakMemory     uint64 // the worker's peak resident set size, bytes
+
+	spill [2]string // SpillFile's answers for Stdout and Stderr
+}
+
+// SpillFile returns the workspace-relative name of the file that holds the
+// whole of a stream that passed the output limit,
+// ".outputs/cell-12.stdout" (cell 12's stdout), for GetFile or the next
+// cell; "" when the stream was not cut, spill files are off
+// (WithSpillLimit(0)) or the file could not be written (the marker line
+// says why), and for a Stream other than Stdout and Stderr.
+func (r *Result) SpillFile(stream Stream) string {
+	if r == nil || (stream != Stdout && stream != Stderr) {
+		return ""
+	}
+	return r.spill[stream-Stdout]
 }
 
 // Err returns the cell's error as an error value, or nil (a true nil
@@ -193,6 +222,7 @@ func copyResult(r *C.ci_result) *Result {
 		e := &CellError{Name: name}
 		e.Value, _ = optString(C.ci_result_error_value(r))
 		e.Traceback, _ = optString(C.ci_result_traceback(r))
+		e.TracebackFull, _ = optString(C.ci_result_traceback_full(r))
 		res.Error = e
 	}
 	count := C.ci_result_output_count(r)
@@ -222,6 +252,9 @@ func copyResult(r *C.ci_result) *Result {
 	}
 	res.ExecutionCount = int(C.ci_result_execution_count(r))
 	res.Truncated = Truncation(C.ci_result_truncated(r))
+	for _, s := range []Stream{Stdout, Stderr} {
+		res.spill[s-Stdout], _ = optString(C.ci_result_spill_file(r, C.int(s)))
+	}
 	res.WallTime = time.Duration(C.ci_result_wall_time_us(r)) * time.Microsecond
 	res.CPUTime = time.Duration(C.ci_result_cpu_time_us(r)) * time.Microsecond
 	res.PeakMemory = uint64(C.ci_result_peak_memory(r))

@@ -151,12 +151,27 @@ func WithMemoryLimit(bytes uint64) Option {
 }
 
 // WithOutputLimit sets how many bytes of stdout, and of stderr, one run
-// keeps (default 1 MiB).
+// keeps (default 1 MiB). A stream that passes it keeps its head and its
+// tail, with a marker line between them that says what was left out and
+// where the whole stream is (Result.SpillFile).
 func WithOutputLimit(bytes uint64) Option {
 	return Option{"WithOutputLimit", fmt.Sprint(bytes),
 		"1024 bytes to 256 MiB (268435456 bytes)",
 		func(c *C.ci_config) C.int {
 			return C.ci_config_set_output_limit(c, C.size_t(bytes))
+		}}
+}
+
+// WithSpillLimit sets the largest spill file, in bytes (default 64 MiB);
+// 0 keeps none. A stream that passes the output limit is written whole,
+// up to this many bytes, to .outputs/cell-N.stdout (or .stderr) in the
+// workspace, which Result.SpillFile names; a session keeps the spill
+// files of its last 8 cut streams.
+func WithSpillLimit(bytes uint64) Option {
+	return Option{"WithSpillLimit", fmt.Sprint(bytes),
+		"0 (no spill files), or 1024 bytes to 4 GiB (4294967296 bytes)",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_spill_limit(c, C.ci_uint64(bytes))
 		}}
 }
 
@@ -389,7 +404,12 @@ type RunOptions struct {
 	// 0 keeps the session's. It is rounded up to whole milliseconds.
 	Timeout time.Duration
 	// OnOutput, when set, receives stdout and stderr while the cell runs,
-	// in chunks as they arrive (not cut on line or UTF-8 boundaries). It is
+	// in whole lines as they arrive: each chunk ends with a line break,
+	// except a line of 16 KiB or more (given in pieces cut on UTF-8
+	// character boundaries), a partial line the cell leaves waiting 5 ms
+	// (a progress bar printed with end=''), and what is left when the run
+	// ends. A stream that passes the output limit gets one note line,
+	// saying so and where the whole stream goes, and nothing more. It is
 	// called on the goroutine that called Run, and data is its own copy.
 	// It may call Interrupt; other calls on the session fail with ErrBusy,
 	// and it must not call Close or runtime.Goexit (t.FailNow). If it

@@ -111,12 +111,20 @@ class CellError(NamedTuple):
                cell stopped or was killed, the status telling which.
     value:     str(exception), or the sentence saying how the worker died.
     traceback: the formatted traceback with the cell's frames
-               (File "<cell N>"), or None.
+               (File "<cell N>"), or None. Between the cell's frames and
+               the frame that raised, each run of other code's frames (the
+               standard library's, a package's) is folded into one line
+               that counts them and names their files:
+                   ... 7 frames in urllib/request.py, http/client.py ...
+    traceback_full: the same traceback with nothing folded (every frame
+               but the worker's); equal to traceback when nothing was
+               folded, None exactly when traceback is.
     """
 
     name: str
     value: str
     traceback: Optional[str]
+    traceback_full: Optional[str] = None
 
 
 class Output(NamedTuple):
@@ -168,7 +176,12 @@ class Result:
 
     Attributes: status (Status), ok (bool), stdout, stderr (str, UTF-8
     decoded with replacement), stdout_bytes, stderr_bytes (bytes as
-    written), value (repr of the last expression, or None), error
+    written; a stream that passed the output limit as its head, one
+    marker line and its tail:
+        [... 5905 bytes (0 lines) left out: stdout passed the output limit
+        of 4 KiB; the whole output is in .outputs/cell-1.stdout ...]
+    and spill_file(stream) names the file holding all of it), value (repr
+    of the last expression, or None), error
     (CellError or None), outputs (list of Output), outputs_omitted (int),
     files (names of the workspace files created or modified, str decoded
     with os.fsdecode), truncated (Truncated flags), execution_count,
@@ -178,7 +191,7 @@ class Result:
     __slots__ = ("status", "stdout_bytes", "stderr_bytes", "value", "error",
                  "outputs", "outputs_omitted", "files", "truncated",
                  "execution_count", "wall_time_us", "cpu_time_us",
-                 "peak_memory")
+                 "peak_memory", "_spill")
 
     @classmethod
     def _from_c(cls, r):
@@ -197,7 +210,8 @@ class Result:
         else:
             self.error = CellError(_text(name),
                                    _text(lib.ci_result_error_value(r)) or "",
-                                   _text(lib.ci_result_traceback(r)))
+                                   _text(lib.ci_result_traceback(r)),
+                                   _text(lib.ci_result_traceback_full(r)))
         outputs = []
         for i in range(lib.ci_result_output_count(r)):
             n = c_size_t(0)
@@ -215,6 +229,8 @@ class Result:
         self.files = [os.fsdecode(lib.ci_result_file_name(r, i))
                       for i in range(lib.ci_result_file_count(r))]
         self.truncated = Truncated(lib.ci_result_truncated(r))
+        self._spill = {stream: _text(lib.ci_result_spill_file(r, stream))
+                       for stream in (STREAM_STDOUT, STREAM_STDERR)}
         self.execution_count = int(lib.ci_result_execution_count(r))
         self.wall_time_us = int(lib.ci_result_wall_time_us(r))
         self.cpu_time_us = int(lib.ci_result_cpu_time_us(r))
@@ -232,6 +248,18 @@ class Result:
     @property
     def stderr(self):
         return self.stderr_bytes.decode("utf-8", "replace")
+
+    def spill_file(self, stream):
+        """The workspace-relative name of the file that holds the whole of
+        @stream (STREAM_STDOUT or STREAM_STDERR) when it passed the output
+        limit, ".outputs/cell-12.stdout" (cell 12's stdout), for
+        Session.get_file() or the next cell; None when the stream was not
+        cut, spill files are off (spill_limit=0) or the file could not be
+        written (the marker line in the stream says why)."""
+        if stream not in self._spill:
+            raise ValueError("Result.spill_file(): stream must be STREAM_STDOUT (1) or "
+                             "STREAM_STDERR (2), not %r" % (stream,))
+        return self._spill[stream]
 
     def __repr__(self):
         parts = ["status=%s" % self.status,
@@ -398,7 +426,15 @@ class Session:
 
       timeout_ms          wall-clock limit of one run (default 30000)
       memory_limit        the worker's address-space limit in bytes (2 GiB)
-      output_limit        bytes of stdout, and of stderr, kept per run (1 MiB)
+      output_limit        bytes of stdout, and of stderr, kept per run (1 MiB):
+                          a stream past it keeps its head and its tail, with
+                          a marker line between them saying what was left out
+                          and where the whole stream is (Result.spill_file)
+      spill_limit         the largest spill file, in bytes (64 MiB); 0 keeps
+                          none. A stream past the output limit is written
+                          whole, up to this, to .outputs/cell-N.stdout (or
+                          .stderr) in the workspace; a session keeps the
+                          spill files of its last 8 cut streams
       workspace_root      directory that holds the session directories ($TMPDIR)
       grace_ms            time an interrupted cell has before it is killed (2000)
       startup_timeout_ms  time the worker has to start (60000)
@@ -437,7 +473,7 @@ class Session:
     """
 
     def __init__(self, timeout_ms=None, memory_limit=None, output_limit=None,
-                 workspace_root=None, *, grace_ms=None, startup_timeout_ms=None,
+                 workspace_root=None, *, spill_limit=None, grace_ms=None, startup_timeout_ms=None,
                  file_limit=None, figure_dpi=None, display_limits=None,
                  require_sandbox=None, preload=None, zygote=None, manifest=None,
                  public_key=None, public_key_bytes=None):
@@ -462,6 +498,8 @@ class Session:
                  "512 MiB (536870912) to 2**63-1 bytes"),
                 ("output_limit", output_limit, lib.ci_config_set_output_limit, _C_SIZE_MAX,
                  "1024 bytes to 256 MiB (268435456)"),
+                ("spill_limit", spill_limit, lib.ci_config_set_spill_limit, _U64_MAX,
+                 "0 (no spill files), or 1024 bytes to 4 GiB (4294967296)"),
                 ("file_limit", file_limit, lib.ci_config_set_file_limit, _U64_MAX,
                  "1 to 2**63-1 bytes"),
                 ("figure_dpi", figure_dpi, lib.ci_config_set_figure_dpi, _C_UINT_MAX,
@@ -646,8 +684,14 @@ class Session:
                     1 to 86400000 (24 h).
         on_output:  called as on_output(stream, data) while the cell runs,
                     stream STREAM_STDOUT (1) or STREAM_STDERR (2), data the
-                    raw bytes (not cut on line or UTF-8 boundaries). It may
-                    call interrupt(). If it raises, it is not called again,
+                    raw bytes in whole lines: each chunk ends with a line
+                    break, except a line of 16 KiB or more (given in pieces
+                    cut on UTF-8 character boundaries), a partial line the
+                    cell leaves waiting 5 ms (a progress bar printed with
+                    end=''), and what is left when the run ends. A stream
+                    that passes the output limit gets one note line, saying
+                    so and where the whole stream goes, and nothing more.
+                    It may call interrupt(). If it raises, it is not called again,
                     the cell runs on (a KeyboardInterrupt interrupts it),
                     and run() raises that exception once the cell is over.
         on_input:   answers the cell's input() and getpass.getpass(), as a

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 import codeinterp
-from codeinterp import ErrorCode, Status
+from codeinterp import STREAM_STDERR, STREAM_STDOUT, ErrorCode, Status, Truncated
 
 from conftest import proc_alive
 
@@ -87,6 +87,57 @@ def test_config_is_applied(small):
     assert s.run("'alive'").value == "'alive'"
 
 
+def test_cut_stream_is_whole_in_its_spill_file(small):
+    s, _ = small
+    r = s.run("print('y' * 10000)")
+    name = ".outputs/cell-%d.stdout" % r.execution_count
+    assert r.spill_file(STREAM_STDOUT) == name
+    assert r.stdout_bytes.split(b"\n")[1].endswith(
+        b"the whole output is in " + name.encode() + b" ...]")
+    assert s.get_file(name) == b"y" * 10000 + b"\n"
+    assert r.spill_file(STREAM_STDERR) is None     # stderr was not cut
+    # Raw bytes, NULs and invalid UTF-8 included, and read by the next cell.
+    data = bytes(range(256)) * 40
+    r = s.run("import sys\nsys.stdout.buffer.write(bytes(range(256)) * 40)\n"
+              "print('err', file=sys.stderr)")
+    name = ".outputs/cell-%d.stdout" % r.execution_count
+    assert r.truncated == Truncated.STDOUT
+    assert r.spill_file(STREAM_STDOUT) == name
+    assert s.get_file(name) == data
+    assert s.run("open(%r, 'rb').read() == bytes(range(256)) * 40" % name).value == "True"
+    assert r.stderr_bytes == b"err\n" and r.spill_file(STREAM_STDERR) is None
+    r = s.run("import sys\nprint('z' * 10000, file=sys.stderr)\nprint('short')")
+    name = ".outputs/cell-%d.stderr" % r.execution_count
+    assert r.truncated == Truncated.STDERR
+    assert (r.spill_file(STREAM_STDERR), r.spill_file(STREAM_STDOUT)) == (name, None)
+    assert s.get_file(name) == b"z" * 10000 + b"\n"
+    r = s.run("print('short')")
+    assert r.truncated == 0
+    assert (r.spill_file(STREAM_STDOUT), r.spill_file(STREAM_STDERR)) == (None, None)
+    with pytest.raises(ValueError, match="STREAM_STDOUT"):
+        r.spill_file(3)
+
+
+def test_spill_limit_is_applied():
+    with codeinterp.Session(output_limit=4096, spill_limit=0) as s:
+        r = s.run("print('y' * 10000)")
+        assert r.truncated == Truncated.STDOUT
+        assert r.spill_file(STREAM_STDOUT) is None
+        assert r.stdout_bytes.split(b"\n")[1] == (
+            b"[... 5905 bytes (0 lines) left out: stdout passed the output limit of 4 KiB; "
+            b"the rest was not kept ...]")
+        assert not os.path.exists(os.path.join(s.workspace, ".outputs/cell-1.stdout"))
+        with pytest.raises(codeinterp.NoSuchFileError):
+            s.get_file(".outputs/cell-1.stdout")
+    # A spill file of 2 KiB keeps the stream's first 2 KiB.
+    with codeinterp.Session(output_limit=4096, spill_limit=2048) as s:
+        r = s.run("print('y' * 10000)")
+        assert r.spill_file(STREAM_STDOUT) == ".outputs/cell-1.stdout"
+        assert r.stdout_bytes.split(b"\n")[1].endswith(
+            b"its first 2 KiB are in .outputs/cell-1.stdout ...]")
+        assert s.get_file(".outputs/cell-1.stdout") == b"y" * 2048
+
+
 def test_dead_session_and_restart(small):
     s, _ = small
     s.run("before_restart = 1")
@@ -129,6 +180,10 @@ def test_restart_live_session(small):
     {"timeout_ms": -1},
     {"memory_limit": 1 << 20},
     {"output_limit": 10},
+    {"spill_limit": 5},
+    {"spill_limit": 1023},
+    {"spill_limit": (4 << 30) + 1},
+    {"spill_limit": -1},
     {"figure_dpi": 5},
     {"grace_ms": 0},
     {"display_limits": (100, 100)},
@@ -173,6 +228,8 @@ def test_config_types():
         codeinterp.Session(timeout_ms="100")
     with pytest.raises(TypeError):
         codeinterp.Session(memory_limit=1.5e9)
+    with pytest.raises(TypeError):
+        codeinterp.Session(spill_limit="64M")
     with pytest.raises(TypeError):
         codeinterp.Session(preload=["numpy", "pandas"])
     with pytest.raises(TypeError):
@@ -308,6 +365,11 @@ def test_refused_settings_say_what_the_library_takes():
     assert str(ei.value) == ("Session(): invalid argument: figure_dpi=5 refused: "
                              "must be 10 to 600 (CI_EINVAL)")
     assert ei.value.detail == "figure_dpi=5 refused: must be 10 to 600"
+    with pytest.raises(codeinterp.InvalidArgumentError) as ei:
+        codeinterp.Session(spill_limit=5)
+    assert str(ei.value) == ("Session(): invalid argument: spill_limit=5 refused: must be "
+                             "0 (no spill files), or 1024 bytes to 4 GiB (4294967296) "
+                             "(CI_EINVAL)")
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
         codeinterp.Session(require_sandbox=1 << 11)
     assert ei.value.detail == (

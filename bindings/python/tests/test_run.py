@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import struct
 
 import pytest
@@ -70,8 +71,27 @@ def test_exception(session):
     assert 'File "<cell %d>", line 3, in <module>' % r.execution_count in tb
     assert "in f" in tb
     assert tb.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert r.error.traceback_full == tb  # only the cell's frames: nothing folded
     # the session goes on
     assert session.run("2 * 21").value == "42"
+
+
+def test_library_frames_are_folded(session):
+    r = session.run("import pandas as pd\npd.DataFrame({'a':[1]})['b']")
+    assert r.status is Status.ERROR
+    assert (r.error.name, r.error.value) == ("KeyError", "'b'")
+    tb, full = r.error.traceback, r.error.traceback_full
+    fold = re.compile(r"^    \.\.\. \d+ frames? in \S", re.M)
+    assert "frames in" in tb or "frame in" in tb
+    assert fold.search(tb)
+    assert 'File "<cell %d>", line 2, in <module>' % r.execution_count in tb
+    assert "pandas/core/frame.py" in tb and 'core/frame.py", line' not in tb
+    assert len(full) > len(tb)
+    assert not fold.search(full)
+    assert 'File "<cell %d>", line 2, in <module>' % r.execution_count in full
+    assert 'pandas/core/frame.py", line' in full
+    assert tb.rstrip().endswith("KeyError: 'b'") and full.rstrip().endswith("KeyError: 'b'")
+    assert session.run("1").error is None
 
 
 def test_syntax_error(session):

@@ -35,6 +35,44 @@ def test_streaming_callback_receives_chunks_as_they_come(session):
     assert elapsed - first_at >= 0.3
 
 
+def test_callback_gets_whole_lines(session):
+    chunks = []
+    r = session.run("import time\nprint('a')\nprint('progress', end='', flush=True)\n"
+                    "time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\n"
+                    "print('b')",
+                    on_output=lambda stream, data: chunks.append(data))
+    assert r.status is Status.OK
+    assert b"".join(chunks) == r.stdout_bytes
+    long_line = b"x" + "\u00e9".encode() * 20000 + b"\n"
+    # A partial line left waiting is given on its own; a line of 16 KiB or
+    # more comes in pieces, each cut on a UTF-8 character boundary.
+    assert chunks[:3] == [b"a\n", b"progress", b" done\n"]
+    # Then the 40002-byte line, in pieces of at least 16 KiB less a
+    # character as it is read, each cut after a whole é, and b.
+    rest = chunks[3:]
+    assert b"".join(rest) == long_line + b"b\n"
+    for p in rest:
+        p.decode("utf-8")  # whole characters only
+        assert p.endswith(b"\n") or len(p) >= 16381
+
+
+def test_callback_gets_one_note_past_the_limit():
+    chunks = []
+    with codeinterp.Session(output_limit=4096) as s:
+        r = s.run("for i in range(2000):\n    print(i)",
+                  on_output=lambda stream, data: chunks.append((stream, data)))
+    assert {stream for stream, _ in chunks} == {STREAM_STDOUT}
+    streamed = b"".join(data for _, data in chunks)
+    whole = b"".join(b"%d\n" % i for i in range(2000))
+    # The first 4 KiB, then one line that says where the rest goes.
+    assert streamed[:4096] == whole[:4096]
+    note = streamed[4096:]
+    assert note.startswith(b"\n[... stdout passed the output limit of 4 KiB")
+    assert note.endswith(b"the whole output goes to .outputs/cell-1.stdout ...]\n")
+    assert note.count(b"\n") == 2
+    assert r.spill_file(STREAM_STDOUT) == ".outputs/cell-1.stdout"
+
+
 def test_callback_exception_is_reraised_after_the_run(session):
     calls = []
 

@@ -548,6 +548,7 @@ pub struct Config {
     startup_timeout: Option<Duration>,
     memory_limit: Option<u64>,
     output_limit: Option<usize>,
+    spill_limit: Option<u64>,
     display_limits: Option<(usize, usize)>,
     figure_dpi: Option<u32>,
     file_limit: Option<u64>,
@@ -605,9 +606,22 @@ impl Config {
     }
 
     /// How many bytes of stdout, and of stderr, one run keeps (default
-    /// 1 MiB; 1 KiB to 256 MiB). Also caps the value and error texts.
+    /// 1 MiB; 1 KiB to 256 MiB). A stream that passes it keeps its head and
+    /// its tail, with a marker line between them that says what was left
+    /// out and where the whole stream is ([`CellResult::spill_file`]).
+    /// Also caps the value and error texts.
     pub fn output_limit(mut self, bytes: usize) -> Config {
         self.output_limit = Some(bytes);
+        self
+    }
+
+    /// The largest spill file, in bytes (default 64 MiB; 0 keeps none,
+    /// else 1 KiB to 4 GiB). A stream that passes the output limit is
+    /// written whole, up to this many bytes, to `.outputs/cell-N.stdout`
+    /// (or `.stderr`) in the workspace, which [`CellResult::spill_file`]
+    /// names; a session keeps the spill files of its last 8 cut streams.
+    pub fn spill_limit(mut self, bytes: u64) -> Config {
+        self.spill_limit = Some(bytes);
         self
     }
 
@@ -764,6 +778,11 @@ impl Config {
                 let rc = sys::ci_config_set_output_limit(cfg.0, b);
                 let want = "1024 bytes to 256 MiB (268435456 bytes)";
                 check(rc, "output_limit", b.to_string(), want)?;
+            }
+            if let Some(b) = self.spill_limit {
+                let rc = sys::ci_config_set_spill_limit(cfg.0, b);
+                let want = "0 (no spill files), or 1024 bytes to 4 GiB (4294967296 bytes)";
+                check(rc, "spill_limit", b.to_string(), want)?;
             }
             if let Some((one, all)) = self.display_limits {
                 let rc = sys::ci_config_set_display_limits(cfg.0, one, all);
@@ -922,8 +941,16 @@ pub struct CellError {
     pub name: String,
     /// str(exception), or a sentence saying how the worker died.
     pub value: String,
-    /// The traceback as Python prints it, showing the cell's own frames.
+    /// The traceback as Python prints it, showing the cell's own frames
+    /// (`File "<cell N>"`). Between the cell's frames and the frame that
+    /// raised, each run of other code's frames (the standard library's, a
+    /// package's) is folded into one line that counts them and names their
+    /// files: `    ... 7 frames in urllib/request.py, http/client.py ...`.
     pub traceback: Option<String>,
+    /// The same traceback with nothing folded: every frame but the
+    /// worker's. The same text as `traceback` when nothing was folded, and
+    /// None exactly when it is.
+    pub traceback_full: Option<String>,
 }
 
 /// Jupyter's output_type of the message an [`Output`] belongs to.
@@ -990,9 +1017,13 @@ impl Output {
 pub struct CellResult {
     /// What happened to the cell.
     pub status: Status,
-    /// What the cell wrote to stdout, as raw bytes (up to the output limit).
+    /// What the cell wrote to stdout, as raw bytes. A stream that passed
+    /// the output limit is its head, one marker line and its tail:
+    /// `[... 5905 bytes (0 lines) left out: stdout passed the output limit
+    /// of 4 KiB; the whole output is in .outputs/cell-1.stdout ...]`, and
+    /// [`CellResult::spill_file`] names the file holding the whole of it.
     pub stdout: Vec<u8>,
-    /// What the cell wrote to stderr, as raw bytes (up to the output limit).
+    /// What the cell wrote to stderr, as raw bytes, cut as stdout is.
     pub stderr: Vec<u8>,
     /// repr() of the last expression; None if there was none, it was None,
     /// it ended with a semicolon, or the cell failed.
@@ -1016,6 +1047,8 @@ pub struct CellResult {
     pub cpu_time: Duration,
     /// The worker's peak resident set size in bytes (zero if it died).
     pub peak_memory: u64,
+    /// spill_file's answers for stdout and stderr.
+    spill: [Option<String>; 2],
 }
 
 impl CellResult {
@@ -1034,6 +1067,20 @@ impl CellResult {
         self.status == Status::Ok
     }
 
+    /// The workspace-relative name of the file that holds the whole of
+    /// @stream when it passed the output limit, `.outputs/cell-12.stdout`
+    /// (cell 12's stdout), for [`Session::get_file`] or the next cell; None
+    /// when the stream was not cut, spill files are off
+    /// ([`Config::spill_limit`] 0) or the file could not be written (the
+    /// marker line says why).
+    pub fn spill_file(&self, stream: Stream) -> Option<&str> {
+        let i = match stream {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        };
+        self.spill[i].as_deref()
+    }
+
     /// Copies a C result.
     ///
     /// # Safety
@@ -1050,6 +1097,7 @@ impl CellResult {
             name,
             value: cstr_lossy(sys::ci_result_error_value(r)).unwrap_or_default(),
             traceback: cstr_lossy(sys::ci_result_traceback(r)),
+            traceback_full: cstr_lossy(sys::ci_result_traceback_full(r)),
         });
 
         let n = sys::ci_result_output_count(r);
@@ -1097,6 +1145,10 @@ impl CellResult {
             wall_time: Duration::from_micros(sys::ci_result_wall_time_us(r)),
             cpu_time: Duration::from_micros(sys::ci_result_cpu_time_us(r)),
             peak_memory: sys::ci_result_peak_memory(r),
+            spill: [
+                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDOUT)),
+                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDERR)),
+            ],
         }
     }
 }
@@ -1113,7 +1165,8 @@ impl Drop for RawResult {
 
 // ---------------------------------------------------------------- running
 
-/// Which stream a chunk of streamed output came from.
+/// A stream of a cell's output: where a chunk of streamed output came
+/// from, or which stream's spill file [`CellResult::spill_file`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stream {
     Stdout,
@@ -1143,8 +1196,13 @@ pub struct RunOptions<'a> {
     /// whole milliseconds, not zero, at most 24 h.
     pub timeout: Option<Duration>,
     /// Called with stdout and stderr as they arrive, on the thread that
-    /// runs the cell, with exactly the bytes the result keeps (raw, not cut
-    /// on line or character boundaries). If it panics, the cell is
+    /// runs the cell, as raw bytes in whole lines: each chunk ends with a
+    /// line break, except a line of 16 KiB or more (given in pieces cut on
+    /// UTF-8 character boundaries), a partial line the cell leaves waiting
+    /// 5 ms (a progress bar printed with `end=''`), and what is left when
+    /// the run ends. A stream that passes the output limit gets one note
+    /// line, saying so and where the whole stream goes, and nothing more.
+    /// If it panics, the cell is
     /// interrupted, the closure is not called again, and the panic resumes
     /// once the run is over and its result freed.
     pub on_output: Option<&'a mut OutputFn<'a>>,

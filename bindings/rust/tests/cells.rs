@@ -1,7 +1,7 @@
 //! Running cells: state, values, exceptions, limits, rich outputs.
 mod common;
 
-use codeinterp::{Config, ErrorKind, OutputKind, RunOptions, Status, Truncated};
+use codeinterp::{Config, ErrorKind, OutputKind, RunOptions, Status, Stream, Truncated};
 use common::{png_size, session, session_exact, session_with, PNG_SIGNATURE};
 use std::time::Duration;
 
@@ -49,6 +49,8 @@ fn exception_is_a_result_not_an_error() {
     assert!(tb.contains("in ratio"), "traceback: {}", tb);
     assert!(tb.contains("ZeroDivisionError: division by zero"), "traceback: {}", tb);
     assert!(!tb.contains("codeinterp"), "worker frames leak: {}", tb);
+    // Only the cell's frames: nothing to fold.
+    assert_eq!(e.traceback_full.as_deref(), Some(tb.as_str()));
 
     let r = s.run("int('x')").unwrap();
     assert_eq!(r.error.unwrap().name, "ValueError");
@@ -203,6 +205,102 @@ fn output_bytes_are_raw_and_limits_are_reported() {
     assert!(r.truncated.contains(Truncated::STDERR));
     assert!(!r.truncated.contains(Truncated::STDOUT));
     assert!(r.truncated.any());
+}
+
+/// The line that stands for frames folded out of a traceback:
+/// "    ... 7 frames in a.py, b.py ...".
+fn has_fold_line(tb: &str) -> bool {
+    tb.lines().any(|l| {
+        l.strip_prefix("    ... ")
+            .and_then(|rest| rest.split_once(' '))
+            .map_or(false, |(n, rest)| {
+                !n.is_empty()
+                    && n.bytes().all(|b| b.is_ascii_digit())
+                    && (rest.starts_with("frames in ") || rest.starts_with("frame in "))
+            })
+    })
+}
+
+#[test]
+fn library_frames_are_folded() {
+    let mut s = session();
+    let r = s.run("import pandas as pd\npd.DataFrame({'a':[1]})['b']").unwrap();
+    assert_eq!(r.status, Status::Error);
+    let e = r.error.expect("error");
+    assert_eq!((e.name.as_str(), e.value.as_str()), ("KeyError", "'b'"));
+    let tb = e.traceback.expect("traceback");
+    let full = e.traceback_full.expect("full traceback");
+    let cell = format!("File \"<cell {}>\", line 2, in <module>", r.execution_count);
+    assert!(tb.contains("frames in") || tb.contains("frame in"), "{tb}");
+    assert!(has_fold_line(&tb), "{tb}");
+    assert!(tb.contains(&cell), "{tb}");
+    assert!(tb.contains("pandas/core/frame.py") && !tb.contains("core/frame.py\", line"), "{tb}");
+    assert!(full.len() > tb.len(), "full {} bytes, folded {}", full.len(), tb.len());
+    assert!(!has_fold_line(&full), "{full}");
+    assert!(full.contains(&cell), "{full}");
+    assert!(full.contains("pandas/core/frame.py\", line"), "{full}");
+    assert!(tb.ends_with("KeyError: 'b'\n") && full.ends_with("KeyError: 'b'\n"));
+    assert!(!has_fold_line("    ... 3 things\n") && has_fold_line("    ... 1 frame in a.py ...\n"));
+}
+
+#[test]
+fn cut_stream_is_whole_in_its_spill_file() {
+    let mut s = session_with(Config::new().output_limit(4096));
+    let r = s.run("print('y' * 10000)").unwrap();
+    let name = format!(".outputs/cell-{}.stdout", r.execution_count);
+    assert_eq!(r.spill_file(Stream::Stdout), Some(name.as_str()));
+    let marker = r.stdout.split(|&b| b == b'\n').nth(1).unwrap();
+    let tail = format!("the whole output is in {} ...]", name);
+    assert!(marker.ends_with(tail.as_bytes()), "{}", String::from_utf8_lossy(marker));
+    assert_eq!(s.get_file(&name).unwrap(), format!("{}\n", "y".repeat(10000)).as_bytes());
+    assert_eq!(r.spill_file(Stream::Stderr), None); // stderr was not cut
+
+    // Raw bytes, NULs and invalid UTF-8 included, byte for byte.
+    let r = s
+        .run("import sys\nsys.stdout.buffer.write(bytes(range(256)) * 40)\nprint('err', file=sys.stderr)")
+        .unwrap();
+    let name = format!(".outputs/cell-{}.stdout", r.execution_count);
+    assert_eq!(r.truncated, Truncated::STDOUT);
+    assert_eq!(r.spill_file(Stream::Stdout), Some(name.as_str()));
+    let raw: Vec<u8> = (0..40).flat_map(|_| 0..=255u8).collect();
+    assert_eq!(s.get_file(&name).unwrap(), raw);
+    assert_eq!((r.stderr.as_slice(), r.spill_file(Stream::Stderr)), (&b"err\n"[..], None));
+
+    let r = s.run("import sys\nprint('z' * 10000, file=sys.stderr)\nprint('short')").unwrap();
+    let name = format!(".outputs/cell-{}.stderr", r.execution_count);
+    assert_eq!(r.truncated, Truncated::STDERR);
+    assert_eq!(r.spill_file(Stream::Stderr), Some(name.as_str()));
+    assert_eq!(r.spill_file(Stream::Stdout), None);
+    assert_eq!(s.get_file(&name).unwrap(), format!("{}\n", "z".repeat(10000)).as_bytes());
+
+    let r = s.run("print('short')").unwrap();
+    assert!(!r.truncated.any());
+    assert_eq!((r.spill_file(Stream::Stdout), r.spill_file(Stream::Stderr)), (None, None));
+}
+
+#[test]
+fn spill_limit_is_applied() {
+    let mut s = session_with(Config::new().output_limit(4096).spill_limit(0));
+    let r = s.run("print('y' * 10000)").unwrap();
+    assert_eq!(r.truncated, Truncated::STDOUT);
+    assert_eq!(r.spill_file(Stream::Stdout), None);
+    let marker = r.stdout.split(|&b| b == b'\n').nth(1).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(marker),
+        "[... 5905 bytes (0 lines) left out: stdout passed the output limit of 4 KiB; \
+         the rest was not kept ...]"
+    );
+    let e = s.get_file(".outputs/cell-1.stdout").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    drop(s);
+
+    // A spill file of 2 KiB keeps the stream's first 2 KiB.
+    let mut s = session_with(Config::new().output_limit(4096).spill_limit(2048));
+    let r = s.run("print('y' * 10000)").unwrap();
+    assert_eq!(r.spill_file(Stream::Stdout), Some(".outputs/cell-1.stdout"));
+    let marker = r.stdout.split(|&b| b == b'\n').nth(1).unwrap();
+    assert!(marker.ends_with(b"its first 2 KiB are in .outputs/cell-1.stdout ...]"));
+    assert_eq!(s.get_file(".outputs/cell-1.stdout").unwrap(), "y".repeat(2048).as_bytes());
 }
 
 #[test]

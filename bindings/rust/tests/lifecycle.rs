@@ -144,6 +144,19 @@ fn bad_settings_are_errors() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.detail().contains("workspace_root"), "{}", e);
 
+    let e = Session::new(Config::new().spill_limit(5)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        e.to_string(),
+        "Session::new: invalid argument: Config::spill_limit(5) refused: must be 0 (no spill \
+         files), or 1024 bytes to 4 GiB (4294967296 bytes)"
+    );
+    for bad in [1023, (4 << 30) + 1] {
+        let e = Session::new(Config::new().spill_limit(bad)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.detail().contains(&format!("spill_limit({})", bad)), "{}", e);
+    }
+
     let e = Session::new(Config::new().memory_limit(1 << 20)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 

@@ -1,8 +1,8 @@
 //! The output callback.
 mod common;
 
-use codeinterp::{RunOptions, Status, Stream};
-use common::session;
+use codeinterp::{Config, RunOptions, Status, Stream};
+use common::{session, session_with};
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,53 @@ fn callback_sees_output_as_it_comes() {
         "first chunk only {:?} before the end",
         ended.duration_since(first.2)
     );
+}
+
+#[test]
+fn callback_gets_whole_lines() {
+    let mut s = session();
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut collect = |_: Stream, data: &[u8]| chunks.push(data.to_vec());
+    let r = s
+        .run_with(
+            "import time\nprint('a')\nprint('progress', end='', flush=True)\n\
+             time.sleep(0.3)\nprint(' done')\nprint('x' + '\\u00e9' * 20000)\nprint('b')",
+            RunOptions::new().on_output(&mut collect),
+        )
+        .unwrap();
+    assert!(r.is_ok(), "{:?}", r.error);
+    assert_eq!(chunks.concat(), r.stdout);
+    // A partial line left waiting is given on its own.
+    assert_eq!(chunks[..3], [b"a\n".to_vec(), b"progress".to_vec(), b" done\n".to_vec()]);
+    // Then the 40002-byte line, in pieces of at least 16 KiB less a
+    // character as it is read, each cut after a whole character, and b.
+    let long = format!("x{}\nb\n", "\u{e9}".repeat(20000));
+    assert_eq!(chunks[3..].concat(), long.as_bytes());
+    for c in &chunks[3..] {
+        assert!(std::str::from_utf8(c).is_ok(), "a piece of {} bytes splits a character", c.len());
+        assert!(c.ends_with(b"\n") || c.len() >= 16381, "a piece of {} bytes", c.len());
+    }
+}
+
+#[test]
+fn callback_gets_one_note_past_the_limit() {
+    let mut s = session_with(Config::new().output_limit(4096));
+    let mut streamed: Vec<u8> = Vec::new();
+    let mut collect = |stream: Stream, data: &[u8]| {
+        assert_eq!(stream, Stream::Stdout);
+        streamed.extend_from_slice(data);
+    };
+    let r = s
+        .run_with("for i in range(2000):\n    print(i)", RunOptions::new().on_output(&mut collect))
+        .unwrap();
+    let whole: String = (0..2000).map(|i| format!("{}\n", i)).collect();
+    // The first 4 KiB, then one line that says where the rest goes.
+    assert_eq!(&streamed[..4096], &whole.as_bytes()[..4096]);
+    let note = String::from_utf8_lossy(&streamed[4096..]).into_owned();
+    assert!(note.starts_with("\n[... stdout passed the output limit of 4 KiB"), "{note}");
+    assert!(note.ends_with("the whole output goes to .outputs/cell-1.stdout ...]\n"), "{note}");
+    assert_eq!(note.matches('\n').count(), 2, "{note}");
+    assert_eq!(r.spill_file(Stream::Stdout), Some(".outputs/cell-1.stdout"));
 }
 
 #[test]
