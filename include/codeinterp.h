@@ -370,13 +370,15 @@ CI_API int ci_config_set_output_limit(ci_config *cfg, size_t bytes);
 
 /*
  * ci_config_set_spill_limit - the largest spill file, in bytes; default
- * 64 MiB; 0 keeps none. When a run's stdout (or stderr) passes the output
+ * 16 MiB; 0 keeps none. When a run's stdout (or stderr) passes the output
  * limit, the whole stream, up to this many bytes, is written by the host
  * to the workspace as .outputs/cell-N.stdout (or .stderr; N the cell's
  * execution count), owned by the worker, so the next cell can read, grep
  * or tail it and ci_session_get_file() can fetch it (when it is within
- * the file limit). A session keeps the spill files of its last 8 cut
- * streams and removes older ones; a cell may delete them sooner.
+ * the file limit, which also caps it). A session keeps the spill files
+ * of its last 8 cut streams and removes older ones (so spill files take
+ * at most 8 times this limit of a session's disk); a cell may delete
+ * them sooner.
  * @return CI_OK; CI_EINVAL if @cfg is NULL, or @bytes is not 0 and under
  *         1024, or over 4 GiB.
  */

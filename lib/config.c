@@ -16,7 +16,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
     cfg->output_limit = 1 * MIB;
-    cfg->spill_limit = 64 * MIB;
+    cfg->spill_limit = 16 * MIB; /* 8 kept: 128 MiB a session at most */
     cfg->display_output_limit = 16 * MIB;
     cfg->display_run_limit = 64 * MIB;
     cfg->figure_dpi = 100;

@@ -162,7 +162,7 @@ func WithOutputLimit(bytes uint64) Option {
 		}}
 }
 
-// WithSpillLimit sets the largest spill file, in bytes (default 64 MiB);
+// WithSpillLimit sets the largest spill file, in bytes (default 16 MiB);
 // 0 keeps none. A stream that passes the output limit is written whole,
 // up to this many bytes, to .outputs/cell-N.stdout (or .stderr) in the
 // workspace, which Result.SpillFile names; a session keeps the spill

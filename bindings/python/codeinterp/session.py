@@ -430,7 +430,7 @@ class Session:
                           a stream past it keeps its head and its tail, with
                           a marker line between them saying what was left out
                           and where the whole stream is (Result.spill_file)
-      spill_limit         the largest spill file, in bytes (64 MiB); 0 keeps
+      spill_limit         the largest spill file, in bytes (16 MiB); 0 keeps
                           none. A stream past the output limit is written
                           whole, up to this, to .outputs/cell-N.stdout (or
                           .stderr) in the workspace; a session keeps the

@@ -615,7 +615,7 @@ impl Config {
         self
     }
 
-    /// The largest spill file, in bytes (default 64 MiB; 0 keeps none,
+    /// The largest spill file, in bytes (default 16 MiB; 0 keeps none,
     /// else 1 KiB to 4 GiB). A stream that passes the output limit is
     /// written whole, up to this many bytes, to `.outputs/cell-N.stdout`
     /// (or `.stderr`) in the workspace, which [`CellResult::spill_file`]
