@@ -132,7 +132,7 @@ static void parse_options(int argc, char **argv)
         unsigned long long v = optarg ? parse_bytes(optarg) : 0;
         switch (opt) {
         case O_TIMEOUT: /* a plain number of milliseconds: no suffix */
-            if (!isdigit((unsigned char)optarg[strlen(optarg) - 1]) || v > 86400000 ||
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) || v > 86400000 ||
                 ci_config_set_timeout_ms(srv.cfg, (unsigned long)v) != CI_OK)
                 bad_option("--timeout-ms takes 1 to 86400000 milliseconds", optarg);
             srv.timeout_ms = (unsigned long)v;

@@ -432,7 +432,7 @@ test('--help documents the options; a bad option is refused', () => {
                        '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
-    for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--memory', '1M'],
+    for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],
                         ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
                         ['--preload', 'not a module'], ['--max-result-bytes', '63K'],
                         ['--max-result-bytes', '2G'], ['stray-argument'],
