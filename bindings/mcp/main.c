@@ -28,6 +28,7 @@ struct server srv = {
     .output_limit = 1u << 20,
     .max_message = 16u << 20,
     .max_result = 8u << 20,     /* under the 10 MiB a TypeScript SDK client takes */
+    .max_output_chars = 20000,  /* some 5,000 tokens of a model's context */
     .log_level = LOG_DEBUG,     /* every notification until setLevel */
 };
 
@@ -73,6 +74,12 @@ static const char usage[] =
     "                           download_file refuses a file whose base64 would not fit\n"
     "                           (default 8M: the official TypeScript SDK's stdio client\n"
     "                           drops the connection on a message over 10M)\n"
+    "  --max-output-chars N     how many characters (Unicode code points) of a cell's\n"
+    "                           stdout and stderr together a run_python result shows,\n"
+    "                           1000 to 268435456, or 0 for no limit but\n"
+    "                           --max-result-bytes. Of longer output it shows the first\n"
+    "                           and the last half, with a line between them saying how\n"
+    "                           much was left out (default 20000)\n"
     "  --help                   this text\n"
     "  --version                the version\n"
     "BYTES takes a suffix K, M or G (powers of 1024).\n"
@@ -107,7 +114,7 @@ static void bad_option(const char *what, const char *value)
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_MAX_MESSAGE, O_MAX_RESULT, O_VERSION };
+           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -118,6 +125,7 @@ static void parse_options(int argc, char **argv)
         {"public-key", required_argument, NULL, O_PUBLIC_KEY},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
+        {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -169,6 +177,12 @@ static void parse_options(int argc, char **argv)
             if (v < (64u << 10) || v > (1u << 30))
                 bad_option("--max-result-bytes takes 64K to 1G bytes", optarg);
             srv.max_result = (size_t)v;
+            break;
+        case O_MAX_OUTPUT_CHARS: /* a plain number of characters: no suffix */
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
+                (v == 0 ? strspn(optarg, "0") != strlen(optarg) : v < 1000 || v > (1u << 28)))
+                bad_option("--max-output-chars takes 0, or 1000 to 268435456 characters", optarg);
+            srv.max_output_chars = (size_t)v;
             break;
         case 'h':
             fputs(usage, stdout);

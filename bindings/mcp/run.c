@@ -5,8 +5,12 @@
  * The text format (README and the tests rely on it):
  *
  *     [note] ...             the worker had died before this call
- *     [stdout] / [stderr]    what the cell printed; "[stdout cut: ...]"
- *                            follows when the output limit cut it
+ *     [stdout] / [stderr]    what the cell printed: of more than
+ *                            --max-output-chars, its head and tail with
+ *                            "[... N characters (M lines) left out ...]"
+ *                            between them (cut.c); "[stdout cut: ...]"
+ *                            follows when the output limit cut it and
+ *                            the library kept no file of it
  *     [display N] ...        a display() without a richer form; or a
  *                            line saying which attachment it became, or
  *                            that it was left out (--max-result-bytes);
@@ -19,7 +23,7 @@
  *     [no output]            when there is none of the above
  * Every section header is alone on its line; the content follows it. A
  * section cut to fit --max-result-bytes is followed by "[NAME cut after
- * ...]".
+ * ...]"; stdout and stderr are cut as above instead, shorter.
  */
 #include "mcp.h"
 
@@ -95,25 +99,41 @@ static void add_text(struct buf *b, const char *text, size_t len)
         buf_add(b, "\n", 1);
 }
 
+/* Measuring, notes the cost of a section's body; 0, or -1 (out of
+ * memory: the text is marked failed). */
+static int measure_body(struct fmt *f, size_t cost)
+{
+    if (!f->measuring)
+        return 0;
+    if (f->nbodies == f->bodies_cap) {
+        size_t cap = f->bodies_cap ? 2 * f->bodies_cap : 16;
+        size_t *more = realloc(f->bodies, cap * sizeof *more);
+        if (!more) {
+            f->b.failed = 1;
+            return -1;
+        }
+        f->bodies = more;
+        f->bodies_cap = cap;
+    }
+    f->bodies[f->nbodies++] = cost;
+    return 0;
+}
+
+/* Whether a body of @cost is cut to the cap: only if that saves more than
+ * the line saying so takes. */
+static int body_cut(const struct fmt *f, size_t cost)
+{
+    return cost > f->body_cap && cost - f->body_cap > CUT_NOTE_COST;
+}
+
 /* "[label]" alone on a line, then the text: its body, cut to the cap. */
 static void section(struct fmt *f, const char *label, const char *text, size_t len)
 {
     size_t cost = json_text_cost(text, len) - 2;
     buf_printf(&f->b, "[%s]\n", label);
-    if (f->measuring) {
-        if (f->nbodies == f->bodies_cap) {
-            size_t cap = f->bodies_cap ? 2 * f->bodies_cap : 16;
-            size_t *more = realloc(f->bodies, cap * sizeof *more);
-            if (!more) {
-                f->b.failed = 1;
-                return;
-            }
-            f->bodies = more;
-            f->bodies_cap = cap;
-        }
-        f->bodies[f->nbodies++] = cost;
-    }
-    if (cost <= f->body_cap || cost - f->body_cap <= CUT_NOTE_COST) { /* a cut would not save */
+    if (measure_body(f, cost) < 0)
+        return;
+    if (!body_cut(f, cost)) {
         add_text(&f->b, text, len);
     } else {
         size_t kept = json_text_fit(text, len, f->body_cap + 2);
@@ -121,6 +141,37 @@ static void section(struct fmt *f, const char *label, const char *text, size_t l
         buf_printf(&f->b, "[%s cut after %zu of its %zu bytes: the result would exceed "
                    "--max-result-bytes]\n", label, kept, len);
     }
+}
+
+/* A stream's section: its text or, of one longer than @chars characters,
+ * its head and tail with a line between them saying what was left out
+ * (cut.c); and the same cut, shorter, when the body must fit the cap. */
+static void stream_section(struct fmt *f, const char *label, int stream, const char *text,
+                           size_t len, size_t chars)
+{
+    const char *spill = spill_name(f->r, stream);
+    struct buf shown = {0};
+    struct cut c;
+    buf_printf(&f->b, "[%s]\n", label);
+    cut_text(text, len, chars, SIZE_MAX, spill, &c);
+    size_t cost;
+    if (c.head == len) {
+        cost = json_text_cost(text, len) - 2;
+    } else {
+        cut_write(&shown, text, len, &c, spill);
+        cost = json_text_cost(shown.data, shown.len) - 2;
+    }
+    if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
+        cut_text(text, len, chars, f->body_cap, spill, &c);
+        shown.len = 0;
+        cut_write(&shown, text, len, &c, spill);
+    }
+    f->b.failed |= shown.failed;
+    if (shown.len > 0)
+        add_text(&f->b, shown.data, shown.len);
+    else
+        add_text(&f->b, text, len);
+    free(shown.data);
 }
 
 static int is_image(const char *mime)
@@ -304,18 +355,23 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
     const ci_result *r = f->r;
     struct buf *b = &f->b;
     int cut = ci_result_truncated(r);
-    size_t len;
-    const char *text;
+    size_t out_len, err_len, out_chars, err_chars;
+    const char *text, *out = ci_result_stdout(r, &out_len), *err = ci_result_stderr(r, &err_len);
 
+    out_len = out ? out_len : 0;
+    err_len = err ? err_len : 0;
+    split_budget(srv.max_output_chars, text_chars(out, out_len), text_chars(err, err_len),
+                 &out_chars, &err_chars);
     if (note)
         section(f, "note", note, strlen(note));
-    if ((text = ci_result_stdout(r, &len)) && len > 0)
-        section(f, "stdout", text, len);
-    if (cut & CI_TRUNCATED_STDOUT)
+    if (out_len > 0)
+        stream_section(f, "stdout", CI_STREAM_STDOUT, out, out_len, out_chars);
+    /* A cut with a file kept says so in the text itself. */
+    if ((cut & CI_TRUNCATED_STDOUT) && !spill_name(r, CI_STREAM_STDOUT))
         buf_printf(b, "[stdout cut: over the output limit of %zu bytes]\n", srv.output_limit);
-    if ((text = ci_result_stderr(r, &len)) && len > 0)
-        section(f, "stderr", text, len);
-    if (cut & CI_TRUNCATED_STDERR)
+    if (err_len > 0)
+        stream_section(f, "stderr", CI_STREAM_STDERR, err, err_len, err_chars);
+    if ((cut & CI_TRUNCATED_STDERR) && !spill_name(r, CI_STREAM_STDERR))
         buf_printf(b, "[stderr cut: over the output limit of %zu bytes]\n", srv.output_limit);
     outputs(f);
     if (ci_result_outputs_omitted(r))

@@ -631,6 +631,110 @@ test('--output-limit caps what a cell prints, and says so', async (t) => {
     });
 });
 
+/** The characters (code points) of @s, as the server counts them. */
+const chars = (s) => [...s].length;
+const lineBreaks = (s) => s.split('\n').length - 1;
+/** A number as the server's marker writes it, "181,234". */
+const count = (n) => n.toLocaleString('en-US');
+const MARKER = /^\[\.\.\. ([\d,]+) characters (?:\(([\d,]+) lines?\)|of one line) left out of this tool result(; the whole output is in \S+: read it with open\(\) in the next cell)? \.\.\.\]$/m;
+
+/**
+ * What the @label section of a result's @text shows of @printed, the whole
+ * stream: { head, tail, marker, left, lines }, after checking that the
+ * head and tail are the stream's own and the marker counts exactly what
+ * lies between them. @next: what follows the section ('' at the end).
+ */
+function cutSection(text, label, printed, next = '') {
+    const start = text.indexOf(`[${label}]\n`);
+    assert.ok(start >= 0, `no [${label}] section in ${text.slice(0, 300)}`);
+    const end = next ? text.indexOf(next, start) : text.length;
+    const body = text.slice(start + label.length + 3, end);
+    const m = body.match(MARKER);
+    assert.ok(m, `no marker in [${label}]: ${body.slice(0, 200)} ... ${body.slice(-200)}`);
+    let head = body.slice(0, m.index);
+    // A head cut inside a line gets a line break before the marker.
+    if (!printed.startsWith(head)) head = head.slice(0, -1);
+    let tail = body.slice(m.index + m[0].length + 1);
+    if (!printed.endsWith(tail)) tail = tail.slice(0, -1); // the newline a section ends with
+    assert.ok(printed.startsWith(head), `[${label}]'s head is not the stream's`);
+    assert.ok(printed.endsWith(tail), `[${label}]'s tail is not the stream's`);
+    const left = chars(printed) - chars(head) - chars(tail);
+    const lines = lineBreaks(printed) - lineBreaks(head) - lineBreaks(tail);
+    assert.equal(m[1], count(left), `the marker's characters: ${m[0]}`);
+    if (lines === 0) assert.equal(m[2], undefined, m[0]);
+    else assert.equal(m[2], count(lines), `the marker's lines: ${m[0]}`);
+    return { head, tail, marker: m[0], left, lines };
+}
+
+const rows = (n, prefix = 'row') => Array.from({ length: n }, (_, i) => `${prefix} ${i}\n`).join('');
+
+test('run_python: 200,000 printed lines come back as their head and tail, 20,000 characters', async (t) => {
+    // An output limit the print fits in: the server alone cuts.
+    await withServer(t, ['--output-limit', '4M'], async ({ client }) => {
+        const r = await run(client, "for i in range(200000):\n    print(f'row {i}')");
+        expectOk(r, 'the print');
+        const text = textOf(r);
+        const printed = rows(200000);
+        t.diagnostic(`${printed.length} characters printed, a ${text.length}-character result`);
+        assert.ok(text.length < 20400, `a ${text.length}-character result`);
+        const { head, tail, marker } = cutSection(text, 'stdout', printed);
+        t.diagnostic(marker);
+        assert.match(head, /^row 0\nrow 1\n/);
+        assert.match(tail, /\nrow 199999\n$/);
+        // Half each, cut at line breaks.
+        assert.ok(head.length <= 10000 && head.length > 10000 - 12, `a ${head.length}-character head`);
+        assert.ok(tail.length <= 10000 && tail.length > 10000 - 12, `a ${tail.length}-character tail`);
+        assert.ok(head.endsWith('\n') && tail.startsWith('row '), 'not cut at line breaks');
+        assert.doesNotMatch(marker, /whole output is in/, 'a file named that the library did not keep');
+    });
+});
+
+test('run_python: at the default limits a 200,000-line print gives a result of some 20 KB', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client, "for i in range(200000):\n    print(f'row {i}')");
+        const text = textOf(r);
+        t.diagnostic(`a ${text.length}-character result`);
+        assert.ok(text.length < 20400, `a ${text.length}-character result`);
+        assert.match(text, /^\[stdout\]\nrow 0\nrow 1\n/);
+        assert.match(text, /^\[\.\.\. [\d,]+ (characters|bytes) \([\d,]+ lines\) left out of this tool result/m);
+    });
+});
+
+test('--max-output-chars: stdout and stderr share it, a short stream whole; characters, not bytes', async (t) => {
+    await withServer(t, ['--max-output-chars', '2000'], async ({ client }) => {
+        const r = await run(client,
+            "import sys\nfor i in range(5000):\n    print(f'out {i}')\n" +
+            "for i in range(3):\n    print(f'err {i}', file=sys.stderr)");
+        const text = textOf(r);
+        const err = rows(3, 'err');
+        assert.ok(text.endsWith(`[stderr]\n${err}`), `stderr is not whole: ${text.slice(-200)}`);
+        const { head, tail } = cutSection(text, 'stdout', rows(5000, 'out'), '[stderr]\n');
+        assert.ok(chars(head) + chars(tail) <= 2000 - chars(err), 'over the budget');
+        assert.ok(chars(head) + chars(tail) > 2000 - chars(err) - 20, 'far under the budget');
+
+        // Both long: half each.
+        const both = await run(client,
+            "import sys\nfor i in range(5000):\n    print(f'out {i}')\n" +
+            "for i in range(5000):\n    print(f'err {i}', file=sys.stderr)");
+        const o = cutSection(textOf(both), 'stdout', rows(5000, 'out'), '[stderr]\n');
+        const e = cutSection(textOf(both), 'stderr', rows(5000, 'err'));
+        assert.ok(chars(o.head) + chars(o.tail) <= 1000 && chars(e.head) + chars(e.tail) <= 1000);
+
+        // One long line of two-byte characters: cut inside it, between
+        // characters, counted in characters.
+        const wide = await run(client, "print('\u00e9' * 50000)");
+        const w = cutSection(textOf(wide), 'stdout', '\u00e9'.repeat(50000) + '\n');
+        assert.equal(w.lines, 0);
+        assert.equal(chars(w.head), 1000);
+        assert.equal(w.left, 50001 - 2000);
+        assert.doesNotMatch(textOf(wide), /\ufffd/, 'a character was split');
+    });
+    await withServer(t, ['--max-output-chars', '0'], async ({ client }) => {
+        const r = await run(client, "for i in range(5000):\n    print(f'out {i}')");
+        assert.equal(textOf(r), `[stdout]\n${rows(5000, 'out')}`);
+    });
+});
+
 test('--memory: a cell over the limit gets MemoryError; the session survives', async (t) => {
     await withServer(t, ['--memory', '768M'], async ({ client }) => {
         expectOk(await run(client, "kept = 'yes'"), 'kept = yes');
