@@ -80,6 +80,9 @@ static const char usage[] =
     "                           --max-result-bytes. Of longer output it shows the first\n"
     "                           and the last half, with a line between them saying how\n"
     "                           much was left out (default 20000)\n"
+    "  --html                   send a value's or display's text/html form (a\n"
+    "                           DataFrame's table) also when it has a text form; by\n"
+    "                           default HTML goes only when it is the only form\n"
     "  --help                   this text\n"
     "  --version                the version\n"
     "BYTES takes a suffix K, M or G (powers of 1024).\n"
@@ -114,7 +117,7 @@ static void bad_option(const char *what, const char *value)
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_VERSION };
+           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -126,6 +129,7 @@ static void parse_options(int argc, char **argv)
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
+        {"html", no_argument, NULL, O_HTML},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -183,6 +187,9 @@ static void parse_options(int argc, char **argv)
                 (v == 0 ? strspn(optarg, "0") != strlen(optarg) : v < 1000 || v > (1u << 28)))
                 bad_option("--max-output-chars takes 0, or 1000 to 268435456 characters", optarg);
             srv.max_output_chars = (size_t)v;
+            break;
+        case O_HTML:
+            srv.html = 1;
             break;
         case 'h':
             fputs(usage, stdout);

@@ -68,6 +68,7 @@ struct server {
     size_t max_message;        /* longest accepted input line, in bytes */
     size_t max_result;         /* longest output line, newline included */
     size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */
+    int html;                  /* send text/html also when there is a text form */
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */

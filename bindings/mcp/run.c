@@ -190,6 +190,22 @@ static int png_size(const unsigned char *p, size_t len, unsigned long *w, unsign
     return 1;
 }
 
+/* A message's text form: its text/plain, or for the value its [value]. */
+struct plain {
+    const char *text; /* NULL: none */
+    size_t len;
+};
+
+/* Whether @p is no more than a default repr, "<IPython.core.display.HTML
+ * object>" or "<x.Y object at 0x7f...>", which says nothing HTML would. */
+static int default_repr(const struct plain *p)
+{
+    static const char object[] = " object>";
+    const size_t n = p->len, o = sizeof object - 1;
+    return n > o && p->text[0] == '<' && !memchr(p->text, '\n', n) &&
+           (memcmp(p->text + n - o, object, o) == 0 || memmem(p->text, n, " object at 0x", 13));
+}
+
 /* Adds an attachment (image, or labelled text) to the items and a line
  * naming it to the text, or, left out, a line saying so. Output @i is of
  * message @label. */
@@ -273,10 +289,26 @@ static size_t fold_outputs(const ci_result *r, size_t *first, struct shown *show
     return count;
 }
 
+/* The text form of the message whose outputs are [@first, @end). */
+static struct plain plain_of(const struct fmt *f, size_t first, size_t end)
+{
+    struct plain p = {ci_result_value(f->r), 0};
+    if (ci_result_output_type(f->r, first) == CI_OUTPUT_EXECUTE_RESULT && p.text) {
+        p.len = strlen(p.text);
+        return p;
+    }
+    p.text = NULL;
+    for (size_t i = first; i < end && !p.text; i++)
+        if (strcmp(ci_result_output_mime(f->r, i), "text/plain") == 0)
+            p.text = (const char *)ci_result_output_data(f->r, i, &p.len);
+    return p;
+}
+
 /* The rich outputs as fold_outputs left them, message by message: every
- * image and HTML form is attached; a message with neither shows its
- * richest form, text/plain in the text itself. Two displays an update
- * gave the same outputs show them once. */
+ * image is attached, and every HTML form of a message without a text form
+ * (or with --html); a message with neither shows its richest other form,
+ * text/plain in the text itself, and the value's text is its [value].
+ * Two displays an update gave the same outputs show them once. */
 static void outputs(struct fmt *f)
 {
     const ci_result *r = f->r;
@@ -298,22 +330,28 @@ static void outputs(struct fmt *f)
             buf_printf(&f->b, "[%s: the same as display %zu]\n", label, same);
             continue;
         }
+        struct plain plain = plain_of(f, first, end);
+        int html = srv.html || !plain.text || default_repr(&plain);
+        size_t richest = end;
         for (size_t i = first; i < end; i++) {
             const char *mime = ci_result_output_mime(r, i);
-            if (is_image(mime) || strcmp(mime, "text/html") == 0) {
+            int is_html = strcmp(mime, "text/html") == 0;
+            if (is_image(mime) || (is_html && html)) {
                 attach(f, i, label);
                 shown = 1;
+            } else if (!is_html && richest == end) {
+                richest = i;
             }
         }
-        if (shown)
+        if (shown || richest == end) /* nothing, or HTML the value's text stands for */
             continue;
-        const char *mime = ci_result_output_mime(r, first);
+        const char *mime = ci_result_output_mime(r, richest);
         size_t len;
-        const char *data = ci_result_output_data(r, first, &len);
+        const char *data = ci_result_output_data(r, richest, &len);
         if (strcmp(mime, "text/plain") == 0) {
             section(f, label, data, len);
         } else if (mime_is_text(mime)) {
-            attach(f, first, label);
+            attach(f, richest, label);
         } else {
             buf_printf(&f->b, "[%s: %s, %zu bytes, not shown]\n", label, mime, len);
         }

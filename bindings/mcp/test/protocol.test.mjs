@@ -433,7 +433,7 @@ test('--help documents the options; a bad option is refused', () => {
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
                        '--manifest', '--public-key', '--max-message-bytes', '--max-result-bytes',
-                       '--max-output-chars', '--help']) {
+                       '--max-output-chars', '--html', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],

@@ -156,14 +156,35 @@ test('run_python: a matplotlib figure comes back as PNG image content', async (t
     });
 });
 
-test('run_python: a DataFrame also comes back as its HTML table', async (t) => {
+test('run_python: a DataFrame comes back as text only; HTML only when it is the only form', async (t) => {
     await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            "import pandas as pd\ndf = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [4, 19]})\ndf");
+        expectOk(r, 'the DataFrame');
+        assert.deepEqual(r.content.map((c) => c.type), ['text']);
+        assert.match(textOf(r), /^\[value\]\n +city +temp\n0 +Oslo +4\n1 +Lima +19\n$/);
+        const shown = await run(client, 'display(df)');
+        assert.match(textOf(shown), /^\[display 1\]\n +city +temp\n0 +Oslo/);
+        assert.doesNotMatch(JSON.stringify(shown), /<table|<style/);
+
+        // HTML whose text form is a default repr is all there is to show.
+        const html = await run(client,
+            "from IPython.display import HTML\ndisplay(HTML('<b>bold</b>'))\nHTML('<i>it</i>')");
+        const texts = html.content.map((c) => c.text);
+        assert.ok(texts.includes('[text/html of display 1]\n<b>bold</b>'), JSON.stringify(texts));
+        assert.ok(texts.includes('[text/html of the value]\n<i>it</i>'), JSON.stringify(texts));
+    });
+});
+
+test('--html: a DataFrame also comes back as its HTML table', async (t) => {
+    await withServer(t, ['--html'], async ({ client }) => {
         const r = await run(client,
             "import pandas as pd\npd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [4, 19]})");
         expectOk(r, 'the DataFrame');
         const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
         const html = texts.find((s) => /<table/i.test(s));
         assert.ok(html, `no text content holds an HTML table: ${JSON.stringify(texts)}`);
+        assert.match(html, /^\[text\/html of the value\]\n/);
         assert.match(html, /Oslo/);
         assert.match(html, /<\/table>/i);
         // The plain repr is there as well, for a model that reads text.
@@ -213,10 +234,9 @@ test('run_python: how updates and clears fold, from a worker that sends them as 
             [U, 2, false, 'p', 'text/plain', "'new'"],
         ]));
         expectOk(r, 'two displays of one id');
-        const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
-        assert.equal(texts.length, 2, JSON.stringify(texts));
-        assert.match(texts[0], /^\[display 1: text\/html, attached as text\]\n\[display 2: the same as display 1\]\n$/);
-        assert.equal(texts[1], '[text/html of display 1]\n<b>new</b>');
+        // (Their HTML is not sent: they have a text form.)
+        assert.deepEqual(r.content.map((c) => c.text),
+                         ["[display 1]\n'new'\n[display 2: the same as display 1]\n"]);
 
         const waited = await run(client, cell([
             [D, 0, false, 'q', 'text/plain', "'shown'"],
