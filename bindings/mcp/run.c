@@ -1,7 +1,8 @@
 /*
  * run_python: runs a cell, streams its output while it runs (stream.c),
  * and turns its result into MCP content: one text item with
- * labelled sections, then an item for each figure (image) and HTML table.
+ * labelled sections, then for each image (a figure) a text item saying
+ * what it is and the image, and for each HTML form sent a text item.
  * The text format (README and the tests rely on it):
  *
  *     [note] ...             the worker had died before this call
@@ -206,10 +207,30 @@ static int default_repr(const struct plain *p)
            (memcmp(p->text + n - o, object, o) == 0 || memmem(p->text, n, " object at 0x", 13));
 }
 
+/* The line that goes with an image, next to it, for a model that cannot
+ * see it: what it is, its size, and what drew it if its text form says. */
+static void image_note(struct buf *b, const char *label, const char *mime,
+                       const unsigned char *data, size_t len, const struct plain *plain)
+{
+    char bytes[32];
+    unsigned long w, h;
+    buf_printf(b, "[image of %s: %s", label, mime);
+    if (png_size(data, len, &w, &h))
+        buf_printf(b, ", %lux%lu pixels", w, h);
+    buf_printf(b, ", %s bytes", fmt_count(bytes, len));
+    if (plain->text && plain->len <= 200 && !memchr(plain->text, '\n', plain->len)) {
+        int figure = plain->len > 13 && memcmp(plain->text, "<Figure size ", 13) == 0;
+        buf_printf(b, ", %s", figure ? "drawn by matplotlib: " : "its text form: ");
+        buf_add(b, plain->text, plain->len);
+    }
+    buf_add(b, "]", 1);
+}
+
 /* Adds an attachment (image, or labelled text) to the items and a line
  * naming it to the text, or, left out, a line saying so. Output @i is of
- * message @label. */
-static void attach(struct fmt *f, size_t i, const char *label)
+ * message @label, whose text form is @plain. An image comes after a text
+ * item saying what it is (image_note). */
+static void attach(struct fmt *f, size_t i, const char *label, const struct plain *plain)
 {
     static const char left_out[] = "left out: the result would exceed --max-result-bytes";
     size_t len;
@@ -219,14 +240,20 @@ static void attach(struct fmt *f, size_t i, const char *label)
     char header[256];
     unsigned long w, h;
     if (is_image(mime)) {
-        if (f->measuring)
-            f->attach_cost[i] = IMAGE_ITEM_COST + (len + 2) / 3 * 4 + json_text_cost(mime, strlen(mime)) - 2;
+        struct buf note = {0};
+        image_note(&note, label, mime, data, len, plain);
+        if (f->measuring) /* the note's item, its comma, the image's */
+            f->attach_cost[i] = TEXT_ITEM_COST(json_text_cost(note.data, note.len)) + 1 +
+                                IMAGE_ITEM_COST + (len + 2) / 3 * 4 + json_text_cost(mime, strlen(mime)) - 2;
         if (keep) {
             char *b64 = base64_encode(data, len, NULL);
+            json_array_append_new(f->items, note.failed ? NULL : text_content(note.data, note.len));
             json_array_append_new(f->items, json_pack("{s:s, s:s?, s:s}", "type", "image", "data",
                                                       b64, "mimeType", mime));
             free(b64);
         }
+        f->b.failed |= note.failed;
+        free(note.data);
         if (png_size(data, len, &w, &h))
             buf_printf(&f->b, "[%s: %s, %lux%lu, %s]\n", label, mime, w, h,
                        keep ? "attached as an image" : left_out);
@@ -337,7 +364,7 @@ static void outputs(struct fmt *f)
             const char *mime = ci_result_output_mime(r, i);
             int is_html = strcmp(mime, "text/html") == 0;
             if (is_image(mime) || (is_html && html)) {
-                attach(f, i, label);
+                attach(f, i, label, &plain);
                 shown = 1;
             } else if (!is_html && richest == end) {
                 richest = i;
@@ -351,7 +378,7 @@ static void outputs(struct fmt *f)
         if (strcmp(mime, "text/plain") == 0) {
             section(f, label, data, len);
         } else if (mime_is_text(mime)) {
-            attach(f, richest, label);
+            attach(f, richest, label, &plain);
         } else {
             buf_printf(&f->b, "[%s: %s, %zu bytes, not shown]\n", label, mime, len);
         }

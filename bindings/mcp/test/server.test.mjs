@@ -145,12 +145,22 @@ test('run_python: a matplotlib figure comes back as PNG image content', async (t
         assert.deepEqual(png.subarray(0, 8), PNG_MAGIC, 'not a PNG');
         const { width, height } = pngSize(png);
         assert.ok(width > 100 && height > 100, `a ${width}x${height} image`);
+        // Next to the image, before it, a line for a model that cannot see it.
+        assert.deepEqual(r.content.map((c) => c.type), ['text', 'text', 'image']);
+        assert.equal(r.content[1].text, `[image of display 1: image/png, ${width}x${height} pixels, ` +
+                     `${png.length.toLocaleString('en-US')} bytes, drawn by matplotlib: ` +
+                     '<Figure size 640x480 with 1 Axes>]');
 
         // Two figures in one cell: two images; the next cell starts with none.
         const two = await run(client,
             'for k in range(2):\n    plt.figure()\n    plt.plot([k, k + 1])');
         expectOk(two, 'two figures');
         assert.equal(two.content.filter((c) => c.type === 'image').length, 2);
+        assert.deepEqual(two.content.map((c) => c.type), ['text', 'text', 'image', 'text', 'image']);
+        assert.match(two.content[3].text, /^\[image of display 2: image\/png, \d+x\d+ pixels, [\d,]+ bytes/);
+        // An image that is not a figure: its text form says what it is.
+        const pil = await run(client, "from PIL import Image\nImage.new('RGB', (30, 20))");
+        assert.match(pil.content[1].text, /^\[image of the value: image\/png, 30x20 pixels, [\d,]+ bytes, its text form: <PIL\.Image\.Image image mode=RGB size=30x20>\]$/);
         const none = await run(client, '1 + 1');
         assert.equal(none.content.filter((c) => c.type === 'image').length, 0);
     });
