@@ -24,8 +24,13 @@
 struct server srv = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
-    .timeout_ms = 30000,        /* the library's defaults, for messages */
+    /* The session's limits: parse_options() sets every one on the config,
+     * so that what the tools' descriptions say is what the session has. */
+    .timeout_ms = 30000,
+    .memory_limit = 2ull << 30,
+    .file_limit = 1ull << 30,
     .output_limit = 1u << 20,
+    .preload = "numpy,pandas,matplotlib.pyplot",
     .max_message = 16u << 20,
     .max_result = 8u << 20,     /* under the 10 MiB a TypeScript SDK client takes */
     .max_output_chars = 20000,  /* some 5,000 tokens of a model's context */
@@ -152,6 +157,7 @@ static void parse_options(int argc, char **argv)
         case O_MEMORY:
             if (ci_config_set_memory_limit(srv.cfg, v) != CI_OK || v == 0)
                 bad_option("--memory takes at least 512M bytes", optarg);
+            srv.memory_limit = v;
             break;
         case O_OUTPUT:
             if (v > (1u << 28) || ci_config_set_output_limit(srv.cfg, (size_t)v) != CI_OK)
@@ -165,6 +171,7 @@ static void parse_options(int argc, char **argv)
         case O_PRELOAD:
             if (ci_config_set_preload(srv.cfg, optarg) != CI_OK)
                 bad_option("--preload takes module names separated by commas", optarg);
+            srv.preload = optarg;
             break;
         case O_MANIFEST:
             manifest = optarg;
@@ -204,11 +211,22 @@ static void parse_options(int argc, char **argv)
     }
     if (optind < argc)
         bad_option("unexpected argument", argv[optind]);
+    /* The limits the tools' descriptions name, set whether or not an
+     * option changed them (the options' values were checked above). */
+    if (ci_config_set_timeout_ms(srv.cfg, srv.timeout_ms) != CI_OK ||
+        ci_config_set_memory_limit(srv.cfg, srv.memory_limit) != CI_OK ||
+        ci_config_set_file_limit(srv.cfg, srv.file_limit) != CI_OK ||
+        ci_config_set_output_limit(srv.cfg, srv.output_limit) != CI_OK ||
+        ci_config_set_preload(srv.cfg, srv.preload) != CI_OK) {
+        fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
+        exit(1);
+    }
     /* Both or neither; the files are read when the session starts. */
     if (manifest && !public_key)
         bad_option("--manifest needs --public-key", manifest);
     if (public_key && !manifest)
         bad_option("--public-key needs --manifest", public_key);
+    srv.manifest = manifest != NULL;
     if (manifest) {
         int rc = ci_config_set_manifest(srv.cfg, manifest, public_key);
         if (rc == CI_ENOMEM) {

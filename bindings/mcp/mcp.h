@@ -62,9 +62,13 @@ struct job {
 /* The server's state; one instance, `srv`, defined in main.c. */
 struct server {
     /* Set once by the command line, read-only afterwards. */
-    ci_config *cfg;
+    ci_config *cfg;            /* holds every limit below that is the session's */
     unsigned long timeout_ms;  /* the session's, for messages */
+    ci_uint64 memory_limit;    /* the session's, for the tools' descriptions */
+    ci_uint64 file_limit;      /* the session's: the largest file a cell writes */
     size_t output_limit;       /* the session's, for messages */
+    const char *preload;       /* the session's preload list */
+    int manifest;              /* a signed package manifest limits imports */
     size_t max_message;        /* longest accepted input line, in bytes */
     size_t max_result;         /* longest output line, newline included */
     size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */
@@ -199,6 +203,9 @@ size_t json_text_fit(const char *data, size_t len, size_t cost);
 size_t utf8_next(const char *data, size_t len, size_t *cost);
 /* @n in decimal with commas between thousands ("181,234"); returns @out. */
 const char *fmt_count(char out[32], unsigned long long n);
+/* @bytes in the largest binary unit that divides it ("2 GiB", "1536 KiB",
+ * "1000 bytes"); returns @out. */
+const char *fmt_size(char out[32], unsigned long long bytes);
 /* The bytes @v takes serialized compactly, as mcp_send writes it. */
 size_t json_cost(const json_t *v);
 size_t utf8_complete_prefix(const char *data, size_t len);

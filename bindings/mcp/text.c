@@ -308,6 +308,18 @@ const char *fmt_count(char out[32], unsigned long long n)
     return out;
 }
 
+const char *fmt_size(char out[32], unsigned long long bytes)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(out, 32, "%llu %s", bytes, units[u]);
+    return out;
+}
+
 void buf_add_name(struct buf *b, const char *name)
 {
     const unsigned char *p = (const unsigned char *)name;

@@ -98,6 +98,38 @@ test('tools/list: the five tools with object input schemas', async (t) => {
     });
 });
 
+test('tools/list: the descriptions name the limits and packages this server set', async (t) => {
+    const described = async (args) => {
+        let out;
+        await withServer(t, args, async ({ client }) => {
+            const { tools } = await client.listTools();
+            out = Object.fromEntries(tools.map((x) => [x.name, x.description]));
+        });
+        return out;
+    };
+    const d = await described([]);
+    for (const want of ['a cell may run 30000 ms', 'Memory: 2 GiB', 'at most 1 GiB',
+                        'keep 1 MiB each', 'at most 20,000 characters of stdout and stderr',
+                        'numpy, pandas, matplotlib.pyplot are imported', 'try to import it',
+                        'its HTML only when it has no other form']) {
+        assert.ok(d.run_python.includes(want), `run_python's description lacks "${want}": ${d.run_python}`);
+    }
+    assert.match(d.upload_file, /Files up to about 12 MiB\./);
+    assert.match(d.download_file, /Files up to about 6 MiB /);
+
+    const o = await described(['--timeout-ms', '4321', '--memory', '768M', '--output-limit', '64K',
+                               '--max-output-chars', '3000', '--preload', 'json', '--html',
+                               '--max-message-bytes', '4M', '--max-result-bytes', '1M']);
+    for (const want of ['a cell may run 4321 ms', 'Memory: 768 MiB', 'keep 64 KiB each',
+                        'at most 3,000 characters', 'json, matplotlib.pyplot are imported',
+                        'and as its HTML']) {
+        assert.ok(o.run_python.includes(want), `run_python's description lacks "${want}": ${o.run_python}`);
+    }
+    assert.doesNotMatch(o.run_python, /30000|2 GiB|20,000|numpy/);
+    assert.match(o.upload_file, /Files up to about 3 MiB\./);
+    assert.match(o.download_file, /Files up to about 768 KiB /);
+});
+
 test('run_python: state persists from one call to the next', async (t) => {
     await withServer(t, async ({ client }) => {
         const first = await run(client, 'x = 6 * 7');
