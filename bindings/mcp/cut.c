@@ -11,14 +11,18 @@
  *
  * (one line; the part after ";" only when the library kept the whole
  * stream in a file of the workspace). When the library cut the stream
- * itself, its text already holds a line of its own, "[... N bytes (M
- * lines) left out ...; the whole output is in NAME]": a cut here takes
- * that line out with what it leaves out, and its line counts the two
- * cuts together, in bytes, the unit the library counted in.
+ * itself (its output limit), its text already holds a line of its own,
+ * "[... N bytes (M lines) left out: stdout passed the output limit of 1
+ * MiB; the whole output is in NAME ...]": a cut here takes that line out
+ * with what it leaves out, and its line counts the two cuts together, in
+ * bytes, the unit the library counted in. (Where the library cut inside
+ * a line, it put a line break before its line, which is counted as the
+ * output's: one byte and one line too many.)
  */
 #include "mcp.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,23 +68,34 @@ static int parse_count(const char **p, const char *end, unsigned long long *n)
     return 0;
 }
 
-/* The library's line saying what it cut, which names @spill: its start
+/* Whether @word comes at *@p, before @end (a noun's plural too, if
+ * @noun); moves past it. */
+static int skip_word(const char **p, const char *end, const char *word, int noun)
+{
+    size_t n = strlen(word);
+    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
+        return 0;
+    *p += n;
+    if (noun && *p < end && **p == 's')
+        ++*p;
+    return 1;
+}
+
+/* The library's line saying what it cut of @stream ("stdout"): its start
  * and end (after its newline) and its counts; 0 if there is none. */
-static int library_line(const char *s, size_t len, const char *spill, size_t *at, size_t *end,
+static int library_line(const char *s, size_t len, const char *stream, size_t *at, size_t *end,
                         unsigned long long *bytes, unsigned long long *lines)
 {
     static const char open[] = "[... ";
-    size_t spill_len = strlen(spill);
+    char what[64];
+    snprintf(what, sizeof what, ") left out: %s passed the output limit", stream);
     for (const char *p = s; (p = memmem(p, len - (size_t)(p - s), open, sizeof open - 1)); p++) {
         const char *nl = memchr(p, '\n', len - (size_t)(p - s));
         const char *stop = nl ? nl : s + len, *q = p + sizeof open - 1;
-        if ((p > s && p[-1] != '\n') || stop[-1] != ']' ||
-            !memmem(p, (size_t)(stop - p), spill, spill_len))
-            continue;
-        if (parse_count(&q, stop, bytes) < 0 || stop - q < 8 || memcmp(q, " bytes (", 8) != 0)
-            continue;
-        q += 8;
-        if (parse_count(&q, stop, lines) < 0 || stop - q < 5 || memcmp(q, " line", 5) != 0)
+        if ((p > s && p[-1] != '\n') || stop[-1] != ']' || parse_count(&q, stop, bytes) < 0 ||
+            !skip_word(&q, stop, " byte", 1) || !skip_word(&q, stop, " (", 0) ||
+            parse_count(&q, stop, lines) < 0 || !skip_word(&q, stop, " line", 1) ||
+            !skip_word(&q, stop, what, 0))
             continue;
         *at = (size_t)(p - s);
         *end = (size_t)(stop - s) + (nl != NULL);
@@ -89,16 +104,17 @@ static int library_line(const char *s, size_t len, const char *spill, size_t *at
     return 0;
 }
 
-void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *spill,
+void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *cut_by,
               struct cut *c)
 {
     size_t chars, cost, k, kc, used_chars = 0, used_cost = 0, h = 0, t = 0;
     size_t head_chars = max_chars / 2, head_cost = max_cost / 2;
-    size_t at, end;
-    unsigned long long lib_bytes, lib_lines;
+    size_t at = 0, end = 0;
+    unsigned long long lib_bytes = 0, lib_lines = 0;
     const char *nl;
 
     *c = (struct cut){.head = len, .tail = len};
+    c->library = cut_by && library_line(s, len, cut_by, &at, &end, &lib_bytes, &lib_lines);
     measure(s, len, &chars, &cost);
     if (chars <= max_chars && cost <= max_cost)
         return;
@@ -129,7 +145,7 @@ void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, cons
         c->left++;
         c->lines += s[i] == '\n';
     }
-    if (spill && library_line(s, len, spill, &at, &end, &lib_bytes, &lib_lines)) {
+    if (c->library) {
         c->head = h < at ? h : at;
         c->tail = t > end ? t : end;
         c->bytes = 1;

@@ -171,13 +171,15 @@ struct cut {
     unsigned long long left;   /* characters left out, or bytes when @bytes */
     unsigned long long lines;  /* line breaks left out */
     int bytes;                 /* @left counts bytes: the library's own cut is in it */
+    int library;               /* the text holds the library's line saying it cut */
 };
 /* The characters of @s, as cut_text() counts them. */
 size_t text_chars(const char *s, size_t len);
 /* Where to cut @s so that what is shown takes at most @max_chars
  * characters and @max_cost bytes of JSON text (SIZE_MAX: no limit).
- * @spill: spill_name() of the stream, or NULL. */
-void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *spill,
+ * @cut_by: when the library cut the stream, its name ("stdout", as the
+ * library's line says it), else NULL. */
+void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *cut_by,
               struct cut *c);
 /* Adds the head, the line saying what was left out, and the tail. */
 void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill);

@@ -11,7 +11,7 @@
  *                            "[... N characters (M lines) left out ...]"
  *                            between them (cut.c); "[stdout cut: ...]"
  *                            follows when the output limit cut it and
- *                            the library kept no file of it
+ *                            the library's text does not say so itself
  *     [display N] ...        a display() without a richer form; or a
  *                            line saying which attachment it became, or
  *                            that it was left out (--max-result-bytes);
@@ -146,15 +146,18 @@ static void section(struct fmt *f, const char *label, const char *text, size_t l
 
 /* A stream's section: its text or, of one longer than @chars characters,
  * its head and tail with a line between them saying what was left out
- * (cut.c); and the same cut, shorter, when the body must fit the cap. */
-static void stream_section(struct fmt *f, const char *label, int stream, const char *text,
-                           size_t len, size_t chars)
+ * (cut.c); and the same cut, shorter, when the body must fit the cap.
+ * Returns whether the text says that the library cut it. */
+static int stream_section(struct fmt *f, const char *label, int stream, const char *text,
+                          size_t len, size_t chars)
 {
+    int bit = stream == CI_STREAM_STDERR ? CI_TRUNCATED_STDERR : CI_TRUNCATED_STDOUT;
     const char *spill = spill_name(f->r, stream);
+    const char *cut_by = ci_result_truncated(f->r) & bit ? label : NULL;
     struct buf shown = {0};
     struct cut c;
     buf_printf(&f->b, "[%s]\n", label);
-    cut_text(text, len, chars, SIZE_MAX, spill, &c);
+    cut_text(text, len, chars, SIZE_MAX, cut_by, &c);
     size_t cost;
     if (c.head == len) {
         cost = json_text_cost(text, len) - 2;
@@ -163,7 +166,7 @@ static void stream_section(struct fmt *f, const char *label, int stream, const c
         cost = json_text_cost(shown.data, shown.len) - 2;
     }
     if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
-        cut_text(text, len, chars, f->body_cap, spill, &c);
+        cut_text(text, len, chars, f->body_cap, cut_by, &c);
         shown.len = 0;
         cut_write(&shown, text, len, &c, spill);
     }
@@ -173,6 +176,7 @@ static void stream_section(struct fmt *f, const char *label, int stream, const c
     else
         add_text(&f->b, text, len);
     free(shown.data);
+    return c.library;
 }
 
 static int is_image(const char *mime)
@@ -429,14 +433,12 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
                  &out_chars, &err_chars);
     if (note)
         section(f, "note", note, strlen(note));
-    if (out_len > 0)
-        stream_section(f, "stdout", CI_STREAM_STDOUT, out, out_len, out_chars);
-    /* A cut with a file kept says so in the text itself. */
-    if ((cut & CI_TRUNCATED_STDOUT) && !spill_name(r, CI_STREAM_STDOUT))
+    /* A library that says in the text where it cut needs no line after. */
+    if (!(out_len > 0 && stream_section(f, "stdout", CI_STREAM_STDOUT, out, out_len, out_chars)) &&
+        (cut & CI_TRUNCATED_STDOUT))
         buf_printf(b, "[stdout cut: over the output limit of %zu bytes]\n", srv.output_limit);
-    if (err_len > 0)
-        stream_section(f, "stderr", CI_STREAM_STDERR, err, err_len, err_chars);
-    if ((cut & CI_TRUNCATED_STDERR) && !spill_name(r, CI_STREAM_STDERR))
+    if (!(err_len > 0 && stream_section(f, "stderr", CI_STREAM_STDERR, err, err_len, err_chars)) &&
+        (cut & CI_TRUNCATED_STDERR))
         buf_printf(b, "[stderr cut: over the output limit of %zu bytes]\n", srv.output_limit);
     outputs(f);
     if (ci_result_outputs_omitted(r))
