@@ -698,13 +698,16 @@ const chars = (s) => [...s].length;
 const lineBreaks = (s) => s.split('\n').length - 1;
 /** A number as the server's marker writes it, "181,234". */
 const count = (n) => n.toLocaleString('en-US');
-const MARKER = /^\[\.\.\. ([\d,]+) characters (?:\(([\d,]+) lines?\)|of one line) left out of this tool result(; the whole output is in \S+: read it with open\(\) in the next cell)? \.\.\.\]$/m;
+// The line between a cut stream's head and tail: what it left out, in
+// characters, or in bytes when the library's own cut is counted in; and
+// the file holding the whole stream, when the library kept one.
+const MARKER = /^\[\.\.\. ([\d,]+) (characters|bytes) (?:\(([\d,]+) lines?\)|of one line) left out of this tool result(?:; the whole output is in (\S+): read it with open\(\) in the next cell)? \.\.\.\]$/m;
 
 /**
  * What the @label section of a result's @text shows of @printed, the whole
- * stream: { head, tail, marker, left, lines }, after checking that the
- * head and tail are the stream's own and the marker counts exactly what
- * lies between them. @next: what follows the section ('' at the end).
+ * stream: { head, tail, marker, left, lines, file }, after checking that
+ * the head and tail are the stream's own and the marker counts exactly
+ * what lies between them. @next: what follows the section ('' at the end).
  */
 function cutSection(text, label, printed, next = '') {
     const start = text.indexOf(`[${label}]\n`);
@@ -720,12 +723,13 @@ function cutSection(text, label, printed, next = '') {
     if (!printed.endsWith(tail)) tail = tail.slice(0, -1); // the newline a section ends with
     assert.ok(printed.startsWith(head), `[${label}]'s head is not the stream's`);
     assert.ok(printed.endsWith(tail), `[${label}]'s tail is not the stream's`);
-    const left = chars(printed) - chars(head) - chars(tail);
+    const size = m[2] === 'bytes' ? Buffer.byteLength : chars;
+    const left = size(printed) - size(head) - size(tail);
     const lines = lineBreaks(printed) - lineBreaks(head) - lineBreaks(tail);
-    assert.equal(m[1], count(left), `the marker's characters: ${m[0]}`);
-    if (lines === 0) assert.equal(m[2], undefined, m[0]);
-    else assert.equal(m[2], count(lines), `the marker's lines: ${m[0]}`);
-    return { head, tail, marker: m[0], left, lines };
+    assert.equal(m[1], count(left), `the marker's ${m[2]}: ${m[0]}`);
+    if (lines === 0) assert.equal(m[3], undefined, m[0]);
+    else assert.equal(m[3], count(lines), `the marker's lines: ${m[0]}`);
+    return { head, tail, marker: m[0], left, lines, file: m[4] };
 }
 
 const rows = (n, prefix = 'row') => Array.from({ length: n }, (_, i) => `${prefix} ${i}\n`).join('');
@@ -758,7 +762,18 @@ test('run_python: at the default limits a 200,000-line print gives a result of s
         t.diagnostic(`a ${text.length}-character result`);
         assert.ok(text.length < 20400, `a ${text.length}-character result`);
         assert.match(text, /^\[stdout\]\nrow 0\nrow 1\n/);
-        assert.match(text, /^\[\.\.\. [\d,]+ (characters|bytes) \([\d,]+ lines\) left out of this tool result/m);
+        const marker = text.match(MARKER);
+        assert.ok(marker, `no marker: ${text.slice(0, 100)}`);
+        t.diagnostic(marker[0]);
+        if (marker[4]) {
+            // A library that keeps the stream's head and tail, and all of
+            // it in a file: the one line counts both cuts, exactly.
+            const { tail, file } = cutSection(text, 'stdout', rows(200000), '[files changed]\n');
+            assert.match(tail, /\nrow 199999\n$/);
+            const whole = await run(client, `import os\nprint(os.path.getsize('${file}'), ` +
+                                            `sum(1 for _ in open('${file}')))`);
+            assert.equal(textOf(whole), `[stdout]\n${Buffer.byteLength(rows(200000))} 200000\n`);
+        }
     });
 });
 
