@@ -24,10 +24,16 @@
 struct server srv = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
-    .timeout_ms = 30000,        /* the library's defaults, for messages */
+    /* The session's limits: parse_options() sets every one on the config,
+     * so that what the tools' descriptions say is what the session has. */
+    .timeout_ms = 30000,
+    .memory_limit = 2ull << 30,
+    .file_limit = 1ull << 30,
     .output_limit = 1u << 20,
+    .preload = "numpy,pandas,matplotlib.pyplot",
     .max_message = 16u << 20,
     .max_result = 8u << 20,     /* under the 10 MiB a TypeScript SDK client takes */
+    .max_output_chars = 20000,  /* some 5,000 tokens of a model's context */
     .log_level = LOG_DEBUG,     /* every notification until setLevel */
 };
 
@@ -73,6 +79,15 @@ static const char usage[] =
     "                           download_file refuses a file whose base64 would not fit\n"
     "                           (default 8M: the official TypeScript SDK's stdio client\n"
     "                           drops the connection on a message over 10M)\n"
+    "  --max-output-chars N     how many characters (Unicode code points) of a cell's\n"
+    "                           stdout and stderr together a run_python result shows,\n"
+    "                           1000 to 268435456, or 0 for no limit but\n"
+    "                           --max-result-bytes. Of longer output it shows the first\n"
+    "                           and the last half, with a line between them saying how\n"
+    "                           much was left out (default 20000)\n"
+    "  --html                   send a value's or display's text/html form (a\n"
+    "                           DataFrame's table) also when it has a text form; by\n"
+    "                           default HTML goes only when it is the only form\n"
     "  --help                   this text\n"
     "  --version                the version\n"
     "BYTES takes a suffix K, M or G (powers of 1024).\n"
@@ -107,7 +122,7 @@ static void bad_option(const char *what, const char *value)
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_MAX_MESSAGE, O_MAX_RESULT, O_VERSION };
+           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -118,6 +133,8 @@ static void parse_options(int argc, char **argv)
         {"public-key", required_argument, NULL, O_PUBLIC_KEY},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
+        {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
+        {"html", no_argument, NULL, O_HTML},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -132,7 +149,7 @@ static void parse_options(int argc, char **argv)
         unsigned long long v = optarg ? parse_bytes(optarg) : 0;
         switch (opt) {
         case O_TIMEOUT: /* a plain number of milliseconds: no suffix */
-            if (!isdigit((unsigned char)optarg[strlen(optarg) - 1]) || v > 86400000 ||
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) || v > 86400000 ||
                 ci_config_set_timeout_ms(srv.cfg, (unsigned long)v) != CI_OK)
                 bad_option("--timeout-ms takes 1 to 86400000 milliseconds", optarg);
             srv.timeout_ms = (unsigned long)v;
@@ -140,6 +157,7 @@ static void parse_options(int argc, char **argv)
         case O_MEMORY:
             if (ci_config_set_memory_limit(srv.cfg, v) != CI_OK || v == 0)
                 bad_option("--memory takes at least 512M bytes", optarg);
+            srv.memory_limit = v;
             break;
         case O_OUTPUT:
             if (v > (1u << 28) || ci_config_set_output_limit(srv.cfg, (size_t)v) != CI_OK)
@@ -153,6 +171,7 @@ static void parse_options(int argc, char **argv)
         case O_PRELOAD:
             if (ci_config_set_preload(srv.cfg, optarg) != CI_OK)
                 bad_option("--preload takes module names separated by commas", optarg);
+            srv.preload = optarg;
             break;
         case O_MANIFEST:
             manifest = optarg;
@@ -170,6 +189,15 @@ static void parse_options(int argc, char **argv)
                 bad_option("--max-result-bytes takes 64K to 1G bytes", optarg);
             srv.max_result = (size_t)v;
             break;
+        case O_MAX_OUTPUT_CHARS: /* a plain number of characters: no suffix */
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
+                (v == 0 ? strspn(optarg, "0") != strlen(optarg) : v < 1000 || v > (1u << 28)))
+                bad_option("--max-output-chars takes 0, or 1000 to 268435456 characters", optarg);
+            srv.max_output_chars = (size_t)v;
+            break;
+        case O_HTML:
+            srv.html = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             exit(0);
@@ -183,11 +211,22 @@ static void parse_options(int argc, char **argv)
     }
     if (optind < argc)
         bad_option("unexpected argument", argv[optind]);
+    /* The limits the tools' descriptions name, set whether or not an
+     * option changed them (the options' values were checked above). */
+    if (ci_config_set_timeout_ms(srv.cfg, srv.timeout_ms) != CI_OK ||
+        ci_config_set_memory_limit(srv.cfg, srv.memory_limit) != CI_OK ||
+        ci_config_set_file_limit(srv.cfg, srv.file_limit) != CI_OK ||
+        ci_config_set_output_limit(srv.cfg, srv.output_limit) != CI_OK ||
+        ci_config_set_preload(srv.cfg, srv.preload) != CI_OK) {
+        fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
+        exit(1);
+    }
     /* Both or neither; the files are read when the session starts. */
     if (manifest && !public_key)
         bad_option("--manifest needs --public-key", manifest);
     if (public_key && !manifest)
         bad_option("--public-key needs --manifest", public_key);
+    srv.manifest = manifest != NULL;
     if (manifest) {
         int rc = ci_config_set_manifest(srv.cfg, manifest, public_key);
         if (rc == CI_ENOMEM) {

@@ -62,11 +62,17 @@ struct job {
 /* The server's state; one instance, `srv`, defined in main.c. */
 struct server {
     /* Set once by the command line, read-only afterwards. */
-    ci_config *cfg;
+    ci_config *cfg;            /* holds every limit below that is the session's */
     unsigned long timeout_ms;  /* the session's, for messages */
+    ci_uint64 memory_limit;    /* the session's, for the tools' descriptions */
+    ci_uint64 file_limit;      /* the session's: the largest file a cell writes */
     size_t output_limit;       /* the session's, for messages */
+    const char *preload;       /* the session's preload list */
+    int manifest;              /* a signed package manifest limits imports */
     size_t max_message;        /* longest accepted input line, in bytes */
     size_t max_result;         /* longest output line, newline included */
+    size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */
+    int html;                  /* send text/html also when there is a text form */
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */
@@ -153,6 +159,37 @@ void stream_begin(const json_t *progress_token);
 void stream_output(int stream, const char *data, size_t len, void *unused); /* ci_output_fn */
 void stream_end(void); /* sends what waits; before the call's result */
 
+/* cut.c: the head and tail of long output (see there). */
+struct buf;
+/* The workspace file in which the library kept the whole of @stream
+ * (CI_STREAM_STDOUT or CI_STREAM_STDERR) when it cut it; NULL if it cut
+ * nothing (or kept no file). */
+const char *spill_name(const ci_result *r, int stream);
+/* What of a text a result shows: [0, head) and [tail, len). */
+struct cut {
+    size_t head, tail;         /* both the text's length when it is shown whole */
+    unsigned long long left;   /* characters left out, or bytes when @bytes */
+    unsigned long long lines;  /* line breaks left out */
+    int bytes;                 /* @left counts bytes: the library's own cut is in it */
+    int library;               /* the text holds the library's line saying it cut */
+};
+/* The characters of @s, as cut_text() counts them. */
+size_t text_chars(const char *s, size_t len);
+/* Where to cut @s so that what is shown takes at most @max_chars
+ * characters and @max_cost bytes of JSON text (SIZE_MAX: no limit).
+ * @cut_by: when the library cut the stream, its name ("stdout", as the
+ * library's line says it), else NULL. */
+void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *cut_by,
+              struct cut *c);
+/* Adds the head, the line saying what was left out, and the tail. */
+void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill);
+/* How many characters of stdout and of stderr a result shows (SIZE_MAX:
+ * all), when they have @out_chars and @err_chars and may take @budget
+ * together (0: no limit): a stream under half of it is shown whole and
+ * the other gets the rest; else each gets half. */
+void split_budget(size_t budget, size_t out_chars, size_t err_chars, size_t *out_cap,
+                  size_t *err_cap);
+
 /* text.c: encodings. */
 char *base64_encode(const void *data, size_t len, size_t *out_len);
 int base64_decode(const char *text, size_t len, void **out, size_t *out_len);
@@ -162,6 +199,15 @@ size_t json_text_cost(const char *data, size_t len);
 /* The longest prefix of @data whose json_text() takes at most @cost bytes
  * (quotes included), cut between characters. */
 size_t json_text_fit(const char *data, size_t len, size_t cost);
+/* The length in bytes of the character that starts @data (an invalid
+ * byte is one character, which json_text() makes U+FFFD), and in *@cost
+ * the bytes jansson writes for it. @len > 0. */
+size_t utf8_next(const char *data, size_t len, size_t *cost);
+/* @n in decimal with commas between thousands ("181,234"); returns @out. */
+const char *fmt_count(char out[32], unsigned long long n);
+/* @bytes in the largest binary unit that divides it ("2 GiB", "1536 KiB",
+ * "1000 bytes"); returns @out. */
+const char *fmt_size(char out[32], unsigned long long bytes);
 /* The bytes @v takes serialized compactly, as mcp_send writes it. */
 size_t json_cost(const json_t *v);
 size_t utf8_complete_prefix(const char *data, size_t len);

@@ -1,12 +1,17 @@
 /*
  * run_python: runs a cell, streams its output while it runs (stream.c),
  * and turns its result into MCP content: one text item with
- * labelled sections, then an item for each figure (image) and HTML table.
+ * labelled sections, then for each image (a figure) a text item saying
+ * what it is and the image, and for each HTML form sent a text item.
  * The text format (README and the tests rely on it):
  *
  *     [note] ...             the worker had died before this call
- *     [stdout] / [stderr]    what the cell printed; "[stdout cut: ...]"
- *                            follows when the output limit cut it
+ *     [stdout] / [stderr]    what the cell printed: of more than
+ *                            --max-output-chars, its head and tail with
+ *                            "[... N characters (M lines) left out ...]"
+ *                            between them (cut.c); "[stdout cut: ...]"
+ *                            follows when the output limit cut it and
+ *                            the library's text does not say so itself
  *     [display N] ...        a display() without a richer form; or a
  *                            line saying which attachment it became, or
  *                            that it was left out (--max-result-bytes);
@@ -19,7 +24,7 @@
  *     [no output]            when there is none of the above
  * Every section header is alone on its line; the content follows it. A
  * section cut to fit --max-result-bytes is followed by "[NAME cut after
- * ...]".
+ * ...]"; stdout and stderr are cut as above instead, shorter.
  */
 #include "mcp.h"
 
@@ -95,25 +100,41 @@ static void add_text(struct buf *b, const char *text, size_t len)
         buf_add(b, "\n", 1);
 }
 
+/* Measuring, notes the cost of a section's body; 0, or -1 (out of
+ * memory: the text is marked failed). */
+static int measure_body(struct fmt *f, size_t cost)
+{
+    if (!f->measuring)
+        return 0;
+    if (f->nbodies == f->bodies_cap) {
+        size_t cap = f->bodies_cap ? 2 * f->bodies_cap : 16;
+        size_t *more = realloc(f->bodies, cap * sizeof *more);
+        if (!more) {
+            f->b.failed = 1;
+            return -1;
+        }
+        f->bodies = more;
+        f->bodies_cap = cap;
+    }
+    f->bodies[f->nbodies++] = cost;
+    return 0;
+}
+
+/* Whether a body of @cost is cut to the cap: only if that saves more than
+ * the line saying so takes. */
+static int body_cut(const struct fmt *f, size_t cost)
+{
+    return cost > f->body_cap && cost - f->body_cap > CUT_NOTE_COST;
+}
+
 /* "[label]" alone on a line, then the text: its body, cut to the cap. */
 static void section(struct fmt *f, const char *label, const char *text, size_t len)
 {
     size_t cost = json_text_cost(text, len) - 2;
     buf_printf(&f->b, "[%s]\n", label);
-    if (f->measuring) {
-        if (f->nbodies == f->bodies_cap) {
-            size_t cap = f->bodies_cap ? 2 * f->bodies_cap : 16;
-            size_t *more = realloc(f->bodies, cap * sizeof *more);
-            if (!more) {
-                f->b.failed = 1;
-                return;
-            }
-            f->bodies = more;
-            f->bodies_cap = cap;
-        }
-        f->bodies[f->nbodies++] = cost;
-    }
-    if (cost <= f->body_cap || cost - f->body_cap <= CUT_NOTE_COST) { /* a cut would not save */
+    if (measure_body(f, cost) < 0)
+        return;
+    if (!body_cut(f, cost)) {
         add_text(&f->b, text, len);
     } else {
         size_t kept = json_text_fit(text, len, f->body_cap + 2);
@@ -121,6 +142,41 @@ static void section(struct fmt *f, const char *label, const char *text, size_t l
         buf_printf(&f->b, "[%s cut after %zu of its %zu bytes: the result would exceed "
                    "--max-result-bytes]\n", label, kept, len);
     }
+}
+
+/* A stream's section: its text or, of one longer than @chars characters,
+ * its head and tail with a line between them saying what was left out
+ * (cut.c); and the same cut, shorter, when the body must fit the cap.
+ * Returns whether the text says that the library cut it. */
+static int stream_section(struct fmt *f, const char *label, int stream, const char *text,
+                          size_t len, size_t chars)
+{
+    int bit = stream == CI_STREAM_STDERR ? CI_TRUNCATED_STDERR : CI_TRUNCATED_STDOUT;
+    const char *spill = spill_name(f->r, stream);
+    const char *cut_by = ci_result_truncated(f->r) & bit ? label : NULL;
+    struct buf shown = {0};
+    struct cut c;
+    buf_printf(&f->b, "[%s]\n", label);
+    cut_text(text, len, chars, SIZE_MAX, cut_by, &c);
+    size_t cost;
+    if (c.head == len) {
+        cost = json_text_cost(text, len) - 2;
+    } else {
+        cut_write(&shown, text, len, &c, spill);
+        cost = json_text_cost(shown.data, shown.len) - 2;
+    }
+    if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
+        cut_text(text, len, chars, f->body_cap, cut_by, &c);
+        shown.len = 0;
+        cut_write(&shown, text, len, &c, spill);
+    }
+    f->b.failed |= shown.failed;
+    if (shown.len > 0)
+        add_text(&f->b, shown.data, shown.len);
+    else
+        add_text(&f->b, text, len);
+    free(shown.data);
+    return c.library;
 }
 
 static int is_image(const char *mime)
@@ -139,10 +195,46 @@ static int png_size(const unsigned char *p, size_t len, unsigned long *w, unsign
     return 1;
 }
 
+/* A message's text form: its text/plain, or for the value its [value]. */
+struct plain {
+    const char *text; /* NULL: none */
+    size_t len;
+};
+
+/* Whether @p is no more than a default repr, "<IPython.core.display.HTML
+ * object>" or "<x.Y object at 0x7f...>", which says nothing HTML would. */
+static int default_repr(const struct plain *p)
+{
+    static const char object[] = " object>";
+    const size_t n = p->len, o = sizeof object - 1;
+    return n > o && p->text[0] == '<' && !memchr(p->text, '\n', n) &&
+           (memcmp(p->text + n - o, object, o) == 0 || memmem(p->text, n, " object at 0x", 13));
+}
+
+/* The line that goes with an image, next to it, for a model that cannot
+ * see it: what it is, its size, and what drew it if its text form says. */
+static void image_note(struct buf *b, const char *label, const char *mime,
+                       const unsigned char *data, size_t len, const struct plain *plain)
+{
+    char bytes[32];
+    unsigned long w, h;
+    buf_printf(b, "[image of %s: %s", label, mime);
+    if (png_size(data, len, &w, &h))
+        buf_printf(b, ", %lux%lu pixels", w, h);
+    buf_printf(b, ", %s bytes", fmt_count(bytes, len));
+    if (plain->text && plain->len <= 200 && !memchr(plain->text, '\n', plain->len)) {
+        int figure = plain->len > 13 && memcmp(plain->text, "<Figure size ", 13) == 0;
+        buf_printf(b, ", %s", figure ? "drawn by matplotlib: " : "its text form: ");
+        buf_add(b, plain->text, plain->len);
+    }
+    buf_add(b, "]", 1);
+}
+
 /* Adds an attachment (image, or labelled text) to the items and a line
  * naming it to the text, or, left out, a line saying so. Output @i is of
- * message @label. */
-static void attach(struct fmt *f, size_t i, const char *label)
+ * message @label, whose text form is @plain. An image comes after a text
+ * item saying what it is (image_note). */
+static void attach(struct fmt *f, size_t i, const char *label, const struct plain *plain)
 {
     static const char left_out[] = "left out: the result would exceed --max-result-bytes";
     size_t len;
@@ -152,14 +244,20 @@ static void attach(struct fmt *f, size_t i, const char *label)
     char header[256];
     unsigned long w, h;
     if (is_image(mime)) {
-        if (f->measuring)
-            f->attach_cost[i] = IMAGE_ITEM_COST + (len + 2) / 3 * 4 + json_text_cost(mime, strlen(mime)) - 2;
+        struct buf note = {0};
+        image_note(&note, label, mime, data, len, plain);
+        if (f->measuring) /* the note's item, its comma, the image's */
+            f->attach_cost[i] = TEXT_ITEM_COST(json_text_cost(note.data, note.len)) + 1 +
+                                IMAGE_ITEM_COST + (len + 2) / 3 * 4 + json_text_cost(mime, strlen(mime)) - 2;
         if (keep) {
             char *b64 = base64_encode(data, len, NULL);
+            json_array_append_new(f->items, note.failed ? NULL : text_content(note.data, note.len));
             json_array_append_new(f->items, json_pack("{s:s, s:s?, s:s}", "type", "image", "data",
                                                       b64, "mimeType", mime));
             free(b64);
         }
+        f->b.failed |= note.failed;
+        free(note.data);
         if (png_size(data, len, &w, &h))
             buf_printf(&f->b, "[%s: %s, %lux%lu, %s]\n", label, mime, w, h,
                        keep ? "attached as an image" : left_out);
@@ -222,10 +320,26 @@ static size_t fold_outputs(const ci_result *r, size_t *first, struct shown *show
     return count;
 }
 
+/* The text form of the message whose outputs are [@first, @end). */
+static struct plain plain_of(const struct fmt *f, size_t first, size_t end)
+{
+    struct plain p = {ci_result_value(f->r), 0};
+    if (ci_result_output_type(f->r, first) == CI_OUTPUT_EXECUTE_RESULT && p.text) {
+        p.len = strlen(p.text);
+        return p;
+    }
+    p.text = NULL;
+    for (size_t i = first; i < end && !p.text; i++)
+        if (strcmp(ci_result_output_mime(f->r, i), "text/plain") == 0)
+            p.text = (const char *)ci_result_output_data(f->r, i, &p.len);
+    return p;
+}
+
 /* The rich outputs as fold_outputs left them, message by message: every
- * image and HTML form is attached; a message with neither shows its
- * richest form, text/plain in the text itself. Two displays an update
- * gave the same outputs show them once. */
+ * image is attached, and every HTML form of a message without a text form
+ * (or with --html); a message with neither shows its richest other form,
+ * text/plain in the text itself, and the value's text is its [value].
+ * Two displays an update gave the same outputs show them once. */
 static void outputs(struct fmt *f)
 {
     const ci_result *r = f->r;
@@ -247,22 +361,28 @@ static void outputs(struct fmt *f)
             buf_printf(&f->b, "[%s: the same as display %zu]\n", label, same);
             continue;
         }
+        struct plain plain = plain_of(f, first, end);
+        int html = srv.html || !plain.text || default_repr(&plain);
+        size_t richest = end;
         for (size_t i = first; i < end; i++) {
             const char *mime = ci_result_output_mime(r, i);
-            if (is_image(mime) || strcmp(mime, "text/html") == 0) {
-                attach(f, i, label);
+            int is_html = strcmp(mime, "text/html") == 0;
+            if (is_image(mime) || (is_html && html)) {
+                attach(f, i, label, &plain);
                 shown = 1;
+            } else if (!is_html && richest == end) {
+                richest = i;
             }
         }
-        if (shown)
+        if (shown || richest == end) /* nothing, or HTML the value's text stands for */
             continue;
-        const char *mime = ci_result_output_mime(r, first);
+        const char *mime = ci_result_output_mime(r, richest);
         size_t len;
-        const char *data = ci_result_output_data(r, first, &len);
+        const char *data = ci_result_output_data(r, richest, &len);
         if (strcmp(mime, "text/plain") == 0) {
             section(f, label, data, len);
         } else if (mime_is_text(mime)) {
-            attach(f, first, label);
+            attach(f, richest, label, &plain);
         } else {
             buf_printf(&f->b, "[%s: %s, %zu bytes, not shown]\n", label, mime, len);
         }
@@ -304,18 +424,21 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
     const ci_result *r = f->r;
     struct buf *b = &f->b;
     int cut = ci_result_truncated(r);
-    size_t len;
-    const char *text;
+    size_t out_len, err_len, out_chars, err_chars;
+    const char *text, *out = ci_result_stdout(r, &out_len), *err = ci_result_stderr(r, &err_len);
 
+    out_len = out ? out_len : 0;
+    err_len = err ? err_len : 0;
+    split_budget(srv.max_output_chars, text_chars(out, out_len), text_chars(err, err_len),
+                 &out_chars, &err_chars);
     if (note)
         section(f, "note", note, strlen(note));
-    if ((text = ci_result_stdout(r, &len)) && len > 0)
-        section(f, "stdout", text, len);
-    if (cut & CI_TRUNCATED_STDOUT)
+    /* A library that says in the text where it cut needs no line after. */
+    if (!(out_len > 0 && stream_section(f, "stdout", CI_STREAM_STDOUT, out, out_len, out_chars)) &&
+        (cut & CI_TRUNCATED_STDOUT))
         buf_printf(b, "[stdout cut: over the output limit of %zu bytes]\n", srv.output_limit);
-    if ((text = ci_result_stderr(r, &len)) && len > 0)
-        section(f, "stderr", text, len);
-    if (cut & CI_TRUNCATED_STDERR)
+    if (!(err_len > 0 && stream_section(f, "stderr", CI_STREAM_STDERR, err, err_len, err_chars)) &&
+        (cut & CI_TRUNCATED_STDERR))
         buf_printf(b, "[stderr cut: over the output limit of %zu bytes]\n", srv.output_limit);
     outputs(f);
     if (ci_result_outputs_omitted(r))

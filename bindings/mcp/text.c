@@ -251,6 +251,15 @@ static size_t char_cost(const unsigned char *p, size_t k)
     }
 }
 
+size_t utf8_next(const char *data, size_t len, size_t *cost)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    int partial;
+    size_t k = utf8_seq(p, len, &partial);
+    *cost = char_cost(p, k);
+    return k ? k : 1;
+}
+
 size_t json_text_fit(const char *data, size_t len, size_t cost)
 {
     const unsigned char *p = (const unsigned char *)data;
@@ -284,6 +293,31 @@ size_t json_cost(const json_t *v)
 {
     /* Without a buffer, json_dumpb only counts. */
     return json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+const char *fmt_count(char out[32], unsigned long long n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%llu", n), o = 0;
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+const char *fmt_size(char out[32], unsigned long long bytes)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(out, 32, "%llu %s", bytes, units[u]);
+    return out;
 }
 
 void buf_add_name(struct buf *b, const char *name)

@@ -37,23 +37,88 @@ static json_t *tool(const char *name, const char *title, const char *description
                      "readOnlyHint", read_only, "openWorldHint", 0);
 }
 
+/* The modules of the preload list, matplotlib.pyplot among them (the
+ * library always imports it), separated by ", ". */
+static void add_preload(struct buf *b)
+{
+    const char *p = srv.preload;
+    int pyplot = 0;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        pyplot |= n == 17 && strncmp(p, "matplotlib.pyplot", n) == 0;
+        buf_printf(b, "%s%.*s", p == srv.preload ? "" : ", ", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    if (!pyplot)
+        buf_printf(b, ", matplotlib.pyplot");
+}
+
+/* run_python's description: what the session has and its limits, as this
+ * server set them, so that a model knows them before it meets them. */
+static char *run_python_description(void)
+{
+    char memory[32], file[32], output[32], result[32], chars[32];
+    struct buf b = {0};
+    buf_printf(&b, "Runs Python code in a persistent, sandboxed Python 3.11 session, as a Jupyter "
+               "notebook runs a cell: variables, imports and functions stay defined for later "
+               "calls, and IPython's magics work (%%time, %%timeit...); !shell commands, pip "
+               "and the network do not. The working directory holds the uploaded files.\n"
+               "Packages: ");
+    add_preload(&b);
+    buf_printf(&b, " are imported before the first cell, so importing them is instant; %s\n",
+               srv.manifest ? "only the packages the operator's signed package manifest lists "
+                              "can be imported, and an import of any other fails, saying so."
+                            : "for any other, try to import it.");
+    buf_printf(&b, "Limits of this session: a cell may run %lu ms (timeout_ms changes that for "
+               "one call), then it is interrupted, its variables kept. Memory: %s of address "
+               "space, past which MemoryError. A file a cell writes: at most %s. A cell's "
+               "stdout, and its stderr, keep %s each; past that they are cut, and the result "
+               "says so. ", srv.timeout_ms, fmt_size(memory, srv.memory_limit),
+               fmt_size(file, srv.file_limit), fmt_size(output, srv.output_limit));
+    if (srv.max_output_chars)
+        buf_printf(&b, "This tool's result shows at most %s characters of stdout and stderr "
+                   "together: of longer output the beginning and the end, and between them a "
+                   "line saying how many characters and lines were left out (and, when the "
+                   "whole output was kept in a file, its name, to read in the next cell). "
+                   "Print summaries rather than whole data.\n",
+                   fmt_count(chars, srv.max_output_chars));
+    else
+        buf_printf(&b, "This tool's result shows stdout and stderr whole, up to the %s one "
+                   "result may take.\n", fmt_size(result, srv.max_result));
+    buf_printf(&b, "Returns text with labelled sections: [stdout], [stderr], [value] (the repr "
+               "of a final expression), [error] (the traceback), [files changed]; each "
+               "matplotlib figure left open comes back as an image, after a line saying what "
+               "it is. A value or display with a text form, such as a DataFrame, comes back "
+               "as that text%s. display() shows what a notebook would once the cell ends: a "
+               "display handle's update() replaces what that display shows, and "
+               "clear_output() drops what was displayed before it (with wait=True only once "
+               "something else is displayed); printed text is kept.",
+               srv.html ? " and as its HTML" : " (its HTML only when it has no other form)");
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
 json_t *tools_list(void)
 {
-    return json_pack(
+    char *run = run_python_description(), upload[32], download[32], file[32];
+    struct buf up = {0}, down = {0};
+    /* base64 takes 4/3 of a file's bytes in one message. */
+    ci_uint64 most = srv.max_message / 4 * 3 < srv.file_limit ? srv.max_message / 4 * 3
+                                                               : srv.file_limit;
+    buf_printf(&up, "Writes a file into the session's working directory, replacing any file of "
+               "that name, so that Python code can open it by name. Files up to about %s.",
+               fmt_size(upload, most));
+    buf_printf(&down, "Reads a file from the session's working directory, such as one that "
+               "Python code wrote, and returns it as an embedded resource: text for text files "
+               "(CSV, JSON, Markdown, HTML...), base64 for others (PNG...). Files up to about "
+               "%s (text files up to about %s).",
+               fmt_size(download, srv.max_result / 4 * 3), fmt_size(file, srv.max_result));
+    json_t *list = !run || up.failed || down.failed ? NULL : json_pack(
         "[o, o, o, o, o]",
-        tool("run_python", "Run Python",
-             "Runs Python code in a persistent, sandboxed Python 3.11 session, like a Jupyter "
-             "notebook cell: variables, imports and functions stay defined for later calls. "
-             "numpy, pandas and matplotlib are installed (an operator's signed package manifest may "
-             "refuse other imports, saying so); there is no network and no pip. The "
-             "working directory holds the uploaded files. Returns text with labelled sections: "
-             "[stdout], [stderr], [value] (the repr of a final expression), [error] (the "
-             "traceback), [files changed]; each matplotlib figure left open comes back as an "
-             "image, and a DataFrame as the final expression also as HTML. Plain Python, not "
-             "IPython: no %magics or !shell commands; display() works, and shows what a "
-             "notebook would once the cell ends: a display handle's update() replaces what "
-             "that display shows, and clear_output() drops what was displayed before it (with "
-             "wait=True only once something else is displayed); printed text is kept.",
+        tool("run_python", "Run Python", run,
              json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:i, s:s}}",
                        "code", "type", "string", "description",
                        "The Python source of the cell. End it with an expression to see its value.",
@@ -62,9 +127,7 @@ json_t *tools_list(void)
                        "Wall-clock limit for this cell in milliseconds (default: the server's). "
                        "At the limit the cell is interrupted; variables are kept."),
              json_pack("[s]", "code"), 0),
-        tool("upload_file", "Upload a file",
-             "Writes a file into the session's working directory, replacing any file of that "
-             "name, so that Python code can open it by name.",
+        tool("upload_file", "Upload a file", up.data,
              json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}",
                        "name", "type", "string", "description",
                        "File name relative to the working directory, such as \"data.csv\" or "
@@ -72,10 +135,7 @@ json_t *tools_list(void)
                        "content_base64", "type", "string", "description",
                        "The file's bytes, base64-encoded."),
              json_pack("[s, s]", "name", "content_base64"), 0),
-        tool("download_file", "Download a file",
-             "Reads a file from the session's working directory, such as one that Python code "
-             "wrote, and returns it as an embedded resource: text for text files (CSV, JSON, "
-             "Markdown, HTML...), base64 for others (PNG...).",
+        tool("download_file", "Download a file", down.data,
              json_pack("{s:{s:s, s:s}}", "name", "type", "string", "description",
                        "File name relative to the working directory."),
              json_pack("[s]", "name"), 1),
@@ -89,6 +149,10 @@ json_t *tools_list(void)
              "Replaces the Python interpreter with a fresh one: every variable, import and "
              "function is gone. Files in the working directory are kept.",
              json_object(), NULL, 0));
+    free(run);
+    free(up.data);
+    free(down.data);
+    return list;
 }
 
 /* A tool's entry in tools_list(), within @tools; NULL if none. */

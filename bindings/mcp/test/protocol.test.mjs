@@ -292,7 +292,11 @@ test('--max-result-bytes 64K: output of control characters streams and returns w
         assert.ok(peer.longestLine <= 64 << 10, `a ${peer.longestLine}-byte line`);
         const text = r.result.content[0].text;
         assert.equal(r.result.isError, true);
-        assert.match(text, /^\[stdout\]\n\u0001+\n\[stdout cut after \d+ of its 200000 bytes: the result would exceed --max-result-bytes\]\n/);
+        // Cut to its head and tail, shorter than --max-output-chars to fit.
+        const cut = text.match(/^\[stdout\]\n(\u0001+)\n\[\.\.\. ([\d,]+) characters of one line left out of this tool result \.\.\.\]\n(\u0001+)\n/);
+        assert.ok(cut, JSON.stringify(text.slice(0, 100)));
+        assert.equal(cut[2], (200000 - cut[1].length - cut[3].length).toLocaleString('en-US'));
+        assert.ok(cut[1].length + cut[3].length < 65536 / 6, 'not cut to fit the bytes');
         assert.match(text, /\[error\]\nTraceback[\s\S]*ZeroDivisionError/);
         assert.match(text, /\[files changed\]\nafter\.txt\n/);
         // The notifications carried all of it, in pieces.
@@ -429,13 +433,15 @@ test('--help documents the options; a bad option is refused', () => {
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
                        '--manifest', '--public-key', '--max-message-bytes', '--max-result-bytes',
-                       '--help']) {
+                       '--max-output-chars', '--html', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
-    for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--memory', '1M'],
+    for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],
                         ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
                         ['--preload', 'not a module'], ['--max-result-bytes', '63K'],
                         ['--max-result-bytes', '2G'], ['stray-argument'],
+                        ['--max-output-chars', '999'], ['--max-output-chars', '20K'],
+                        ['--max-output-chars', ''], ['--max-output-chars', '268435457'],
                         // --manifest and --public-key go together, and take paths
                         ['--manifest', '/m.json'], ['--public-key', '/k.pub'],
                         ['--manifest', '', '--public-key', '/k.pub'],

@@ -98,6 +98,38 @@ test('tools/list: the five tools with object input schemas', async (t) => {
     });
 });
 
+test('tools/list: the descriptions name the limits and packages this server set', async (t) => {
+    const described = async (args) => {
+        let out;
+        await withServer(t, args, async ({ client }) => {
+            const { tools } = await client.listTools();
+            out = Object.fromEntries(tools.map((x) => [x.name, x.description]));
+        });
+        return out;
+    };
+    const d = await described([]);
+    for (const want of ['a cell may run 30000 ms', 'Memory: 2 GiB', 'at most 1 GiB',
+                        'keep 1 MiB each', 'at most 20,000 characters of stdout and stderr',
+                        'numpy, pandas, matplotlib.pyplot are imported', 'try to import it',
+                        'its HTML only when it has no other form']) {
+        assert.ok(d.run_python.includes(want), `run_python's description lacks "${want}": ${d.run_python}`);
+    }
+    assert.match(d.upload_file, /Files up to about 12 MiB\./);
+    assert.match(d.download_file, /Files up to about 6 MiB /);
+
+    const o = await described(['--timeout-ms', '4321', '--memory', '768M', '--output-limit', '64K',
+                               '--max-output-chars', '3000', '--preload', 'json', '--html',
+                               '--max-message-bytes', '4M', '--max-result-bytes', '1M']);
+    for (const want of ['a cell may run 4321 ms', 'Memory: 768 MiB', 'keep 64 KiB each',
+                        'at most 3,000 characters', 'json, matplotlib.pyplot are imported',
+                        'and as its HTML']) {
+        assert.ok(o.run_python.includes(want), `run_python's description lacks "${want}": ${o.run_python}`);
+    }
+    assert.doesNotMatch(o.run_python, /30000|2 GiB|20,000|numpy/);
+    assert.match(o.upload_file, /Files up to about 3 MiB\./);
+    assert.match(o.download_file, /Files up to about 768 KiB /);
+});
+
 test('run_python: state persists from one call to the next', async (t) => {
     await withServer(t, async ({ client }) => {
         const first = await run(client, 'x = 6 * 7');
@@ -145,25 +177,56 @@ test('run_python: a matplotlib figure comes back as PNG image content', async (t
         assert.deepEqual(png.subarray(0, 8), PNG_MAGIC, 'not a PNG');
         const { width, height } = pngSize(png);
         assert.ok(width > 100 && height > 100, `a ${width}x${height} image`);
+        // Next to the image, before it, a line for a model that cannot see it.
+        assert.deepEqual(r.content.map((c) => c.type), ['text', 'text', 'image']);
+        assert.equal(r.content[1].text, `[image of display 1: image/png, ${width}x${height} pixels, ` +
+                     `${png.length.toLocaleString('en-US')} bytes, drawn by matplotlib: ` +
+                     '<Figure size 640x480 with 1 Axes>]');
 
         // Two figures in one cell: two images; the next cell starts with none.
         const two = await run(client,
             'for k in range(2):\n    plt.figure()\n    plt.plot([k, k + 1])');
         expectOk(two, 'two figures');
         assert.equal(two.content.filter((c) => c.type === 'image').length, 2);
+        assert.deepEqual(two.content.map((c) => c.type), ['text', 'text', 'image', 'text', 'image']);
+        assert.match(two.content[3].text, /^\[image of display 2: image\/png, \d+x\d+ pixels, [\d,]+ bytes/);
+        // An image that is not a figure: its text form says what it is.
+        const pil = await run(client, "from PIL import Image\nImage.new('RGB', (30, 20))");
+        assert.match(pil.content[1].text, /^\[image of the value: image\/png, 30x20 pixels, [\d,]+ bytes, its text form: <PIL\.Image\.Image image mode=RGB size=30x20>\]$/);
         const none = await run(client, '1 + 1');
         assert.equal(none.content.filter((c) => c.type === 'image').length, 0);
     });
 });
 
-test('run_python: a DataFrame also comes back as its HTML table', async (t) => {
+test('run_python: a DataFrame comes back as text only; HTML only when it is the only form', async (t) => {
     await withServer(t, async ({ client }) => {
+        const r = await run(client,
+            "import pandas as pd\ndf = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [4, 19]})\ndf");
+        expectOk(r, 'the DataFrame');
+        assert.deepEqual(r.content.map((c) => c.type), ['text']);
+        assert.match(textOf(r), /^\[value\]\n +city +temp\n0 +Oslo +4\n1 +Lima +19\n$/);
+        const shown = await run(client, 'display(df)');
+        assert.match(textOf(shown), /^\[display 1\]\n +city +temp\n0 +Oslo/);
+        assert.doesNotMatch(JSON.stringify(shown), /<table|<style/);
+
+        // HTML whose text form is a default repr is all there is to show.
+        const html = await run(client,
+            "from IPython.display import HTML\ndisplay(HTML('<b>bold</b>'))\nHTML('<i>it</i>')");
+        const texts = html.content.map((c) => c.text);
+        assert.ok(texts.includes('[text/html of display 1]\n<b>bold</b>'), JSON.stringify(texts));
+        assert.ok(texts.includes('[text/html of the value]\n<i>it</i>'), JSON.stringify(texts));
+    });
+});
+
+test('--html: a DataFrame also comes back as its HTML table', async (t) => {
+    await withServer(t, ['--html'], async ({ client }) => {
         const r = await run(client,
             "import pandas as pd\npd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [4, 19]})");
         expectOk(r, 'the DataFrame');
         const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
         const html = texts.find((s) => /<table/i.test(s));
         assert.ok(html, `no text content holds an HTML table: ${JSON.stringify(texts)}`);
+        assert.match(html, /^\[text\/html of the value\]\n/);
         assert.match(html, /Oslo/);
         assert.match(html, /<\/table>/i);
         // The plain repr is there as well, for a model that reads text.
@@ -213,10 +276,9 @@ test('run_python: how updates and clears fold, from a worker that sends them as 
             [U, 2, false, 'p', 'text/plain', "'new'"],
         ]));
         expectOk(r, 'two displays of one id');
-        const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
-        assert.equal(texts.length, 2, JSON.stringify(texts));
-        assert.match(texts[0], /^\[display 1: text\/html, attached as text\]\n\[display 2: the same as display 1\]\n$/);
-        assert.equal(texts[1], '[text/html of display 1]\n<b>new</b>');
+        // (Their HTML is not sent: they have a text form.)
+        assert.deepEqual(r.content.map((c) => c.text),
+                         ["[display 1]\n'new'\n[display 2: the same as display 1]\n"]);
 
         const waited = await run(client, cell([
             [D, 0, false, 'q', 'text/plain', "'shown'"],
@@ -628,6 +690,125 @@ test('--output-limit caps what a cell prints, and says so', async (t) => {
         const xs = (text.match(/x{100,}/g) || []).join('').length;
         assert.ok(xs > 0 && xs <= 2048, `${xs} of the 100000 bytes came back`);
         assert.match(text, /truncat|cut|limit|omitted|discarded/i, 'the cut is not marked');
+    });
+});
+
+/** The characters (code points) of @s, as the server counts them. */
+const chars = (s) => [...s].length;
+const lineBreaks = (s) => s.split('\n').length - 1;
+/** A number as the server's marker writes it, "181,234". */
+const count = (n) => n.toLocaleString('en-US');
+// The line between a cut stream's head and tail: what it left out, in
+// characters, or in bytes when the library's own cut is counted in; and
+// the file holding the whole stream, when the library kept one.
+const MARKER = /^\[\.\.\. ([\d,]+) (characters|bytes) (?:\(([\d,]+) lines?\)|of one line) left out of this tool result(?:; the whole output is in (\S+): read it with open\(\) in the next cell)? \.\.\.\]$/m;
+
+/**
+ * What the @label section of a result's @text shows of @printed, the whole
+ * stream: { head, tail, marker, left, lines, file }, after checking that
+ * the head and tail are the stream's own and the marker counts exactly
+ * what lies between them. @next: what follows the section ('' at the end).
+ */
+function cutSection(text, label, printed, next = '') {
+    const start = text.indexOf(`[${label}]\n`);
+    assert.ok(start >= 0, `no [${label}] section in ${text.slice(0, 300)}`);
+    const end = next ? text.indexOf(next, start) : text.length;
+    const body = text.slice(start + label.length + 3, end);
+    const m = body.match(MARKER);
+    assert.ok(m, `no marker in [${label}]: ${body.slice(0, 200)} ... ${body.slice(-200)}`);
+    let head = body.slice(0, m.index);
+    // A head cut inside a line gets a line break before the marker.
+    if (!printed.startsWith(head)) head = head.slice(0, -1);
+    let tail = body.slice(m.index + m[0].length + 1);
+    if (!printed.endsWith(tail)) tail = tail.slice(0, -1); // the newline a section ends with
+    assert.ok(printed.startsWith(head), `[${label}]'s head is not the stream's`);
+    assert.ok(printed.endsWith(tail), `[${label}]'s tail is not the stream's`);
+    const size = m[2] === 'bytes' ? Buffer.byteLength : chars;
+    const left = size(printed) - size(head) - size(tail);
+    const lines = lineBreaks(printed) - lineBreaks(head) - lineBreaks(tail);
+    assert.equal(m[1], count(left), `the marker's ${m[2]}: ${m[0]}`);
+    if (lines === 0) assert.equal(m[3], undefined, m[0]);
+    else assert.equal(m[3], count(lines), `the marker's lines: ${m[0]}`);
+    return { head, tail, marker: m[0], left, lines, file: m[4] };
+}
+
+const rows = (n, prefix = 'row') => Array.from({ length: n }, (_, i) => `${prefix} ${i}\n`).join('');
+
+test('run_python: 200,000 printed lines come back as their head and tail, 20,000 characters', async (t) => {
+    // An output limit the print fits in: the server alone cuts.
+    await withServer(t, ['--output-limit', '4M'], async ({ client }) => {
+        const r = await run(client, "for i in range(200000):\n    print(f'row {i}')");
+        expectOk(r, 'the print');
+        const text = textOf(r);
+        const printed = rows(200000);
+        t.diagnostic(`${printed.length} characters printed, a ${text.length}-character result`);
+        assert.ok(text.length < 20400, `a ${text.length}-character result`);
+        const { head, tail, marker } = cutSection(text, 'stdout', printed);
+        t.diagnostic(marker);
+        assert.match(head, /^row 0\nrow 1\n/);
+        assert.match(tail, /\nrow 199999\n$/);
+        // Half each, cut at line breaks.
+        assert.ok(head.length <= 10000 && head.length > 10000 - 12, `a ${head.length}-character head`);
+        assert.ok(tail.length <= 10000 && tail.length > 10000 - 12, `a ${tail.length}-character tail`);
+        assert.ok(head.endsWith('\n') && tail.startsWith('row '), 'not cut at line breaks');
+        assert.doesNotMatch(marker, /whole output is in/, 'a file named that the library did not keep');
+    });
+});
+
+test('run_python: at the default limits a 200,000-line print gives a result of some 20 KB', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client, "for i in range(200000):\n    print(f'row {i}')");
+        const text = textOf(r);
+        t.diagnostic(`a ${text.length}-character result`);
+        assert.ok(text.length < 20400, `a ${text.length}-character result`);
+        assert.match(text, /^\[stdout\]\nrow 0\nrow 1\n/);
+        const marker = text.match(MARKER);
+        assert.ok(marker, `no marker: ${text.slice(0, 100)}`);
+        t.diagnostic(marker[0]);
+        if (marker[4]) {
+            // A library that keeps the stream's head and tail, and all of
+            // it in a file: the one line counts both cuts, exactly.
+            const { tail, file } = cutSection(text, 'stdout', rows(200000), '[files changed]\n');
+            assert.match(tail, /\nrow 199999\n$/);
+            const whole = await run(client, `import os\nprint(os.path.getsize('${file}'), ` +
+                                            `sum(1 for _ in open('${file}')))`);
+            assert.equal(textOf(whole), `[stdout]\n${Buffer.byteLength(rows(200000))} 200000\n`);
+        }
+    });
+});
+
+test('--max-output-chars: stdout and stderr share it, a short stream whole; characters, not bytes', async (t) => {
+    await withServer(t, ['--max-output-chars', '2000'], async ({ client }) => {
+        const r = await run(client,
+            "import sys\nfor i in range(5000):\n    print(f'out {i}')\n" +
+            "for i in range(3):\n    print(f'err {i}', file=sys.stderr)");
+        const text = textOf(r);
+        const err = rows(3, 'err');
+        assert.ok(text.endsWith(`[stderr]\n${err}`), `stderr is not whole: ${text.slice(-200)}`);
+        const { head, tail } = cutSection(text, 'stdout', rows(5000, 'out'), '[stderr]\n');
+        assert.ok(chars(head) + chars(tail) <= 2000 - chars(err), 'over the budget');
+        assert.ok(chars(head) + chars(tail) > 2000 - chars(err) - 20, 'far under the budget');
+
+        // Both long: half each.
+        const both = await run(client,
+            "import sys\nfor i in range(5000):\n    print(f'out {i}')\n" +
+            "for i in range(5000):\n    print(f'err {i}', file=sys.stderr)");
+        const o = cutSection(textOf(both), 'stdout', rows(5000, 'out'), '[stderr]\n');
+        const e = cutSection(textOf(both), 'stderr', rows(5000, 'err'));
+        assert.ok(chars(o.head) + chars(o.tail) <= 1000 && chars(e.head) + chars(e.tail) <= 1000);
+
+        // One long line of two-byte characters: cut inside it, between
+        // characters, counted in characters.
+        const wide = await run(client, "print('\u00e9' * 50000)");
+        const w = cutSection(textOf(wide), 'stdout', '\u00e9'.repeat(50000) + '\n');
+        assert.equal(w.lines, 0);
+        assert.equal(chars(w.head), 1000);
+        assert.equal(w.left, 50001 - 2000);
+        assert.doesNotMatch(textOf(wide), /\ufffd/, 'a character was split');
+    });
+    await withServer(t, ['--max-output-chars', '0'], async ({ client }) => {
+        const r = await run(client, "for i in range(5000):\n    print(f'out {i}')");
+        assert.equal(textOf(r), `[stdout]\n${rows(5000, 'out')}`);
     });
 });
 
