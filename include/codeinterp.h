@@ -926,6 +926,23 @@ CI_API int ci_result_truncated(const ci_result *r);
 CI_API const char *ci_result_spill_file(const ci_result *r, int stream);
 
 /*
+ * ci_result_cut - where a stream past the output limit was cut, for a host
+ * that cuts the text again (to fit a tool result, say) and must count
+ * what the two cuts left out without reading the cell's text for a
+ * marker, which the cell can print too.
+ * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
+ * @at, @len: receive the offset and length, in bytes, of the marker line
+ *            in ci_result_stdout()'s (or _stderr()'s) text, its line
+ *            breaks included; may be NULL.
+ * @bytes, @lines: receive the bytes and line breaks the marker says were
+ *            left out; may be NULL.
+ * @return 1 if the stream was cut; else 0 (for NULL @r and another
+ *         @stream too), with every output set to 0.
+ */
+CI_API int ci_result_cut(const ci_result *r, int stream, size_t *at, size_t *len,
+                         ci_uint64 *bytes, ci_uint64 *lines);
+
+/*
  * ci_result_value - the text/plain of the cell's last expression, UTF-8,
  * as a Jupyter kernel's execute_result has it: IPython's formatter, whose
  * pretty printer puts a long list an item a line and which formatters a

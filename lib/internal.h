@@ -153,6 +153,10 @@ struct ci_result {
     int truncated; /* CI_TRUNCATED_* */
     struct ci_buf out, err;
     char *spill_files[2]; /* of stdout and stderr, when cut and kept */
+    struct ci_cut {       /* of stdout and stderr, when cut */
+        size_t at, len;   /* the marker line in out or err */
+        unsigned long long bytes, lines; /* what it says was left out */
+    } cuts[2];
     char *value, *error_name, *error_value, *traceback;
     char *traceback_full; /* NULL unless it differs from traceback */
     struct ci_output *outputs;
@@ -370,11 +374,11 @@ int ci_drain_one(struct ci_drain *d, int i);
  * INT64_MAX; ci_drain_give_partial() passes on those due at @now. */
 int64_t ci_drain_partial_due(const struct ci_drain *d);
 void ci_drain_give_partial(struct ci_drain *d, int64_t now);
-/* The run is over: passes on what waits, renames the spill files (their
- * names, malloc'ed, to @spill_files[0] and [1], left alone for a stream
- * that was not cut; may be NULL) and joins each cut stream's head, marker
- * and tail. Must be called once for every drain that has buffers. */
-void ci_drain_finish(struct ci_drain *d, char *spill_files[2]);
+/* The run is over: passes on what waits, renames the spill files and
+ * joins each cut stream's head, marker and tail; @r (may be NULL) gets
+ * the spill files' names and where the markers are. Must be called once
+ * for every drain that has buffers. */
+void ci_drain_finish(struct ci_drain *d, ci_result *r);
 
 /* result.c */
 ci_result *ci_result_new(void);

@@ -282,8 +282,9 @@ static void whereabouts(const struct ci_drain *d, int i, const char *name, char 
     }
 }
 
-/* Joins head, marker line and tail into the stream's buffer. */
-static int assemble(struct ci_drain *d, int i, const char *name)
+/* Joins head, marker line and tail into the stream's buffer; @cut (may
+ * be NULL) gets where the marker is. */
+static int assemble(struct ci_drain *d, int i, const char *name, struct ci_cut *cut)
 {
     struct ci_stream *st = &d->s[i];
     struct ci_buf *b = st->buf;
@@ -331,13 +332,15 @@ static int assemble(struct ci_drain *d, int i, const char *name)
     memcpy(joined + h + n, tail + t0, tn - t0);
     b->len = h + (size_t)n + (tn - t0);
     joined[b->len] = '\0';
+    if (cut)
+        *cut = (struct ci_cut){h, (size_t)n, bytes, lines};
     free(b->data);
     b->data = joined;
     free(tail);
     return 0;
 }
 
-void ci_drain_finish(struct ci_drain *d, char *spill_files[2])
+void ci_drain_finish(struct ci_drain *d, ci_result *r)
 {
     for (int i = 0; i < 2; i++) {
         struct ci_stream *st = &d->s[i];
@@ -350,10 +353,10 @@ void ci_drain_finish(struct ci_drain *d, char *spill_files[2])
             continue;
         kept = ci_spill_end(&st->spill, d->session, d->count,
                             i == 0 ? CI_STREAM_STDOUT : CI_STREAM_STDERR, name, sizeof name) == 0;
-        if (kept && spill_files && !(spill_files[i] = ci_strdup(name)))
+        if (kept && r && !(r->spill_files[i] = ci_strdup(name)))
             kept = 0; /* out of memory: the file is there, the result cannot say so */
         /* Out of memory here leaves the head alone, still marked cut. */
-        assemble(d, i, kept ? name : NULL);
+        assemble(d, i, kept ? name : NULL, r ? &r->cuts[i] : NULL);
         free(st->tail);
         st->tail = NULL;
         st->cut = 0;

@@ -395,6 +395,24 @@ CI_API int ci_result_truncated(const ci_result *r)
     return r ? r->truncated : 0;
 }
 
+CI_API int ci_result_cut(const ci_result *r, int stream, size_t *at, size_t *len,
+                         ci_uint64 *bytes, ci_uint64 *lines)
+{
+    const struct ci_cut none = {0}, *c = &none;
+    if (r && (stream == CI_STREAM_STDOUT || stream == CI_STREAM_STDERR) &&
+        r->cuts[stream - 1].len)
+        c = &r->cuts[stream - 1];
+    if (at)
+        *at = c->at;
+    if (len)
+        *len = c->len;
+    if (bytes)
+        *bytes = c->bytes;
+    if (lines)
+        *lines = c->lines;
+    return c->len != 0;
+}
+
 CI_API const char *ci_result_spill_file(const ci_result *r, int stream)
 {
     if (!r || (stream != CI_STREAM_STDOUT && stream != CI_STREAM_STDERR))

@@ -565,7 +565,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
     } else {
         await_result(run);
     }
-    ci_drain_finish(&run->drain, run->r->spill_files);
+    ci_drain_finish(&run->drain, run->r);
     atomic_store(&s->running, 0);
     ci_usage_end(&s->worker, &usage, run->r);
     s->last_run_us = run->r->wall_us ? run->r->wall_us : 1;

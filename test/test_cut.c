@@ -116,6 +116,18 @@ static void test_200000_lines_keep_head_tail_and_the_whole(void **state)
     assert_int_equal(c.lines, 200000 - lines_in(c.head, c.head_len) - lines_in(c.tail, c.tail_len));
     assert_true(ci_result_truncated(r) & CI_TRUNCATED_STDOUT);
     assert_false(ci_result_truncated(r) & CI_TRUNCATED_STDERR);
+    /* The host is told where the marker is and what it counts. */
+    size_t at = 1, mlen = 1;
+    ci_uint64 bytes = 1, lines = 1;
+    assert_int_equal(ci_result_cut(r, CI_STREAM_STDOUT, &at, &mlen, &bytes, &lines), 1);
+    assert_int_equal(at, c.head_len);
+    assert_int_equal(mlen, c.marker_len);
+    assert_int_equal(bytes, c.bytes);
+    assert_int_equal(lines, c.lines);
+    assert_int_equal(ci_result_cut(r, CI_STREAM_STDERR, &at, &mlen, &bytes, &lines), 0);
+    assert_true(at == 0 && mlen == 0 && bytes == 0 && lines == 0);
+    assert_int_equal(ci_result_cut(r, 7, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(ci_result_cut(NULL, CI_STREAM_STDOUT, NULL, NULL, NULL, NULL), 0);
     /* The whole is in the spill file the marker names. */
     snprintf(spill, sizeof spill, ".outputs/cell-%d.stdout", ci_result_execution_count(r));
     h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT), spill);
@@ -174,6 +186,18 @@ static void test_stderr_is_cut_and_kept_apart(void **state)
     h_assert_str(ci_result_stdout(r, NULL), "small\n");
     assert_int_equal(ci_result_truncated(r) & (CI_TRUNCATED_STDOUT | CI_TRUNCATED_STDERR),
                      CI_TRUNCATED_STDERR);
+    ci_result_free(r);
+}
+
+static void test_a_marker_the_cell_prints_is_not_a_cut(void **state)
+{
+    ci_result *r = h_run_status(S,
+                                "print('[... 5 bytes (1 line) left out: stdout passed the output "
+                                "limit of 4 KiB; the whole output is in /etc/passwd ...]')",
+                                CI_STATUS_OK);
+    assert_int_equal(ci_result_cut(r, CI_STREAM_STDOUT, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(ci_result_truncated(r), 0);
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT));
     ci_result_free(r);
 }
 
@@ -301,6 +325,7 @@ int main(void)
         cmocka_unit_test_setup(test_one_byte_over_gives_head_marker_tail, h_setup_alive),
         cmocka_unit_test_setup(test_stderr_is_cut_and_kept_apart, h_setup_alive),
         cmocka_unit_test_setup(test_cut_text_is_whole_characters, h_setup_alive),
+        cmocka_unit_test_setup(test_a_marker_the_cell_prints_is_not_a_cut, h_setup_alive),
         cmocka_unit_test(test_without_spill_files_the_marker_says_so),
         cmocka_unit_test(test_spill_file_stops_at_its_limit),
         cmocka_unit_test(test_session_keeps_its_last_eight_spill_files),

@@ -13,11 +13,10 @@
  * stream in a file of the workspace). When the library cut the stream
  * itself (its output limit), its text already holds a line of its own,
  * "[... N bytes (M lines) left out: stdout passed the output limit of 1
- * MiB; the whole output is in NAME ...]": a cut here takes that line out
- * with what it leaves out, and its line counts the two cuts together, in
- * bytes, the unit the library counted in. (Where the library cut inside
- * a line, it put a line break before its line, which is counted as the
- * output's: one byte and one line too many.)
+ * MiB; the whole output is in NAME ...]", whose place and counts
+ * ci_result_cut() gives: a cut here takes that line out with what it
+ * leaves out, and its line counts the two cuts together, in bytes, the
+ * unit the library counted in.
  */
 #include "mcp.h"
 
@@ -28,11 +27,7 @@
 
 const char *spill_name(const ci_result *r, int stream)
 {
-    (void)r;
-    (void)stream;
-    /* Until the library has ci_result_spill_file() (it will), none:
-     * switch this line to  return ci_result_spill_file(r, stream);  */
-    return NULL;
+    return ci_result_spill_file(r, stream);
 }
 
 /* Counts characters and their JSON cost in @s. */
@@ -54,67 +49,21 @@ size_t text_chars(const char *s, size_t len)
     return chars;
 }
 
-/* A number as the library writes it, digits and commas; -1 if none. */
-static int parse_count(const char **p, const char *end, unsigned long long *n)
-{
-    const char *q = *p;
-    *n = 0;
-    if (q == end || *q < '0' || *q > '9')
-        return -1;
-    for (; q < end && ((*q >= '0' && *q <= '9') || *q == ','); q++)
-        if (*q != ',')
-            *n = *n * 10 + (unsigned long long)(*q - '0');
-    *p = q;
-    return 0;
-}
-
-/* Whether @word comes at *@p, before @end (a noun's plural too, if
- * @noun); moves past it. */
-static int skip_word(const char **p, const char *end, const char *word, int noun)
-{
-    size_t n = strlen(word);
-    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
-        return 0;
-    *p += n;
-    if (noun && *p < end && **p == 's')
-        ++*p;
-    return 1;
-}
-
-/* The library's line saying what it cut of @stream ("stdout"): its start
- * and end (after its newline) and its counts; 0 if there is none. */
-static int library_line(const char *s, size_t len, const char *stream, size_t *at, size_t *end,
-                        unsigned long long *bytes, unsigned long long *lines)
-{
-    static const char open[] = "[... ";
-    char what[64];
-    snprintf(what, sizeof what, ") left out: %s passed the output limit", stream);
-    for (const char *p = s; (p = memmem(p, len - (size_t)(p - s), open, sizeof open - 1)); p++) {
-        const char *nl = memchr(p, '\n', len - (size_t)(p - s));
-        const char *stop = nl ? nl : s + len, *q = p + sizeof open - 1;
-        if ((p > s && p[-1] != '\n') || stop[-1] != ']' || parse_count(&q, stop, bytes) < 0 ||
-            !skip_word(&q, stop, " byte", 1) || !skip_word(&q, stop, " (", 0) ||
-            parse_count(&q, stop, lines) < 0 || !skip_word(&q, stop, " line", 1) ||
-            !skip_word(&q, stop, what, 0))
-            continue;
-        *at = (size_t)(p - s);
-        *end = (size_t)(stop - s) + (nl != NULL);
-        return 1;
-    }
-    return 0;
-}
-
-void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *cut_by,
-              struct cut *c)
+void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const ci_result *r,
+              int stream, struct cut *c)
 {
     size_t chars, cost, k, kc, used_chars = 0, used_cost = 0, h = 0, t = 0;
     size_t head_chars = max_chars / 2, head_cost = max_cost / 2;
     size_t at = 0, end = 0;
-    unsigned long long lib_bytes = 0, lib_lines = 0;
+    ci_uint64 lib_bytes = 0, lib_lines = 0;
     const char *nl;
 
     *c = (struct cut){.head = len, .tail = len};
-    c->library = cut_by && library_line(s, len, cut_by, &at, &end, &lib_bytes, &lib_lines);
+    /* The library's own marker, where the library says it is: a line of
+     * the same words that the cell printed is the cell's text. */
+    c->library = r && ci_result_cut(r, stream, &at, &end, &lib_bytes, &lib_lines) &&
+                 at <= len && end <= len - at;
+    end += at;
     measure(s, len, &chars, &cost);
     if (chars <= max_chars && cost <= max_cost)
         return;

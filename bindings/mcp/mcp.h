@@ -177,10 +177,10 @@ struct cut {
 size_t text_chars(const char *s, size_t len);
 /* Where to cut @s so that what is shown takes at most @max_chars
  * characters and @max_cost bytes of JSON text (SIZE_MAX: no limit).
- * @cut_by: when the library cut the stream, its name ("stdout", as the
- * library's line says it), else NULL. */
-void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const char *cut_by,
-              struct cut *c);
+ * @r, @stream: the result and stream (CI_STREAM_*) @s is, to count a cut
+ * of the library's (ci_result_cut) in; @r NULL for other text. */
+void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const ci_result *r,
+              int stream, struct cut *c);
 /* Adds the head, the line saying what was left out, and the tail. */
 void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill);
 /* How many characters of stdout and of stderr a result shows (SIZE_MAX:

@@ -144,20 +144,19 @@ static void section(struct fmt *f, const char *label, const char *text, size_t l
     }
 }
 
-/* A stream's section: its text or, of one longer than @chars characters,
- * its head and tail with a line between them saying what was left out
- * (cut.c); and the same cut, shorter, when the body must fit the cap.
- * Returns whether the text says that the library cut it. */
+/* A stream's section (@stream CI_STREAM_*; 0 for the value or the error):
+ * its text or, of one longer than @chars characters, its head and tail
+ * with a line between them saying what was left out (cut.c); and the
+ * same cut, shorter, when the body must fit the cap. Returns whether the
+ * text holds the library's own cut of a stream. */
 static int stream_section(struct fmt *f, const char *label, int stream, const char *text,
                           size_t len, size_t chars)
 {
-    int bit = stream == CI_STREAM_STDERR ? CI_TRUNCATED_STDERR : CI_TRUNCATED_STDOUT;
     const char *spill = spill_name(f->r, stream);
-    const char *cut_by = ci_result_truncated(f->r) & bit ? label : NULL;
     struct buf shown = {0};
     struct cut c;
     buf_printf(&f->b, "[%s]\n", label);
-    cut_text(text, len, chars, SIZE_MAX, cut_by, &c);
+    cut_text(text, len, chars, SIZE_MAX, f->r, stream, &c);
     size_t cost;
     if (c.head == len) {
         cost = json_text_cost(text, len) - 2;
@@ -166,7 +165,7 @@ static int stream_section(struct fmt *f, const char *label, int stream, const ch
         cost = json_text_cost(shown.data, shown.len) - 2;
     }
     if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
-        cut_text(text, len, chars, f->body_cap, cut_by, &c);
+        cut_text(text, len, chars, f->body_cap, f->r, stream, &c);
         shown.len = 0;
         cut_write(&shown, text, len, &c, spill);
     }
@@ -444,11 +443,13 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
     if (ci_result_outputs_omitted(r))
         buf_printf(b, "[%zu rich outputs left out: over the display limits]\n",
                    ci_result_outputs_omitted(r));
+    /* The value and the error get half the budget each, as cut. */
+    size_t half = srv.max_output_chars ? srv.max_output_chars / 2 : SIZE_MAX;
     if ((text = ci_result_value(r)))
-        section(f, "value", text, strlen(text));
+        stream_section(f, "value", 0, text, strlen(text), half);
     if (ci_result_status(r) != CI_STATUS_KILLED && ci_result_error_name(r)) {
         if ((text = ci_result_traceback(r))) {
-            section(f, "error", text, strlen(text));
+            stream_section(f, "error", 0, text, strlen(text), half);
         } else {
             struct buf e = {0};
             text = ci_result_error_value(r);
@@ -458,8 +459,8 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
         }
     }
     if (cut & CI_TRUNCATED_TEXT)
-        buf_printf(b, "[the value, error message or traceback was cut at %zu bytes]\n",
-                   srv.output_limit);
+        buf_printf(b, "[the value, error message or traceback passed the output limit of %zu "
+                   "bytes and was cut]\n", srv.output_limit);
     status_note(r, timeout_ms, restart, b);
     if (ci_result_file_count(r) > 0) {
         struct buf names = {0};

@@ -765,15 +765,35 @@ test('run_python: at the default limits a 200,000-line print gives a result of s
         const marker = text.match(MARKER);
         assert.ok(marker, `no marker: ${text.slice(0, 100)}`);
         t.diagnostic(marker[0]);
-        if (marker[4]) {
-            // A library that keeps the stream's head and tail, and all of
-            // it in a file: the one line counts both cuts, exactly.
-            const { tail, file } = cutSection(text, 'stdout', rows(200000), '[files changed]\n');
-            assert.match(tail, /\nrow 199999\n$/);
-            const whole = await run(client, `import os\nprint(os.path.getsize('${file}'), ` +
-                                            `sum(1 for _ in open('${file}')))`);
-            assert.equal(textOf(whole), `[stdout]\n${Buffer.byteLength(rows(200000))} 200000\n`);
-        }
+        // The library kept the stream's head and tail, and all of it in a
+        // file: the one line counts both cuts, exactly.
+        assert.equal(marker[4], '.outputs/cell-1.stdout', marker[0]);
+        const { tail, file } = cutSection(text, 'stdout', rows(200000), '[files changed]\n');
+        assert.match(tail, /\nrow 199999\n$/);
+        const whole = await run(client, `import os\nprint(os.path.getsize('${file}'), ` +
+                                        `sum(1 for _ in open('${file}')))`);
+        assert.equal(textOf(whole), `[stdout]\n${Buffer.byteLength(rows(200000))} 200000\n`);
+    });
+});
+
+test('run_python: a long value and a long traceback get half the budget each', async (t) => {
+    await withServer(t, async ({ client }) => {
+        const r = await run(client, "'ab' * 30000 + 'end'");
+        expectOk(r, 'the string');
+        const text = textOf(r);
+        t.diagnostic(`a ${text.length}-character result`);
+        assert.ok(text.length < 10400, `a ${text.length}-character result`);
+        const printed = "'" + 'ab'.repeat(30000) + "end'";
+        const { head, tail, marker } = cutSection(text, 'value', printed + '\n');
+        t.diagnostic(marker);
+        assert.ok(head.startsWith("'abab") && tail.endsWith("abend'\n"), 'head or tail');
+        assert.equal(head.length + tail.length, 10000 + 1);
+        const e = await run(client, "raise ValueError('m' * 50000 + 'end')");
+        const etext = textOf(e);
+        assert.ok(etext.length < 10400, `a ${etext.length}-character result`);
+        assert.match(etext, /^\[error\]\nTraceback \(most recent call last\):\n  File "<cell 2>"/);
+        assert.match(etext, /\n\[\.\.\. [\d,]+ characters of one line left out of this tool result \.\.\.\]\n/);
+        assert.match(etext, /mmmend\n/);
     });
 });
 

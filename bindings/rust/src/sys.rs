@@ -207,6 +207,14 @@ extern "C" {
     pub fn ci_result_stderr(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_truncated(r: *const ci_result) -> c_int;
     pub fn ci_result_spill_file(r: *const ci_result, stream: c_int) -> *const c_char;
+    pub fn ci_result_cut(
+        r: *const ci_result,
+        stream: c_int,
+        at: *mut usize,
+        len: *mut usize,
+        bytes: *mut u64,
+        lines: *mut u64,
+    ) -> c_int;
     pub fn ci_result_value(r: *const ci_result) -> *const c_char;
     pub fn ci_result_error_name(r: *const ci_result) -> *const c_char;
     pub fn ci_result_error_value(r: *const ci_result) -> *const c_char;
