@@ -100,7 +100,10 @@ typedef struct ci_result ci_result;
     X(CI_EMANIFEST, -12, "the package manifest is malformed, badly signed, or does not match the installed files")
 
 #define CI_ERROR_ENUM_(name, value, message) name = value,
-enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = -12 };
+#define CI_ERROR_ONE_(name, value, message) +1
+/* The codes run from 0 down without a gap: the last is 1 - their count. */
+enum ci_error { CI_ERRORS(CI_ERROR_ENUM_) CI_ERROR_LAST_ = 1 - (0 CI_ERRORS(CI_ERROR_ONE_)) };
+#undef CI_ERROR_ONE_
 #undef CI_ERROR_ENUM_
 
 /*

@@ -147,7 +147,7 @@ CI_API void ci_config_free(ci_config *cfg)
 
 CI_API int ci_config_set_timeout_ms(ci_config *cfg, unsigned long ms)
 {
-    if (!cfg || ms == 0 || ms > 86400000UL)
+    if (!cfg || ms == 0 || ms > CI_TIMEOUT_MAX_MS)
         return CI_EINVAL;
     cfg->timeout_ms = ms;
     return CI_OK;

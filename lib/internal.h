@@ -102,6 +102,10 @@ struct ci_snapshot {
     struct timespec newest; /* the latest ctime seen */
 };
 
+/* The longest timeout a session or a run may have: a day, in ms
+ * (ci_config_set_timeout_ms, ci_run_ex). */
+#define CI_TIMEOUT_MAX_MS 86400000UL
+
 /* spill.c */
 #define CI_SPILL_KEEP 8      /* spill files a session keeps */
 #define CI_SPILL_NAME_MAX 32 /* "cell-2147483647.stdout" and its NUL fit */

@@ -602,9 +602,9 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
                       opts->version, CI_RUN_OPTIONS_VERSION);
         return CI_EINVAL;
     }
-    if (opts && opts->timeout_ms > 86400000UL) {
-        ci_set_errmsg(s, "the run options' timeout_ms is %lu, over a day (86400000)",
-                      opts->timeout_ms);
+    if (opts && opts->timeout_ms > CI_TIMEOUT_MAX_MS) {
+        ci_set_errmsg(s, "the run options' timeout_ms is %lu, over a day (%lu)",
+                      opts->timeout_ms, CI_TIMEOUT_MAX_MS);
         return CI_EINVAL;
     }
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
