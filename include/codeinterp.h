@@ -633,7 +633,8 @@ CI_API int ci_session_restart(ci_session *s);
 /*
  * ci_session_errmsg - detail of the last failed call on @s, or of the
  * last cell that killed its worker; "" if none. Overwritten by the next
- * call on @s. Borrowed: valid until the next call on @s.
+ * failed call on @s (a call that succeeds leaves it). Borrowed: valid
+ * until the next call on @s.
  * @s: the session; NULL gives the detail of the calling thread's last
  *     failed ci_session_new() ("" if none).
  * @return never NULL.
@@ -762,11 +763,12 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
  * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
  * @data:   @len bytes (1 or more) as the cell wrote them, raw, not
  *          NUL-terminated, in whole lines: each chunk ends with a line
- *          break, except a line of 16 KiB or more (given in pieces cut on
- *          UTF-8 character boundaries), a partial line the cell leaves
- *          waiting for 5 ms (a progress bar printed with end=''), and what
- *          is left when the run ends. Borrowed for the duration of the
- *          call.
+ *          break, except a line of 16 KiB or more (given in pieces of at
+ *          least 16 KiB less a character, cut on UTF-8 character
+ *          boundaries), a partial line the cell leaves waiting for 5 ms (a
+ *          progress bar printed with end=''), the chunk that reaches the
+ *          output limit, and what is left when the run ends. Borrowed for
+ *          the duration of the call.
  * @payload: the pointer given with the function.
  * Called on the thread that called ci_run_stream(), between the moments
  * the output is read from the worker and the run ends. It may call
@@ -898,8 +900,8 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
 /*
  * ci_result_truncated - what was cut or left out, as a mask of the
  * CI_TRUNCATED_* bits below; 0 when nothing was, and for NULL.
- *  CI_TRUNCATED_STDOUT   stdout reached the output limit
- *  CI_TRUNCATED_STDERR   stderr reached the output limit
+ *  CI_TRUNCATED_STDOUT   stdout passed the output limit and was cut
+ *  CI_TRUNCATED_STDERR   stderr passed the output limit and was cut
  *  CI_TRUNCATED_TEXT     the value's repr, the error message or the
  *                        traceback (folded or whole) passed the output
  *                        limit and was cut in the middle
@@ -919,7 +921,11 @@ CI_API int ci_result_truncated(const ci_result *r);
  * ci_result_spill_file - where the whole of a cut stream is: the
  * workspace-relative name of its spill file (".outputs/cell-12.stdout",
  * see ci_config_set_spill_limit), for ci_session_get_file() or the next
- * cell.
+ * cell; a file the spill limit stopped holds the stream's first bytes
+ * only, as the marker says ("its first 16 MiB are in ..."). Spill files
+ * are among the run's changed files (ci_result_file_name). Without a
+ * spill file the marker ends "the rest was not kept" (spill files off) or
+ * says why the file could not be written.
  * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
  * @return a borrowed string, as for ci_result_stdout; NULL when the stream
  *         was not cut, when the file could not be written (the marker line
@@ -989,7 +995,7 @@ CI_API const char *ci_result_error_value(const ci_result *r);
  * code's frames (the standard library's, a package's) is folded into one
  * line that counts them and names their files, in each part of a chained
  * exception:
- *     ... 7 frames in urllib/request.py, http/client.py, socket.py ...
+ *     ... 8 frames in urllib/request.py, http/client.py, socket.py ...
  */
 CI_API const char *ci_result_traceback(const ci_result *r);
 
@@ -1138,8 +1144,9 @@ CI_API size_t ci_result_outputs_omitted(const ci_result *r);
  * ci_result_file_count, ci_result_file_name - the regular files in the
  * workspace that were created or modified since the previous run's end
  * (or, for the first run and after ci_session_put_file() or a restart,
- * since this run began): what the cell wrote, and what threads of earlier
- * cells wrote meanwhile. Files written by ci_session_put_file() are not
+ * since this run began): what the cell wrote, what threads of earlier
+ * cells wrote meanwhile, and the run's spill files (ci_result_spill_file,
+ * which the host writes). Files written by ci_session_put_file() are not
  * listed; deleted files are not listed. Names are relative to the
  * workspace, "/"-separated, sorted by byte value, and raw bytes (file
  * names need not be UTF-8). The library finds them by comparing the

@@ -121,6 +121,8 @@ void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, co
         buf_printf(b, "[... %s %s (%s line%s)", left, c->bytes ? "bytes" : "characters", lines,
                    c->lines == 1 ? "" : "s");
     buf_printf(b, " left out of this tool result");
+    if (c->worker_cut)
+        buf_printf(b, ", of a text the output limit had cut in the middle already");
     if (spill)
         buf_printf(b, "; the whole output is in %s: read it with open() in the next cell", spill);
     buf_printf(b, " ...]\n");

@@ -172,6 +172,7 @@ struct cut {
     unsigned long long lines;  /* line breaks left out */
     int bytes;                 /* @left counts bytes: the library's own cut is in it */
     int library;               /* the text holds the library's line saying it cut */
+    int worker_cut;            /* the worker had cut the text (CI_TRUNCATED_TEXT) */
 };
 /* The characters of @s, as cut_text() counts them. */
 size_t text_chars(const char *s, size_t len);

@@ -157,6 +157,7 @@ static int stream_section(struct fmt *f, const char *label, int stream, const ch
     struct cut c;
     buf_printf(&f->b, "[%s]\n", label);
     cut_text(text, len, chars, SIZE_MAX, f->r, stream, &c);
+    c.worker_cut = !stream && (ci_result_truncated(f->r) & CI_TRUNCATED_TEXT);
     size_t cost;
     if (c.head == len) {
         cost = json_text_cost(text, len) - 2;
@@ -166,6 +167,7 @@ static int stream_section(struct fmt *f, const char *label, int stream, const ch
     }
     if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
         cut_text(text, len, chars, f->body_cap, f->r, stream, &c);
+        c.worker_cut = !stream && (ci_result_truncated(f->r) & CI_TRUNCATED_TEXT);
         shown.len = 0;
         cut_write(&shown, text, len, &c, spill);
     }
@@ -458,9 +460,6 @@ static void format_text(struct fmt *f, unsigned long timeout_ms, const char *not
             free(e.data);
         }
     }
-    if (cut & CI_TRUNCATED_TEXT)
-        buf_printf(b, "[the value, error message or traceback passed the output limit of %zu "
-                   "bytes and was cut]\n", srv.output_limit);
     status_note(r, timeout_ms, restart, b);
     if (ci_result_file_count(r) > 0) {
         struct buf names = {0};

@@ -7,8 +7,10 @@
  * FLUSH_MS later (or once FLUSH_BYTES wait): what comes meanwhile is
  * gathered, and sent by the callback or, if the cell goes quiet, by a
  * flusher thread. A switch of stream sends what
- * the other stream had first, keeping their order. A chunk may end inside
- * a UTF-8 character: that tail waits for the rest.
+ * the other stream had first, keeping their order. The library gives
+ * whole lines (ci_output_fn), and a notification too ends at a line break
+ * where a line fits in one; a chunk may end inside a UTF-8 character (a
+ * long line's piece, or a partial line): that tail waits for the rest.
  */
 #include "mcp.h"
 
@@ -44,6 +46,10 @@ static void flush(int k, int all)
     size_t n = all ? b->len : utf8_complete_prefix(b->data, b->len), done = 0;
     while (done < n) {
         size_t piece = json_text_fit(b->data + done, n - done, PIECE_COST);
+        const char *nl;
+        /* Whole lines, as the library gives them, where one fits. */
+        if (piece < n - done && (nl = memrchr(b->data + done, '\n', piece)))
+            piece = (size_t)(nl + 1 - (b->data + done));
         json_t *text = json_text(b->data + done, piece);
         if (!text)
             break;

@@ -77,10 +77,11 @@ static char *run_python_description(void)
                fmt_size(file, srv.file_limit), fmt_size(output, srv.output_limit));
     if (srv.max_output_chars)
         buf_printf(&b, "This tool's result shows at most %s characters of stdout and stderr "
-                   "together: of longer output the beginning and the end, and between them a "
-                   "line saying how many characters and lines were left out (and, when the "
-                   "whole output was kept in a file, its name, to read in the next cell). "
-                   "Print summaries rather than whole data.\n",
+                   "together, and half as much of the value and of the error each: of longer "
+                   "output the beginning and the end, and between them a line saying how many "
+                   "characters (bytes, when the output limit had cut it first) and lines were "
+                   "left out (and, when the whole output was kept in a file, its name, to read "
+                   "in the next cell). Print summaries rather than whole data.\n",
                    fmt_count(chars, srv.max_output_chars));
     else
         buf_printf(&b, "This tool's result shows stdout and stderr whole, up to the %s one "

@@ -6,7 +6,7 @@ error. texts() gives the traceback twice: in full, as Python prints it,
 and folded, where each run of other code's frames before a part's last
 frame (the one that raised) is one line naming its files:
 
-      ... 7 frames in urllib/request.py, http/client.py ...
+      ... 8 frames in urllib/request.py, http/client.py ...
 
 The cell's frames (its code, the functions earlier cells defined, the
 modules it wrote into the workspace) all stay. Each part of a chained
