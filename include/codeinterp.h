@@ -571,7 +571,7 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
  * "workspace"
  * subdirectory is the cell's working directory, and a worker process that embeds
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
- * down (see README, "Security model") before it reads any cell.
+ * down (see docs/sandbox.md and SECURITY.md) before it reads any cell.
  *
  * The worker is forked from the zygote for the config's preload list
  * (ci_config_set_zygote), which the process's first such session starts;

@@ -3,7 +3,7 @@
  * and turns its result into MCP content: one text item with
  * labelled sections, then for each image (a figure) a text item saying
  * what it is and the image, and for each HTML form sent a text item.
- * The text format (README and the tests rely on it):
+ * The text format (codeinterp-mcp(1) documents it; the tests rely on it):
  *
  *     [note] ...             the worker had died before this call
  *     [stdout] / [stderr]    what the cell printed: of more than
