@@ -251,6 +251,55 @@ static void test_input_raises_stdin_not_implemented_at_once(void **state)
     assert_session_carries_on();
 }
 
+/* Exceptions whose own methods raise while the runner reports them: the
+ * cell's fate is still reported, named from its type, and the worker and
+ * the next cell are not touched. */
+static void test_hostile_exceptions_are_reported_and_the_worker_lives(void **state)
+{
+    ci_result *r;
+
+    /* str() raises a KeyboardInterrupt of a non-ASCII, long name. */
+    r = h_run_status(S,
+                     "class E(MemoryError):\n"
+                     "    def __str__(self):\n"
+                     "        raise type('\\u00e9' * 100, (KeyboardInterrupt,), {})()\n"
+                     "raise E()",
+                     CI_STATUS_MEMORY);
+    h_assert_str(ci_result_error_name(r), "MemoryError");
+    ci_result_free(r);
+    /* A metaclass that refuses __qualname__, and a __class__ that raises. */
+    h_expect_error(S,
+                   "class M(type):\n"
+                   "    def __getattribute__(cls, n):\n"
+                   "        if n == '__qualname__': raise KeyboardInterrupt\n"
+                   "        return type.__getattribute__(cls, n)\n"
+                   "class X(Exception, metaclass=M): pass\n"
+                   "raise X('x')",
+                   "X", "x");
+    h_expect_error(S,
+                   "class P(Exception):\n"
+                   "    @property\n"
+                   "    def __class__(self): raise SystemExit\n"
+                   "raise P('p')",
+                   "P", "p");
+    /* A display before such an exception is this cell's, not the next's. */
+    r = h_run_status(S,
+                     "from IPython.display import display\n"
+                     "display('shown')\n"
+                     "class Q(Exception):\n"
+                     "    def __str__(self): raise KeyboardInterrupt\n"
+                     "raise Q()",
+                     CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "Q");
+    assert_int_equal(ci_result_output_count(r), 1);
+    ci_result_free(r);
+    r = h_run_status(S, "1 + 1", CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "2");
+    assert_int_equal(ci_result_output_count(r), 0);
+    ci_result_free(r);
+    assert_session_carries_on();
+}
+
 static void test_earlier_state_survives_an_error(void **state)
 {
     h_expect(S, "kept = [1, 2]", NULL, "");
@@ -388,6 +437,8 @@ int main(void)
         cmocka_unit_test_setup(test_deep_recursion_is_recursion_error, h_setup_alive),
         cmocka_unit_test_setup(test_chained_exception_is_named_by_the_last, h_setup_alive),
         cmocka_unit_test_setup(test_stderr_stays_clean_of_the_traceback, h_setup_alive),
+        cmocka_unit_test_setup(test_hostile_exceptions_are_reported_and_the_worker_lives,
+                               h_setup_alive),
     };
     return cmocka_run_group_tests_name("errors", tests, group_setup, h_group_teardown);
 }

@@ -458,6 +458,8 @@ static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_ce
 
 /* The runner itself failed (interrupted or out of memory while
  * reporting, or tampered with): say what we can without allocating. */
+#define ASCII_NAME "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+
 static void describe_failure(struct ci_cell *out)
 {
     static char name[128];
@@ -478,7 +480,11 @@ static void describe_failure(struct ci_cell *out)
             out->outcome = CI_OUTCOME_INTERRUPT;
         }
     }
-    /* Copied: the type, and its name, may go away with the reference. */
+    /* Copied: the type, and its name, may go away with the reference. A
+     * name too long for it could be cut inside a character, which the host
+     * would refuse: only an ASCII name that fits is copied. */
+    if (strlen(n) >= sizeof(name) || strspn(n, ASCII_NAME) != strlen(n))
+        n = "SystemError";
     snprintf(name, sizeof(name), "%s", n);
     Py_XDECREF(type);
     Py_XDECREF(value);

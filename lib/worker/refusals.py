@@ -181,7 +181,9 @@ def explain(exc):
     the policy or the limit."""
     try:
         return _limit_reached(exc) or _multiprocessing(exc) or _path_refused(exc) or exc
-    except Exception:
+    except BaseException:
+        # An exception whose attributes raise (a hostile __str__ or errno)
+        # is reported as it is.
         return exc
 
 

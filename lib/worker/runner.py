@@ -481,17 +481,26 @@ def _report(value, exc, limit):
     if exc is None:
         outcome, texts = OK, [value, None, None, None, None]
     else:
-        name = type(exc).__qualname__
-        if isinstance(exc, MemoryError):
+        # From the type itself (type(), not __class__, which a cell may
+        # make a property), and a name that is a str whatever a
+        # metaclass answers.
+        kind = type(exc)
+        try:
+            name = type.__getattribute__(kind, '__qualname__')
+            name = name if type(name) is str else kind.__name__
+        except BaseException:
+            name = 'BaseException'
+        if issubclass(kind, MemoryError):
             # numpy's _ArrayMemoryError too: the API promises this name;
             # the traceback still names the class.
             outcome, name = MEMORY, 'MemoryError'
-        elif isinstance(exc, KeyboardInterrupt):
+        elif issubclass(kind, KeyboardInterrupt):
             outcome = INTERRUPT
         else:
             outcome = ERROR
         try:
             message = str(exc)
+            message = message if type(message) is str else '<exception str() failed>'
         except BaseException:
             message = '<exception str() failed>'
         try:
@@ -661,7 +670,7 @@ def _run_with_events(count, data):
         from IPython.core.interactiveshell import ExecutionResult
         result = ExecutionResult(info)
         result.execution_count = count
-        result.error_in_exec = exc if isinstance(exc, Exception) else None
+        result.error_in_exec = exc if issubclass(type(exc), Exception) else None
         _trigger('post_run_cell', result)
     return value, exc
 
@@ -671,7 +680,13 @@ def run(count, data, limit):
     # fields of its RESULT as a dict keyed by their tags (_report's, and
     # FIELD_OUTPUTS, the OUTPUTS payload as bytes, and FIELD_OMITTED).
     # Raises only if interrupted or out of memory while reporting.
-    value, exc = _run_with_events(count, data)
+    try:
+        value, exc = _run_with_events(count, data)
+    except BaseException as e:
+        # An event callback, or an exception whose methods raise while it
+        # is explained: the cell's fate all the same, and its outputs are
+        # still taken below, not left to the next cell.
+        value, exc = None, e
     # The figures left open, whatever became of the cell (unless it
     # turned pyplot's interactive mode off: then they wait for show());
     # an interrupt while drawing them is the cell's fate if it had none.
@@ -693,7 +708,7 @@ def run(count, data, limit):
     finally:
         # The exception's frames may hold the cell's big locals: drop
         # them now, and collect cycles after a MemoryError.
-        low = isinstance(exc, MemoryError)
+        low = issubclass(type(exc), MemoryError)
         del value, exc
         if low:
             gc.collect()
