@@ -927,12 +927,14 @@ CI_API int ci_result_truncated(const ci_result *r);
  * spill file the marker ends "the rest was not kept" (spill files off) or
  * says why the file could not be written.
  * @stream: CI_STREAM_STDOUT or CI_STREAM_STDERR.
+ * @whole:  receives 1 if the file holds the whole stream, 0 if the spill
+ *          limit stopped it (or when NULL is returned); may be NULL.
  * @return a borrowed string, as for ci_result_stdout; NULL when the stream
  *         was not cut, when the file could not be written (the marker line
  *         says why) or spill files are off, for NULL @r and for another
  *         @stream.
  */
-CI_API const char *ci_result_spill_file(const ci_result *r, int stream);
+CI_API const char *ci_result_spill_file(const ci_result *r, int stream, int *whole);
 
 /*
  * ci_result_cut - where a stream past the output limit was cut, for a host

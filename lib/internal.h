@@ -109,6 +109,13 @@ struct ci_snapshot {
 /* spill.c */
 #define CI_SPILL_KEEP 8      /* spill files a session keeps */
 #define CI_SPILL_NAME_MAX 32 /* "cell-2147483647.stdout" and its NUL fit */
+#define CI_SPILL_MS 100      /* the most time a run spends writing one */
+#define CI_SPILL_BUF 65536   /* gathered before a write */
+struct ci_spill_kept {       /* a spill file the session keeps */
+    char name[CI_SPILL_NAME_MAX];
+    dev_t dev;
+    ino_t ino;
+};
 
 struct ci_session {
     struct ci_config cfg;
@@ -129,7 +136,7 @@ struct ci_session {
     int wake_fd;              /* eventfd: wakes a run to see that request */
     struct ci_snapshot files; /* the workspace after the last run */
     struct ci_policy *policy; /* its package manifest's, or NULL (verified.c) */
-    char spills[CI_SPILL_KEEP][CI_SPILL_NAME_MAX]; /* kept spill files, oldest first */
+    struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
     int spill_count;
     char errmsg[1024];
 };
@@ -157,6 +164,7 @@ struct ci_result {
     int truncated; /* CI_TRUNCATED_* */
     struct ci_buf out, err;
     char *spill_files[2]; /* of stdout and stderr, when cut and kept */
+    int spill_partial[2]; /* the spill limit stopped it */
     struct ci_cut {       /* of stdout and stderr, when cut */
         size_t at, len;   /* the marker line in out or err */
         unsigned long long bytes, lines; /* what it says was left out */
@@ -326,7 +334,12 @@ struct ci_spill {
     int dir;  /* .outputs, -1 */
     char tmp[32];
     unsigned long long written;
+    unsigned long long room; /* half of what an unprivileged user may write */
+    int64_t write_us;        /* spent writing it */
+    char *pend;              /* CI_SPILL_BUF bytes gathered for a write */
+    size_t pend_len;
     int full; /* it reached the spill limit */
+    int slow; /* given up after CI_SPILL_MS */
     int err;  /* errno of what stopped it, 0 */
 };
 void ci_spill_init(struct ci_spill *sp);

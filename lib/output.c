@@ -77,31 +77,43 @@ static unsigned long long count_lines(const char *p, size_t n)
     return lines;
 }
 
-/* Passes the kept bytes up to @upto to the callback. */
+/* Passes the kept bytes up to @upto to the callback; what still waits
+ * then waits from now. */
 static void give(struct ci_drain *d, int i, size_t upto)
 {
     struct ci_stream *st = &d->s[i];
-    if (d->fn && upto > st->given)
+    if (upto <= st->given)
+        return;
+    if (d->fn)
         d->fn(i == 0 ? CI_STREAM_STDOUT : CI_STREAM_STDERR, st->buf->data + st->given,
               upto - st->given, d->payload);
     st->given = upto;
     st->partial_since = 0;
 }
 
-/* Passes on the whole lines that wait, and a partial line once it is
- * LINE_CHUNK_MAX long (cut on a character boundary); a shorter one waits
- * for its end or for PARTIAL_LINE_MS. */
+/* Passes on the whole lines that wait, a line longer than LINE_CHUNK_MAX
+ * in pieces of at most that (cut on character boundaries), and a partial
+ * line once it is LINE_CHUNK_MAX long; a shorter one waits for its end or
+ * for PARTIAL_LINE_MS. */
 static void give_lines(struct ci_drain *d, int i)
 {
     struct ci_stream *st = &d->s[i];
-    const char *p = st->buf->data;
-    size_t len = st->buf->len;
-    const char *nl = memrchr(p + st->given, '\n', len - st->given);
+    const char *p = st->buf->data, *nl;
+    size_t len = st->buf->len, at = st->given, end;
 
-    if (nl)
-        give(d, i, (size_t)(nl - p) + 1);
-    while (len - st->given >= LINE_CHUNK_MAX)
-        give(d, i, st->given + utf8_floor(p + st->given, LINE_CHUNK_MAX));
+    for (; at < len; at = end) {
+        nl = memchr(p + at, '\n', len - at);
+        end = nl ? (size_t)(nl - p) + 1 : len;
+        if (end - at <= LINE_CHUNK_MAX && nl)
+            continue; /* a whole line, given with its neighbours */
+        give(d, i, at); /* the whole lines before this long or partial one */
+        while (end - st->given > LINE_CHUNK_MAX || (!nl && end - st->given == LINE_CHUNK_MAX))
+            give(d, i, st->given + utf8_floor(p + st->given, LINE_CHUNK_MAX));
+        if (!nl)
+            break;
+        give(d, i, end);
+    }
+    give(d, i, at < len ? st->given : len);
     if (len > st->given && !st->partial_since)
         st->partial_since = ci_now_ms();
 }
@@ -163,12 +175,14 @@ static int start_cut(struct ci_drain *d, int i)
     if (!(st->tail = malloc(tail_cap(d))))
         return -1;
     st->cut = 1;
+    st->partial_since = 0; /* nothing more of it is streamed */
     if (d->truncated)
         *d->truncated |= i == 0 ? CI_TRUNCATED_STDOUT : CI_TRUNCATED_STDERR;
     if (d->spill_dir >= 0 && d->spill_cap && ci_spill_begin(&st->spill, d->spill_dir) == 0)
         ci_spill_write(&st->spill, b->data, b->len, d->spill_cap);
     if (d->fn) {
-        give(d, i, b->len);
+        /* Whole characters: the rest of one cut here is not streamed. */
+        give(d, i, st->given + utf8_floor(b->data + st->given, b->len - st->given));
         ci_format_size(limit, sizeof limit, d->cap);
         ci_format_size(keeps, sizeof keeps, tail_cap(d));
         if (st->spill.fd >= 0)
@@ -277,6 +291,9 @@ static void whereabouts(const struct ci_drain *d, int i, const char *name, char 
         snprintf(out, size, "the whole output is in %s", name);
     } else if (d->spill_dir < 0 || !d->spill_cap) {
         snprintf(out, size, "the rest was not kept");
+    } else if (sp->slow) {
+        snprintf(out, size, "the whole output could not be kept (writing it took over %d ms)",
+                 CI_SPILL_MS);
     } else {
         snprintf(out, size, "the whole output could not be kept (%s)", strerror(sp->err));
     }
@@ -355,6 +372,8 @@ void ci_drain_finish(struct ci_drain *d, ci_result *r)
                             i == 0 ? CI_STREAM_STDOUT : CI_STREAM_STDERR, name, sizeof name) == 0;
         if (kept && r && !(r->spill_files[i] = ci_strdup(name)))
             kept = 0; /* out of memory: the file is there, the result cannot say so */
+        if (kept && r)
+            r->spill_partial[i] = st->spill.full;
         /* Out of memory here leaves the head alone, still marked cut. */
         assemble(d, i, kept ? name : NULL, r ? &r->cuts[i] : NULL);
         free(st->tail);

@@ -413,11 +413,14 @@ CI_API int ci_result_cut(const ci_result *r, int stream, size_t *at, size_t *len
     return c->len != 0;
 }
 
-CI_API const char *ci_result_spill_file(const ci_result *r, int stream)
+CI_API const char *ci_result_spill_file(const ci_result *r, int stream, int *whole)
 {
-    if (!r || (stream != CI_STREAM_STDOUT && stream != CI_STREAM_STDERR))
-        return NULL;
-    return r->spill_files[stream == CI_STREAM_STDOUT ? 0 : 1];
+    const char *name = NULL;
+    if (r && (stream == CI_STREAM_STDOUT || stream == CI_STREAM_STDERR))
+        name = r->spill_files[stream - 1];
+    if (whole)
+        *whole = name && !r->spill_partial[stream - 1];
+    return name;
 }
 
 CI_API const char *ci_result_value(const ci_result *r)

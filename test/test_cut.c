@@ -4,8 +4,12 @@
  * out, and the whole stream in a spill file of the workspace. The group's
  * session keeps 4096 bytes of each stream (a head and a tail of 2048).
  */
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -130,10 +134,13 @@ static void test_200000_lines_keep_head_tail_and_the_whole(void **state)
     assert_int_equal(ci_result_cut(NULL, CI_STREAM_STDOUT, NULL, NULL, NULL, NULL), 0);
     /* The whole is in the spill file the marker names. */
     snprintf(spill, sizeof spill, ".outputs/cell-%d.stdout", ci_result_execution_count(r));
-    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT), spill);
-    assert_null(ci_result_spill_file(r, CI_STREAM_STDERR));
-    assert_null(ci_result_spill_file(r, 0));
-    assert_null(ci_result_spill_file(NULL, CI_STREAM_STDOUT));
+    int whole = -1;
+    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT, &whole), spill);
+    assert_int_equal(whole, 1);
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDERR, &whole));
+    assert_int_equal(whole, 0);
+    assert_null(ci_result_spill_file(r, 0, NULL));
+    assert_null(ci_result_spill_file(NULL, CI_STREAM_STDOUT, NULL));
     h_assert_str(c.where, strcat(strcpy((char[96]){0}, "the whole output is in "), spill));
     assert_file_is(spill, full, full_len);
     ci_result_free(r);
@@ -181,8 +188,8 @@ static void test_stderr_is_cut_and_kept_apart(void **state)
     assert_int_equal(c.head_len, HALF + 1);
     assert_int_equal(c.bytes, 10006 - HALF - c.tail_len);
     snprintf(spill, sizeof spill, ".outputs/cell-%d.stderr", ci_result_execution_count(r));
-    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDERR), spill);
-    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT));
+    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDERR, NULL), spill);
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL));
     h_assert_str(ci_result_stdout(r, NULL), "small\n");
     assert_int_equal(ci_result_truncated(r) & (CI_TRUNCATED_STDOUT | CI_TRUNCATED_STDERR),
                      CI_TRUNCATED_STDERR);
@@ -197,7 +204,7 @@ static void test_a_marker_the_cell_prints_is_not_a_cut(void **state)
                                 CI_STATUS_OK);
     assert_int_equal(ci_result_cut(r, CI_STREAM_STDOUT, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(ci_result_truncated(r), 0);
-    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT));
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL));
     ci_result_free(r);
 }
 
@@ -239,7 +246,7 @@ static void test_without_spill_files_the_marker_says_so(void **state)
     const char *o = ci_result_stdout(r, &len);
     struct cut c = take_apart(o, len, "stdout");
     h_assert_str(c.where, "the rest was not kept");
-    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT));
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL));
     assert_true(ci_result_truncated(r) & CI_TRUNCATED_STDOUT);
     ci_result_free(r);
     h_expect(s, "import os; os.path.exists('.outputs')", "False", NULL);
@@ -254,6 +261,9 @@ static void test_spill_file_stops_at_its_limit(void **state)
     const char *o = ci_result_stdout(r, &len);
     struct cut c = take_apart(o, len, "stdout");
     h_assert_str(c.where, "its first 8 KiB are in .outputs/cell-1.stdout");
+    int whole = -1;
+    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT, &whole), ".outputs/cell-1.stdout");
+    assert_int_equal(whole, 0);
     /* The tail is still the stream's end, beyond the spill file's. */
     assert_int_equal(c.tail[c.tail_len - 1], '\n');
     assert_int_equal(c.bytes, 20001 - (c.head_len - 1) - c.tail_len);
@@ -272,6 +282,54 @@ static void test_session_keeps_its_last_eight_spill_files(void **state)
              "['cell-3.stdout', 'cell-4.stdout', 'cell-5.stdout', 'cell-6.stdout', "
              "'cell-7.stdout', 'cell-8.stdout', 'cell-9.stdout', 'cell-10.stdout']",
              NULL);
+    ci_session_free(s);
+}
+
+/* A small filesystem of this program's own: a tmpfs of 4 MiB mounted in
+ * a mount namespace that main() makes before any thread exists, so the
+ * machine's disk is never filled; NULL where the kernel refuses. */
+static char *small_fs;
+
+static void mount_small_fs(void)
+{
+    char *dir = h_tmpdir();
+    if (unshare(CLONE_NEWNS) == 0 && mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+        mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0755") == 0) {
+        small_fs = dir;
+        return;
+    }
+    printf("no tmpfs of this test's own (%s): the disk test will be skipped\n", strerror(errno));
+    rmdir(dir);
+    free(dir);
+}
+
+/* A cell that leaves 1 MiB free and then prints 2 MiB: the host writes no
+ * spill file that would take more than half of what is left, and says
+ * so; the space stays for the cell's own files and other sessions. */
+static void test_a_spill_file_leaves_the_disk_to_others(void **state)
+{
+    struct statvfs fs;
+    const char *o;
+    ci_result *r;
+    ci_session *s;
+
+    if (!small_fs) {
+        printf("SKIPPED: no mount namespace with a tmpfs of this test's own\n");
+        skip();
+    }
+    s = h_session(&(struct h_limits){.output = LIMIT, .root = small_fs});
+    h_expect(s, "open('filler', 'wb').write(b'f' * (3 << 20))", "3145728", NULL);
+    r = h_run_status(s, "import os\nfor _ in range(32): os.write(1, b'x' * 65536)", CI_STATUS_OK);
+    o = ci_result_stdout(r, NULL);
+    h_assert_str(take_apart(o, strlen(o), "stdout").where,
+                 "the whole output could not be kept (No space left on device)");
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL));
+    ci_result_free(r);
+    assert_int_equal(statvfs(small_fs, &fs), 0);
+    if ((unsigned long long)fs.f_bavail * fs.f_frsize < 512 * 1024)
+        fail_msg("%llu bytes left", (unsigned long long)fs.f_bavail * fs.f_frsize);
+    /* What is left is the cell's. */
+    h_expect(s, "open('more', 'wb').write(b'm' * (512 << 10))", "524288", NULL);
     ci_session_free(s);
 }
 
@@ -295,7 +353,7 @@ static void test_a_planted_link_is_never_written_through(void **state)
     o = ci_result_stdout(r, &len);
     h_assert_str(take_apart(o, len, "stdout").where,
                  "the whole output could not be kept (Too many levels of symbolic links)");
-    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT));
+    assert_null(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL));
     ci_result_free(r);
     h_expect(s, "[n for n in os.listdir(os.path.dirname(d)) if n != os.path.basename(d)]", "[]",
              NULL);
@@ -308,7 +366,7 @@ static void test_a_planted_link_is_never_written_through(void **state)
     assert_int_equal(symlink("../mine.txt", path), 0);
     r = h_run_status(s, "print('z' * 9000)", CI_STATUS_OK);
     assert_int_equal(ci_result_execution_count(r), 5);
-    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT), ".outputs/cell-5.stdout");
+    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL), ".outputs/cell-5.stdout");
     ci_result_free(r);
     h_expect(s,
              "(open('mine.txt').read(), os.path.islink('.outputs/cell-5.stdout'), "
@@ -319,6 +377,7 @@ static void test_a_planted_link_is_never_written_through(void **state)
 
 int main(void)
 {
+    mount_small_fs();
     h_watchdog(180);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_200000_lines_keep_head_tail_and_the_whole, h_setup_alive),
@@ -329,7 +388,12 @@ int main(void)
         cmocka_unit_test(test_without_spill_files_the_marker_says_so),
         cmocka_unit_test(test_spill_file_stops_at_its_limit),
         cmocka_unit_test(test_session_keeps_its_last_eight_spill_files),
+        cmocka_unit_test(test_a_spill_file_leaves_the_disk_to_others),
         cmocka_unit_test(test_a_planted_link_is_never_written_through),
     };
-    return cmocka_run_group_tests_name("cut", tests, group_setup, h_group_teardown);
+    int failed = cmocka_run_group_tests_name("cut", tests, group_setup, h_group_teardown);
+    if (small_fs && umount2(small_fs, MNT_DETACH) == 0)
+        rmdir(small_fs);
+    free(small_fs);
+    return failed;
 }

@@ -717,7 +717,7 @@ static void test_endless_output_is_capped_and_killed(void **state)
     /* Its head and tail, the marker between them naming the spill file. */
     h_assert_cut(r, CI_STREAM_STDOUT, 4096);
     h_assert_contains(ci_result_stdout(r, &len), " .outputs/cell-1.stdout ...]\n");
-    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT), ".outputs/cell-1.stdout");
+    h_assert_str(ci_result_spill_file(r, CI_STREAM_STDOUT, NULL), ".outputs/cell-1.stdout");
     ci_result_free(r);
     ci_session_free(s);
 }

@@ -262,6 +262,38 @@ static void test_progress_without_line_breaks_still_streams(void **state)
     free(rc);
 }
 
+static void test_a_long_line_in_two_writes_still_comes_in_pieces(void **state)
+{
+    ci_session *s = h_session(&(struct h_limits){.output = 1 << 20});
+    struct rec *rc = rec_new();
+    ci_result *r = run_stream(s, "import os\nos.write(1, b'z' * 16000)\nos.write(1, b'z' * 16000 + b'\\n')",
+                              rc);
+    assert_status(r, CI_STATUS_OK);
+    assert_chunks_are_the_result(rc, r);
+    assert_int_equal(rc->out_len, 32001);
+    for (int i = 0; i < rc->out_chunk_count && i < 64; i++)
+        if (rc->out_chunks[i] > 16384)
+            fail_msg("chunk %d of %zu bytes", i, rc->out_chunks[i]);
+    assert_true(rc->out_chunk_count >= 2);
+    ci_result_free(r);
+    ci_session_free(s);
+    free(rc);
+}
+
+static void test_the_chunk_before_the_note_ends_on_a_character(void **state)
+{
+    struct rec *rc = rec_new();
+    /* 9000 bytes of three-byte characters: the limit, 4096, falls inside
+     * one; 4095 bytes are streamed, then the note. */
+    ci_result *r = run_stream(S, "import os\nos.write(1, ('\\u20ac' * 3000).encode())", rc);
+    assert_status(r, CI_STATUS_OK);
+    assert_true(rc->out_len > 4095);
+    assert_true(h_utf8_valid(rc->out, 4095));
+    assert_memory_equal(rc->out + 4095, "\n[... stdout passed the output limit", 36);
+    ci_result_free(r);
+    free(rc);
+}
+
 static void test_a_long_line_comes_in_whole_characters(void **state)
 {
     ci_session *s = h_session(&(struct h_limits){.output = 1 << 20});
@@ -702,6 +734,8 @@ int main(void)
         cmocka_unit_test_setup(test_chunks_end_at_line_breaks, h_setup_alive),
         cmocka_unit_test_setup(test_progress_without_line_breaks_still_streams, h_setup_alive),
         cmocka_unit_test(test_a_long_line_comes_in_whole_characters),
+        cmocka_unit_test(test_a_long_line_in_two_writes_still_comes_in_pieces),
+        cmocka_unit_test_setup(test_the_chunk_before_the_note_ends_on_a_character, h_setup_alive),
         cmocka_unit_test_setup(test_callback_gets_its_payload_on_the_calling_thread,
                                h_setup_alive),
         cmocka_unit_test_setup(test_cell_without_output_makes_no_call, h_setup_alive),

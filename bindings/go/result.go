@@ -253,7 +253,7 @@ func copyResult(r *C.ci_result) *Result {
 	res.ExecutionCount = int(C.ci_result_execution_count(r))
 	res.Truncated = Truncation(C.ci_result_truncated(r))
 	for _, s := range []Stream{Stdout, Stderr} {
-		res.spill[s-Stdout], _ = optString(C.ci_result_spill_file(r, C.int(s)))
+		res.spill[s-Stdout], _ = optString(C.ci_result_spill_file(r, C.int(s), nil))
 	}
 	res.WallTime = time.Duration(C.ci_result_wall_time_us(r)) * time.Microsecond
 	res.CPUTime = time.Duration(C.ci_result_cpu_time_us(r)) * time.Microsecond

@@ -25,11 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *spill_name(const ci_result *r, int stream)
-{
-    return ci_result_spill_file(r, stream);
-}
-
 /* Counts characters and their JSON cost in @s. */
 static void measure(const char *s, size_t len, size_t *chars, size_t *cost)
 {
@@ -105,7 +100,8 @@ void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, cons
     }
 }
 
-void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill)
+void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill,
+               int whole)
 {
     char left[32], lines[32];
     buf_add(b, s, c->head);
@@ -123,8 +119,11 @@ void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, co
     buf_printf(b, " left out of this tool result");
     if (c->worker_cut)
         buf_printf(b, ", of a text the output limit had cut in the middle already");
-    if (spill)
+    if (spill && whole)
         buf_printf(b, "; the whole output is in %s: read it with open() in the next cell", spill);
+    else if (spill)
+        buf_printf(b, "; its beginning, as far as the spill limit, is in %s: read it with open() "
+                   "in the next cell", spill);
     buf_printf(b, " ...]\n");
     buf_add(b, s + c->tail, len - c->tail);
 }

@@ -161,10 +161,6 @@ void stream_end(void); /* sends what waits; before the call's result */
 
 /* cut.c: the head and tail of long output (see there). */
 struct buf;
-/* The workspace file in which the library kept the whole of @stream
- * (CI_STREAM_STDOUT or CI_STREAM_STDERR) when it cut it; NULL if it cut
- * nothing (or kept no file). */
-const char *spill_name(const ci_result *r, int stream);
 /* What of a text a result shows: [0, head) and [tail, len). */
 struct cut {
     size_t head, tail;         /* both the text's length when it is shown whole */
@@ -183,7 +179,10 @@ size_t text_chars(const char *s, size_t len);
 void cut_text(const char *s, size_t len, size_t max_chars, size_t max_cost, const ci_result *r,
               int stream, struct cut *c);
 /* Adds the head, the line saying what was left out, and the tail. */
-void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill);
+/* @spill: the library's spill file of the stream (NULL: none), @whole
+ * whether it holds all of it (ci_result_spill_file). */
+void cut_write(struct buf *b, const char *s, size_t len, const struct cut *c, const char *spill,
+               int whole);
 /* How many characters of stdout and of stderr a result shows (SIZE_MAX:
  * all), when they have @out_chars and @err_chars and may take @budget
  * together (0: no limit): a stream under half of it is shown whole and

@@ -152,7 +152,8 @@ static void section(struct fmt *f, const char *label, const char *text, size_t l
 static int stream_section(struct fmt *f, const char *label, int stream, const char *text,
                           size_t len, size_t chars)
 {
-    const char *spill = spill_name(f->r, stream);
+    int whole = 0;
+    const char *spill = ci_result_spill_file(f->r, stream, &whole);
     struct buf shown = {0};
     struct cut c;
     buf_printf(&f->b, "[%s]\n", label);
@@ -162,14 +163,14 @@ static int stream_section(struct fmt *f, const char *label, int stream, const ch
     if (c.head == len) {
         cost = json_text_cost(text, len) - 2;
     } else {
-        cut_write(&shown, text, len, &c, spill);
+        cut_write(&shown, text, len, &c, spill, whole);
         cost = json_text_cost(shown.data, shown.len) - 2;
     }
     if (measure_body(f, cost) == 0 && body_cut(f, cost)) {
         cut_text(text, len, chars, f->body_cap, f->r, stream, &c);
         c.worker_cut = !stream && (ci_result_truncated(f->r) & CI_TRUNCATED_TEXT);
         shown.len = 0;
-        cut_write(&shown, text, len, &c, spill);
+        cut_write(&shown, text, len, &c, spill, whole);
     }
     f->b.failed |= shown.failed;
     if (shown.len > 0)

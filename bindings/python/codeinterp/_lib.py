@@ -99,7 +99,7 @@ _PROTOTYPES = {
     "ci_result_stdout": (c_void_p, [c_void_p, _SIZE_P]),
     "ci_result_stderr": (c_void_p, [c_void_p, _SIZE_P]),
     "ci_result_truncated": (c_int, [c_void_p]),
-    "ci_result_spill_file": (c_char_p, [c_void_p, c_int]),
+    "ci_result_spill_file": (c_char_p, [c_void_p, c_int, c_void_p]),
     "ci_result_value": (c_char_p, [c_void_p]),
     "ci_result_error_name": (c_char_p, [c_void_p]),
     "ci_result_error_value": (c_char_p, [c_void_p]),

@@ -229,7 +229,7 @@ class Result:
         self.files = [os.fsdecode(lib.ci_result_file_name(r, i))
                       for i in range(lib.ci_result_file_count(r))]
         self.truncated = Truncated(lib.ci_result_truncated(r))
-        self._spill = {stream: _text(lib.ci_result_spill_file(r, stream))
+        self._spill = {stream: _text(lib.ci_result_spill_file(r, stream, None))
                        for stream in (STREAM_STDOUT, STREAM_STDERR)}
         self.execution_count = int(lib.ci_result_execution_count(r))
         self.wall_time_us = int(lib.ci_result_wall_time_us(r))

@@ -1146,8 +1146,8 @@ impl CellResult {
             cpu_time: Duration::from_micros(sys::ci_result_cpu_time_us(r)),
             peak_memory: sys::ci_result_peak_memory(r),
             spill: [
-                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDOUT)),
-                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDERR)),
+                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDOUT, std::ptr::null_mut())),
+                cstr_lossy(sys::ci_result_spill_file(r, sys::CI_STREAM_STDERR, std::ptr::null_mut())),
             ],
         }
     }

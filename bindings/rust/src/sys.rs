@@ -206,7 +206,7 @@ extern "C" {
     pub fn ci_result_stdout(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_stderr(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_truncated(r: *const ci_result) -> c_int;
-    pub fn ci_result_spill_file(r: *const ci_result, stream: c_int) -> *const c_char;
+    pub fn ci_result_spill_file(r: *const ci_result, stream: c_int, whole: *mut c_int) -> *const c_char;
     pub fn ci_result_cut(
         r: *const ci_result,
         stream: c_int,
