@@ -590,3 +590,16 @@ void h_assert_cut(const ci_result *r, int stream, size_t limit)
         fail_msg("stream %d is not cut at %zu: %zu bytes, truncated %#x, \"%.200s\"", stream,
                  limit, len, (unsigned)ci_result_truncated(r), o);
 }
+
+int h_wait_reaped(int pid, int ms)
+{
+    char st;
+    int ppid, sid;
+    for (int64_t end = h_now_ms() + ms;; ) {
+        if (!h_proc_stat(pid, &st, &ppid, &sid) || ppid != getpid())
+            return 1;
+        if (h_now_ms() >= end)
+            return 0;
+        usleep(10000);
+    }
+}

@@ -110,6 +110,12 @@ char *h_read_file(const char *path, size_t *len);
  * 1, or 0 when the process is gone. */
 int h_proc_stat(int pid, char *state, int *ppid, int *sid);
 
+/* Waits up to @ms for @pid to be reaped (gone, or no longer our child):
+ * ci_run() reports a killed worker at once but leaves one that is slow to
+ * die (a big address space, a loaded machine) to the library's reaper.
+ * 1 once it is, 0 if it is still our child then. */
+int h_wait_reaped(int pid, int ms);
+
 /* 1 if process @pid is named @name (its /proc/PID/comm). */
 int h_proc_named(int pid, const char *name);
 
