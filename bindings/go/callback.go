@@ -22,6 +22,7 @@ const (
 	Stderr Stream = 2 // CI_STREAM_STDERR
 )
 
+// String returns "stdout" or "stderr" ("stream(N)" for another value).
 func (s Stream) String() string {
 	switch s {
 	case Stdout:

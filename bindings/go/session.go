@@ -57,16 +57,16 @@ import (
 type Sandbox uint
 
 const (
-	SandboxSeccomp      Sandbox = C.CI_SANDBOX_SECCOMP
-	SandboxRlimits      Sandbox = C.CI_SANDBOX_RLIMITS
-	SandboxNoNewPrivs   Sandbox = C.CI_SANDBOX_NO_NEW_PRIVS
-	SandboxLandlock     Sandbox = C.CI_SANDBOX_LANDLOCK // best effort
-	SandboxUnprivileged Sandbox = C.CI_SANDBOX_UNPRIVILEGED
-	SandboxUserNS       Sandbox = C.CI_SANDBOX_USERNS // best effort
-	SandboxNetNS        Sandbox = C.CI_SANDBOX_NETNS  // best effort
-	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS  // best effort
-	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS  // best effort
-	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS  // best effort
+	SandboxSeccomp      Sandbox = C.CI_SANDBOX_SECCOMP      // the seccomp allowlist, on every thread
+	SandboxRlimits      Sandbox = C.CI_SANDBOX_RLIMITS      // RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE, RLIMIT_NOFILE
+	SandboxNoNewPrivs   Sandbox = C.CI_SANDBOX_NO_NEW_PRIVS // prctl(PR_SET_NO_NEW_PRIVS)
+	SandboxLandlock     Sandbox = C.CI_SANDBOX_LANDLOCK     // best effort
+	SandboxUnprivileged Sandbox = C.CI_SANDBOX_UNPRIVILEGED // no root uid and no capability in the worker
+	SandboxUserNS       Sandbox = C.CI_SANDBOX_USERNS       // best effort
+	SandboxNetNS        Sandbox = C.CI_SANDBOX_NETNS        // best effort
+	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS        // best effort
+	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS        // best effort
+	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS        // best effort
 	// SandboxPIDNS: best effort, a PID namespace of the worker's own (it is
 	// pid 1 there). Only a worker forked from the zygote gets one, never a
 	// worker started by exec (WithZygote(false), or $CODEINTERP_WORKER set):
@@ -317,7 +317,7 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at
 // once with ErrBusy, as the C library refuses a second concurrent run.
-// Interrupt, Pid, Sandbox and Workspace may be called at any time, Close
+// Interrupt, PID, Sandbox, Workspace and Closed may be called at any time, Close
 // too (it interrupts a running cell and waits for its end).
 type Session struct {
 	mu        sync.Mutex   // held by every call into the library but Interrupt
@@ -586,17 +586,25 @@ func (s *Session) GetFile(name string) ([]byte, error) {
 // is gone then).
 func (s *Session) Workspace() string { return s.workspace }
 
-// Pid returns the worker's process id, or -1 if the worker is dead or the
+// PID returns the worker's process id, or -1 if the worker is dead or the
 // session closed. It never waits: during a run it gives the worker that
 // runs the cell (a worker only dies or changes during Run, Restart and
 // Close, which update it).
-func (s *Session) Pid() int { return int(s.pid.Load()) }
+func (s *Session) PID() int { return int(s.pid.Load()) }
+
+// Pid is PID.
+//
+// Deprecated: use PID, as Go spells the initialism.
+func (s *Session) Pid() int { return s.PID() }
+
+// Closed reports whether Close was called. It never waits.
+func (s *Session) Closed() bool { return s.closed.Load() }
 
 // Sandbox returns the layers the current worker applied; 0 if it is dead
-// or the session closed. It never waits, as Pid.
+// or the session closed. It never waits, as PID.
 func (s *Session) Sandbox() Sandbox { return Sandbox(s.sandbox.Load()) }
 
 // String describes the session for logs.
 func (s *Session) String() string {
-	return fmt.Sprintf("codeinterp.Session{pid: %d, workspace: %q}", s.Pid(), s.workspace)
+	return fmt.Sprintf("codeinterp.Session{pid: %d, workspace: %q}", s.PID(), s.workspace)
 }
