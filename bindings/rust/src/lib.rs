@@ -42,7 +42,9 @@ use std::slice;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub mod sys;
+/// The raw declarations of `include/codeinterp.h`: the `codeinterp-sys`
+/// crate, re-exported.
+pub use codeinterp_sys as sys;
 
 /// The version of the C library the program runs with ("0.1.0").
 pub fn version() -> &'static str {
@@ -1343,7 +1345,15 @@ impl fmt::Debug for Interrupter {
 /// `Send` but not `Sync`: the C library allows one thread at a time on a
 /// session, which `&mut self` on the mutating calls and `!Sync` ensure;
 /// [`Session::interrupter`] is the way to reach a running cell from
-/// elsewhere.
+/// elsewhere. Moving a session to another thread is safe because the C
+/// API ties a session to no thread: it asks only that one thread at a time
+/// call into it. Sharing one (`&Session` on two threads) is refused at
+/// compile time:
+///
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<codeinterp::Session>();
+/// ```
 pub struct Session {
     raw: *mut sys::ci_session,
     shared: Arc<Shared>,
