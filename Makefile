@@ -158,7 +158,8 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 # ------------------------------------------------------------------ deps
 DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
                 libjansson-dev libsodium-dev python3-numpy python3-pandas python3-matplotlib \
-                python3-ipython python3-pytest pyflakes3 golang-go cargo rustc
+                python3-ipython python3-pytest pyflakes3 golang-go cargo rustc \
+                python3-mypy python3-pip python3-setuptools python3-wheel python3-venv rust-clippy
 
 # Installs those of the Debian packages $(1) that are missing, running
 # apt-get update first only then.

@@ -4,7 +4,9 @@
 # examples/pkgconfig/consumer is built out of the tree with pkg-config
 # alone and runs a cell with the installed library and worker, and the
 # installed codeinterp-mcp answers --help and an initialize request;
-# uninstall then leaves nothing but empty directories.
+# uninstall then leaves nothing but empty directories. Then, as root, the
+# default prefix /usr/local: found by pkg-config with no PKG_CONFIG_PATH,
+# linked with no rpath, and uninstalled (see the end).
 #   MAKE=make TREE_WORKER=/abs/build/codeinterp-worker test/install.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -113,3 +115,74 @@ dirs uninstall DESTDIR=
 only_dirs_left "$prefix"
 [ ! -e "$prefix/libexec/codeinterp" ] || fail "uninstall left $prefix/libexec/codeinterp"
 echo "install: staged, installed, used through pkg-config, uninstalled"
+
+# The default prefix, /usr/local, into the live system, as a user's make
+# install: pkg-config finds codeinterp.pc with no PKG_CONFIG_PATH (Debian's
+# pc_path holds /usr/local/lib/pkgconfig), the consumer links with no rpath
+# and loads the library through ldconfig's cache, and uninstall leaves
+# /usr/local as it found it. Only as root, only when no codeinterp is
+# installed there already (someone's own is never overwritten), and one run
+# at a time (flock); CODEINTERP_TEST_LIVE_INSTALL=0 skips it.
+live_dirs="/usr/local/lib /usr/local/lib/pkgconfig /usr/local/include /usr/local/libexec
+  /usr/local/bin /usr/local/share /usr/local/share/man /usr/local/share/man/man1 /usr/local/share/man/man3"
+live_skip() { echo "install: default prefix not tried: $*"; exit 0; }
+[ "${CODEINTERP_TEST_LIVE_INSTALL:-1}" != 0 ] || live_skip "CODEINTERP_TEST_LIVE_INSTALL=0"
+[ "$(id -u)" = 0 ] || live_skip "not root"
+command -v flock > /dev/null || live_skip "no flock(1)"
+exec 9> /run/lock/codeinterp-install-test.lock
+flock -n 9 || live_skip "another run holds /run/lock/codeinterp-install-test.lock"
+for f in /usr/local/lib/libcodeinterp.so.0 /usr/local/lib/pkgconfig/codeinterp.pc \
+         /usr/local/include/codeinterp.h /usr/local/libexec/codeinterp; do
+    [ ! -e "$f" ] || live_skip "$f is already there"
+done
+! env -u PKG_CONFIG_PATH pkg-config --exists codeinterp || live_skip "pkg-config already finds a codeinterp"
+new_dirs=""
+for d in $live_dirs; do [ -d "$d" ] || new_dirs="$d $new_dirs"; done   # deepest first
+# Outer make's variables and the environment's must not move the prefix.
+live_make() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u PREFIX -u prefix -u EXEC_PREFIX -u exec_prefix \
+        -u LIBDIR -u libdir -u INCLUDEDIR -u includedir -u LIBEXECDIR -u libexecdir -u BINDIR \
+        -u bindir -u MANDIR -u mandir -u PKGCONFIGDIR -u DESTDIR \
+        $MAKE --no-print-directory "$@" > "$tmp/make.log" 2>&1 ||
+        { cat "$tmp/make.log"; fail "make $* (default prefix) failed"; }
+}
+live_cleanup() {
+    live_make uninstall
+    for d in $new_dirs; do rmdir "$d" 2> /dev/null || true; done
+    rm -rf "$tmp"
+}
+trap live_cleanup EXIT
+live_make install
+unset PKG_CONFIG_PATH
+[ "$(pkg-config --modversion codeinterp)" = "$version" ] ||
+    fail "pkg-config does not find /usr/local/lib/pkgconfig/codeinterp.pc without PKG_CONFIG_PATH"
+pkg-config --variable pc_path pkg-config | tr : '\n' | grep -qx /usr/local/lib/pkgconfig ||
+    fail "pkg-config's pc_path lacks /usr/local/lib/pkgconfig"
+flags=$(echo $(pkg-config --cflags --libs codeinterp))    # words, one space apart
+[ "$flags" = "-I/usr/local/include -L/usr/local/lib -lcodeinterp" ] ||
+    fail "pkg-config --cflags --libs codeinterp gives: $flags"
+/sbin/ldconfig -p | grep -q "libcodeinterp\.so\.${version%%.*} .*=> /usr/local/lib/libcodeinterp\.so\.${version%%.*}\$" ||
+    fail "make install did not refresh ldconfig's cache"
+make_consumer() {
+    rm -rf "$tmp/consumer" && mkdir "$tmp/consumer"
+    cp examples/pkgconfig/Makefile examples/pkgconfig/consumer.c "$tmp/consumer"
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u LDFLAGS -u PKG_CONFIG_PATH \
+        make --no-print-directory -C "$tmp/consumer" > "$tmp/make.log" 2>&1 ||
+        { cat "$tmp/make.log"; fail "the consumer does not build with pkg-config alone"; }
+}
+make_consumer
+! readelf -d "$tmp/consumer/consumer" | grep -qE 'RPATH|RUNPATH' || fail "the consumer has an rpath"
+env -u LD_LIBRARY_PATH ldd "$tmp/consumer/consumer" |
+    grep -qF "libcodeinterp.so.${version%%.*} => /usr/local/lib/libcodeinterp.so.${version%%.*}" ||
+    fail "the consumer does not load /usr/local/lib/libcodeinterp.so.${version%%.*}"
+out=$(env -u CODEINTERP_WORKER -u LD_LIBRARY_PATH "$tmp/consumer/consumer") || fail "the consumer failed: $out"
+[ "$(echo "$out" | sed -n 2p)" = 42 ] || fail "the consumer (default prefix) did not print 42: $out"
+trap - EXIT
+live_cleanup
+for f in /usr/local/lib/libcodeinterp.so.0 /usr/local/lib/pkgconfig/codeinterp.pc \
+         /usr/local/include/codeinterp.h /usr/local/libexec/codeinterp /usr/local/bin/codeinterp-mcp; do
+    [ ! -e "$f" ] || fail "uninstall left $f"
+done
+! /sbin/ldconfig -p | grep -qF libcodeinterp.so || fail "ldconfig's cache still names libcodeinterp after uninstall"
+for d in $new_dirs; do [ ! -e "$d" ] || fail "the test left $d behind"; done
+echo "install: default prefix /usr/local: pkg-config without PKG_CONFIG_PATH, linked without rpath, uninstalled"

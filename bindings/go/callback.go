@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"runtime/cgo"
+	"strings"
 	"unsafe"
 )
 
@@ -22,6 +23,7 @@ const (
 	Stderr Stream = 2 // CI_STREAM_STDERR
 )
 
+// String returns "stdout" or "stderr" ("stream(N)" for another value).
 func (s Stream) String() string {
 	switch s {
 	case Stdout:
@@ -37,6 +39,7 @@ func (s Stream) String() string {
 type runState struct {
 	s        *Session
 	fn       func(Stream, []byte)
+	input    func(string, bool) (string, bool)
 	panicked bool
 	panicVal interface{}
 }
@@ -61,4 +64,42 @@ func cigoOutput(stream C.int, data *C.char, n C.size_t, handle C.uintptr_t) {
 		}
 	}()
 	st.fn(Stream(stream), b)
+}
+
+// maxAnswerBytes is the longest answer ci_input_fn may give (1 MiB).
+const maxAnswerBytes = 1 << 20
+
+// cigoInput is the ci_input_fn trampoline, on the goroutine inside
+// ci_run_ex as cigoOutput is. It answers with a copy in C memory, which
+// the library frees; a refusal, an answer with a NUL byte or over 1 MiB,
+// and a panic (recovered, the cell interrupted, raised again by Run)
+// return -1.
+//
+//export cigoInput
+func cigoInput(prompt *C.char, password C.int, reply **C.char, handle C.uintptr_t) (rc C.int) {
+	st := cgo.Handle(handle).Value().(*runState)
+	if st.panicked {
+		return -1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			st.panicked, st.panicVal = true, r
+			st.s.Interrupt()
+			rc = -1
+		}
+	}()
+	answer, ok := st.input(C.GoString(prompt), password != 0)
+	if !ok || len(answer) > maxAnswerBytes || strings.IndexByte(answer, 0) >= 0 {
+		return -1
+	}
+	*reply = C.CString(answer) // malloc(3)'d, as the library frees it
+	return 0
+}
+
+// cBool is 1 for true, 0 for false.
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }

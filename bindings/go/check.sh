@@ -54,6 +54,8 @@ XDG_CACHE_HOME=$GODIR/home
 export GOCACHE GOPATH GOENV GOPROXY GOFLAGS GOTOOLCHAIN GO111MODULE CGO_ENABLED \
        XDG_CONFIG_HOME XDG_CACHE_HOME
 
+MODULE=codeinterp.dev/go/codeinterp   # bindings/go/go.mod
+grep -qx "module $MODULE" "$TOP/bindings/go/go.mod" || fail "go.mod does not declare module $MODULE"
 echo "go binding: $(go version), codeinterp $VERSION from $BUILD"
 cd "$TOP/bindings/go"
 unformatted=$(gofmt -l .)
@@ -62,4 +64,59 @@ go vet ./...
 go test -count=1 -timeout 300s ./...
 go build -o "$GODIR/agent" ./examples/agent
 timeout -k 5 120 "$GODIR/agent" "$GODIR/agent-out"
+
+# go doc shows every exported name with its comment (doc_test.go checks
+# that each has one); the package comment names the import path.
+go doc . > "$GODIR/doc.txt" && grep -q "import \"$MODULE\"" "$GODIR/doc.txt" ||
+    fail "go doc does not show the package as $MODULE"
+
+# A program of a user's, in a module of its own outside the tree, that
+# requires $MODULE and finds it through the one replace directive the
+# README documents while the module has no public host; -mod=mod with
+# GOPROXY=off: nothing is fetched.
+user=$GODIR/user
+rm -rf "$user" && mkdir -p "$user"
+cat > "$user/go.mod" <<EOF
+module example.com/user
+
+go 1.19
+
+require $MODULE v0.0.0
+
+replace $MODULE => $TOP/bindings/go
+EOF
+cat > "$user/main.go" <<'EOF'
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"codeinterp.dev/go/codeinterp"
+)
+
+func main() {
+	s, err := codeinterp.NewSession()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	res, err := s.Run("6 * 7")
+	if err != nil || res.Value != "42" {
+		fmt.Fprintln(os.Stderr, "run:", err, res)
+		os.Exit(1)
+	}
+	s.Close()
+	if _, err := s.Run("1"); !errors.Is(err, codeinterp.ErrClosed) {
+		fmt.Fprintln(os.Stderr, "Run after Close:", err)
+		os.Exit(1)
+	}
+	fmt.Println(res.Value)
+}
+EOF
+(cd "$user" && go vet ./... && go build -mod=mod -o "$GODIR/user-program" .) ||
+    fail "a user's module cannot build against $MODULE with the documented replace"
+[ "$(timeout -k 5 120 "$GODIR/user-program")" = 42 ] || fail "the user's program did not print 42"
+echo "go binding: a user's module builds against $MODULE (replace => bindings/go) and runs"
 echo "go binding: all checks passed"

@@ -22,7 +22,9 @@
 // wraps a Code, so errors.Is(err, codeinterp.ErrDead) and friends work, and
 // errors.As(err, &e) with e a *codeinterp.Error gives the library's detail.
 //
-// The package links libcodeinterp through pkg-config ("codeinterp").
+// The package links libcodeinterp through pkg-config ("codeinterp"). Its
+// import path is codeinterp.dev/go/codeinterp; see the README for the one
+// replace directive a module needs while that path has no public host.
 package codeinterp
 
 /*
@@ -81,11 +83,12 @@ var ErrClosed = errors.New("codeinterp: session is closed")
 // package's methods. It unwraps to its Code.
 type Error struct {
 	Op      string // the method or function that failed: "NewSession", "Run", "PutFile"...
-	Code    Code
+	Code    Code   // the library's return code; errors.Is(err, ErrDead) compares it
 	Message string // ci_strerror(Code), C names given as Go's
 	Detail  string // what was wrong this time; "" when there is nothing to add
 }
 
+// Error returns "codeinterp: Op: Message: Detail" (no Detail when empty).
 func (e *Error) Error() string {
 	msg := "codeinterp: " + e.Op + ": " + e.Message
 	if e.Detail != "" && e.Detail != e.Message {

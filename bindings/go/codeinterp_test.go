@@ -44,9 +44,12 @@ func TestSessionInfo(t *testing.T) {
 	if v := Version(); !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
 		t.Errorf("Version() = %q", v)
 	}
-	pid := shared.Pid()
+	pid := shared.PID()
 	if pid <= 0 {
-		t.Fatalf("Pid() = %d", pid)
+		t.Fatalf("PID() = %d", pid)
+	}
+	if shared.Pid() != pid || shared.Closed() {
+		t.Errorf("Pid() = %d, Closed() = %v", shared.Pid(), shared.Closed())
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 		t.Errorf("worker %d not running: %v", pid, err)
@@ -432,8 +435,8 @@ func TestInterruptAndBusy(t *testing.T) {
 		<-started
 		_, busyErr = shared.Run("1")
 		putErr = shared.PutFile("during.txt", []byte("x"))
-		if pid := shared.Pid(); pid <= 0 {
-			t.Errorf("Pid() during a run = %d", pid)
+		if pid := shared.PID(); pid <= 0 {
+			t.Errorf("PID() during a run = %d", pid)
 		}
 		time.Sleep(100 * time.Millisecond)
 		interrupted = shared.Interrupt()
@@ -484,8 +487,8 @@ func TestKilledAndRestart(t *testing.T) {
 	if res.Status != StatusKilled || res.Error == nil || res.Error.Name != "WorkerDied" {
 		t.Fatalf("status %v error %+v", res.Status, res.Error)
 	}
-	if s.Pid() != -1 || s.Sandbox() != 0 {
-		t.Errorf("dead worker: pid %d sandbox %v", s.Pid(), s.Sandbox())
+	if s.PID() != -1 || s.Sandbox() != 0 {
+		t.Errorf("dead worker: pid %d sandbox %v", s.PID(), s.Sandbox())
 	}
 	_, err = s.Run("1")
 	if !errors.Is(err, ErrDead) {
@@ -494,8 +497,8 @@ func TestKilledAndRestart(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if s.Pid() <= 0 {
-		t.Errorf("pid after restart %d", s.Pid())
+	if s.PID() <= 0 {
+		t.Errorf("pid after restart %d", s.PID())
 	}
 	res = run(t, s, "'a' in globals(), open('keep.txt').read()")
 	if res.Value != "(False, 'kept')" || res.ExecutionCount != 1 {
@@ -508,7 +511,7 @@ func TestClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, ws := s.Pid(), s.Workspace()
+	pid, ws := s.PID(), s.Workspace()
 	run(t, s, "x = 1")
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -528,8 +531,8 @@ func TestClose(t *testing.T) {
 	if err := s.Restart(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Restart after Close: %v", err)
 	}
-	if s.Interrupt() || s.Pid() != -1 || s.Sandbox() != 0 {
-		t.Errorf("after Close: pid %d sandbox %v", s.Pid(), s.Sandbox())
+	if s.Interrupt() || s.PID() != -1 || s.Sandbox() != 0 || !s.Closed() {
+		t.Errorf("after Close: pid %d sandbox %v closed %v", s.PID(), s.Sandbox(), s.Closed())
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -812,12 +815,12 @@ func TestZygote(t *testing.T) {
 	if ha == hb || ha == hc || hb == hc {
 		t.Errorf("hashes: exec %s and %s, zygote %s", ha, hb, hc)
 	}
-	old := a.Pid()
+	old := a.PID()
 	if err := a.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if a.Pid() == old || a.Pid() <= 0 {
-		t.Errorf("pid %d after restart, was %d", a.Pid(), old)
+	if a.PID() == old || a.PID() <= 0 {
+		t.Errorf("pid %d after restart, was %d", a.PID(), old)
 	}
 	if h := run(t, a, hash).Value; h == ha || h == hc {
 		t.Errorf("restarted by exec: hash %s (was %s, zygote %s)", h, ha, hc)

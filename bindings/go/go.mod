@@ -1,3 +1,3 @@
-module codeinterp
+module codeinterp.dev/go/codeinterp
 
 go 1.19

@@ -45,6 +45,8 @@ const (
 	TruncatedFiles   Truncation = C.CI_TRUNCATED_FILES   // the Files list is incomplete
 )
 
+// String names the bits set, "stdout|files", as the C names do in lower
+// case; "none" for no bit.
 func (t Truncation) String() string {
 	return bitNames(uint(t), []string{"stdout", "stderr", "text", "outputs", "files"})
 }
@@ -59,6 +61,8 @@ const (
 	ClearOutput       OutputType = C.CI_OUTPUT_CLEAR_OUTPUT        // clear_output(): drop what was shown
 )
 
+// String returns Jupyter's name: "display_data", "execute_result",
+// "update_display_data" or "clear_output".
 func (t OutputType) String() string {
 	switch t {
 	case DisplayData:
@@ -78,10 +82,10 @@ func (t OutputType) String() string {
 // of one message are consecutive, richest first. A ClearOutput is one
 // Output with an empty MIME type and no data.
 type Output struct {
-	MIME    string // "image/png", "text/html"...; "" for a ClearOutput
-	Data    []byte // UTF-8 text for text types, binary otherwise
-	Type    OutputType
-	Message int // which message of the run, counting from 0
+	MIME    string     // "image/png", "text/html"...; "" for a ClearOutput
+	Data    []byte     // UTF-8 text for text types, binary otherwise
+	Type    OutputType // Jupyter's output_type of the message: DisplayData...
+	Message int        // which message of the run, counting from 0
 	// The message's display id (Jupyter's transient display_id): a
 	// DisplayData's when the cell asked for one, always an
 	// UpdateDisplayData's, naming the displays it replaces; "" for none.
@@ -112,6 +116,7 @@ type CellError struct {
 	TracebackFull string
 }
 
+// Error returns "Name: Value", or Name alone when Value is empty.
 func (e *CellError) Error() string {
 	if e.Value == "" {
 		return e.Name
@@ -122,7 +127,7 @@ func (e *CellError) Error() string {
 // Result is what became of one cell. It is a plain Go value: nothing in it
 // refers to C memory.
 type Result struct {
-	Status Status
+	Status Status // what became of the cell: StatusOK, StatusError...
 	// Everything the cell wrote to file descriptors 1 and 2, as raw bytes
 	// (not necessarily UTF-8). A stream that passed the output limit is
 	// its head, one marker line and its tail:
@@ -134,7 +139,7 @@ type Result struct {
 	// cell did not end with an expression, the value was None, or the
 	// cell failed.
 	Value    string
-	HasValue bool
+	HasValue bool // whether there is a Value
 	// The exception or the worker's death; nil when Status is StatusOK.
 	Error *CellError
 	// Rich outputs (figures, display() calls, HTML tables) in order.
@@ -142,11 +147,11 @@ type Result struct {
 	OutputsOmitted int // outputs left out for the display limits
 	// Workspace files created or modified by the run, sorted.
 	Files          []string
-	ExecutionCount int // the cell's number, from 1 after each (re)start
-	Truncated      Truncation
-	WallTime       time.Duration
-	CPUTime        time.Duration
-	PeakMemory     uint64 // the worker's peak resident set size, bytes
+	ExecutionCount int           // the cell's number, from 1 after each (re)start
+	Truncated      Truncation    // what was cut or left out
+	WallTime       time.Duration // from sending the cell to having its result (CLOCK_MONOTONIC)
+	CPUTime        time.Duration // the worker's CPU time meanwhile, all threads; 0 if it died
+	PeakMemory     uint64        // the worker's peak resident set size, bytes
 
 	spill [2]string // SpillFile's answers for Stdout and Stderr
 }

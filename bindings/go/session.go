@@ -8,26 +8,34 @@ package codeinterp
 
 extern void cigoOutput(int stream, char *data, size_t len, uintptr_t handle);
 
+extern int cigoInput(char *prompt, int password, char **reply, uintptr_t handle);
+
 static void cigo_output(int stream, const char *data, size_t len, void *payload)
 {
 	cigoOutput(stream, (char *)data, len, (uintptr_t)payload);
+}
+
+static int cigo_input(const char *prompt, int password, char **reply, void *payload)
+{
+	return cigoInput((char *)prompt, password, reply, (uintptr_t)payload);
 }
 
 // ci_run_ex with the options built on the C side: a Go pointer to a
 // struct holding a C function pointer and the handle would be fine, but
 // this keeps every pointer the library sees C-owned.
 static int cigo_run(ci_session *s, const char *code, unsigned long timeout_ms,
-                    uintptr_t handle, ci_result **out)
+                    uintptr_t handle, int output, int input, ci_result **out)
 {
 	ci_run_options o;
 	int rc = ci_run_options_init(&o, CI_RUN_OPTIONS_VERSION);
 	if (rc != CI_OK)
 		return rc;
 	o.timeout_ms = timeout_ms;
-	if (handle) {
+	o.payload = (void *)handle;
+	if (output)
 		o.on_output = cigo_output;
-		o.payload = (void *)handle;
-	}
+	if (input)
+		o.on_input = cigo_input;
 	return ci_run_ex(s, code, &o, out);
 }
 
@@ -57,16 +65,16 @@ import (
 type Sandbox uint
 
 const (
-	SandboxSeccomp      Sandbox = C.CI_SANDBOX_SECCOMP
-	SandboxRlimits      Sandbox = C.CI_SANDBOX_RLIMITS
-	SandboxNoNewPrivs   Sandbox = C.CI_SANDBOX_NO_NEW_PRIVS
-	SandboxLandlock     Sandbox = C.CI_SANDBOX_LANDLOCK // best effort
-	SandboxUnprivileged Sandbox = C.CI_SANDBOX_UNPRIVILEGED
-	SandboxUserNS       Sandbox = C.CI_SANDBOX_USERNS // best effort
-	SandboxNetNS        Sandbox = C.CI_SANDBOX_NETNS  // best effort
-	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS  // best effort
-	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS  // best effort
-	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS  // best effort
+	SandboxSeccomp      Sandbox = C.CI_SANDBOX_SECCOMP      // the seccomp allowlist, on every thread
+	SandboxRlimits      Sandbox = C.CI_SANDBOX_RLIMITS      // RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE, RLIMIT_NOFILE
+	SandboxNoNewPrivs   Sandbox = C.CI_SANDBOX_NO_NEW_PRIVS // prctl(PR_SET_NO_NEW_PRIVS)
+	SandboxLandlock     Sandbox = C.CI_SANDBOX_LANDLOCK     // best effort
+	SandboxUnprivileged Sandbox = C.CI_SANDBOX_UNPRIVILEGED // no root uid and no capability in the worker
+	SandboxUserNS       Sandbox = C.CI_SANDBOX_USERNS       // best effort
+	SandboxNetNS        Sandbox = C.CI_SANDBOX_NETNS        // best effort
+	SandboxIPCNS        Sandbox = C.CI_SANDBOX_IPCNS        // best effort
+	SandboxUTSNS        Sandbox = C.CI_SANDBOX_UTSNS        // best effort
+	SandboxMntNS        Sandbox = C.CI_SANDBOX_MNTNS        // best effort
 	// SandboxPIDNS: best effort, a PID namespace of the worker's own (it is
 	// pid 1 there). Only a worker forked from the zygote gets one, never a
 	// worker started by exec (WithZygote(false), or $CODEINTERP_WORKER set):
@@ -317,7 +325,7 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at
 // once with ErrBusy, as the C library refuses a second concurrent run.
-// Interrupt, Pid, Sandbox and Workspace may be called at any time, Close
+// Interrupt, PID, Sandbox, Workspace and Closed may be called at any time, Close
 // too (it interrupts a running cell and waits for its end).
 type Session struct {
 	mu        sync.Mutex   // held by every call into the library but Interrupt
@@ -415,6 +423,17 @@ type RunOptions struct {
 	// and it must not call Close or runtime.Goexit (t.FailNow). If it
 	// panics, the cell is interrupted and Run panics with the same value.
 	OnOutput func(stream Stream, data []byte)
+	// OnInput, when set, answers the cell's input() and getpass.getpass()
+	// as a Jupyter front end does: it gets the prompt the cell gave (the
+	// cell's text, as untrusted as its output) and whether it is a
+	// password, and returns the line (without its newline; at most 1 MiB
+	// of UTF-8, no NUL byte) and true, or false to refuse. Without it, or
+	// when it refuses, input() raises StdinNotImplementedError in the cell.
+	// The cell waits meanwhile and its timeout runs on. It is called on the
+	// goroutine that called Run; it may call Interrupt, and the rules of
+	// OnOutput hold: if it panics, the input() is refused, the cell is
+	// interrupted and Run panics with the same value.
+	OnInput func(prompt string, password bool) (answer string, ok bool)
 }
 
 // The limits of a run the library sets (ci_run, ci_run_ex).
@@ -454,14 +473,15 @@ func (s *Session) RunWithOptions(code string, opts RunOptions) (*Result, error) 
 	defer C.free(unsafe.Pointer(ccode))
 	var handle C.uintptr_t
 	var st *runState
-	if opts.OnOutput != nil {
-		st = &runState{s: s, fn: opts.OnOutput}
+	if opts.OnOutput != nil || opts.OnInput != nil {
+		st = &runState{s: s, fn: opts.OnOutput, input: opts.OnInput}
 		h := cgo.NewHandle(st)
 		defer h.Delete()
 		handle = C.uintptr_t(h)
 	}
 	var r *C.ci_result
-	rc := C.cigo_run(s.ptr, ccode, ms(opts.Timeout), handle, &r)
+	rc := C.cigo_run(s.ptr, ccode, ms(opts.Timeout), handle, cBool(opts.OnOutput != nil),
+		cBool(opts.OnInput != nil), &r)
 	if rc != C.CI_OK {
 		err := s.fail(op, rc)
 		s.refresh()
@@ -586,17 +606,25 @@ func (s *Session) GetFile(name string) ([]byte, error) {
 // is gone then).
 func (s *Session) Workspace() string { return s.workspace }
 
-// Pid returns the worker's process id, or -1 if the worker is dead or the
+// PID returns the worker's process id, or -1 if the worker is dead or the
 // session closed. It never waits: during a run it gives the worker that
 // runs the cell (a worker only dies or changes during Run, Restart and
 // Close, which update it).
-func (s *Session) Pid() int { return int(s.pid.Load()) }
+func (s *Session) PID() int { return int(s.pid.Load()) }
+
+// Pid is PID.
+//
+// Deprecated: use PID, as Go spells the initialism.
+func (s *Session) Pid() int { return s.PID() }
+
+// Closed reports whether Close was called. It never waits.
+func (s *Session) Closed() bool { return s.closed.Load() }
 
 // Sandbox returns the layers the current worker applied; 0 if it is dead
-// or the session closed. It never waits, as Pid.
+// or the session closed. It never waits, as PID.
 func (s *Session) Sandbox() Sandbox { return Sandbox(s.sandbox.Load()) }
 
 // String describes the session for logs.
 func (s *Session) String() string {
-	return fmt.Sprintf("codeinterp.Session{pid: %d, workspace: %q}", s.Pid(), s.workspace)
+	return fmt.Sprintf("codeinterp.Session{pid: %d, workspace: %q}", s.PID(), s.workspace)
 }

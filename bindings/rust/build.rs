@@ -1,51 +1,18 @@
-//! Tells rustc where libcodeinterp is.
-//!
-//! 1. `CODEINTERP_LIB_DIR` (a directory holding libcodeinterp.so, such as
-//!    the C tree's `build/`): searched first, and written into the rpath of
-//!    this package's own tests and examples so they run without
-//!    LD_LIBRARY_PATH. `cargo:rustc-link-arg` reaches only this package's
-//!    targets, never crates that depend on it.
-//! 2. Otherwise `pkg-config --libs-only-L codeinterp`, when pkg-config and an
-//!    installed codeinterp.pc are there.
-//! 3. Otherwise the linker's default directories.
+//! codeinterp-sys links libcodeinterp and says where it found it
+//! (`DEP_CODEINTERP_LIB_DIR`, from `$CODEINTERP_LIB_DIR` or pkg-config);
+//! this writes that directory into the rpath of this package's own tests
+//! and examples, so they run against the build tree's library without
+//! LD_LIBRARY_PATH. These link arguments never reach crates that depend
+//! on this one.
 use std::env;
-use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=CODEINTERP_LIB_DIR");
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_LIBDIR");
-
-    match env::var("CODEINTERP_LIB_DIR") {
-        Ok(dir) if !dir.is_empty() => {
-            println!("cargo:rustc-link-search=native={}", dir);
+    if let Ok(dir) = env::var("DEP_CODEINTERP_LIB_DIR") {
+        if !dir.is_empty() {
+            // Every linked target of this package (its unit and
+            // integration tests, examples), never a dependent's.
             println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir);
         }
-        _ => {
-            for dir in pkg_config_dirs() {
-                println!("cargo:rustc-link-search=native={}", dir);
-            }
-        }
     }
-    println!("cargo:rustc-link-lib=dylib=codeinterp");
-}
-
-/// The -L directories pkg-config gives for codeinterp; empty when pkg-config
-/// is missing or does not know the package.
-fn pkg_config_dirs() -> Vec<String> {
-    let pkg_config = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".to_string());
-    let out = match Command::new(pkg_config)
-        .args(["--libs-only-L", "codeinterp"])
-        .output()
-    {
-        Ok(out) if out.status.success() => out,
-        _ => return Vec::new(),
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|w| w.strip_prefix("-L"))
-        .filter(|d| !d.is_empty())
-        .map(str::to_string)
-        .collect()
 }

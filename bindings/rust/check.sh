@@ -47,7 +47,47 @@ export CODEINTERP_LIB_DIR CARGO_HOME CARGO_TARGET_DIR
 
 echo "rust: $("$cargo" --version), $(${RUSTC:-rustc} --version)"
 cd "$here"
-# --locked: Cargo.lock is committed and must not be rewritten.
-"$cargo" test --offline --locked
+# --locked: Cargo.lock is committed and must not be rewritten. The
+# workspace: codeinterp-sys and codeinterp.
+"$cargo" test --offline --locked --workspace
 "$cargo" build --offline --locked --examples
 echo "rust: tests passed, examples built"
+
+# clippy, warnings as errors, where the toolchain has it (Debian:
+# rust-clippy, which make deps installs).
+if "$cargo" clippy --version > /dev/null 2>&1; then
+    "$cargo" clippy --offline --locked --workspace --all-targets -- -D warnings
+    echo "rust: clippy clean"
+else
+    echo "rust: no clippy for $cargo (apt-get install -y rust-clippy): not linted" >&2
+fi
+
+# Both crates as cargo package makes them for a registry, offline, each
+# then built from its .crate alone (cargo's verification). The safe crate
+# depends on codeinterp-sys by path and version; in its package only the
+# version is left, which cargo resolves in a registry: here a local one
+# (source replacement in a CARGO_HOME of its own) holding the
+# codeinterp-sys .crate just made, as crates.io would.
+pkghome=$CARGO_TARGET_DIR/package-home
+registry=$CARGO_TARGET_DIR/package-registry
+rm -rf "$pkghome" "$registry"
+mkdir -p "$pkghome" "$registry/index/co/de"
+printf '[source.crates-io]\nreplace-with = "local"\n\n[source.local]\nlocal-registry = "%s"\n' \
+    "$registry" > "$pkghome/config.toml"
+for crate in codeinterp-sys codeinterp; do
+    CARGO_HOME=$pkghome "$cargo" package --offline --allow-dirty -p "$crate" \
+        > "$CARGO_TARGET_DIR/package-$crate.log" 2>&1 ||
+        { cat "$CARGO_TARGET_DIR/package-$crate.log" >&2; echo "rust: cargo package -p $crate failed" >&2; exit 1; }
+    file=$CARGO_TARGET_DIR/package/$crate-0.1.0.crate
+    [ -s "$file" ] || { echo "rust: no $file" >&2; exit 1; }
+    echo "rust: packaged and verified $(basename "$file"): $(tar -tzf "$file" | wc -l) files"
+    if [ "$crate" = codeinterp-sys ]; then
+        cp "$file" "$registry/"
+        printf '{"name":"codeinterp-sys","vers":"0.1.0","deps":[],"cksum":"%s","features":{},"yanked":false,"links":"codeinterp"}\n' \
+            "$(sha256sum "$file" | cut -d' ' -f1)" > "$registry/index/co/de/codeinterp-sys"
+    fi
+done
+tar -xzOf "$CARGO_TARGET_DIR/package/codeinterp-0.1.0.crate" codeinterp-0.1.0/Cargo.toml |
+    grep -A2 '^\[dependencies.codeinterp-sys\]' | grep -q '^version = "0.1.0"' ||
+    { echo "rust: the packaged codeinterp does not depend on codeinterp-sys 0.1.0" >&2; exit 1; }
+echo "rust: both crates packaged offline"

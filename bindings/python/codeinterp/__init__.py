@@ -12,9 +12,12 @@ A ctypes binding of libcodeinterp (include/codeinterp.h):
         else:
             print(r.error.name, r.error.value)
 
-The library is loaded from $CODEINTERP_LIBRARY when set, else found as
-libcodeinterp (ctypes.util.find_library) or by its soname
-libcodeinterp.so.0.
+In asyncio code, `await s.run_async(code)` runs the cell in a thread
+and leaves the event loop free; cancelling the task interrupts the cell.
+
+The library is found as an installed one is, by its soname
+libcodeinterp.so.0 (ctypes.util.find_library, then the loader's own
+search); $CODEINTERP_LIBRARY, a path, overrides both.
 """
 
 from ._lib import path as library_path
@@ -24,14 +27,15 @@ from .errors import (BusyError, CodeinterpError, DeadSessionError, ErrorCode,
                      SessionClosedError, SpawnError, TooBigError, UnsafeFileError,
                      WorkspaceIOError, strerror)
 from .session import (MAX_CELL_BYTES, MAX_OUTPUTS, STREAM_STDERR, STREAM_STDOUT,
-                      CellError, Output, Result, Sandbox, Session, Status,
-                      Truncated, version)
+                      CellError, InputCallback, Output, OutputCallback, Result,
+                      Sandbox, Session, Status, Truncated, version)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Session", "Result", "Status", "CellError", "Output", "Sandbox", "Truncated",
     "STREAM_STDOUT", "STREAM_STDERR", "MAX_OUTPUTS", "MAX_CELL_BYTES",
+    "OutputCallback", "InputCallback",
     "version", "library_path", "strerror", "ErrorCode",
     "CodeinterpError", "InvalidArgumentError", "SessionClosedError",
     "NoMemoryError", "SpawnError", "DeadSessionError", "BusyError",

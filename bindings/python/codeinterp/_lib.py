@@ -5,9 +5,12 @@ here with its argtypes and restype, so ctypes never guesses an int where
 the C side has a pointer or a 64-bit number.
 """
 
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
+from typing import Any, Dict, List, Tuple
 
 from ctypes import (CFUNCTYPE, POINTER, c_char_p, c_int, c_size_t, c_uint,
                     c_ulong, c_ulonglong, c_void_p)
@@ -56,7 +59,7 @@ _SIZE_P = POINTER(c_size_t)
 # name: (restype, argtypes). Opaque handles (ci_config *, ci_session *,
 # ci_result *) are c_void_p. Strings the library returns with a length, or
 # that may hold arbitrary bytes, are c_void_p and read with string_at().
-_PROTOTYPES = {
+_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_version": (c_char_p, []),
     "ci_strerror": (c_char_p, [c_int]),
     "ci_status_name": (c_char_p, [c_int]),
@@ -122,7 +125,8 @@ _PROTOTYPES = {
 }
 
 
-def _candidates():
+def _candidates() -> Tuple[List[str], bool]:
+    """The names to try, and whether they come from $CODEINTERP_LIBRARY."""
     env = os.environ.get("CODEINTERP_LIBRARY")
     if env:
         return [env], True
@@ -135,7 +139,7 @@ def _candidates():
     return names, False
 
 
-def _load():
+def _load() -> Tuple[ctypes.CDLL, str]:
     names, from_env = _candidates()
     errors = []
     for name in names:

@@ -6,8 +6,11 @@ are for calls the library refused (a closed or dead session, a missing
 file, a bad argument...).
 """
 
+from __future__ import annotations
+
 import enum
 import re
+from typing import Dict, Optional, Type, Union
 
 from ._lib import lib
 
@@ -30,9 +33,10 @@ class ErrorCode(enum.IntEnum):
     EMANIFEST = -12
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     """ci_strerror(): the library's message for a return code."""
-    return lib.ci_strerror(int(code)).decode("utf-8", "replace")
+    text: bytes = lib.ci_strerror(int(code))
+    return text.decode("utf-8", "replace")
 
 
 # The "ci_session_get_file: " that opens some of the library's messages:
@@ -53,7 +57,7 @@ _PY_NAMES = {
 }
 
 
-def python_names(text):
+def python_names(text: str) -> str:
     """A message of the library in this binding's terms: no leading
     "ci_xxx: ", and Session.restart() where it says ci_session_restart."""
     text = _C_PREFIX.sub("", text)
@@ -78,10 +82,18 @@ class CodeinterpError(Exception):
                  are given as this binding's ("call Session.restart()").
     """
 
-    def __init__(self, code, message=None, detail="", op=None):
+    code: Union[ErrorCode, int]
+    name: str
+    op: Optional[str]
+    message: str
+    detail: str
+
+    def __init__(self, code: int, message: Optional[str] = None, detail: str = "",
+                 op: Optional[str] = None) -> None:
         try:
-            code = ErrorCode(code)
-            name = "CI_" + code.name
+            known = ErrorCode(code)
+            name = "CI_" + known.name
+            code = known
         except ValueError:
             name = "CI_E%d" % -int(code) if int(code) < 0 else "CI_%d" % int(code)
         detail = python_names(detail)
@@ -98,7 +110,7 @@ class CodeinterpError(Exception):
         self.message = message
         self.detail = detail
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s (%s)" % (self.message, self.name)
 
 
@@ -109,8 +121,8 @@ class InvalidArgumentError(CodeinterpError, ValueError):
 class SessionClosedError(InvalidArgumentError):
     """The session was closed; no call but close() is allowed on it."""
 
-    def __init__(self, code=ErrorCode.EINVAL, message="the session is closed", detail="",
-                 op=None):
+    def __init__(self, code: int = ErrorCode.EINVAL, message: Optional[str] = "the session is closed",
+                 detail: str = "", op: Optional[str] = None) -> None:
         super().__init__(code, message, detail, op)
 
 
@@ -161,7 +173,7 @@ class ManifestError(CodeinterpError):
     file changed or missing, an unlisted file present, no Landlock...)."""
 
 
-_BY_CODE = {
+_BY_CODE: Dict[int, Type[CodeinterpError]] = {
     ErrorCode.EINVAL: InvalidArgumentError,
     ErrorCode.ENOMEM: NoMemoryError,
     ErrorCode.ESPAWN: SpawnError,
@@ -177,7 +189,8 @@ _BY_CODE = {
 }
 
 
-def error_from_code(code, detail="", message=None, op=None):
+def error_from_code(code: int, detail: Optional[str] = "", message: Optional[str] = None,
+                    op: Optional[str] = None) -> CodeinterpError:
     """The exception for return code @code (an instance, not raised); @op
     names the call that failed."""
     cls = _BY_CODE.get(code, CodeinterpError)

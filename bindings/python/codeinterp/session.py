@@ -1,15 +1,22 @@
 """Session and Result: the Python face of ci_session and ci_result."""
 
+from __future__ import annotations
+
+import asyncio
 import ctypes
 import enum
 import os
 import threading
 from ctypes import byref, c_size_t, c_void_p, string_at
-from typing import NamedTuple, Optional
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional,
+                    Tuple, TypeVar, Union)
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer   # bytes, bytearray, memoryview, array...
 
 from . import _lib
 from ._lib import lib
-from .errors import (BusyError, ErrorCode, InvalidArgumentError,
+from .errors import (BusyError, CodeinterpError, ErrorCode, InvalidArgumentError,
                      SessionClosedError, error_from_code)
 
 STREAM_STDOUT = 1
@@ -22,6 +29,17 @@ _C_SIZE_MAX = (1 << (8 * ctypes.sizeof(c_size_t))) - 1
 _C_UINT_MAX = (1 << (8 * ctypes.sizeof(ctypes.c_uint))) - 1
 _U64_MAX = (1 << 64) - 1
 
+#: What Session.run() takes as on_output: called as on_output(stream, data),
+#: stream STREAM_STDOUT or STREAM_STDERR, data raw bytes; its return value
+#: is ignored.
+OutputCallback = Callable[[int, bytes], object]
+#: What Session.run() takes as on_input: called as on_input(prompt,
+#: password), it returns the line (a str) or None to refuse.
+InputCallback = Callable[[str, bool], Optional[str]]
+#: What Session.put_file() and get_file() take as a workspace file name,
+#: and Session() as a path.
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
 
 class Status(enum.Enum):
     """What happened to a cell (ci_status)."""
@@ -33,21 +51,22 @@ class Status(enum.Enum):
     KILLED = 4       # the worker died; Session.restart() revives it
     INTERRUPTED = 5  # Session.interrupt() stopped it; the session is intact
 
-    def __str__(self):
+    def __str__(self) -> str:
         """The status's one-word name, as ci_status_name() gives it: "ok",
         "error", "timeout", "memory", "killed" or "interrupted"."""
-        return lib.ci_status_name(self.value).decode("ascii", "replace")
+        name: bytes = lib.ci_status_name(self.value)
+        return name.decode("ascii", "replace")
 
 
-def _flag_names(flags):
+def _flag_names(flags: enum.IntFlag) -> str:
     """The names of the bits set in @flags, in lower case, joined by "|"
     ("seccomp|landlock"); "none" for no bit, a bit the class does not
     know in hex ("0x800")."""
     value = int(flags)
-    names = []
+    names: List[str] = []
     for member in type(flags):
         if value & member.value:
-            names.append(member.name.lower())
+            names.append(str(member.name).lower())
             value &= ~member.value
     if value:
         names.append(hex(value))
@@ -152,7 +171,7 @@ class Output(NamedTuple):
     wait: bool = False
 
     @property
-    def text(self):
+    def text(self) -> str:
         """data decoded as UTF-8 (with replacement characters)."""
         return self.data.decode("utf-8", "replace")
 
@@ -161,11 +180,11 @@ _OUTPUT_TYPES = {1: "display_data", 2: "execute_result", 3: "update_display_data
                  4: "clear_output"}
 
 
-def _text(b):
+def _text(b: Optional[bytes]) -> Optional[str]:
     return None if b is None else b.decode("utf-8", "replace")
 
 
-def _buffer(fn, r):
+def _buffer(fn: Any, r: Any) -> bytes:
     n = c_size_t(0)
     p = fn(r, byref(n))
     return string_at(p, n.value) if p and n.value else b""
@@ -193,14 +212,29 @@ class Result:
                  "execution_count", "wall_time_us", "cpu_time_us",
                  "peak_memory", "_spill")
 
+    status: Union[Status, int]   # an int only for a status newer than this binding
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+    value: Optional[str]
+    error: Optional[CellError]
+    outputs: List[Output]
+    outputs_omitted: int
+    files: List[str]
+    truncated: Truncated
+    execution_count: int
+    wall_time_us: int
+    cpu_time_us: int
+    peak_memory: int
+    _spill: Dict[int, Optional[str]]
+
     @classmethod
-    def _from_c(cls, r):
+    def _from_c(cls, r: Any) -> Result:
         self = cls.__new__(cls)
         code = lib.ci_result_status(r)
         try:
             self.status = Status(code)
         except ValueError:  # a status appended after this binding
-            self.status = code
+            self.status = int(code)
         self.stdout_bytes = _buffer(lib.ci_result_stdout, r)
         self.stderr_bytes = _buffer(lib.ci_result_stderr, r)
         self.value = _text(lib.ci_result_value(r))
@@ -208,7 +242,7 @@ class Result:
         if name is None:
             self.error = None
         else:
-            self.error = CellError(_text(name),
+            self.error = CellError(_text(name) or "",
                                    _text(lib.ci_result_error_value(r)) or "",
                                    _text(lib.ci_result_traceback(r)),
                                    _text(lib.ci_result_traceback_full(r)))
@@ -238,18 +272,21 @@ class Result:
         return self
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
+        """True when the status is Status.OK."""
         return self.status == Status.OK
 
     @property
-    def stdout(self):
+    def stdout(self) -> str:
+        """stdout_bytes decoded as UTF-8 (with replacement characters)."""
         return self.stdout_bytes.decode("utf-8", "replace")
 
     @property
-    def stderr(self):
+    def stderr(self) -> str:
+        """stderr_bytes decoded as UTF-8 (with replacement characters)."""
         return self.stderr_bytes.decode("utf-8", "replace")
 
-    def spill_file(self, stream):
+    def spill_file(self, stream: int) -> Optional[str]:
         """The workspace-relative name of the file that holds the whole of
         @stream (STREAM_STDOUT or STREAM_STDERR) when it passed the output
         limit, ".outputs/cell-12.stdout" (cell 12's stdout), for
@@ -261,7 +298,7 @@ class Result:
                              "STREAM_STDERR (2), not %r" % (stream,))
         return self._spill[stream]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = ["status=%s" % self.status,
                  "execution_count=%d" % self.execution_count]
         if self.value is not None:
@@ -287,23 +324,23 @@ _MAX_NAME_BYTES = 4095    # PATH_MAX - 1
 _MAX_RUN_TIMEOUT_MS = 86_400_000
 
 
-def _op(call):
+def _op(call: str) -> str:
     return "Session.%s()" % call
 
 
-def _invalid(op, what):
+def _invalid(op: str, what: str) -> InvalidArgumentError:
     """The InvalidArgumentError of @op, @what saying what was wrong."""
     return InvalidArgumentError(ErrorCode.EINVAL, detail=what, op=op)
 
 
-def _shown(value):
+def _shown(value: object) -> str:
     """@value as a message shows it: its repr, cut to 100 characters."""
     if isinstance(value, (str, bytes)) and len(value) > 100:
         return "%r... (%d long)" % (value[:100], len(value))
     return repr(value)
 
 
-def _uint(op, name, value, maximum, want=None):
+def _uint(op: str, name: str, value: object, maximum: int, want: Optional[str] = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s: %s must be an int, not %s" % (op, name, type(value).__name__))
     if value < 0 or value > maximum:
@@ -312,7 +349,7 @@ def _uint(op, name, value, maximum, want=None):
     return value
 
 
-def _answer(on_input, prompt, password):
+def _answer(on_input: InputCallback, prompt: bytes, password: int) -> Optional[bytes]:
     """on_input's answer to the prompt as UTF-8 bytes, or None to refuse."""
     answer = on_input(prompt.decode("utf-8", "replace"), bool(password))
     if answer is None:
@@ -325,9 +362,9 @@ def _answer(on_input, prompt, password):
     return data
 
 
-def _path_bytes(op, name, value):
+def _path_bytes(op: str, name: str, value: object) -> bytes:
     try:
-        b = os.fsencode(value)
+        b = os.fsencode(value)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError("%s: %s must be str, bytes or os.PathLike, not %s"
                         % (op, name, type(value).__name__)) from None
@@ -337,7 +374,7 @@ def _path_bytes(op, name, value):
     return b
 
 
-def _name_problem(b):
+def _name_problem(b: bytes) -> Optional[str]:
     """What is wrong with the workspace file name @b, or None."""
     if not b:
         return "is empty"
@@ -353,7 +390,7 @@ def _name_problem(b):
     return None
 
 
-def _name_bytes(op, value):
+def _name_bytes(op: str, value: object) -> bytes:
     """A workspace file name as the library takes it, checked by the
     library's rule before the call, so that the error can say what is
     wrong with it."""
@@ -364,7 +401,7 @@ def _name_bytes(op, value):
     return b
 
 
-def _preload_bytes(value):
+def _preload_bytes(value: object) -> bytes:
     if not isinstance(value, str):
         raise TypeError("%s: preload must be a str such as 'numpy,pandas', not %s"
                         % (_NEW, type(value).__name__))
@@ -374,20 +411,20 @@ def _preload_bytes(value):
     return b
 
 
-def _key_bytes(value):
+def _key_bytes(value: object) -> bytes:
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError("%s: public_key_bytes must be bytes (the 32 bytes of an Ed25519 "
                         "public key), not %s" % (_NEW, type(value).__name__))
     return bytes(value)
 
 
-def _flag(name, value):
+def _flag(name: str, value: object) -> int:
     if isinstance(value, bool):
         return int(value)
     return _uint(_NEW, name, value, 1, "True or False")
 
 
-def _code_bytes(op, code):
+def _code_bytes(op: str, code: object) -> bytes:
     if isinstance(code, str):
         b = code.encode("utf-8")
     elif isinstance(code, (bytes, bytearray, memoryview)):
@@ -404,7 +441,7 @@ def _code_bytes(op, code):
     return b
 
 
-def _check_config(rc, arg, want):
+def _check_config(rc: int, arg: str, want: str) -> None:
     """Raises the error of a setting the library refused: @arg as given
     ("timeout_ms=0"), @want what the library takes."""
     if rc != 0:
@@ -413,6 +450,8 @@ def _check_config(rc, arg, want):
 
 
 # --------------------------------------------------------------- session
+
+_S = TypeVar("_S", bound="Session")
 
 class Session:
     """A sandboxed, stateful Python interpreter (one worker process).
@@ -472,15 +511,20 @@ class Session:
     workspace; the object then refuses every call with SessionClosedError.
     """
 
-    def __init__(self, timeout_ms=None, memory_limit=None, output_limit=None,
-                 workspace_root=None, *, spill_limit=None, grace_ms=None, startup_timeout_ms=None,
-                 file_limit=None, figure_dpi=None, display_limits=None,
-                 require_sandbox=None, preload=None, zygote=None, manifest=None,
-                 public_key=None, public_key_bytes=None):
-        self._handle = None
+    def __init__(self, timeout_ms: Optional[int] = None, memory_limit: Optional[int] = None,
+                 output_limit: Optional[int] = None, workspace_root: Optional[PathLike] = None,
+                 *, spill_limit: Optional[int] = None, grace_ms: Optional[int] = None,
+                 startup_timeout_ms: Optional[int] = None, file_limit: Optional[int] = None,
+                 figure_dpi: Optional[int] = None,
+                 display_limits: Optional[Tuple[int, int]] = None,
+                 require_sandbox: Optional[int] = None, preload: Optional[str] = None,
+                 zygote: Optional[bool] = None, manifest: Optional[PathLike] = None,
+                 public_key: Optional[PathLike] = None,
+                 public_key_bytes: Optional[bytes] = None) -> None:
+        self._handle: Optional[int] = None
         self._lock = threading.Lock()
-        self._busy = None          # None, or the name of the call in progress
-        self._pid = None
+        self._busy: Optional[str] = None   # None, or the name of the call in progress
+        self._pid: Optional[int] = None
         self._sandbox = Sandbox(0)
         cfg = lib.ci_config_new()
         if not cfg:
@@ -548,9 +592,9 @@ class Session:
                                   "a path of 1 to 4096 bytes, and the 32 bytes of an Ed25519 "
                                   "public key")
                 else:
-                    key = None if public_key is None else _path_bytes(_NEW, "public_key",
-                                                                      public_key)
-                    _check_config(lib.ci_config_set_manifest(cfg, path, key),
+                    key_path = None if public_key is None else _path_bytes(_NEW, "public_key",
+                                                                           public_key)
+                    _check_config(lib.ci_config_set_manifest(cfg, path, key_path),
                                   "manifest=%s, public_key=%s" % (_shown(manifest),
                                                                   _shown(public_key)),
                                   "two paths of 1 to 4096 bytes (a manifest needs "
@@ -571,17 +615,18 @@ class Session:
 
     # -- life cycle
 
-    def __enter__(self):
+    def __enter__(self: _S) -> _S:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """True once close() was called."""
         return self._handle is None
 
-    def close(self):
+    def close(self) -> None:
         """Kills the worker and removes the session directory. Idempotent.
 
         Raises BusyError if a run is in progress in another thread
@@ -598,7 +643,7 @@ class Session:
             self._sandbox = Sandbox(0)
         lib.ci_session_free(handle)
 
-    def __del__(self):
+    def __del__(self) -> None:
         # A safety net only: nothing else can hold this object, so no run
         # is in progress. Guard against interpreter shutdown.
         handle = getattr(self, "_handle", None)
@@ -609,14 +654,14 @@ class Session:
             except Exception:
                 pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._handle is None:
             return "<codeinterp.Session closed>"
         return "<codeinterp.Session pid=%s workspace=%r>" % (self._pid, self._workspace)
 
     # -- guarding the handle
 
-    def _begin(self, call):
+    def _begin(self, call: str) -> int:
         """Takes the session for the method @call ("run"), or raises."""
         with self._lock:
             if self._handle is None:
@@ -627,21 +672,21 @@ class Session:
             self._busy = call
             return self._handle
 
-    def _end(self):
+    def _end(self) -> None:
         with self._lock:
             self._busy = None
 
-    def _error(self, rc, handle, call):
+    def _error(self, rc: int, handle: int, call: str) -> CodeinterpError:
         """The exception for a failed @call on @handle; call it before _end()."""
         return error_from_code(rc, _text(lib.ci_session_errmsg(handle)), op=_op(call))
 
-    def _refresh(self):
+    def _refresh(self) -> None:
         """Caches pid and sandbox, for reading them while a run is in progress."""
         pid = lib.ci_session_pid(self._handle)
         self._pid = pid if pid > 0 else None
         self._sandbox = Sandbox(lib.ci_session_sandbox(self._handle))
 
-    def _live_or_cached(self, attr):
+    def _live_or_cached(self, attr: str) -> Tuple[Optional[int], Sandbox]:
         with self._lock:
             if self._handle is None:
                 raise SessionClosedError(op="Session." + attr)
@@ -652,26 +697,28 @@ class Session:
     # -- properties
 
     @property
-    def workspace(self):
+    def workspace(self) -> str:
         """Absolute path of the workspace, the cells' working directory."""
         if self._handle is None:
             raise SessionClosedError(op="Session.workspace")
         return self._workspace
 
     @property
-    def pid(self):
+    def pid(self) -> Optional[int]:
         """The worker's process id, or None when the worker is dead."""
         return self._live_or_cached("pid")[0]
 
     @property
-    def sandbox(self):
+    def sandbox(self) -> Sandbox:
         """The Sandbox layers the current worker applied (0 when dead);
         str() names them: "seccomp|rlimits|no_new_privs|..."."""
         return self._live_or_cached("sandbox")[1]
 
     # -- calls
 
-    def run(self, code, timeout_ms=None, on_output=None, on_input=None):
+    def run(self, code: Union[str, bytes], timeout_ms: Optional[int] = None,
+            on_output: Optional[OutputCallback] = None,
+            on_input: Optional[InputCallback] = None) -> Result:
         """Runs one cell and returns its Result.
 
         A cell that raises, times out, runs out of memory or kills its
@@ -722,12 +769,12 @@ class Session:
                 raise _invalid(op, "timeout_ms=0 refused: must be %s" % want)
             opts.timeout_ms = timeout_ms
 
-        failures = []
-        callbacks = []  # referenced until ci_run_ex() returns
+        failures: List[BaseException] = []
+        callbacks: List[Any] = []  # referenced until ci_run_ex() returns
         out = c_void_p()
         handle = self._begin("run")
 
-        def guarded(fn, *args):
+        def guarded(fn: Callable[..., Any], *args: Any) -> Any:
             # Runs inside C: nothing may propagate out of it. None once
             # a callback has raised.
             if failures:
@@ -742,12 +789,16 @@ class Session:
 
         try:
             if on_output is not None:
-                def output_trampoline(stream, data, length, payload):
-                    guarded(on_output, stream, string_at(data, length))
+                output_fn: OutputCallback = on_output
+
+                def output_trampoline(stream: int, data: int, length: int,
+                                      payload: Optional[int]) -> None:
+                    guarded(output_fn, stream, string_at(data, length))
                 callbacks.append(_lib.OUTPUT_FN(output_trampoline))
                 opts.on_output = callbacks[-1]
             if on_input is not None:
-                def input_trampoline(prompt, password, reply, payload):
+                def input_trampoline(prompt: bytes, password: int, reply: Any,
+                                     payload: Optional[int]) -> int:
                     answer = guarded(_answer, on_input, prompt, password)
                     if answer is None:
                         return -1
@@ -769,12 +820,68 @@ class Session:
             self._refresh()
         finally:
             self._end()
-            callbacks = None
+            callbacks.clear()
         if failures:
             raise failures[0]
         return result
 
-    def interrupt(self):
+    async def run_async(self, code: Union[str, bytes], timeout_ms: Optional[int] = None,
+                        on_output: Optional[OutputCallback] = None,
+                        on_input: Optional[InputCallback] = None) -> Result:
+        """run() for asyncio: the cell runs in a thread of the event loop's
+        default executor (asyncio.to_thread), so the loop goes on serving
+        other tasks meanwhile, and different sessions' cells run at the
+        same time (asyncio.gather). The arguments, the Result and the
+        exceptions are run()'s.
+
+        Cancelling the awaiting task (task.cancel(), asyncio.wait_for(),
+        asyncio.timeout()) interrupts the cell, as interrupt() does, waits
+        for the run to end, so that the session is free again when the
+        CancelledError arrives, and raises it; the interrupted cell's
+        Result is dropped. A cell that ignores the interrupt is killed
+        after the grace period (grace_ms), which bounds the wait.
+
+        on_output and on_input run in the executor's thread, not in the
+        loop's: to reach the loop from them, use loop.call_soon_threadsafe()
+        (or asyncio.run_coroutine_threadsafe() to await an answer).
+        """
+        cancelled = threading.Event()
+
+        def job() -> Optional[Result]:
+            if cancelled.is_set():      # cancelled before the thread started it
+                return None
+            return self.run(code, timeout_ms, on_output, on_input)
+
+        task = asyncio.ensure_future(asyncio.to_thread(job))
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled.set()
+            await self._interrupt_until_done(task)
+            raise
+        assert result is not None
+        return result
+
+    async def _interrupt_until_done(self, task: asyncio.Future[Optional[Result]]) -> None:
+        """Interrupts the run of @task until the interrupt takes (the run
+        may be between taking the session and starting the cell), then
+        waits for the run to end; a second cancellation meanwhile does not
+        cut the wait short."""
+        interrupted = False
+        while not task.done():
+            if not interrupted:
+                try:
+                    interrupted = self.interrupt()
+                except CodeinterpError:      # closed meanwhile: nothing to stop
+                    interrupted = True
+            try:
+                await asyncio.wait({task}, timeout=None if interrupted else 0.02)
+            except asyncio.CancelledError:
+                pass
+        if not task.cancelled():
+            task.exception()    # retrieved: the run's own error goes with the result
+
+    def interrupt(self) -> bool:
         """Stops the cell running on this session (from any thread), as
         Jupyter's "interrupt kernel": the cell gets a KeyboardInterrupt and
         its Result has Status.INTERRUPTED. Returns True if a cell was
@@ -784,12 +891,12 @@ class Session:
                 raise SessionClosedError(op=_op("interrupt"))
             if self._busy != "run":
                 return False
-            rc = lib.ci_session_interrupt(self._handle)
+            rc: int = lib.ci_session_interrupt(self._handle)
         if rc < 0:
             raise error_from_code(rc, op=_op("interrupt"))
         return rc == 1
 
-    def restart(self):
+    def restart(self) -> None:
         """A fresh interpreter in the same workspace (files kept, state and
         execution count reset). Also revives a dead session. With a
         manifest, it is verified again first (ManifestError)."""
@@ -804,7 +911,7 @@ class Session:
         finally:
             self._end()
 
-    def put_file(self, name, data):
+    def put_file(self, name: PathLike, data: ReadableBuffer) -> None:
         """Writes @data (bytes-like) to @name in the workspace, atomically.
         @name is relative to the workspace ("/" separates existing
         directories; no empty, "." or ".." component); str names are
@@ -813,6 +920,7 @@ class Session:
         if isinstance(data, str):
             raise TypeError("%s: data must be bytes-like, not str (encode it first)"
                             % _op("put_file"))
+        buf: Any
         if isinstance(data, bytes):
             buf, size = data, len(data)
         else:
@@ -831,7 +939,7 @@ class Session:
             self._end()
             buf = None
 
-    def get_file(self, name):
+    def get_file(self, name: PathLike) -> bytes:
         """The whole file @name of the workspace, as bytes."""
         name_b = _name_bytes(_op("get_file"), name)
         data = c_void_p()
@@ -849,6 +957,7 @@ class Session:
             self._end()
 
 
-def version():
+def version() -> str:
     """ci_version(): the version of the loaded C library, "0.1.0"."""
-    return lib.ci_version().decode("ascii")
+    text: bytes = lib.ci_version()
+    return text.decode("ascii")

@@ -42,7 +42,9 @@ use std::slice;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub mod sys;
+/// The raw declarations of `include/codeinterp.h`: the `codeinterp-sys`
+/// crate, re-exported.
+pub use codeinterp_sys as sys;
 
 /// The version of the C library the program runs with ("0.1.0").
 pub fn version() -> &'static str {
@@ -1206,10 +1208,24 @@ pub struct RunOptions<'a> {
     /// interrupted, the closure is not called again, and the panic resumes
     /// once the run is over and its result freed.
     pub on_output: Option<&'a mut OutputFn<'a>>,
+    /// Answers the cell's `input()` and `getpass.getpass()`, as a Jupyter
+    /// front end does: called with the prompt the cell gave (the cell's
+    /// text, as untrusted as its output) and whether it is a password, it
+    /// returns the line (without its newline; at most 1 MiB, no NUL) or
+    /// `None` to refuse. Without it, or when it refuses, `input()` raises
+    /// `StdinNotImplementedError` in the cell. It runs on the thread that
+    /// runs the cell while the cell waits, and the cell's timeout runs on.
+    /// If it panics, the input is refused, the cell interrupted, neither
+    /// closure is called again, and the panic resumes once the run is over.
+    pub on_input: Option<&'a mut InputFn<'a>>,
 }
 
 /// The closure type of [`RunOptions::on_output`].
 pub type OutputFn<'a> = dyn FnMut(Stream, &[u8]) + 'a;
+
+/// The closure type of [`RunOptions::on_input`]: `(prompt, password)` to
+/// the answer, or `None` to refuse.
+pub type InputFn<'a> = dyn FnMut(&str, bool) -> Option<String> + 'a;
 
 impl<'a> RunOptions<'a> {
     /// No timeout of its own, no callback.
@@ -1228,6 +1244,12 @@ impl<'a> RunOptions<'a> {
         self.on_output = Some(f);
         self
     }
+
+    /// Sets [`RunOptions::on_input`].
+    pub fn on_input(mut self, f: &'a mut InputFn<'a>) -> RunOptions<'a> {
+        self.on_input = Some(f);
+        self
+    }
 }
 
 impl fmt::Debug for RunOptions<'_> {
@@ -1235,15 +1257,70 @@ impl fmt::Debug for RunOptions<'_> {
         f.debug_struct("RunOptions")
             .field("timeout", &self.timeout)
             .field("on_output", &self.on_output.as_ref().map(|_| "FnMut"))
+            .field("on_input", &self.on_input.as_ref().map(|_| "FnMut"))
             .finish()
     }
 }
 
-/// What the output trampoline reaches through the payload pointer.
+/// What the trampolines reach through the payload pointer.
 struct Streaming<'f, 'a> {
-    f: &'f mut OutputFn<'a>,
+    f: Option<&'f mut OutputFn<'a>>,
+    input: Option<&'f mut InputFn<'a>>,
     panic: Option<Box<dyn Any + Send + 'static>>,
     session: *mut sys::ci_session,
+}
+
+extern "C" {
+    // libc's, which the library's free(3) of an answer pairs with.
+    fn malloc(size: usize) -> *mut c_void;
+}
+
+/// The longest answer ci_input_fn may give (1 MiB).
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// The `ci_input_fn` given to C: the answer copied into malloc(3)'d
+/// memory, which the library frees; a refusal, an answer with a NUL or
+/// over 1 MiB, and a panic (caught as in output_trampoline) return -1.
+unsafe extern "C" fn input_trampoline(
+    prompt: *const c_char,
+    password: c_int,
+    reply: *mut *mut c_char,
+    payload: *mut c_void,
+) -> c_int {
+    // SAFETY: as in output_trampoline.
+    let state = &mut *(payload as *mut Streaming<'_, '_>);
+    if state.panic.is_some() {
+        return -1;
+    }
+    let f = match state.input {
+        Some(ref mut f) => f,
+        None => return -1,
+    };
+    let prompt = if prompt.is_null() {
+        Cow::Borrowed("")
+    } else {
+        CStr::from_ptr(prompt).to_string_lossy()
+    };
+    let answer = match panic::catch_unwind(AssertUnwindSafe(|| f(&prompt, password != 0))) {
+        Ok(answer) => answer,
+        Err(p) => {
+            state.panic = Some(p);
+            sys::ci_session_interrupt(state.session);
+            return -1;
+        }
+    };
+    let answer = match answer {
+        Some(a) if a.len() <= MAX_ANSWER_BYTES && !a.as_bytes().contains(&0) => a,
+        _ => return -1,
+    };
+    let buf = malloc(answer.len() + 1) as *mut u8;
+    if buf.is_null() {
+        return -1;
+    }
+    ptr::copy_nonoverlapping(answer.as_ptr(), buf, answer.len());
+    *buf.add(answer.len()) = 0;
+    *reply = buf as *mut c_char;
+    0
 }
 
 /// The `ci_output_fn` given to C. A panic in the closure is caught here
@@ -1271,7 +1348,10 @@ unsafe extern "C" fn output_trampoline(
     } else {
         slice::from_raw_parts(data as *const u8, len)
     };
-    let f = &mut *state.f;
+    let f = match state.f {
+        Some(ref mut f) => f,
+        None => return,
+    };
     if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(stream, chunk))) {
         state.panic = Some(p);
         // Allowed from the callback by the header.
@@ -1343,7 +1423,15 @@ impl fmt::Debug for Interrupter {
 /// `Send` but not `Sync`: the C library allows one thread at a time on a
 /// session, which `&mut self` on the mutating calls and `!Sync` ensure;
 /// [`Session::interrupter`] is the way to reach a running cell from
-/// elsewhere.
+/// elsewhere. Moving a session to another thread is safe because the C
+/// API ties a session to no thread: it asks only that one thread at a time
+/// call into it. Sharing one (`&Session` on two threads) is refused at
+/// compile time:
+///
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<codeinterp::Session>();
+/// ```
 pub struct Session {
     raw: *mut sys::ci_session,
     shared: Arc<Shared>,
@@ -1433,13 +1521,23 @@ impl Session {
             }
             opts.timeout_ms = millis(d);
         }
-        let mut streaming = options.on_output.map(|f| Streaming {
-            f,
-            panic: None,
-            session: self.raw,
-        });
+        let mut streaming = if options.on_output.is_some() || options.on_input.is_some() {
+            Some(Streaming {
+                f: options.on_output,
+                input: options.on_input,
+                panic: None,
+                session: self.raw,
+            })
+        } else {
+            None
+        };
         if let Some(ref mut st) = streaming {
-            opts.on_output = Some(output_trampoline);
+            if st.f.is_some() {
+                opts.on_output = Some(output_trampoline);
+            }
+            if st.input.is_some() {
+                opts.on_input = Some(input_trampoline);
+            }
             opts.payload = st as *mut Streaming<'_, '_> as *mut c_void;
         }
         let mut out: *mut sys::ci_result = ptr::null_mut();

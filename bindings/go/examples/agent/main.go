@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"codeinterp"
+	"codeinterp.dev/go/codeinterp"
 )
 
 // The model's turns: a mistake it then fixes, a chart, and a runaway loop
@@ -54,7 +54,7 @@ func main() {
 		log.Fatal(err) // e.g. codeinterp: NewSession: the worker process could not be started: ...
 	}
 	defer s.Close()
-	fmt.Printf("session: worker pid %d, sandbox %v\n", s.Pid(), s.Sandbox())
+	fmt.Printf("session: worker pid %d, sandbox %v\n", s.PID(), s.Sandbox())
 
 	var csv strings.Builder
 	csv.WriteString("month,region,units\n")

@@ -1,8 +1,10 @@
-//! Raw declarations of `include/codeinterp.h`, one for one.
+//! Raw declarations of libcodeinterp's `include/codeinterp.h`, one for one.
 //!
 //! Everything here is `unsafe` and follows the C header's rules (who frees
 //! what, which pointers are borrowed, one thread per session at a time).
-//! The safe API is in the crate root. C enums (`ci_status`,
+//! The safe API is the `codeinterp` crate, which re-exports this one as
+//! `codeinterp::sys`. The build script links libcodeinterp through
+//! `$CODEINTERP_LIB_DIR` or pkg-config (see the README). C enums (`ci_status`,
 //! `ci_output_type`, `enum ci_error`) are plain `c_int`s here, so that a
 //! value a newer library adds cannot be an invalid Rust enum.
 #![allow(non_camel_case_types)]
