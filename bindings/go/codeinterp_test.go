@@ -349,8 +349,12 @@ sys.stderr.write('err\n'); sys.stderr.flush()
 // and a line of 16 KiB or more in pieces cut after a whole character.
 func TestStreamingWholeLines(t *testing.T) {
 	var chunks []string
-	res, err := shared.RunWithOptions("import time\nprint('a')\nprint('progress', end='', flush=True)\n"+
-		"time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\nprint('b')",
+	// One write a line: print() writes its text and its end apart, which a
+	// loaded machine can part by more than the 5 ms a partial line waits.
+	res, err := shared.RunWithOptions("import sys, time\nsys.stdout.write('a\\n')\n"+
+		"sys.stdout.write('progress'); sys.stdout.flush()\ntime.sleep(0.3)\n"+
+		"sys.stdout.write(' done\\n')\nsys.stdout.write('x' + '\u00e9' * 20000 + '\\n')\n"+
+		"sys.stdout.write('b\\n')",
 		RunOptions{OnOutput: func(s Stream, data []byte) { chunks = append(chunks, string(data)) }})
 	if err != nil || res.Status != StatusOK {
 		t.Fatalf("%v %v", err, res)

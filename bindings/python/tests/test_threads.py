@@ -37,9 +37,12 @@ def test_streaming_callback_receives_chunks_as_they_come(session):
 
 def test_callback_gets_whole_lines(session):
     chunks = []
-    r = session.run("import time\nprint('a')\nprint('progress', end='', flush=True)\n"
-                    "time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\n"
-                    "print('b')",
+    # One write a line: print() writes its text and its end apart, which a
+    # loaded machine can part by more than the 5 ms a partial line waits.
+    r = session.run("import sys, time\nsys.stdout.write('a\\n')\n"
+                    "sys.stdout.write('progress'); sys.stdout.flush()\n"
+                    "time.sleep(0.3)\nsys.stdout.write(' done\\n')\n"
+                    "sys.stdout.write('x' + '\u00e9' * 20000 + '\\n')\nsys.stdout.write('b\\n')",
                     on_output=lambda stream, data: chunks.append(data))
     assert r.status is Status.OK
     assert b"".join(chunks) == r.stdout_bytes

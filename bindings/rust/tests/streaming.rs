@@ -59,8 +59,13 @@ fn callback_gets_whole_lines() {
     let mut collect = |_: Stream, data: &[u8]| chunks.push(data.to_vec());
     let r = s
         .run_with(
-            "import time\nprint('a')\nprint('progress', end='', flush=True)\n\
-             time.sleep(0.3)\nprint(' done')\nprint('x' + '\\u00e9' * 20000)\nprint('b')",
+            // One write a line: print() writes its text and its end apart,
+            // which a loaded machine can part by more than the 5 ms a
+            // partial line waits.
+            "import sys, time\nsys.stdout.write('a\\n')\n\
+             sys.stdout.write('progress'); sys.stdout.flush()\ntime.sleep(0.3)\n\
+             sys.stdout.write(' done\\n')\nsys.stdout.write('x' + '\\u00e9' * 20000 + '\\n')\n\
+             sys.stdout.write('b\\n')",
             RunOptions::new().on_output(&mut collect),
         )
         .unwrap();
