@@ -200,14 +200,19 @@ void h_skip_part_because_(const char *test, const char *fmt, ...)
 #define h_skip_because(...) h_skip_because_(__func__, __VA_ARGS__)
 #define h_skip_part_because(...) h_skip_part_because_(__func__, __VA_ARGS__)
 
+/* The CI_SANDBOX_* bits of @mask that @s (a session of a default config)
+ * has; fails the test if it lacks one the probe says this kernel gives. */
+unsigned h_layers_of(ci_session *s, unsigned mask);
+
 /*
- * When @s (a session of a default config) lacks @layer (one CI_SANDBOX_*
- * bit): fails the test if the probe says this kernel gives it, else skips
- * the test (h_require_layer) or records the part named @what as skipped
- * and returns 0 (h_has_layer). 1 when @s has it.
+ * For a check that any one of the layers in @mask makes (one CI_SANDBOX_*
+ * bit, or several that each suffice): when @s has none of them, and the
+ * probe agrees this machine refuses each (h_layers_of), skips the test
+ * (h_require_layer) or records the part named @what as skipped and
+ * returns 0 (h_has_layer), saying which layer it needs. 1 when @s has one.
  */
-void h_require_layer_(const char *test, ci_session *s, unsigned layer);
-int h_has_layer_(const char *test, ci_session *s, unsigned layer, const char *what);
+void h_require_layer_(const char *test, ci_session *s, unsigned mask);
+int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *what);
 #define h_require_layer(s, layer) h_require_layer_(__func__, (s), (layer))
 #define h_has_layer(s, layer, what) h_has_layer_(__func__, (s), (layer), (what))
 
@@ -218,6 +223,12 @@ int h_has_layer_(const char *test, ci_session *s, unsigned layer, const char *wh
 int h_own_proc(ci_session *s);
 void h_require_own_proc_(const char *test, ci_session *s);
 #define h_require_own_proc(s) h_require_own_proc_(__func__, (s))
+
+/* 1 if the worker's uid (65534 for a root host, else ours), without a
+ * capability, may open @path with @flags by the modes alone, tried in a
+ * forked child: then only Landlock or the mount namespace keep a cell
+ * from it. Opening for writing writes nothing. */
+int h_open_by_the_workers_uid(const char *path, int flags);
 
 /* 1 if @path is on a read-only mount here (a container's read-only root). */
 int h_read_only(const char *path);

@@ -355,56 +355,70 @@ const char *h_layer_name(unsigned layer)
     return "several layers";
 }
 
-char *h_layer_list(unsigned layers)
+static char *layer_list(unsigned layers, const char *sep)
 {
     char *out = h_fmt("%s", "");
     for (unsigned i = 0; i < sizeof layer_names / sizeof *layer_names; i++) {
         if (!(layers & (1u << i)))
             continue;
-        char *next = h_fmt("%s%s%s", out, *out ? ", " : "", layer_names[i]);
+        char *next = h_fmt("%s%s%s", out, *out ? sep : "", layer_names[i]);
         free(out);
         out = next;
     }
     return out;
 }
 
-/* Why a worker lacks @layer that the probe @p says this machine refuses. */
-static const char *refused_why(const struct h_probe *p, unsigned layer)
+char *h_layer_list(unsigned layers)
 {
-    if (layer == CI_SANDBOX_PIDNS && !p->zygote)
-        return "which a worker started by exec ($CODEINTERP_WORKER set) never has";
-    return "which this kernel or container refuses (probed)";
+    return layer_list(layers, ", ");
 }
 
-/* Fails the test: @s lacks @layer, which the probe says this kernel
- * gives a worker. */
-static void lacks_what_the_kernel_gives(ci_session *s, unsigned layer)
+unsigned h_layers_of(ci_session *s, unsigned mask)
 {
-    fail_msg("the worker lacks the %s, which this kernel gives a %s worker (probed): "
-             "ci_session_sandbox() is 0x%x",
-             h_layer_name(layer), h_zygote_default() ? "zygote-forked" : "exec-started",
-             ci_session_sandbox(s));
-}
-
-void h_require_layer_(const char *test, ci_session *s, unsigned layer)
-{
-    if (ci_session_sandbox(s) & layer)
-        return;
+    unsigned have = ci_session_sandbox(s) & mask;
     const struct h_probe *p = h_probe(h_zygote_default());
-    if (p->layers & layer & ~p->unknown)
-        lacks_what_the_kernel_gives(s, layer);
-    h_skip_because_(test, "needs the %s, %s", h_layer_name(layer), refused_why(p, layer));
+    unsigned lost = mask & ~have & p->layers & ~p->unknown;
+    if (lost) {
+        char names[256];
+        char *list = h_layer_list(lost);
+        snprintf(names, sizeof names, "%s", list);
+        free(list);
+        fail_msg("the worker lacks the %s, which this kernel gives a %s worker (probed): "
+                 "ci_session_sandbox() is 0x%x",
+                 names, p->zygote ? "zygote-forked" : "exec-started", ci_session_sandbox(s));
+    }
+    return have;
 }
 
-int h_has_layer_(const char *test, ci_session *s, unsigned layer, const char *what)
+/* "the X or the Y, which ...": why a worker has none of @mask, all of
+ * which the probe says this machine refuses, in @buf (on the stack: a
+ * skip leaves the test by longjmp, and LeakSanitizer would see a
+ * malloc'ed reason lost). */
+static const char *refused(unsigned mask, char *buf, size_t size)
 {
-    if (ci_session_sandbox(s) & layer)
+    const struct h_probe *p = h_probe(h_zygote_default());
+    char *names = layer_list(mask, " or the ");
+    snprintf(buf, size, "the %s, %s", names,
+             mask == CI_SANDBOX_PIDNS && !p->zygote
+                 ? "which a worker started by exec ($CODEINTERP_WORKER set) never has"
+                 : "which this kernel or container refuses (probed)");
+    free(names);
+    return buf;
+}
+
+void h_require_layer_(const char *test, ci_session *s, unsigned mask)
+{
+    char why[512];
+    if (!h_layers_of(s, mask))
+        h_skip_because_(test, "needs %s", refused(mask, why, sizeof why));
+}
+
+int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *what)
+{
+    char why[512];
+    if (h_layers_of(s, mask))
         return 1;
-    const struct h_probe *p = h_probe(h_zygote_default());
-    if (p->layers & layer & ~p->unknown)
-        lacks_what_the_kernel_gives(s, layer);
-    h_skip_part_because_(test, "%s needs the %s, %s", what, h_layer_name(layer),
-                         refused_why(p, layer));
+    h_skip_part_because_(test, "%s needs %s", what, refused(mask, why, sizeof why));
     return 0;
 }
 
@@ -422,6 +436,27 @@ void h_require_own_proc_(const char *test, ci_session *s)
         h_skip_because_(test, "needs a proc of the worker's PID namespace, which this kernel "
                               "refuses to mount here (probed; a container's /proc): the "
                               "worker has the host's /proc");
+}
+
+static const char *open_path;
+static int open_flags;
+
+static unsigned open_as_worker(void)
+{
+    if (leave_root() != 0)
+        return 2;
+    int fd = open(open_path, open_flags | O_CLOEXEC | O_NOCTTY);
+    return fd >= 0;
+}
+
+int h_open_by_the_workers_uid(const char *path, int flags)
+{
+    open_path = path;
+    open_flags = flags;
+    unsigned got = in_child(open_as_worker, "open");
+    if (got == 2)
+        fail_msg("the open probe could not leave root");
+    return got == 1;
 }
 
 int h_read_only(const char *path)
