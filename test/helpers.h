@@ -183,9 +183,8 @@ const struct h_probe *h_probe(int zygote);
  * zygote is on unless $CODEINTERP_WORKER is set. */
 int h_zygote_default(void);
 
-/* The name of one CI_SANDBOX_* bit ("mount namespace"), static; a
- * malloc'ed list of the names of @layers, ", " between them. */
-const char *h_layer_name(unsigned layer);
+/* The names of the CI_SANDBOX_* bits in @layers ("mount namespace"),
+ * ", " between them; malloc'ed. */
 char *h_layer_list(unsigned layers);
 
 /*
@@ -218,11 +217,8 @@ int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *wha
 
 /* 1 if @s's worker has a /proc of its own PID namespace (with its PID
  * and mount namespaces, where the kernel lets it mount one; else it
- * has the host's). The require variant skips the test without it, after
- * h_require_layer() for both namespaces. */
+ * has the host's). */
 int h_own_proc(ci_session *s);
-void h_require_own_proc_(const char *test, ci_session *s);
-#define h_require_own_proc(s) h_require_own_proc_(__func__, (s))
 
 /* 1 if the worker's uid (65534 for a root host, else ours), without a
  * capability, may open @path with @flags by the modes alone, tried in a

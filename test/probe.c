@@ -347,21 +347,16 @@ static const char *const layer_names[] = {"seccomp", "rlimits", "no_new_privs", 
                                           "IPC namespace", "UTS namespace", "mount namespace",
                                           "PID namespace"};
 
-const char *h_layer_name(unsigned layer)
-{
-    for (unsigned i = 0; i < sizeof layer_names / sizeof *layer_names; i++)
-        if (layer == 1u << i)
-            return layer_names[i];
-    return "several layers";
-}
-
-static char *layer_list(unsigned layers, const char *sep)
+/* The names of @layers, @sep between them; a namespace's with "the "
+ * before it if @articles. */
+static char *layer_list(unsigned layers, const char *sep, int articles)
 {
     char *out = h_fmt("%s", "");
     for (unsigned i = 0; i < sizeof layer_names / sizeof *layer_names; i++) {
         if (!(layers & (1u << i)))
             continue;
-        char *next = h_fmt("%s%s%s", out, *out ? sep : "", layer_names[i]);
+        const char *the = articles && strstr(layer_names[i], "namespace") ? "the " : "";
+        char *next = h_fmt("%s%s%s%s", out, *out ? sep : "", the, layer_names[i]);
         free(out);
         out = next;
     }
@@ -370,7 +365,7 @@ static char *layer_list(unsigned layers, const char *sep)
 
 char *h_layer_list(unsigned layers)
 {
-    return layer_list(layers, ", ");
+    return layer_list(layers, ", ", 0);
 }
 
 unsigned h_layers_of(ci_session *s, unsigned mask)
@@ -380,10 +375,10 @@ unsigned h_layers_of(ci_session *s, unsigned mask)
     unsigned lost = mask & ~have & p->layers & ~p->unknown;
     if (lost) {
         char names[256];
-        char *list = h_layer_list(lost);
+        char *list = layer_list(lost, ", ", 1);
         snprintf(names, sizeof names, "%s", list);
         free(list);
-        fail_msg("the worker lacks the %s, which this kernel gives a %s worker (probed): "
+        fail_msg("the worker lacks %s, which this kernel gives a %s worker (probed): "
                  "ci_session_sandbox() is 0x%x",
                  names, p->zygote ? "zygote-forked" : "exec-started", ci_session_sandbox(s));
     }
@@ -397,8 +392,8 @@ unsigned h_layers_of(ci_session *s, unsigned mask)
 static const char *refused(unsigned mask, char *buf, size_t size)
 {
     const struct h_probe *p = h_probe(h_zygote_default());
-    char *names = layer_list(mask, " or the ");
-    snprintf(buf, size, "the %s, %s", names,
+    char *names = layer_list(mask, " or ", 1);
+    snprintf(buf, size, "%s, %s", names,
              mask == CI_SANDBOX_PIDNS && !p->zygote
                  ? "which a worker started by exec ($CODEINTERP_WORKER set) never has"
                  : "which this kernel or container refuses (probed)");
@@ -426,16 +421,6 @@ int h_own_proc(ci_session *s)
 {
     unsigned need = CI_SANDBOX_PIDNS | CI_SANDBOX_MNTNS;
     return (ci_session_sandbox(s) & need) == need && h_probe(h_zygote_default())->own_proc;
-}
-
-void h_require_own_proc_(const char *test, ci_session *s)
-{
-    h_require_layer_(test, s, CI_SANDBOX_PIDNS);
-    h_require_layer_(test, s, CI_SANDBOX_MNTNS);
-    if (!h_own_proc(s))
-        h_skip_because_(test, "needs a proc of the worker's PID namespace, which this kernel "
-                              "refuses to mount here (probed; a container's /proc): the "
-                              "worker has the host's /proc");
 }
 
 static const char *open_path;
