@@ -163,6 +163,78 @@ const char *h_status_name(ci_status st);
         }                                                                     \
     } while (0)
 
+/* ------------------------------------- what this machine lets a worker have */
+
+/*
+ * test/probe.c asks the kernel, in forked children and the way the worker
+ * asks, for each layer the worker tries to get, so that a test asserts
+ * that ci_session_sandbox() reports what the kernel and the container
+ * around this process allowed, and skips only the checks that need a
+ * layer the probe says is missing.
+ */
+struct h_probe {
+    unsigned layers;  /* the CI_SANDBOX_* bits a worker can get here */
+    unsigned unknown; /* bits the probe cannot tell (Landlock under valgrind) */
+    int landlock;     /* the Landlock ABI, 0 for none */
+    int own_proc;     /* a PID-namespaced worker can mount a proc of its own */
+    int broken;       /* a step the worker dies of failed: no worker starts */
+    int zygote;       /* probed for a zygote-forked worker, else exec-started */
+};
+
+/* The probe for a worker forked from the zygote (@zygote 1) or started
+ * by exec (0); asked once per program. */
+const struct h_probe *h_probe(int zygote);
+
+/* 1 if a session of a default config gets a zygote-forked worker: the
+ * zygote is on unless $CODEINTERP_WORKER is set. */
+int h_zygote_default(void);
+
+/* The names of the CI_SANDBOX_* bits in @layers ("mount namespace"),
+ * ", " between them; malloc'ed. */
+char *h_layer_list(unsigned layers);
+
+/*
+ * Skips the current test, printing why and recording it for the list at
+ * the end of make check: one line "program: test: reason" appended to
+ * the file $CI_TEST_SKIPS names, when set. The part variant records a
+ * skipped part of a test, which goes on. @test is the caller's __func__.
+ */
+void h_skip_because_(const char *test, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void h_skip_part_because_(const char *test, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define h_skip_because(...) h_skip_because_(__func__, __VA_ARGS__)
+#define h_skip_part_because(...) h_skip_part_because_(__func__, __VA_ARGS__)
+
+/* The CI_SANDBOX_* bits of @mask that @s (a session of a default config)
+ * has; fails the test if it lacks one the probe says this kernel gives. */
+unsigned h_layers_of(ci_session *s, unsigned mask);
+
+/*
+ * For a check that any one of the layers in @mask makes (one CI_SANDBOX_*
+ * bit, or several that each suffice): when @s has none of them, and the
+ * probe agrees this machine refuses each (h_layers_of), skips the test
+ * (h_require_layer) or records the part named @what as skipped and
+ * returns 0 (h_has_layer), saying which layer it needs. 1 when @s has one.
+ */
+void h_require_layer_(const char *test, ci_session *s, unsigned mask);
+int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *what);
+#define h_require_layer(s, layer) h_require_layer_(__func__, (s), (layer))
+#define h_has_layer(s, layer, what) h_has_layer_(__func__, (s), (layer), (what))
+
+/* 1 if @s's worker has a /proc of its own PID namespace (with its PID
+ * and mount namespaces, where the kernel lets it mount one; else it
+ * has the host's). */
+int h_own_proc(ci_session *s);
+
+/* 1 if the worker's uid (65534 for a root host, else ours), without a
+ * capability, may open @path with @flags by the modes alone, tried in a
+ * forked child: then only Landlock or the mount namespace keep a cell
+ * from it. Opening for writing writes nothing. */
+int h_open_by_the_workers_uid(const char *path, int flags);
+
+/* 1 if @path is on a read-only mount here (a container's read-only root). */
+int h_read_only(const char *path);
+
 #endif /* CI_TEST_HELPERS_H */
 
 /* ------------------------------------------------ rich outputs, files */

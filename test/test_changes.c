@@ -393,7 +393,7 @@ static void test_peak_memory_is_per_run(void **state)
     ci_result_free(r);
     /* Only a root host can reset the peak (/proc/PID/clear_refs). */
     if (geteuid() != 0)
-        skip();
+        h_skip_because("resetting the worker's peak (/proc/PID/clear_refs) needs root");
     if (small >= 300 * MIB)
         fail_msg("peak %llu bytes for a trivial cell after a 300 MiB one: not reset", small);
 }

@@ -158,6 +158,25 @@ static void expect_refused(ci_config *cfg, const char *why)
     assert_true(h_children_but_spares(getpid()) <= before);
 }
 
+/* A manifest's read rules are Landlock's (include/codeinterp.h). Where
+ * the kernel or a container refuses Landlock (test/probe.c), a session
+ * under the manifest must be refused, with and without the zygote, saying
+ * why; then the calling test, which needs one to start, is skipped. */
+#define require_landlock() require_landlock_(__func__)
+static void require_landlock_(const char *test)
+{
+    const struct h_probe *p = h_probe(1);
+    if (p->landlock || (p->unknown & CI_SANDBOX_LANDLOCK))
+        return;
+    for (int zygote = 1; zygote >= 0; zygote--) {
+        ci_config *cfg = manifest_config(pub, zygote);
+        expect_refused(cfg, "its read rules need Landlock, which this kernel does not offer");
+        ci_config_free(cfg);
+    }
+    h_skip_because_(test, "a session under a manifest needs Landlock, which this kernel or "
+                          "container refuses (probed); such a session is refused, as it must be");
+}
+
 /* A session under the test's manifest, from the zygote; asserts it starts. */
 static ci_session *manifest_session(void)
 {
@@ -264,6 +283,7 @@ static void test_config_arguments(void **state)
 /* What the manifest lists runs, as it would without one. */
 static void test_listed_packages_run(void **state)
 {
+    require_landlock();
     ci_session *s = manifest_session();
     char *code;
 
@@ -290,6 +310,7 @@ static void test_listed_packages_run(void **state)
 /* An unlisted package can be neither imported nor read. */
 static void test_unlisted_package_refused(void **state)
 {
+    require_landlock();
     ci_session *s = manifest_session();
     char *code;
 
@@ -351,6 +372,7 @@ static void test_unlisted_package_refused(void **state)
 /* The public key given as bytes works as the file does. */
 static void test_key_as_bytes(void **state)
 {
+    require_landlock();
     size_t len;
     char *text = h_read_file(pub, &len), *b64;
     unsigned char key[32];
@@ -377,6 +399,7 @@ static void test_key_as_bytes(void **state)
 /* Each fault in the document itself: refused before any worker starts. */
 static void test_document_faults(void **state)
 {
+    require_landlock();
     ci_config *cfg = manifest_config(pub, 1), *other = manifest_config(other_pub, 1);
     json_t *j, *sig;
     char *half;
@@ -462,6 +485,7 @@ static void test_document_faults(void **state)
  * started by exec) checks the files, that is before its first session. */
 static void test_changed_module(void **state)
 {
+    require_landlock();
     char *path = h_fmt("%s/okpkg/__init__.py", site);
     ci_config *zyg = manifest_config(pub, 1), *exec = manifest_config(pub, 0);
 
@@ -507,6 +531,7 @@ static void test_changed_module(void **state)
 /* Files added where only listed files may be. */
 static void test_added_files(void **state)
 {
+    require_landlock();
     char *pth = h_fmt("%s/evil.pth", site), *mod = h_fmt("%s/okpkg/extra.py", site);
     ci_config *cfg = manifest_config(pub, 0);
 
@@ -605,6 +630,7 @@ static void test_command(void **state)
 /* The demo's cells, unchanged, under the manifest. */
 static void test_demo_under_manifest(void **state)
 {
+    require_landlock();
     char exe[4096], *slash, *demo, *out = h_fmt("%s/demo", tmp);
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 

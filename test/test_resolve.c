@@ -332,7 +332,8 @@ static void test_a_mount_point_on_the_way_is_exdev(void **state)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     if (WEXITSTATUS(st) == 77)
-        skip(); /* no mount namespace here (a container, no CAP_SYS_ADMIN) */
+        h_skip_because("this process may not mount in a mount namespace of its own (a "
+                       "container, no CAP_SYS_ADMIN)");
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
@@ -357,7 +358,8 @@ static int hide_openat2(int err)
 
 /* Runs @fn in a child without openat2 (@err); asserts it exited 0 (77:
  * skipped). */
-static void in_child_without_openat2(int (*fn)(void), int err)
+#define in_child_without_openat2(fn, err) in_child_without_openat2_(__func__, (fn), (err))
+static void in_child_without_openat2_(const char *test, int (*fn)(void), int err)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -378,7 +380,7 @@ static void in_child_without_openat2(int (*fn)(void), int err)
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-        skip();
+        h_skip_because_(test, "this process may not install a seccomp filter");
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         fail_msg("the child without openat2 failed (wait status %#x)", st);
 }

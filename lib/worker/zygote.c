@@ -386,6 +386,14 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
      * the session's start. */
     if (zygote_mounts)
         layers |= ci_mount_root_ahead(layers);
+    /* Out of the zygote's working directory, the one it warmed up in,
+     * which the host removes once the zygote is warm: the new root put
+     * us at its "/", but without one (a container that refuses the
+     * namespaces) the rehearsal below would run where getcwd(3) fails,
+     * and the spare die of it. main() then enters the session's own. */
+    if (!(layers & CI_LAYER_MNTNS) && chdir("/") != 0)
+        ci_fatal(CI_EXIT_PYTHON, "spare: cannot leave the zygote's directory: %s",
+                 strerror(errno));
     /* Worth its time only while no session waits for this spare. */
     if (!readable(sock, 0))
         ci_interp_prefault();

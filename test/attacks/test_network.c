@@ -158,10 +158,11 @@ static int teardown(void **state)
     "    raise RouteOut(f'the worker has a route to the resolver {srv}')\n"
 
 /* Skips the test when the machine has no such listener (no ::1). */
-static void need(int which)
+#define need(which) need_(__func__, (which))
+static void need_(const char *test, int which)
 {
     if (L[which].fd < 0)
-        skip();
+        h_skip_because_(test, "no %s listener could be made on this machine", L[which].name);
 }
 
 /* Asserts listener @which saw nothing within a short wait. */

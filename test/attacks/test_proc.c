@@ -42,6 +42,30 @@ static int group_teardown(void **state)
     return 0;
 }
 
+/*
+ * What keeps a cell out of other processes' entries. The world-readable
+ * ones (cmdline, status, the listing of /proc): Landlock, or a /proc of
+ * the worker's own PID namespace, which has no other process. The
+ * ptrace-guarded ones (environ, mem, fd/, maps, cwd, root): besides,
+ * the kernel's ptrace access check, which refuses a worker of another uid
+ * (a root host's) or of another user namespace, but not an unprivileged
+ * host's worker that shares its user namespace (SECURITY.md, "Where a
+ * kernel lacks a layer"). Without them (test/probe.c agrees) the test is
+ * skipped.
+ */
+#define require_guard(ptrace) require_guard_(__func__, (ptrace))
+static void require_guard_(const char *test, int ptrace)
+{
+    if (h_own_proc(S) || h_layers_of(S, CI_SANDBOX_LANDLOCK))
+        return;
+    if (ptrace && (geteuid() == 0 || (ci_session_sandbox(S) & CI_SANDBOX_USERNS)))
+        return;
+    h_skip_because_(test, "needs Landlock or a /proc of the worker's own PID namespace%s, which "
+                          "this kernel or container refuses (probed)",
+                    ptrace ? " or a uid or user namespace other than this unprivileged host's"
+                           : "");
+}
+
 /* The attack: reading @path (Python f-string, `ppid` (the host's pid)
  * and `os` at hand) with @how (of `p`, giving bytes) must fail. */
 static void attack_read(const char *path, const char *how)
@@ -73,16 +97,19 @@ static void test_own_environ_holds_no_host_secret(void **state)
 
 static void test_host_environ(void **state)
 {
+    require_guard(1);
     attack_read("/proc/{ppid}/environ", "open(p, 'rb').read()");
 }
 
 static void test_host_environ_through_its_task_directory(void **state)
 {
+    require_guard(1);
     attack_read("/proc/{ppid}/task/{ppid}/environ", "open(p, 'rb').read()");
 }
 
 static void test_host_mem_at_its_heap_secret(void **state)
 {
+    require_guard(1);
     char *pair = a_py_pair(a_heap_secret_copy);
     a_cell = h_fmt(A_PY_HAS "import os\n"
                    "fd = os.open(f'/proc/{HOST_PID}/mem', os.O_RDONLY)\n"
@@ -94,6 +121,7 @@ static void test_host_mem_at_its_heap_secret(void **state)
 
 static void test_host_mem_write(void **state)
 {
+    require_guard(1);
     a_cell = h_fmt("import os\n"
                    "fd = os.open(f'/proc/{HOST_PID}/mem', os.O_WRONLY)\n"
                    "os.pwrite(fd, b'PWNED', %llu)",
@@ -104,11 +132,13 @@ static void test_host_mem_write(void **state)
 
 static void test_host_fd_directory_listing(void **state)
 {
+    require_guard(1);
     attack_read("/proc/{ppid}/fd", "repr(os.listdir(p)).encode()");
 }
 
 static void test_host_descriptor_reopened_through_proc(void **state)
 {
+    require_guard(1);
     /* The host holds a canary open: /proc/<host>/fd/N would reopen it. */
     int watch = a_watch(canary);
     char *path = h_fmt("/proc/{ppid}/fd/%d", canary_fd);
@@ -119,11 +149,13 @@ static void test_host_descriptor_reopened_through_proc(void **state)
 
 static void test_host_maps(void **state)
 {
+    require_guard(1);
     attack_read("/proc/{ppid}/maps", "open(p, 'rb').read()");
 }
 
 static void test_host_cmdline(void **state)
 {
+    require_guard(0);
     char *pair = a_py_pair(argv_secret);
     a_cell = h_fmt(A_PY_HAS "import os\n"
                    "has(open(f'/proc/{HOST_PID}/cmdline', 'rb').read(), %s)",
@@ -134,11 +166,13 @@ static void test_host_cmdline(void **state)
 
 static void test_host_status(void **state)
 {
+    require_guard(0);
     attack_read("/proc/{ppid}/status", "open(p, 'rb').read()");
 }
 
 static void test_host_cwd_and_root(void **state)
 {
+    require_guard(1);
     /* The host's working directory, and / as the host sees it. */
     attack_read("/proc/{ppid}/cwd", "repr(os.listdir(p)).encode()");
     attack_read("/proc/{ppid}/root/etc", "repr(os.listdir(p)).encode()");
@@ -148,6 +182,7 @@ static void test_host_cwd_and_root(void **state)
 
 static void test_sentinel_process_cmdline(void **state)
 {
+    require_guard(0);
     char *path = h_fmt("/proc/%d/cmdline", (int)sentinel);
     attack_read(path, "open(p, 'rb').read()");
     free(path);
@@ -155,6 +190,7 @@ static void test_sentinel_process_cmdline(void **state)
 
 static void test_proc_listing_shows_no_other_process(void **state)
 {
+    require_guard(0);
     /* Refused, or (in a pid namespace) only the worker itself. */
     ci_result *r = h_run(S, "import os\n"
                             "len([p for p in os.listdir('/proc') "
@@ -178,10 +214,16 @@ static void test_proc_listing_shows_no_other_process(void **state)
 
 /* Opens the kernel knob @path for writing, never writes: a write would
  * change the whole machine. */
-static void attack_knob(const char *path)
+#define attack_knob(path) attack_knob_(__func__, (path))
+static void attack_knob_(const char *test, const char *path)
 {
-    if (access(path, F_OK) != 0)
-        skip(); /* no such knob on this kernel: nothing to attack */
+    if (access(path, F_OK) != 0) /* nothing to attack */
+        h_skip_because_(test, "this kernel has no %s", path);
+    /* Root's, 0644: the modes refuse the worker's uid, unless that uid
+     * is root's outside (a bubblewrap root whose one uid maps to it);
+     * then Landlock, or the mount namespace's read-only proc of its own. */
+    if (h_open_by_the_workers_uid(path, O_WRONLY) && !h_own_proc(S))
+        h_require_layer_(test, S, CI_SANDBOX_LANDLOCK);
     free(a_cell);
     a_cell = h_fmt("import os\nos.close(os.open('%s', os.O_WRONLY))", path);
     a_stopped(S, a_cell, A_OSERR);
@@ -201,13 +243,29 @@ static void test_hostname_opened_for_writing(void **state)
 static void test_own_root_link_to_etc_passwd(void **state)
 {
     /* The worker's own /proc entry is open to it; its root link must not
-     * lead where paths cannot. */
+     * lead where paths cannot: to what Landlock refuses, or the mount
+     * namespace leaves out. */
+    h_require_layer(S, CI_SANDBOX_LANDLOCK | CI_SANDBOX_MNTNS);
     attack_read("/proc/self/root/etc/passwd", "open(p, 'rb').read()");
 }
 
 static void test_own_cwd_link_up_to_the_workspace_root(void **state)
 {
-    attack_read("/proc/self/cwd/../..", "repr(os.listdir(p)).encode()");
+    /* Landlock refuses the listing; without it, in the worker's mount
+     * namespace, the workspace root holds its own session alone. */
+    h_require_layer(S, CI_SANDBOX_LANDLOCK | CI_SANDBOX_MNTNS);
+    if (h_has_layer(S, CI_SANDBOX_LANDLOCK, "the refused listing")) {
+        attack_read("/proc/self/cwd/../..", "repr(os.listdir(p)).encode()");
+        return;
+    }
+    const char *ws = ci_session_workspace(S);
+    const char *end = ws + strlen(ws) - strlen("/workspace"), *start = end;
+    while (start > ws && start[-1] != '/')
+        start--;
+    char *want = h_fmt("['%.*s']", (int)(end - start), start);
+    a_expect_value(S, "import os\nos.listdir('/proc/self/cwd/../..')", want,
+                   "the workspace root shows another session");
+    free(want);
 }
 
 int main(int argc, char **argv)
