@@ -603,3 +603,13 @@ int h_wait_reaped(int pid, int ms)
         usleep(10000);
     }
 }
+
+char *h_worker_string(ci_session *s, const char *expr)
+{
+    ci_result *r = h_run_status(s, expr, CI_STATUS_OK);
+    const char *v = ci_result_value(r);
+    assert_non_null(v);
+    char *text = h_fmt("%.*s", (int)strlen(v) - 2, v + 1);
+    ci_result_free(r);
+    return text;
+}

@@ -55,6 +55,10 @@ int h_group_teardown(void **state);
  * its worker. Always 0. */
 int h_setup_alive(void **state);
 
+/* The str value of @expr run in @s, without repr's quotes (a path, a
+ * name as the worker sees it); malloc'ed. Asserts the cell succeeds. */
+char *h_worker_string(ci_session *s, const char *expr);
+
 /* Asserts that @r's stream (CI_STREAM_STDOUT or _STDERR) was cut at the
  * output limit @limit: its head and tail, with the marker line between
  * them, at most @limit + 400 bytes, and the truncation bit set. */

@@ -80,22 +80,11 @@ static void test_file_too_large_names_the_file_size_limit(void **state)
     h_expect(S, "import os\nos.path.getsize('big.bin')", "3145728", "");
 }
 
-/* What the worker sees, without repr's quotes. */
-static char *worker_string(const char *expr)
-{
-    ci_result *r = h_run_status(S, expr, CI_STATUS_OK);
-    const char *v = ci_result_value(r);
-    assert_non_null(v);
-    char *s = h_fmt("%.*s", (int)strlen(v) - 2, v + 1);
-    ci_result_free(r);
-    return s;
-}
-
 static void test_read_only_paths_give_the_write_policy(void **state)
 {
-    char *ws = worker_string("import os\nos.getcwd()");
-    char *tmpdir = worker_string("import os\nos.environ['TMPDIR']");
-    char *home = worker_string("import os\nos.environ['HOME']");
+    char *ws = h_worker_string(S, "import os\nos.getcwd()");
+    char *tmpdir = h_worker_string(S, "import os\nos.environ['TMPDIR']");
+    char *home = h_worker_string(S, "import os\nos.environ['HOME']");
     char *write = h_fmt("this sandbox can only write inside the session workspace (%s), "
                         "TMPDIR (%s) and HOME (%s)", ws, tmpdir, home);
     /* In the mount namespace / and /usr are read-only mounts (EROFS, an

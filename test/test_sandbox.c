@@ -1006,25 +1006,14 @@ static void expect_policy_error(const char *code, const char *name, const char *
     h_expect(S, "'still here'", "'still here'", "");
 }
 
-/* The worker's own view of a path, without repr's quotes. */
-static char *worker_string(const char *expr)
-{
-    ci_result *r = h_run_status(S, expr, CI_STATUS_OK);
-    const char *v = ci_result_value(r);
-    assert_non_null(v);
-    char *s = h_fmt("%.*s", (int)strlen(v) - 2, v + 1);
-    ci_result_free(r);
-    return s;
-}
-
 static void test_blocked_actions_raise_messages_naming_the_policy(void **state)
 {
     const char *net = "network access is disabled in this sandbox";
     const char *proc =
         "creating processes is disabled in this sandbox (subprocess, os.system, os.fork)";
-    char *ws = worker_string("import os\nos.getcwd()");
-    char *tmpdir = worker_string("import os\nos.environ['TMPDIR']");
-    char *home = worker_string("import os\nos.environ['HOME']");
+    char *ws = h_worker_string(S, "import os\nos.getcwd()");
+    char *tmpdir = h_worker_string(S, "import os\nos.environ['TMPDIR']");
+    char *home = h_worker_string(S, "import os\nos.environ['HOME']");
     char *write = h_fmt("this sandbox can only write inside the session workspace (%s), "
                         "TMPDIR (%s) and HOME (%s)", ws, tmpdir, home);
 

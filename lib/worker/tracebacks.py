@@ -89,15 +89,15 @@ def fold(frames, is_own):
 
 def _parts(te):
     # Every TracebackException of te's chain and exception groups.
-    seen, todo = set(), [te]
-    while todo:
-        t = todo.pop()
+    seen, pending = set(), [te]
+    while pending:
+        t = pending.pop()
         if t is None or id(t) in seen:
             continue
         seen.add(id(t))
         yield t
-        todo.extend((t.__cause__, t.__context__))
-        todo.extend(getattr(t, 'exceptions', None) or ())
+        pending.extend((t.__cause__, t.__context__))
+        pending.extend(getattr(t, 'exceptions', None) or ())
 
 
 def texts(exc, tb, hide, is_own):
