@@ -245,10 +245,14 @@ check-man:
 	sh test/man.sh include/codeinterp.h man
 
 # The worker's Python files and codeinterp-manifest's: pyflakes, then
-# their unit tests (test/python/), under Debian's python3.
+# their unit tests (test/python/), under Debian's python3. Unbuffered
+# (-u): the runner under test flushes sys.__stdout__, the stream pytest's
+# own progress goes to, so a progress line pytest left in its buffer
+# would land in the fd 1 a test captures (capfd) whenever stdout is not a
+# terminal and PYTHONUNBUFFERED is not set.
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter
-	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
+	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
 check-install:
