@@ -166,9 +166,11 @@ DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev l
                  python3-numpy python3-pandas python3-matplotlib python3-ipython
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python
-# binding, Go and Rust for theirs, and the CA certificates npm ci needs
+# binding, Go and Rust for theirs, groff for check-man to render the man
+# pages (a minimal image has none), and the CA certificates npm ci needs
 # to reach the registry over TLS.
-TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc ca-certificates
+TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc groff-base \
+                 ca-certificates
 # The MCP tests' Node.js (18 or later) and npm: Debian's, installed only
 # when there is no node at all, so a Node.js of another origin is kept.
 NODE_PACKAGES := nodejs npm
