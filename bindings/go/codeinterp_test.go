@@ -346,8 +346,12 @@ sys.stderr.write('err\n'); sys.stderr.flush()
 // and a line of 16 KiB or more in pieces cut after a whole character.
 func TestStreamingWholeLines(t *testing.T) {
 	var chunks []string
-	res, err := shared.RunWithOptions("import time\nprint('a')\nprint('progress', end='', flush=True)\n"+
-		"time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\nprint('b')",
+	// Each whole line in one write: print()'s text and its "\n" are two,
+	// which a loaded machine can part by more than the 5 ms a partial
+	// line waits for its end.
+	res, err := shared.RunWithOptions("import sys, time\nsys.stdout.write('a\\n')\n"+
+		"print('progress', end='', flush=True)\n"+
+		"time.sleep(0.3)\nsys.stdout.write(' done\\n')\nprint('x' + '\u00e9' * 20000)\nprint('b')",
 		RunOptions{OnOutput: func(s Stream, data []byte) { chunks = append(chunks, string(data)) }})
 	if err != nil || res.Status != StatusOK {
 		t.Fatalf("%v %v", err, res)

@@ -37,8 +37,12 @@ def test_streaming_callback_receives_chunks_as_they_come(session):
 
 def test_callback_gets_whole_lines(session):
     chunks = []
-    r = session.run("import time\nprint('a')\nprint('progress', end='', flush=True)\n"
-                    "time.sleep(0.3)\nprint(' done')\nprint('x' + '\u00e9' * 20000)\n"
+    # Each whole line in one write: print()'s text and its "\n" are two,
+    # which a loaded machine can part by more than the 5 ms a partial
+    # line waits for its end.
+    r = session.run("import sys, time\nsys.stdout.write('a\\n')\n"
+                    "print('progress', end='', flush=True)\n"
+                    "time.sleep(0.3)\nsys.stdout.write(' done\\n')\nprint('x' + '\u00e9' * 20000)\n"
                     "print('b')",
                     on_output=lambda stream, data: chunks.append(data))
     assert r.status is Status.OK

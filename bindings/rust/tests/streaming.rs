@@ -57,10 +57,13 @@ fn callback_gets_whole_lines() {
     let mut s = session();
     let mut chunks: Vec<Vec<u8>> = Vec::new();
     let mut collect = |_: Stream, data: &[u8]| chunks.push(data.to_vec());
+    // Each whole line in one write: print()'s text and its "\n" are two,
+    // which a loaded machine can part by more than the 5 ms a partial
+    // line waits for its end.
     let r = s
         .run_with(
-            "import time\nprint('a')\nprint('progress', end='', flush=True)\n\
-             time.sleep(0.3)\nprint(' done')\nprint('x' + '\\u00e9' * 20000)\nprint('b')",
+            "import sys, time\nsys.stdout.write('a\\n')\nprint('progress', end='', flush=True)\n\
+             time.sleep(0.3)\nsys.stdout.write(' done\\n')\nprint('x' + '\\u00e9' * 20000)\nprint('b')",
             RunOptions::new().on_output(&mut collect),
         )
         .unwrap();
