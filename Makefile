@@ -1,8 +1,10 @@
 # codeinterp: a sandboxed, stateful Python interpreter for AI agents.
 #
 #   make          build/libcodeinterp.so, .a, codeinterp-worker, codeinterp-mcp, examples
-#   make deps     install the Debian packages the build and tests need, and the
-#                 MCP tests' npm packages (bindings/mcp/test; needs Node.js and npm)
+#   make deps     install the Debian packages the build and tests need (Debian's
+#                 nodejs and npm when there is no node), and the MCP tests' npm
+#                 packages (bindings/mcp/test)
+#   make demo-deps  only the Debian packages the build and the demo need
 #   make demo     the quarterly-variance agent on real data
 #   make check    build and run every test
 #   make check SANITIZE=1   the same, host library and tests under ASan and UBSan (build-san/)
@@ -57,8 +59,9 @@ export UBSAN_OPTIONS := halt_on_error=1:abort_on_error=1:print_stacktrace=1:repo
 # make check runs them.
 CHECK_EXTRA   :=
 endif
+BINDING_CHECKS := check-python check-go check-rust check-mcp
 CHECK_EXTRA   ?= check-header check-abi check-man check-install check-python-sources check-jupyter-fast \
-                 check-bindings
+                 $(BINDING_CHECKS)
 
 VERSION_MAJOR := $(shell sed -n 's/^\#define CI_VERSION_MAJOR \([0-9]*\)/\1/p' include/codeinterp.h)
 VERSION_MINOR := $(shell sed -n 's/^\#define CI_VERSION_MINOR \([0-9]*\)/\1/p' include/codeinterp.h)
@@ -83,7 +86,7 @@ MCP_TEST   := bindings/mcp/test
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
-.PHONY: all deps demo check clean install uninstall FORCE
+.PHONY: all deps demo-deps demo check clean install uninstall FORCE
 .PHONY: check-header check-abi check-man check-install check-python-sources
 .PHONY: check-bindings check-python check-go check-rust check-mcp
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
@@ -156,10 +159,24 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
 
 # ------------------------------------------------------------------ deps
-DEB_PACKAGES := gcc g++ make pkg-config python3-dev libseccomp-dev libcmocka-dev \
-                libjansson-dev libsodium-dev python3-numpy python3-pandas python3-matplotlib \
-                python3-ipython python3-pytest pyflakes3 golang-go cargo rustc \
-                python3-mypy python3-pip python3-setuptools python3-wheel python3-venv rust-clippy
+# What the build and the demo need: the C toolchain, python3-config and
+# libpython3.11 for the worker, the host's libraries (JSON, Ed25519), the
+# worker's seccomp, and what every session imports.
+DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
+                 python3-numpy python3-pandas python3-matplotlib python3-ipython
+# What the tests add: cmocka for the test programs, g++ for the header's
+# C++ check, pytest and pyflakes for the Python sources and the Python
+# binding (mypy, pip, setuptools, wheel and venv for its install check),
+# Go and Rust (and clippy) for theirs, groff for check-man to render the
+# man pages (a minimal image has none), and the CA certificates npm ci
+# needs to reach the registry over TLS.
+TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc groff-base \
+                 ca-certificates python3-mypy python3-pip python3-setuptools python3-wheel \
+                 python3-venv rust-clippy
+# The MCP tests' Node.js (18 or later) and npm: Debian's, installed only
+# when there is no node at all, so a Node.js of another origin is kept.
+NODE_PACKAGES := nodejs npm
+DEB_PACKAGES  := $(DEMO_PACKAGES) $(TEST_PACKAGES)
 
 # Installs those of the Debian packages $(1) that are missing, running
 # apt-get update first only then.
@@ -173,30 +190,37 @@ define install_missing
 	fi
 endef
 
+demo-deps:
+	$(call install_missing,$(DEMO_PACKAGES))
+
 # The MCP tests drive the server with the official TypeScript SDK, pinned
-# in $(MCP_TEST)/package-lock.json: npm ci installs it when node_modules is
-# missing or older than the lock file.
-deps:
-	$(call install_missing,$(DEB_PACKAGES))
-	@command -v node > /dev/null && command -v npm > /dev/null || \
-	  { echo 'make deps: the MCP tests ($(MCP_TEST)) need Node.js 20 and npm; install them first' >&2; exit 1; }
+# in $(MCP_TEST)/package-lock.json: npm ci installs it from the npm
+# registry when node_modules is missing or older than the lock file.
+deps: demo-deps
+	$(call install_missing,$(TEST_PACKAGES) $(if $(shell command -v node 2> /dev/null),,$(NODE_PACKAGES)))
+	@command -v npm > /dev/null || \
+	  { echo "make deps: the MCP tests ($(MCP_TEST)) need npm, and $$(command -v node) ($$(node --version)) has none beside it: install its npm" >&2; exit 1; }
 	@if [ ! -d $(MCP_TEST)/node_modules ] || [ $(MCP_TEST)/package-lock.json -nt $(MCP_TEST)/node_modules ]; then \
 	  echo 'npm ci in $(MCP_TEST)'; \
 	  cd $(MCP_TEST) && npm_config_update_notifier=false npm ci --no-audit --no-fund && touch node_modules; \
 	fi
 
 # ------------------------------------------------------------------ demo
-demo: deps
+demo: demo-deps
 	$(MAKE) all
 	$(BUILD)/quarterly_variance examples/data/macrodata.csv $(BUILD)/demo
 
 # ----------------------------------------------------------------- check
 # Each test binary runs under its own timeout, so a hang fails the suite
-# instead of stalling it. A test skips only what needs a layer or a
-# resource this machine lacks (a best-effort layer the kernel or a
-# container refuses, as test/probe.c finds, root, a writable /usr...),
-# and appends one line saying so to $(TEST_SKIPS) (helpers.h,
-# h_skip_because); the list is printed at the end.
+# instead of stalling it. The C test programs run first and their result
+# is printed before the CHECK_EXTRA checks run, each in a make of its own,
+# so that one that fails (a binding's missing toolchain) names itself and
+# neither hides the C results nor stops the others; the last line counts
+# both, and any failure fails make check. A test skips only what needs a
+# layer or a resource this machine lacks (a best-effort layer the kernel
+# or a container refuses, as test/probe.c finds, root, a writable
+# /usr...), and appends one line saying so to $(TEST_SKIPS) (helpers.h,
+# h_skip_because); the list is printed before the count.
 TEST_TIMEOUT ?= 240
 TEST_SKIPS   := $(abspath $(BUILD))/test-skips.txt
 # Prints $(TEST_SKIPS), if anything was skipped.
@@ -208,14 +232,22 @@ define print_skips
 endef
 check: deps
 	$(MAKE) all $(TESTS)
-	$(if $(CHECK_EXTRA),$(MAKE) $(CHECK_EXTRA))
 	@rm -f $(TEST_SKIPS); failed=""; for t in $(TESTS); do \
 	  echo "== $$t"; \
 	  CI_TEST_SKIPS=$(TEST_SKIPS) timeout -k 5 $(TEST_TIMEOUT) $$t || failed="$$failed $$(basename $$t)"; \
 	done; \
+	if [ -n "$$failed" ]; then echo "test programs FAILED:$$failed"; \
+	else echo "all $(words $(TESTS)) test programs passed"; fi; \
+	xfailed=""; for x in $(CHECK_EXTRA); do \
+	  echo "== make $$x"; \
+	  $(MAKE) --no-print-directory $$x || { xfailed="$$xfailed $$x"; echo "== make $$x FAILED"; }; \
+	done; \
+	nfail=$$(echo $$failed $$xfailed | wc -w); \
+	npass=$$(( $(words $(TESTS) $(CHECK_EXTRA)) - nfail )); \
 	$(print_skips); \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all test programs passed"
+	if [ -n "$$failed$$xfailed" ]; then echo "FAILED:$$failed$$xfailed"; fi; \
+	echo "check: $$npass passed, $$nfail failed"; \
+	[ -z "$$failed$$xfailed" ]
 
 # Checks that are not test programs. The header alone must compile as
 # C89 and as C++ (its one C99 type, ci_uint64, is declared __extension__).
@@ -230,18 +262,22 @@ check-man:
 	sh test/man.sh include/codeinterp.h man
 
 # The worker's Python files and codeinterp-manifest's: pyflakes, then
-# their unit tests (test/python/), under Debian's python3.
+# their unit tests (test/python/), under Debian's python3. Unbuffered
+# (-u): the runner under test flushes sys.__stdout__, the stream pytest's
+# own progress goes to, so a progress line pytest left in its buffer
+# would land in the fd 1 a test captures (capfd) whenever stdout is not a
+# terminal and PYTHONUNBUFFERED is not set.
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter
-	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
+	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
 check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh
 
 # The bindings' own test suites, each against this build tree's library.
-check-bindings: check-python check-go check-rust check-mcp
-check-python check-go check-rust check-mcp: all
+check-bindings: $(BINDING_CHECKS)
+$(BINDING_CHECKS): all
 	BUILD=$(BUILD) sh bindings/$(@:check-%=%)/check.sh
 
 # ------------------------------------------------ sanitizers and valgrind

@@ -3,9 +3,9 @@
 # (@modelcontextprotocol/sdk, pinned in bindings/mcp/test/package-lock.json)
 # under Node's built-in test runner. Run from the top of the tree after
 # make deps && make:   BUILD=build sh bindings/mcp/check.sh [test files]
-# Needs Node.js 20.10 or later and the packages that make deps installs with
-# npm ci into bindings/mcp/test/node_modules; no network. The servers'
-# workspaces go under $BUILD/mcp-test.
+# Needs Node.js 18 or later (Debian 12's nodejs will do) and the packages
+# that make deps installs with npm ci into bindings/mcp/test/node_modules;
+# no network. The servers' workspaces go under $BUILD/mcp-test.
 set -eu
 
 fail() { echo "bindings/mcp/check.sh: $*" >&2; exit 1; }
@@ -18,11 +18,12 @@ case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 TESTDIR=$TOP/bindings/mcp/test
 
 command -v node >/dev/null 2>&1 ||
-    fail "'node' not found: install Node.js 20.10 or later (apt-get install -y nodejs)"
-# 20.10 is the first 20.x whose test runner takes --test-concurrency.
+    fail "'node' not found: install Node.js 18 or later (make deps, or apt-get install -y nodejs npm)"
+# 18.15 is the first 18.x whose test runner takes --test-reporter; Debian
+# 12 has 18.19 or later.
 node -e 'const [a, b] = process.versions.node.split(".").map(Number);
-         process.exit(a > 20 || (a === 20 && b >= 10) ? 0 : 1)' 2>/dev/null ||
-    fail "Node.js $(node --version 2>/dev/null) is too old: the tests need 20.10 or later"
+         process.exit(a > 18 || (a === 18 && b >= 15) ? 0 : 1)' 2>/dev/null ||
+    fail "Node.js $(node --version 2>/dev/null) is too old: the tests need 18.15 or later"
 [ -f "$TESTDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
     fail "the MCP SDK is not installed in $TESTDIR/node_modules: run make deps"
 [ -x "$BUILD/codeinterp-mcp" ] ||
@@ -61,11 +62,21 @@ echo "mcp server: $CODEINTERP_MCP, node $(node --version)," \
      "SDK $(node -p "require('$TESTDIR/node_modules/@modelcontextprotocol/sdk/package.json').version")"
 cd "$TESTDIR"
 [ $# -gt 0 ] || set -- server.test.mjs protocol.test.mjs
-# One test file at a time (each test starts its own server); a hang fails
-# the run instead of stalling it.
-status=0
-timeout -k 5 "${TEST_TIMEOUT:-600}" \
-    node --test --test-concurrency=1 --test-reporter=spec "$@" || status=$?
-[ "$status" -ne 124 ] || fail "the tests did not finish within ${TEST_TIMEOUT:-600} s"
-[ "$status" -eq 0 ] || fail "the MCP tests failed (exit $status)"
+# One test file at a time, each in a node --test of its own (each test
+# starts its own server; Node 18's runner has no --test-concurrency), and
+# within a file one test after another, as node:test runs them. A hang
+# fails that file instead of stalling the run.
+failed=
+for f in "$@"; do
+    status=0
+    timeout -k 5 "${TEST_TIMEOUT:-600}" node --test --test-reporter=spec "$f" || status=$?
+    if [ "$status" -eq 124 ]; then
+        echo "bindings/mcp/check.sh: $f did not finish within ${TEST_TIMEOUT:-600} s" >&2
+        failed="$failed $f"
+    elif [ "$status" -ne 0 ]; then
+        echo "bindings/mcp/check.sh: $f failed (exit $status)" >&2
+        failed="$failed $f"
+    fi
+done
+[ -z "$failed" ] || fail "the MCP tests failed:$failed"
 echo "mcp server: all checks passed"

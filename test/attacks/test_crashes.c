@@ -90,8 +90,8 @@ static void crash(const char *code, const char *errors, const char *signals, int
         ci_result_free(r);
         assert_int_equal(ci_session_pid(S), -1);
         /* Reaped, by the library's reaper if it was slow to die. */
-        if (!h_wait_reaped(pid, 5000))
-            fail_msg("worker %d not reaped 5 s after its death was reported", pid);
+        if (!h_wait_reaped(pid, 10000))
+            fail_msg("worker %d not reaped 10 s after its death was reported", pid);
         assert_no_core_file();
         a_alive(S);
         h_expect(S, "'restarted'", "'restarted'", NULL);
