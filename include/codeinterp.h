@@ -158,126 +158,49 @@ CI_API const char *ci_status_name(ci_status status);
  * ci_config_require_sandbox() demands them. Each bit is set only when the
  * worker applied that layer before reading its first cell; the layers
  * marked "best effort" are skipped, and their bits left clear, where the
- * kernel or a container refuses them.
+ * kernel or a container refuses them. What each layer holds, the rule it
+ * comes from, the attacks it stops and what is left where it is missing
+ * are stated once, in SECURITY.md ("The layers"; "Where a kernel lacks a
+ * layer"). In short:
  *  CI_SANDBOX_SECCOMP       the seccomp allowlist (seccomp(2), filter mode)
- *                           on every thread
+ *                           on every thread; a forbidden call kills the
+ *                           worker and is reported as SandboxViolation.
  *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
- *                           RLIMIT_NOFILE (setrlimit(2))
- *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS)
- *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (Documentation/
- *                           userspace-api/landlock.rst) that handles every
- *                           filesystem right the kernel's ABI knows and
- *                           grants only these: reading /usr (and /lib,
- *                           /lib64 where they are not links into /usr),
- *                           /etc/ld.so.cache, /etc/localtime,
- *                           /etc/matplotlibrc, /etc/mime.types,
- *                           /sys/devices/system/cpu, the worker's own
- *                           /proc/<pid> and /dev/zero, /dev/random,
- *                           /dev/urandom; reading and writing /dev/null;
- *                           and in the session's workspace, config and tmp
- *                           directories reading, writing, truncating,
- *                           creating and removing regular files and
- *                           directories, and moving them between the three.
- *                           What an older ABI cannot express is looser or
- *                           stricter: truncate(2) by path is unrestricted
- *                           before ABI 3, device ioctls before ABI 5, and on
- *                           ABI 1 a rename across directories fails with
- *                           EXDEV even inside the session. Symbolic links,
- *                           FIFOs, sockets and device nodes cannot be made,
- *                           no file can be executed, and no other process's
- *                           /proc entries (the host's environ and cmdline)
- *                           can be read. Being in a domain also denies
- *                           ptrace-mode access to processes outside it
- *                           (the host's /proc/PID/mem). As the ABI allows:
- *                           no TCP bind or connect (ABI 4), no signals or
- *                           abstract unix sockets out of it (ABI 6).
- *  CI_SANDBOX_UNPRIVILEGED  the worker holds no root uid and no capability:
- *                           none of its real, effective and saved uids is 0
- *                           and its effective, permitted, inheritable and
- *                           ambient capability sets are empty (checked by
- *                           the worker with getresuid(2), capget(2) and
- *                           PR_CAP_AMBIENT). A worker started by a root host
- *                           switches to uid and gid 65534 (nobody and
- *                           nogroup on Debian; the id is fixed), with no
- *                           supplementary groups, an empty bounding set and
- *                           locked securebits (capabilities(7)); the host
- *                           then gives it the session directory. A worker
- *                           of an unprivileged host keeps the host's uid
- *                           and drops any capability it inherited.
- *  CI_SANDBOX_USERNS        best effort: the worker lives in a user
- *                           namespace of its own (user_namespaces(7)), its
- *                           uid and gid mapped to themselves and to nothing
- *                           else (where an LSM refuses even that map, they
- *                           read as 65534 inside); the capabilities that
- *                           namespace gave it are dropped, and would reach
- *                           nothing outside.
+ *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard.
+ *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS).
+ *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (landlock(7))
+ *                           granting reads of the system's libraries and
+ *                           a few files, and reads and writes of regular
+ *                           files and directories in the session's
+ *                           workspace, config and tmp directories only;
+ *                           no links, devices or execution.
+ *  CI_SANDBOX_UNPRIVILEGED  no root uid and no capability in the worker
+ *                           (checked with getresuid(2) and capget(2)); a
+ *                           root host's worker runs as uid and gid 65534.
+ *  CI_SANDBOX_USERNS        best effort: a user namespace of its own
+ *                           (user_namespaces(7)) mapping only its own ids.
  *  CI_SANDBOX_NETNS         best effort: a network namespace of its own
- *                           (network_namespaces(7)) holding only a loopback
- *                           that is down: no interface, address or port of
- *                           the host, 127.0.0.1 included, is reachable.
+ *                           (network_namespaces(7)) with only a loopback
+ *                           that is down: nothing of the host's is
+ *                           reachable, 127.0.0.1 included.
  *  CI_SANDBOX_IPCNS         best effort: an IPC namespace of its own
- *                           (ipc_namespaces(7)): no System V IPC object or
- *                           POSIX message queue is shared with the host.
+ *                           (ipc_namespaces(7)).
  *  CI_SANDBOX_UTSNS         best effort: a UTS namespace of its own
- *                           (uts_namespaces(7)): its hostname is the host's
- *                           copy, and changing it would change only its own.
+ *                           (uts_namespaces(7)).
  *  CI_SANDBOX_MNTNS         best effort: a mount namespace of its own
  *                           (mount_namespaces(7)) whose root, after
- *                           pivot_root(2), is a read-only tmpfs holding
- *                           only: /usr read-only; /bin, /sbin, /lib, /lib64
- *                           as the host has them (links into /usr, or
- *                           read-only directories); read-only
- *                           /etc/ld.so.cache, /etc/localtime,
- *                           /etc/matplotlibrc, /etc/mime.types,
- *                           /etc/alternatives, /etc/fonts, /etc/python3.11
- *                           (the last three only for the warm-up: Landlock
- *                           denies them to cells) and
- *                           /sys/devices/system/cpu (those the host has);
- *                           /dev/null, /dev/zero, /dev/random,
- *                           /dev/urandom; a /proc: with CI_SANDBOX_PIDNS,
- *                           a read-only proc of the worker's own PID
- *                           namespace (subset=pid where the kernel has it),
- *                           else the host's (Landlock still limits either
- *                           to the worker's own entries); a
- *                           private tmpfs /tmp of 64 MiB; and the session
- *                           directory, read-write, at its own path (the
- *                           directories above it keep the host's owners
- *                           and modes). The
- *                           host's old root is detached: the rest of its
- *                           files (/etc/passwd, /etc/shadow, /home, other
- *                           sessions) do not exist for the worker, not even
- *                           to stat(2), but for the host's processes where
- *                           its /proc is the host's (Landlock then still
- *                           refuses opening their entries). /usr, and on
- *                           hosts without merged /usr the real /bin, /sbin
- *                           and /lib directories, are the only mounts
- *                           without noexec; all are nosuid.
+ *                           pivot_root(2), is a minimal read-only tree
+ *                           with the session directory at its own path:
+ *                           the host's other files do not exist for it.
  *  CI_SANDBOX_PIDNS         best effort, and only for a worker forked from
- *                           the zygote (see ci_config_set_zygote): the
- *                           worker is pid 1 of a PID namespace of its own
- *                           (pid_namespaces(7)), made by the zygote's
- *                           clone(2) with the user namespace that owns it.
- *                           No other process is in it: a cell sees its own
- *                           pid as 1 and its parent's as 0 and cannot name
- *                           the host or any other process in a signal.
- *                           With CI_SANDBOX_MNTNS its /proc is a proc of
- *                           that namespace, which holds no other process
- *                           (its own threads show as pids too), unless the
- *                           kernel refuses a new proc instance (containers
- *                           that mask paths of their /proc): then it is the
- *                           host's, where stat(2) finds the host's pids,
- *                           as without this layer. The
- *                           kernel ignores the signals a namespace's init
- *                           sends itself without a handler; the worker
- *                           makes up for it, so that os.kill(os.getpid(),
- *                           SIGKILL), os.abort() and an unhandled
- *                           signal.alarm() still end it and are reported
- *                           as death by that signal (SECURITY.md, "Known
- *                           limits", lists the cases this misses). A worker
- *                           started by exec never has this layer: a config
- *                           that demands it with the zygote off, or with
- *                           $CODEINTERP_WORKER set, makes every session
- *                           fail with CI_ESANDBOX before any worker starts.
+ *                           the zygote (see ci_config_set_zygote): pid 1
+ *                           of a PID namespace of its own
+ *                           (pid_namespaces(7)), with a /proc of that
+ *                           namespace where the kernel allows a new proc
+ *                           instance. A config that demands it with the
+ *                           zygote off, or with $CODEINTERP_WORKER set,
+ *                           makes every session fail with CI_ESANDBOX
+ *                           before any worker starts.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
