@@ -475,8 +475,10 @@ static void test_requiring_a_pid_namespace_without_the_zygote_fails_at_once(void
     h_assert_contains(ci_session_errmsg(NULL),
                       "a required sandbox layer is not available: PID namespace (only a worker "
                       "forked from the zygote has one, and the zygote is off)");
-    /* Said before any worker started: none was left to reap. */
-    assert_int_equal(h_children_but_spares(getpid()), before);
+    /* Said before any worker started: no child is new. (One of an
+     * earlier test that the library's reaper thread reaps meanwhile, on a
+     * loaded machine, makes the count smaller, never larger.) */
+    assert_true(h_children_but_spares(getpid()) <= before);
     ci_config_free(off);
 }
 
