@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,15 @@ func checkRun(expect map[string]json.RawMessage, res *codeinterp.Result) error {
 	if res.Error != nil {
 		errName, errValue, traceback = &res.Error.Name, &res.Error.Value, &res.Error.Traceback
 	}
-	for key, raw := range expect {
+	// In a fixed order, so that a result that differs twice names the
+	// same difference every time (a map's order is random).
+	keys := make([]string, 0, len(expect))
+	for key := range expect {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		raw := expect[key]
 		var err error
 		switch key {
 		case "status":
@@ -178,7 +187,7 @@ func same(key string, raw json.RawMessage, got interface{}) error {
 		return err
 	}
 	if !reflect.DeepEqual(want, have) {
-		return fmt.Errorf("%s %q, expected %s", key, have, raw)
+		return fmt.Errorf("%s %s, expected %s", key, enc, raw)
 	}
 	return nil
 }
