@@ -533,10 +533,12 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
 
 /*
- * ci_session_free - kills the worker (SIGKILL, then waitpid), closes the
- * session's descriptors and removes its directory with everything a
- * cell left in it, without following any link out of it. NULL is a
- * no-op. Results obtained from the session stay valid.
+ * ci_session_free - kills the worker (SIGKILL, then waitpid(2): a worker
+ * still exiting after 50 ms is reaped by a detached thread of the
+ * library, so this never waits on the kernel and leaves no zombie),
+ * closes the session's descriptors and removes its directory with
+ * everything a cell left in it, without following any link out of it.
+ * NULL is a no-op. Results obtained from the session stay valid.
  */
 CI_API void ci_session_free(ci_session *s);
 
