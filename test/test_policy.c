@@ -22,6 +22,7 @@
  * test_threads_started_by_a_cell_are_locked_too); not repeated here.
  */
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +79,8 @@ static const struct {
     C(TIOCSTI), C(FIOASYNC),
     C(PR_SET_PDEATHSIG), C(PR_GET_DUMPABLE), C(PR_SET_DUMPABLE), C(PR_SET_NAME),
     C(PR_GET_NAME), C(PR_SET_SECCOMP), C(PR_SET_NO_NEW_PRIVS), C(PR_CAP_AMBIENT),
+    C(FALLOC_FL_KEEP_SIZE), C(FALLOC_FL_PUNCH_HOLE), C(FALLOC_FL_ZERO_RANGE),
+    C(FALLOC_FL_INSERT_RANGE),
     C(RLIMIT_NOFILE), C(AF_UNIX), C(AF_INET), C(AF_NETLINK), C(SIGINT), C(SIGCHLD), C(SIGSYS),
     C(CLONE_VM), C(CLONE_THREAD), C(CLONE_NEWNS), C(CLONE_NEWCGROUP), C(CLONE_NEWUTS),
     C(CLONE_NEWIPC), C(CLONE_NEWUSER), C(CLONE_NEWPID), C(CLONE_NEWNET),
@@ -220,7 +223,6 @@ static const struct probe allowed[] = {
     P(ftruncate, "fd -1", "-1, 0", KERNEL),
     P(fsync, "fd -1", "-1", KERNEL),
     P(fdatasync, "fd -1", "-1", KERNEL),
-    P(fallocate, "fd -1", "-1, 0, 0, 1", KERNEL),
     P(fadvise64, "fd -1", "-1, 0, 0, 0", KERNEL),
     P(flock, "fd -1", "-1, 0", KERNEL),
     P(getdents64, "fd -1", "-1, 0, 0", KERNEL),
@@ -394,6 +396,18 @@ static const struct probe conditional[] = {
     P(ioctl, "TCGETS | 1 << 32", "-1, HIGH | TCGETS, 0", EPERM_),
     P(ioctl, "FIONREAD | 1 << 63", "-1, (1 << 63) | FIONREAD, 0", EPERM_),
     P(ioctl, "TIOCSTI | 1 << 32", "-1, HIGH | TIOCSTI, 0", EPERM_),
+    /* fallocate: mode 0 and PUNCH_HOLE | KEEP_SIZE on fd -1 get EBADF;
+     * KEEP_SIZE alone or with ZERO_RANGE, which allocate past the size
+     * where RLIMIT_FSIZE does not look, and any other mode, EPERM. */
+    P(fallocate, "mode 0", "-1, 0, 0, 1", KERNEL),
+    P(fallocate, "PUNCH_HOLE | KEEP_SIZE", "-1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1",
+      KERNEL),
+    P(fallocate, "KEEP_SIZE", "-1, FALLOC_FL_KEEP_SIZE, 0, 1", EPERM_),
+    P(fallocate, "ZERO_RANGE", "-1, FALLOC_FL_ZERO_RANGE, 0, 1", EPERM_),
+    P(fallocate, "ZERO_RANGE | KEEP_SIZE", "-1, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 0, 1",
+      EPERM_),
+    P(fallocate, "INSERT_RANGE", "-1, FALLOC_FL_INSERT_RANGE, 0, 1", EPERM_),
+    P(fallocate, "mode 0 | 1 << 32", "-1, HIGH, 0, 1", EPERM_),
     /* clone: all the thread flags and no namespace flag. CLONE_PIDFD
      * with CLONE_PARENT_SETTID makes the kernel refuse before it creates
      * anything (EINVAL), so nothing starts even where allowed. */

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
@@ -118,7 +119,13 @@ static const struct rule rules[] = {
     ALLOW(ftruncate),
     ALLOW(fsync),
     ALLOW(fdatasync),
-    ALLOW(fallocate),              /* os.posix_fallocate */
+    /* fallocate: mode 0 (os.posix_fallocate, glibc's posix_fallocate),
+     * which extends the size and so meets RLIMIT_FSIZE, and punching a
+     * hole, which only frees; not FALLOC_FL_KEEP_SIZE or ZERO_RANGE with
+     * it, which allocate past the size where the file limit never looks.
+     * The mode is an int: compared on all 64 bits, a high bit refused. */
+    ALLOW_IF(fallocate, 1, 0),
+    ALLOW_IF(fallocate, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE),
     ALLOW(fadvise64),              /* os.posix_fadvise */
     ALLOW(flock),                  /* fcntl.flock on the cell's own files */
     ALLOW(getdents64),             /* os.listdir, os.scandir */
