@@ -300,7 +300,6 @@ static const struct probe allowed[] = {
     P(getresgid, "NULL", "0, 0, 0", KERNEL),
     P(getgroups, "count", "0, 0", KERNEL),
     P(uname, "NULL", "0", KERNEL),
-    P(sysinfo, "NULL", "0", KERNEL),
     P(getrusage, "NULL", "0, 0", KERNEL),
     P(times, "NULL", "0", KERNEL),
     P(getrlimit, "NULL", "0, 0", KERNEL),
@@ -530,6 +529,8 @@ static const struct probe unlisted[] = {
     P(inotify_init1, "bad flags", "-1", EPERM_),
     P(splice, "fd -1", "-1, 0, -1, 0, 0, 0", EPERM_),
     P(mincore, "unaligned", "1, 4096, 0", EPERM_),
+    /* The machine's memory, process count and load. */
+    P(sysinfo, "NULL", "0", EPERM_),
     /* A number past the table: the default action too. */
     {"syscall 1000", 1000, "", EPERM_},
 };

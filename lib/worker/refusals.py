@@ -6,7 +6,8 @@ errno, the kernel's bare refusal of a path outside the session, a
 multiprocessing lock or process the sandbox cannot give, and a limit
 reached (MemoryError, "File too large"), which it names with its value;
 Refused is what the IPython layer (shell.py) raises for what the
-sandbox forbids by design. None of this is a boundary: the
+sandbox forbids by design; sysconf() stands in for os.sysconf where
+glibc would ask the refused sysinfo(2). None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
 bypassed. The worker embeds this file (tools/embed.sh) as
 _codeinterp_refusals.
@@ -216,5 +217,30 @@ def configure(workspace, tmp, home, pid):
                          f' ({workspace}), TMPDIR ({tmp}) and HOME ({home})')
 
 
+_sysconf = os.sysconf
+
+
+def sysconf(name):
+    """os.sysconf, but for SC_PHYS_PAGES and SC_AVPHYS_PAGES, which
+    glibc computes from sysinfo(2): the seccomp filter refuses that call,
+    as it tells the machine's memory and process count, and glibc then
+    answers 0 and an uninitialised value. These answer the session's
+    own figures instead: its memory limit, and what of it the worker's
+    address space does not use yet, in pages."""
+    key = os.sysconf_names.get(name, name)
+    if key not in (os.sysconf_names['SC_PHYS_PAGES'], os.sysconf_names['SC_AVPHYS_PAGES']):
+        return _sysconf(name)
+    limit = _limit(resource.RLIMIT_AS)
+    if limit is None:
+        return _sysconf(name)
+    page = _sysconf('SC_PAGE_SIZE')
+    if key == os.sysconf_names['SC_PHYS_PAGES']:
+        return limit // page
+    with open('/proc/self/statm') as f:
+        used = int(f.read().split()[0])
+    return max(0, limit // page - used)
+
+
 def install():
     sys.addaudithook(audit)
+    os.sysconf = sysconf

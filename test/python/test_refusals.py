@@ -139,3 +139,20 @@ def test_other_errors_and_interrupts_are_left_as_they_are(limits):
     for exc in (raised(KeyboardInterrupt()), raised(ZeroDivisionError('x')),
                 raised(OSError(errno.EIO, 'I/O error'))):
         assert refusals.explain(exc) is exc
+
+
+def test_sysconf_answers_the_sessions_memory_in_pages(limits):
+    page = os.sysconf('SC_PAGE_SIZE')
+    limits(memory=768 << 20)
+    assert refusals.sysconf('SC_PHYS_PAGES') == (768 << 20) // page
+    assert refusals.sysconf(os.sysconf_names['SC_PHYS_PAGES']) == (768 << 20) // page
+    with open('/proc/self/statm') as f:
+        used = int(f.read().split()[0])
+    avail = refusals.sysconf('SC_AVPHYS_PAGES')
+    assert 0 <= avail <= (768 << 20) // page - used + 1024  # the heap may have grown
+    limits(memory=1 << 20)  # less than this process already uses
+    assert refusals.sysconf('SC_AVPHYS_PAGES') == 0
+    assert refusals.sysconf('SC_PAGE_SIZE') == page
+    assert refusals.sysconf('SC_NPROCESSORS_ONLN') == os.sysconf('SC_NPROCESSORS_ONLN')
+    limits(memory=None)
+    assert refusals.sysconf('SC_PHYS_PAGES') == os.sysconf('SC_PHYS_PAGES')
