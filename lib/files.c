@@ -9,7 +9,8 @@
  * files with more than one hard link are refused, and removal works on
  * descriptors, never through a link.
  *
- *   <root>/codeinterp-XXXXXX/     mode 0700, removed by ci_session_free
+ *   <root>/codeinterp-XXXXXX/     mode 0700 (0710, group CI_WORKER_GID, for a
+ *                                 root host), removed by ci_session_free
  *       lock                      flock(2)ed by the host while the session lives
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
@@ -34,6 +35,22 @@
 #include "internal.h"
 
 /* ---- creating and removing the session directory ---- */
+
+/* The session directory's mode: the host's alone where the worker has
+ * its uid, searchable by the worker's group too for a root host, whose
+ * workers are CI_WORKER_UID and CI_WORKER_GID (SECURITY.md, "File
+ * modes"). */
+#define SESSION_DIR_MODE (geteuid() == 0 ? 0710 : 0700)
+
+/* Sets the mode of the inode @fd holds (an O_PATH descriptor will do)
+ * without following a link; 0 or -1 with errno. */
+static int set_mode(int fd, mode_t mode)
+{
+    char proc[64];
+
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    return chmod(proc, mode); /* the magic link names exactly this inode */
+}
 
 int ci_give_to_worker(int dirfd, const char *name)
 {
@@ -239,10 +256,13 @@ int ci_workspace_create(ci_session *s)
     for (i = 0; dirfd >= 0 && i < 3; i++)
         if (mkdirat(dirfd, subdirs[i], 0700) < 0 || ci_give_to_worker(dirfd, subdirs[i]) < 0)
             break;
-    /* The session directory itself stays the host's, searchable only: a
-     * worker of another uid can reach its three directories but can put
-     * nothing beside them, nor rename them. */
-    if (i == 3 && geteuid() == 0 && chmod(s->dir, 0711) < 0)
+    /* The session directory itself stays the host's: a worker of another
+     * uid can search it, through its group, to reach its three
+     * directories, but can put nothing beside them, nor rename them, nor
+     * change its mode; no one else can enter it. */
+    if (i == 3 && geteuid() == 0 &&
+        (fchownat(dirfd, "", 0, CI_WORKER_GID, AT_EMPTY_PATH) < 0 ||
+         set_mode(dirfd, SESSION_DIR_MODE) < 0))
         i = 0;
     if (dirfd < 0 || i < 3) {
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
@@ -263,15 +283,12 @@ int ci_workspace_create(ci_session *s)
  * by its owner, without following a link: a cell may have chmod'ed it 000. */
 static void unlock_dir(int parent, const char *name)
 {
-    char proc[64];
     struct stat st;
     int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        chmod(proc, 0700); /* the magic link names exactly this inode */
-    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+        set_mode(fd, 0700);
     close(fd);
 }
 
@@ -428,6 +445,8 @@ int ci_workspace_renew(ci_session *s)
         ci_set_errmsg(s, "cannot open the session directory: %s", strerror(errno));
         return CI_EIO;
     }
+    /* A worker with the host's uid may have narrowed it (to 0, say). */
+    set_mode(top, SESSION_DIR_MODE);
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
         remove_tree(top, top, renewed[i]);
         if (mkdirat(top, renewed[i], 0700) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {

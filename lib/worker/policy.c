@@ -168,8 +168,17 @@ static const struct rule rules[] = {
 
     /* paths: the cell works in its workspace; the host, not the filter,
      * guards against the links a cell may plant there */
-    ALLOW(open),
-    ALLOW(openat),
+    /* Modes: no file or directory a cell makes or changes is setuid,
+     * setgid or sticky, or lets another user in (SECURITY.md, "File
+     * modes"). A new one's permission bits are the umask's, 077 from
+     * ci_lockdown() on, so a mode it is made with may ask for any
+     * permission bits but none of 07000 (the umask leaves those); chmod
+     * may set the owner's bits only. The kernel reads a mode as 16 bits
+     * and ignores the file type: the mask looks at exactly the bits that
+     * count. openat2, whose mode is in a struct the filter cannot read,
+     * is not allowed: it fails with EPERM and glibc does not use it. */
+    ALLOW_MASKED(open, 2, 07000, 0),   /* a new file: no setuid, setgid, sticky */
+    ALLOW_MASKED(openat, 3, 07000, 0), /* the same, as glibc's open and creat */
     ALLOW(stat),
     ALLOW(lstat),
     ALLOW(newfstatat),
@@ -183,8 +192,8 @@ static const struct rule rules[] = {
     ALLOW(getcwd),
     ALLOW(chdir),
     ALLOW(fchdir),
-    ALLOW(mkdir),
-    ALLOW(mkdirat),
+    ALLOW_MASKED(mkdir, 1, 07000, 0),  /* a new directory: the same */
+    ALLOW_MASKED(mkdirat, 2, 07000, 0),
     ALLOW(rmdir),
     ALLOW(unlink),
     ALLOW(unlinkat),
@@ -195,12 +204,12 @@ static const struct rule rules[] = {
     ALLOW(linkat),
     ALLOW(symlink),
     ALLOW(symlinkat),
-    ALLOW(chmod),
-    ALLOW(fchmod),
-    ALLOW(fchmodat),
+    ALLOW_MASKED(chmod, 1, 07077, 0),  /* the owner's bits only */
+    ALLOW_MASKED(fchmod, 1, 07077, 0),
+    ALLOW_MASKED(fchmodat, 2, 07077, 0), /* and glibc's lchmod, via /proc */
     ALLOW(utimensat),              /* os.utime */
     ALLOW(truncate),
-    ALLOW(umask),
+    ALLOW_MASKED(umask, 0, 077, 077), /* no group or other bits let back in */
     ALLOW(listxattr),              /* shutil.copy2 raises if listing */
     ALLOW(llistxattr),             /* fails with EPERM (setting may) */
     ALLOW(flistxattr),

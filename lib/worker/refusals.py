@@ -2,7 +2,8 @@
 
 The audit hook raises, before the system call, a PermissionError that
 names the policy; explain() rewrites, keeping the exception's type and
-errno, the kernel's bare refusal of a path outside the session, a
+errno, the kernel's bare refusal of a path outside the session or of a
+file mode that would let another user in, a
 multiprocessing lock or process the sandbox cannot give, and a limit
 reached (MemoryError, "File too large"), which it names with its value;
 Refused is what the IPython layer (shell.py) raises for what the
@@ -35,15 +36,21 @@ _FILE_SIZE = "the file reached the session's file size limit of {}"
 _SIGNAL = 'sending signals to other processes is disabled in this sandbox'
 _LINK = ('creating symbolic links is disabled in this sandbox;'
          ' copy the file instead (shutil.copy)')
+_MODE = ('this sandbox keeps every file private to its owner: {} may not'
+         ' give the group or others any access, nor set the setuid, setgid'
+         ' or sticky bit (mode {:#o} asked; a mode within 0o700 is allowed)')
 _PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',
     'os.posix_spawn', 'os.exec', 'os.spawn', 'pty.spawn'})
 _last_open = [None]
+_last_mode = [None]  # (event, path, mode) of the last os.chmod or os.mkdir
 _SELF = (lambda: 0).__code__.co_filename  # the embedded modules' name
 
 def audit(event, args):
     """The audit hook (sys.addaudithook); install() puts it in place."""
     if event == 'open':
         _last_open[0] = args
+    elif event in ('os.chmod', 'os.mkdir'):
+        _last_mode[0] = (event, args[0], args[1])
     elif event in _PROCESS_EVENTS:
         raise PermissionError(_PROC)
     elif event in ('socket.getaddrinfo', 'socket.gethostbyname',
@@ -176,12 +183,33 @@ def _path_refused(exc):
     return _reworded(exc, msg)
 
 
+def _mode_refused(exc):
+    # The filter's EPERM for a mode outside what it allows: chmod of any
+    # bit but the owner's, mkdir of a setuid, setgid or sticky bit.
+    if type(exc) is not PermissionError or exc.errno != errno.EPERM:
+        return None
+    last = _last_mode[0]
+    if last is None:
+        return None
+    event, path, mode = last
+    if isinstance(path, int):
+        same = exc.filename is None
+    else:
+        same = exc.filename is not None and os.fspath(exc.filename) == os.fspath(path)
+    refused = mode & (0o7077 if event == 'os.chmod' else 0o7000)
+    if not same or not isinstance(mode, int) or not refused:
+        return None
+    what = 'a mode set with chmod' if event == 'os.chmod' else 'a new directory'
+    return _reworded(exc, _MODE.format(what, mode))
+
+
 def explain(exc):
     """exc, or for what the sandbox refused or a limit it reached an
     exception of the same type, errno and traceback whose message names
     the policy or the limit."""
     try:
-        return _limit_reached(exc) or _multiprocessing(exc) or _path_refused(exc) or exc
+        return (_limit_reached(exc) or _multiprocessing(exc) or _mode_refused(exc)
+                or _path_refused(exc) or exc)
     except BaseException:
         # An exception whose attributes raise (a hostile __str__ or errno)
         # is reported as it is.
