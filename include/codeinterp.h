@@ -489,8 +489,9 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
 
 /*
  * ci_session_new - starts a session: a private directory
- * (<root>/codeinterp-XXXXXX, the host's, mode 0700, or 0711 when the host
- * runs as root and its subdirectories belong to uid and gid 65534) whose
+ * (<root>/codeinterp-XXXXXX, the host's, mode 0700, or 0710 with group
+ * 65534 when the host runs as root and its subdirectories belong to uid
+ * and gid 65534) whose
  * "workspace"
  * subdirectory is the cell's working directory, and a worker process that embeds
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
