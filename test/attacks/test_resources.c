@@ -356,6 +356,7 @@ static void test_inodes_and_depth_are_removed_with_the_session(void **state)
     inode_root = a_tmpdir(0755);
     struct h_limits lim = *limits;
     lim.root = inode_root;
+    lim.timeout_ms = 60000; /* a hang bound: a loaded disk took over 3 s */
     if (!(inode_session = a_session_new(&lim)))
         fail_msg("cannot start the session");
     ci_result *r = h_run(inode_session, "import os\n"
