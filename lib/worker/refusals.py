@@ -8,12 +8,13 @@ multiprocessing lock or process the sandbox cannot give, and a limit
 reached (MemoryError, "File too large"), which it names with its value;
 Refused is what the IPython layer (shell.py) raises for what the
 sandbox forbids by design; sysconf() stands in for os.sysconf where
-glibc would ask the refused sysinfo(2). None of this is a boundary: the
+glibc would ask the refused sysinfo(2), and shutil copies a mode with
+the owner's bits only where the filter refuses the rest. None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
 bypassed. The worker embeds this file (tools/embed.sh) as
 _codeinterp_refusals.
 """
-import errno, os, resource, sys
+import errno, os, resource, shutil, sys
 
 import _codeinterp as _ci
 import _codeinterp_outputs as _out
@@ -269,6 +270,30 @@ def sysconf(name):
     return max(0, limit // page - used)
 
 
+def _owner_bits(copy):
+    """shutil's @copy (copymode or copystat), but a mode the filter
+    refuses, one with bits for the group or others, is copied with the
+    owner's bits only, as the umask does for a new file: shutil.copy and
+    copytree of a 0644 file then work as they do in Jupyter. A chmod the
+    cell asks for itself is still refused, and told why."""
+    def owner_bits(src, dst, *, follow_symlinks=True):
+        try:
+            return copy(src, dst, follow_symlinks=follow_symlinks)
+        except PermissionError as exc:
+            if exc.errno != errno.EPERM:
+                raise
+            mode = os.stat(src, follow_symlinks=follow_symlinks).st_mode
+            if not mode & 0o7077:
+                raise
+            os.chmod(dst, mode & 0o700, follow_symlinks=follow_symlinks)
+    owner_bits.__name__ = copy.__name__
+    owner_bits.__qualname__ = copy.__qualname__
+    owner_bits.__doc__ = copy.__doc__
+    return owner_bits
+
+
 def install():
     sys.addaudithook(audit)
     os.sysconf = sysconf
+    shutil.copymode = _owner_bits(shutil.copymode)
+    shutil.copystat = _owner_bits(shutil.copystat)

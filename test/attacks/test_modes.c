@@ -219,6 +219,15 @@ static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
                 "os.mkdir('wided', 0o777)\n"
                 "oct(os.stat('wide').st_mode & 0o7777), oct(os.stat('wided').st_mode & 0o7777)",
              "('0o700', '0o700')", NULL);
+    /* shutil copies a system file's 0644 and 0755 with the owner's bits,
+     * as notebook code expects copy, copy2 and copytree to work. */
+    h_expect(S, "import os, shutil\n"
+                "shutil.copy('/usr/lib/python3.11/os.py', 'os_copy.py')\n"
+                "shutil.copy2('/usr/lib/python3.11/os.py', 'os_copy2.py')\n"
+                "shutil.copytree('/usr/lib/python3.11/json', 'json_copy')\n"
+                "[oct(os.stat(p).st_mode & 0o7777) for p in\n"
+                "  ('os_copy.py', 'os_copy2.py', 'json_copy', 'json_copy/decoder.py')]",
+             "['0o600', '0o600', '0o700', '0o600']", NULL);
     assert_modes_private();
     assert_others_kept_out();
 }

@@ -3,6 +3,7 @@ refuses (lib/worker/refusals.py), outside a worker: the limits are
 given, the session's directories made up."""
 import errno
 import os
+import shutil
 
 import pytest
 
@@ -199,3 +200,42 @@ def test_refusals_of_allowed_modes_and_other_names_stay(modes, session):
     assert str(refusals.explain(eperm(d))) == f"[Errno 1] Operation not permitted: '{d}'"
     exc = raised(PermissionError(errno.EACCES, 'Permission denied', f))
     assert refusals.explain(exc) is exc
+
+
+def test_shutil_copies_a_mode_the_filter_refuses_with_the_owners_bits(tmp_path, monkeypatch):
+    # The filter's refusal stood in for by a chmod that refuses any bit
+    # but the owner's, as the seccomp rule does.
+    real_chmod = os.chmod
+    asked = []
+
+    def filtered_chmod(path, mode, *, dir_fd=None, follow_symlinks=True):
+        asked.append(mode)
+        if mode & 0o7077:
+            raise PermissionError(errno.EPERM, 'Operation not permitted', path)
+        real_chmod(path, mode, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(os, 'chmod', filtered_chmod)
+    src, dst = tmp_path / 'src', tmp_path / 'dst'
+    src.write_text('x')
+    real_chmod(src, 0o644)
+    dst.write_text('y')
+    real_chmod(dst, 0o600)
+    for copy in (refusals._owner_bits(shutil.copymode), refusals._owner_bits(shutil.copystat)):
+        asked.clear()
+        real_chmod(dst, 0o400)
+        copy(src, dst)
+        assert asked == [0o644, 0o600]
+        assert os.stat(dst).st_mode & 0o7777 == 0o600
+    # A mode within the owner's bits is copied as it is, in one chmod.
+    real_chmod(src, 0o500)
+    asked.clear()
+    refusals._owner_bits(shutil.copymode)(src, dst)
+    assert asked == [0o500] and os.stat(dst).st_mode & 0o7777 == 0o500
+    # Any other refusal is the cell's to see.
+    real_chmod(src, 0o644)
+    monkeypatch.setattr(os, 'chmod', lambda *a, **k: (_ for _ in ()).throw(
+        PermissionError(errno.EACCES, 'Permission denied', str(dst))))
+    with pytest.raises(PermissionError) as e:
+        refusals._owner_bits(shutil.copymode)(src, dst)
+    assert e.value.errno == errno.EACCES
+    assert refusals._owner_bits(shutil.copystat).__name__ == 'copystat'
