@@ -8,8 +8,9 @@ multiprocessing lock or process the sandbox cannot give, and a limit
 reached (MemoryError, "File too large"), which it names with its value;
 Refused is what the IPython layer (shell.py) raises for what the
 sandbox forbids by design; sysconf() stands in for os.sysconf where
-glibc would ask the refused sysinfo(2), and shutil copies a mode with
-the owner's bits only where the filter refuses the rest. None of this is a boundary: the
+glibc would ask the refused sysinfo(2), umask() keeps the 077 the
+filter demands, and shutil copies a mode with the owner's bits only
+where the filter refuses the rest. None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
 bypassed. The worker embeds this file (tools/embed.sh) as
 _codeinterp_refusals.
@@ -292,8 +293,19 @@ def _owner_bits(copy):
     return owner_bits
 
 
+_umask = os.umask
+
+
+def umask(mask):
+    """os.umask, but it can only add to the 077 the worker keeps (the
+    filter refuses any other): the idiom old = os.umask(0); os.umask(old)
+    that reads the mask then works, and reads 0o77."""
+    return _umask(mask | 0o077)
+
+
 def install():
     sys.addaudithook(audit)
     os.sysconf = sysconf
+    os.umask = umask
     shutil.copymode = _owner_bits(shutil.copymode)
     shutil.copystat = _owner_bits(shutil.copystat)

@@ -239,3 +239,14 @@ def test_shutil_copies_a_mode_the_filter_refuses_with_the_owners_bits(tmp_path, 
         refusals._owner_bits(shutil.copymode)(src, dst)
     assert e.value.errno == errno.EACCES
     assert refusals._owner_bits(shutil.copystat).__name__ == 'copystat'
+
+
+def test_umask_only_adds_to_077():
+    before = os.umask(0o077)
+    try:
+        assert refusals.umask(0) == 0o077
+        assert refusals.umask(0o022) == 0o077
+        assert refusals.umask(0o177) == 0o077
+        assert os.umask(0o077) == 0o177
+    finally:
+        os.umask(before)
