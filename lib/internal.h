@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "codeinterp.h"
 #include "proto.h"
@@ -192,6 +193,15 @@ static inline int64_t ci_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Closes *@fd unless it is -1 and sets it to -1, so a cleanup path may
+ * close every handle it holds, open or not. */
+static inline void ci_close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
 }
 
 /* The same clock in microseconds, for spins. */

@@ -14,13 +14,6 @@
 
 #include "internal.h"
 
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
-
 void ci_worker_init(struct ci_worker *w)
 {
     *w = (struct ci_worker){.pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1,
@@ -30,14 +23,13 @@ void ci_worker_init(struct ci_worker *w)
 
 static void worker_close(struct ci_worker *w)
 {
-    close_fd(&w->pidfd);
-    close_fd(&w->procfd);
-    close_fd(&w->channel);
-    close_fd(&w->out);
-    close_fd(&w->err);
-    close_fd(&w->status);
-    if (w->clear_refs >= 0)
-        close(w->clear_refs);
+    ci_close_fd(&w->pidfd);
+    ci_close_fd(&w->procfd);
+    ci_close_fd(&w->channel);
+    ci_close_fd(&w->out);
+    ci_close_fd(&w->err);
+    ci_close_fd(&w->status);
+    ci_close_fd(&w->clear_refs); /* -2, denied, is not a descriptor either */
     ci_worker_init(w);
 }
 
@@ -401,7 +393,7 @@ CI_API void ci_session_free(ci_session *s)
     ci_policy_put(s->policy);
     ci_config_clear(&s->cfg);
     ci_snapshot_clear(&s->files);
-    close_fd(&s->wake_fd);
+    ci_close_fd(&s->wake_fd);
     free(s);
 }
 

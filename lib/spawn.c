@@ -185,13 +185,6 @@ static int fd_above_stdio(int fd)
     return moved;
 }
 
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
-
 const char *ci_worker_path(void)
 {
     const char *path = getenv("CODEINTERP_WORKER");
@@ -252,7 +245,7 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         pid = -1;
         goto out;
     }
-    close_fd(&status[1]);
+    ci_close_fd(&status[1]);
     /* EOF means exec succeeded (the write end was close-on-exec). */
     do
         n = read(status[0], report, sizeof report);
@@ -270,8 +263,8 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         pid = -1;
     }
 out:
-    close_fd(&status[0]);
-    close_fd(&status[1]);
+    ci_close_fd(&status[0]);
+    ci_close_fd(&status[1]);
     return pid;
 }
 
@@ -369,13 +362,13 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     }
     rc = CI_OK;
 fail:
-    close_fd(&chan[0]);
-    close_fd(&chan[1]);
-    close_fd(&out[0]);
-    close_fd(&out[1]);
-    close_fd(&err[0]);
-    close_fd(&err[1]);
-    close_fd(&null);
+    ci_close_fd(&chan[0]);
+    ci_close_fd(&chan[1]);
+    ci_close_fd(&out[0]);
+    ci_close_fd(&out[1]);
+    ci_close_fd(&err[0]);
+    ci_close_fd(&err[1]);
+    ci_close_fd(&null);
     return rc;
 }
 
