@@ -62,25 +62,27 @@ static void describe_end(int st, int signaled, const char **name, char *value,
     }
 }
 
-/* A killed process normally exits at once, but the kernel may take long
- * to tear it down (a cell can make closing its files slow: freeing a
- * fragmented file on a discard-mounted disk took minutes here). Waits
- * 50 ms for it; 1 if it was reaped into @st. */
-static int wait_briefly(struct ci_worker *w, int *st)
+/* Waits until @deadline_ms for the worker to exit and reaps it into @st:
+ * 1 once reaped, 0 if the deadline came first, -1 if it is not ours to
+ * reap (ECHILD: the host reaped it behind our back). */
+static int wait_exit(struct ci_worker *w, int *st, int64_t deadline_ms)
 {
-    int64_t end = ci_now_ms() + 50;
     for (;;) {
         pid_t r = waitpid(w->pid, st, WNOHANG);
-        int64_t left = end - ci_now_ms();
+        int64_t left;
+
         if (r == w->pid)
             return 1;
-        if ((r < 0 && errno != EINTR) || left <= 0)
+        if (r < 0 && errno != EINTR)
+            return -1;
+        left = deadline_ms - ci_now_ms();
+        if (left <= 0)
             return 0;
         if (w->pidfd >= 0) {
             struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
-            poll(&p, 1, (int)left);
+            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
         } else {
-            usleep(2000);
+            usleep(5000);
         }
     }
 }
@@ -142,7 +144,7 @@ static int worker_exiting(const struct ci_worker *w)
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen)
 {
-    int st = 0, reaped = 0, lost = 0, killed = 0;
+    int st = 0, got, reaped, killed = 0;
 
     *name = "WorkerDied";
     snprintf(value, valuelen, "the worker is gone");
@@ -150,36 +152,21 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
         worker_close(w);
         return 0;
     }
-    for (;;) {
-        pid_t r = waitpid(w->pid, &st, WNOHANG);
-        int64_t left;
-        if (r == w->pid) {
-            reaped = 1;
-            break;
-        }
-        if (r < 0 && errno != EINTR) { /* ECHILD: the host reaped it behind our back */
-            lost = 1;
-            break;
-        }
-        left = deadline_ms - ci_now_ms();
-        if (left <= 0)
-            break;
-        if (w->pidfd >= 0) {
-            struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
-            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
-        } else {
-            usleep(5000);
-        }
-    }
-    if (!reaped && !lost) {
+    got = wait_exit(w, &st, deadline_ms);
+    if (got == 0) {
         killed = !worker_exiting(w);
         kill(w->pid, SIGKILL);
-        reaped = wait_briefly(w, &st);
-        if (!reaped) {
+        /* A killed process normally exits at once, but the kernel may
+         * take long to tear it down (a cell can make closing its files
+         * slow: freeing a fragmented file on a discard-mounted disk took
+         * minutes here): 50 ms, then the reaping goes to a thread. */
+        got = wait_exit(w, &st, ci_now_ms() + 50);
+        if (got != 1) {
             reap_in_background(w->pid);
             snprintf(value, valuelen, "the worker was killed (SIGKILL) and is still exiting");
         }
     }
+    reaped = got == 1;
     if (reaped)
         describe_end(st, w->signaled, name, value, valuelen);
     worker_close(w);
