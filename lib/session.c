@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "thread.h"
 
 void ci_worker_init(struct ci_worker *w)
 {
@@ -100,20 +100,7 @@ static void *reaper_main(void *arg)
  * blocks: leaking the zombie would be worse. */
 static void reap_in_background(pid_t pid)
 {
-    pthread_attr_t attr;
-    pthread_t tid;
-    sigset_t all, old;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* host signals stay on host threads */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    rc = pthread_create(&tid, &attr, reaper_main, (void *)(intptr_t)pid);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (ci_thread_start_masked(reaper_main, (void *)(intptr_t)pid) != 0)
         reaper_main((void *)(intptr_t)pid);
 }
 

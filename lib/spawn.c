@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "thread.h"
 
 #ifndef CI_WORKER_PATH
 #define CI_WORKER_PATH "/usr/local/libexec/codeinterp/codeinterp-worker"
@@ -128,22 +129,11 @@ static void *spawner_main(void *unused)
  * which has no threads but the one that forked). Called with the lock. */
 static int spawner_ensure(void)
 {
-    pthread_attr_t attr;
-    pthread_t tid;
-    sigset_t all, old;
     int rc;
 
     if (spawner_owner == getpid())
         return 0;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    rc = pthread_create(&tid, &attr, spawner_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc)
+    if ((rc = ci_thread_start_masked(spawner_main, NULL)) != 0)
         return -rc;
     spawner_owner = getpid();
     return 0;
