@@ -255,6 +255,16 @@ int ci_worker_start(ci_session *s);
 /* 1 if the live worker @w has exited (its pidfd is readable, or waitid(2)
  * with WNOWAIT says so), without reaping it: ci_worker_reap reaps. */
 int ci_worker_exited(const struct ci_worker *w);
+/* Waits until @deadline_ms for the READY of @w, a session's worker or
+ * (@packets: its channel is SOCK_SEQPACKET, a frame a message) a zygote,
+ * keeping the start of its stderr (w->err) to explain a failure: an
+ * import error, a lockdown step the kernel refused. CI_OK with
+ * w->layers; else @w is killed and reaped, and @msg says why, naming it
+ * @who: CI_EMANIFEST (it exited with CI_WORKER_EXIT_MANIFEST: the
+ * installed files are not the manifest's), CI_EPROTO (its first message
+ * was no READY), CI_ENOMEM or CI_ESPAWN. */
+int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
+                  char *msg, size_t msglen);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,12 +171,42 @@ void ci_worker_stop(struct ci_worker *w)
     ci_worker_reap(w, ci_now_ms(), &name, value, sizeof value);
 }
 
-/* Waits for READY, keeping the start of the worker's stderr to explain a
- * failure (an import error, a lockdown step the kernel refused). */
-static int await_ready(ci_session *s)
+/* The READY of a worker whose channel is a stream (ci_reader), or of a
+ * zygote, whose SOCK_SEQPACKET channel carries each frame as one message
+ * (@rd NULL). 1 with w->layers; 0 until more comes; -1 at EOF or on an
+ * error; -2 for anything else. */
+static int ready_frame(struct ci_worker *w, struct ci_reader *rd)
 {
-    struct ci_worker *w = &s->worker;
-    int64_t deadline = s->start_deadline;
+    unsigned char buf[64];
+    struct ci_frame_header h;
+    ssize_t n;
+
+    if (rd) {
+        n = ci_reader_pump(rd, w->channel);
+        if (n != 1)
+            return (int)n;
+        return rd->type == CI_FRAME_READY &&
+                       ci_ready_parse(rd->payload, rd->len, &w->layers) == 0
+                   ? 1
+                   : -2;
+    }
+    n = recv(w->channel, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return -1;
+    if ((size_t)n < sizeof h)
+        return -2;
+    memcpy(&h, buf, sizeof h);
+    return h.type == CI_FRAME_READY && h.len == (size_t)n - sizeof h &&
+                   ci_ready_parse(buf + sizeof h, h.len, &w->layers) == 0
+               ? 1
+               : -2;
+}
+
+int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
+                  char *msg, size_t msglen)
+{
     struct ci_buf err = {0};
     int truncated = 0;
     struct ci_drain drain;
@@ -189,7 +220,7 @@ static int await_ready(ci_session *s)
         struct pollfd p[3] = {{.fd = w->channel, .events = POLLIN},
                               {.fd = drain.s[0].fd, .events = POLLIN},
                               {.fd = drain.s[1].fd, .events = POLLIN}};
-        int64_t left = deadline - ci_now_ms();
+        int64_t left = deadline_ms - ci_now_ms();
         int n;
         if (left <= 0) {
             why = "it did not become ready within the startup timeout";
@@ -204,15 +235,12 @@ static int await_ready(ci_session *s)
             why = "out of memory";
             break;
         }
-        n = ci_reader_pump(&rd, w->channel);
+        n = ready_frame(w, packets ? NULL : &rd);
         if (n == 0)
             continue;
-        if (n == 1 && rd.type == CI_FRAME_READY &&
-            ci_ready_parse(rd.payload, rd.len, &w->layers) == 0) {
+        if (n == 1) {
             rc = CI_OK;
-            break;
-        }
-        if (n == -1) {
+        } else if (n == -1) {
             why = "it exited during start-up";
             exited = 1;
             ci_drain_pipes(&drain); /* what it wrote before it went */
@@ -234,10 +262,10 @@ static int await_ready(ci_session *s)
             /* The installed files are not those of the manifest: what
              * it printed says which. */
             rc = CI_EMANIFEST;
-            ci_policy_failure(s->errmsg, sizeof s->errmsg, err.data);
+            ci_policy_failure(msg, msglen, err.data);
         } else {
-            ci_set_errmsg(s, "the worker did not start: %s (%s)%s%s", why, end,
-                          err.len ? "; its stderr: " : "", err.len ? err.data : "");
+            snprintf(msg, msglen, "the %s did not start: %s (%s)%s%s", who, why, end,
+                     err.len ? "; its stderr: " : "", err.len ? err.data : "");
         }
     }
     free(err.data);
@@ -314,7 +342,8 @@ int ci_worker_start(ci_session *s)
     rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
         return rc;
-    rc = await_ready(s);
+    rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", s->errmsg,
+                       sizeof s->errmsg);
     if (rc == CI_OK)
         rc = check_layers(s);
     if (rc == CI_OK)
