@@ -136,6 +136,30 @@ static void reply(uint32_t stage, int32_t pid)
     send_all(&r, sizeof r);
 }
 
+/* The descriptors that came in @m's SCM_RIGHTS messages: the first @max
+ * in @fds, the others closed. How many came. */
+static int take_rights(struct msghdr *m, int *fds, int max)
+{
+    struct cmsghdr *c;
+    int n = 0;
+
+    for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int fd;
+
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (n < max)
+                fds[n] = fd;
+            else
+                close(fd);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* One SPAWN message on @sock: the request, the directory (NUL-terminated
  * in @dir) and its descriptors in @fds. 1 with a well-formed one; 0 for a
  * malformed one (its descriptors closed); -1 at EOF. */
@@ -148,8 +172,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     struct iovec iov[2] = {{req, sizeof *req}, {dir, CI_SPAWN_DIR_MAX + 1}};
     struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2,
                          .msg_control = control.buf, .msg_controllen = sizeof control.buf};
-    struct cmsghdr *c;
-    int nfds = 0, ok;
+    int nfds, ok;
     ssize_t n;
 
     do
@@ -159,20 +182,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
         return -1;
     if (n < 0)
         ci_fatal(CI_EXIT_PROTOCOL, "zygote: recvmsg: %s", strerror(errno));
-    for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-            int fd;
-
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (nfds < CI_SPAWN_FDS)
-                fds[nfds] = fd;
-            else
-                close(fd);
-            nfds++;
-        }
-    }
+    nfds = take_rights(&msg, fds, CI_SPAWN_FDS);
     ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == CI_SPAWN_FDS &&
          (size_t)n >= sizeof *req && req->version == CI_PROTO_VERSION &&
          req->reserved == 0 && req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
@@ -278,8 +288,7 @@ static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tre
     struct iovec iov = {o, sizeof *o};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                        .msg_controllen = sizeof control.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    size_t nfds;
+    int got[CI_SPAWN_FDS + 1], nfds;
     ssize_t n;
 
     do
@@ -287,17 +296,12 @@ static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tre
     while (n < 0 && errno == EINTR);
     if (n == 0)
         return -1;
-    c = CMSG_FIRSTHDR(&m);
-    nfds = c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
-               ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int)
-               : 0;
+    nfds = n > 0 ? take_rights(&m, got, CI_SPAWN_FDS + 1) : 0;
     if (n != (ssize_t)sizeof *o || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         (nfds != CI_SPAWN_FDS && nfds != CI_SPAWN_FDS + 1))
         ci_fatal(CI_EXIT_PROTOCOL, "spare: a malformed order from the zygote");
-    memcpy(fds, CMSG_DATA(c), sizeof(int) * CI_SPAWN_FDS);
-    *tree = -1;
-    if (nfds > CI_SPAWN_FDS)
-        memcpy(tree, CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, sizeof *tree);
+    memcpy(fds, got, sizeof(int) * CI_SPAWN_FDS);
+    *tree = nfds > CI_SPAWN_FDS ? got[CI_SPAWN_FDS] : -1;
     o->dir[sizeof o->dir - 1] = '\0';
     return 1;
 }
