@@ -234,10 +234,11 @@ static int our_child(pid_t pid)
 
 /* Reads the zygote's replies to one SPAWN request (proto.h) until it
  * says STARTED or FAILED, within @wait_ms. The new worker's pid,
- * or -1 with @msg; *@gone is set if the zygote must be dropped. Every
- * child it ASSIGNED and did not start is killed and reaped here. */
+ * or -1 with @msg; *@gone is set if the zygote must be dropped, *@by_exec
+ * if it cannot see the session directory (ci_zygote_spawn). Every child
+ * it ASSIGNED and did not start is killed and reaped here. */
 static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t msglen, int *gone,
-                          int *unseen)
+                          int *by_exec)
 {
     pid_t assigned[8];
     int n_assigned = 0;
@@ -280,7 +281,7 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
         if (r.stage == CI_SPAWN_FAILED && r.pid == -EXDEV) {
             /* Its copy of the mount table lacks the directory. */
             snprintf(msg, msglen, "the zygote cannot see the session directory");
-            *unseen = 1;
+            *by_exec = 1;
             reap_assigned(assigned, n_assigned);
             return -1;
         }
@@ -314,7 +315,7 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
 /* Sends one SPAWN request and reads the replies: the pid, or -1 with
  * @msg (a zygote that failed is dropped). */
 static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
-                            size_t msglen, int *unseen)
+                            size_t msglen, int *by_exec)
 {
     struct ci_spawn_request req = {
         .version = CI_PROTO_VERSION,
@@ -361,7 +362,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     /* No longer than the session's start may take. */
     left = s->start_deadline - ci_now_ms();
     pid = read_replies(z, left < 1 ? 1 : left < SPAWN_REPLY_MS ? left : SPAWN_REPLY_MS, msg,
-                       msglen, &gone, unseen);
+                       msglen, &gone, by_exec);
     if (gone)
         zygote_drop(z);
     return pid;
