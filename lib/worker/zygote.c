@@ -430,10 +430,17 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     return layers;
 }
 
+/* A spare as the zygote sees it, or as it sees itself once forked. */
+struct spare {
+    pid_t pid;     /* in the zygote: its pid, or -errno of a failed fork */
+    int sock;      /* the zygote's end of its socket, or in the spare its own; -1 */
+    int own_pidns; /* in the spare: it is pid 1 of a PID namespace of its own */
+};
+
 /*
  * A new spare in @sp (pid, and the zygote's end of its socket), or none
  * (sock -1) if the fork failed. Returns 1 in the spare itself, with
- * *@own_pidns set if it is pid 1 of a PID namespace of its own.
+ * sp->own_pidns set if it is pid 1 of a PID namespace of its own.
  *
  * The clone makes that namespace, with the user namespace that owns it:
  * CLONE_NEWPID needs CAP_SYS_ADMIN over the new namespace, which the
@@ -443,45 +450,50 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
  * kernel or a container refuses the pair, the spare is cloned without it
  * and makes its user namespace itself (ci_isolate_early).
  */
-static int spare_make(pid_t *pid, int *sock, int *own_pidns)
+static int spare_make(struct spare *sp)
 {
     int pair[2];
 
-    *pid = 0;
-    *sock = -1;
+    sp->pid = 0;
+    sp->sock = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
         return 0;
-    *own_pidns = host_pidfd >= 0;
-    *pid = *own_pidns ? ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID) : -EPERM;
-    if (*pid < 0 && ci_ns_refused(-*pid)) {
-        *own_pidns = 0;
-        *pid = ci_interp_fork(CLONE_PARENT);
+    sp->own_pidns = host_pidfd >= 0;
+    sp->pid = sp->own_pidns ? ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID)
+                            : -EPERM;
+    if (sp->pid < 0 && ci_ns_refused(-sp->pid)) {
+        sp->own_pidns = 0;
+        sp->pid = ci_interp_fork(CLONE_PARENT);
     }
-    if (*pid == 0) {
+    if (sp->pid == 0) {
         close(pair[0]);
-        *sock = pair[1];
+        sp->sock = pair[1];
         return 1;
     }
     close(pair[1]);
-    if (*pid < 0) {
+    if (sp->pid < 0) {
         close(pair[0]);
         return 0;
     }
-    *sock = pair[0];
+    sp->sock = pair[0];
     return 0;
 }
 
-uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
-                         char **session_dir)
+/* The ready spares, oldest first. */
+struct pool {
+    struct spare v[SPARES];
+    int ready;
+};
+
+/*
+ * The zygote's own start: out of the host's session, never root, tied to
+ * @parent, its manifest's files checked, warm with @preload, its seccomp
+ * policy built, then its mount namespace made; READY, with the layers it
+ * has, goes to the host last.
+ */
+static void warm_up(pid_t parent, const char *preload)
 {
-    static struct order order;
     uint32_t layers;
-    struct {
-        pid_t pid;
-        int sock;
-    } pool[SPARES]; /* the ready spares, oldest first */
-    pid_t spare;
-    int fds[CI_SPAWN_FDS], sock, own_pidns = 0, ready = 0;
 
     /* Named for ps and top; each child takes the worker's name back. */
     prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
@@ -526,76 +538,113 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
         memcpy(msg + sizeof h, payload, sizeof payload);
         send_all(msg, sizeof msg);
     }
+}
 
-    for (;;) {
-        int32_t answer = -EAGAIN;
-        int got, tree;
+/* Tops up @pool while no request waits: at once when it is empty, else
+ * after SPARE_DELAY_MS without one. 1 in a new spare (@self), else 0. */
+static int top_up(struct pool *pool, struct spare *self)
+{
+    struct spare sp;
 
-        /* The pool topped up while no request waits: at once when it is
-         * empty, else after SPARE_DELAY_MS without one. */
-        while (ready < SPARES && !readable(CI_FD_CHANNEL, ready ? SPARE_DELAY_MS : 0)) {
-            if (spare_make(&spare, &sock, &own_pidns))
-                goto in_spare;
-            if (sock < 0)
-                break;
-            pool[ready].pid = spare;
-            pool[ready++].sock = sock;
-            sock = -1; /* the pool's now */
+    while (pool->ready < SPARES && !readable(CI_FD_CHANNEL, pool->ready ? SPARE_DELAY_MS : 0)) {
+        if (spare_make(&sp)) {
+            *self = sp;
+            return 1;
         }
-        got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
-        if (got < 0)
-            _exit(CI_EXIT_HOST_GONE);
-        if (got == 0) {
-            explicit_bzero(&order, sizeof order);
-            reply(CI_SPAWN_FAILED, -EINVAL);
-            continue;
-        }
-        tree = copy_session(&order);
-        /* A directory our copy of the mount table lacks (on a mount made
-         * after it, where mounts do not propagate) is no spare's: the
-         * host starts that worker by exec. One our uid cannot reach, the
-         * spare explains. */
-        if (order.tree_error && order.tree_error != EACCES)
-            answer = order.tree_error == ESTALE ? -ESTALE : -EXDEV;
-        /* The oldest spare takes it; if it died meanwhile, the next
-         * one, or a new one, does. */
-        for (int attempt = 0; answer == -EAGAIN && attempt < SPARES + 1; attempt++) {
-            if (ready > 0) {
-                spare = pool[0].pid;
-                sock = pool[0].sock;
-                memmove(pool, pool + 1, sizeof *pool * (size_t)--ready);
-            } else if (spare_make(&spare, &sock, &own_pidns)) {
-                goto in_spare;
-            }
-            if (sock < 0) {
-                answer = spare < 0 ? spare : -EAGAIN;
-                break;
-            }
-            /* Before the spare has the session: should this process die
-             * from here on, the host knows which child to reap. */
-            reply(CI_SPAWN_ASSIGNED, spare);
-            if (forward(sock, &order, fds, tree) == 0) {
-                answer = spare;
-                break;
-            }
-            /* Gone, or stuck with the session's descriptors: it must not
-             * wake up later to speak on them beside the next one. */
-            kill(spare, SIGKILL);
-            close(sock);
-            sock = -1;
-        }
-        for (int i = 0; i < CI_SPAWN_FDS; i++)
-            close(fds[i]);
-        if (tree >= 0)
-            close(tree);
-        /* The next spare is forked from this memory: nothing of this
-         * session may be in it. */
-        explicit_bzero(&order, sizeof order);
-        reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
-        if (sock >= 0)
-            close(sock);
-        sock = -1;
+        if (sp.sock < 0)
+            break;
+        pool->v[pool->ready++] = sp;
     }
-in_spare:
-    return spare_life(sock, parent, own_pidns, req, session_dir);
+    return 0;
+}
+
+/*
+ * Gives @o, with @fds and @tree, to the oldest spare of @pool; if it died
+ * meanwhile, the next one, or a new one, takes it. *@answer becomes the
+ * pid of the one that took it, or stays -EAGAIN (or -errno of a fork);
+ * *@taken is that spare, whose socket the caller closes (-1 if none).
+ * 1 in a new spare (@self), else 0.
+ */
+static int assign(struct pool *pool, const struct order *o, const int fds[CI_SPAWN_FDS],
+                  int tree, int32_t *answer, struct spare *taken, struct spare *self)
+{
+    struct spare sp;
+
+    for (int attempt = 0; attempt < SPARES + 1; attempt++) {
+        if (pool->ready > 0) {
+            sp = pool->v[0];
+            memmove(pool->v, pool->v + 1, sizeof *pool->v * (size_t)--pool->ready);
+        } else if (spare_make(&sp)) {
+            *self = sp;
+            return 1;
+        }
+        if (sp.sock < 0) {
+            *answer = sp.pid < 0 ? sp.pid : -EAGAIN;
+            return 0;
+        }
+        /* Before the spare has the session: should this process die
+         * from here on, the host knows which child to reap. */
+        reply(CI_SPAWN_ASSIGNED, sp.pid);
+        if (forward(sp.sock, o, fds, tree) == 0) {
+            *answer = sp.pid;
+            *taken = sp;
+            return 0;
+        }
+        /* Gone, or stuck with the session's descriptors: it must not
+         * wake up later to speak on them beside the next one. */
+        kill(sp.pid, SIGKILL);
+        close(sp.sock);
+    }
+    return 0;
+}
+
+/* Answers the host's next SPAWN request; exits if the host is gone. 1 in
+ * a new spare (@self), else 0. */
+static int serve_request(struct pool *pool, struct spare *self)
+{
+    static struct order order;
+    struct spare taken = {.sock = -1};
+    int32_t answer = -EAGAIN;
+    int fds[CI_SPAWN_FDS], got, tree;
+
+    got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
+    if (got < 0)
+        _exit(CI_EXIT_HOST_GONE);
+    if (got == 0) {
+        explicit_bzero(&order, sizeof order);
+        reply(CI_SPAWN_FAILED, -EINVAL);
+        return 0;
+    }
+    tree = copy_session(&order);
+    /* A directory our copy of the mount table lacks (on a mount made
+     * after it, where mounts do not propagate) is no spare's: the host
+     * starts that worker by exec. One our uid cannot reach, the spare
+     * explains. */
+    if (order.tree_error && order.tree_error != EACCES)
+        answer = order.tree_error == ESTALE ? -ESTALE : -EXDEV;
+    else if (assign(pool, &order, fds, tree, &answer, &taken, self))
+        return 1;
+    for (int i = 0; i < CI_SPAWN_FDS; i++)
+        close(fds[i]);
+    if (tree >= 0)
+        close(tree);
+    /* The next spare is forked from this memory: nothing of this session
+     * may be in it. */
+    explicit_bzero(&order, sizeof order);
+    reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
+    if (taken.sock >= 0)
+        close(taken.sock);
+    return 0;
+}
+
+uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
+                         char **session_dir)
+{
+    struct pool pool = {.ready = 0};
+    struct spare self;
+
+    warm_up(parent, preload);
+    for (;;)
+        if (top_up(&pool, &self) || serve_request(&pool, &self))
+            return spare_life(self.sock, parent, self.own_pidns, req, session_dir);
 }
