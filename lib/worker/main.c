@@ -305,7 +305,7 @@ static int read_exact(void *buf, size_t len, int eof_ok)
     return 1;
 }
 
-static void send_ready(uint32_t layers)
+void ci_send_ready(uint32_t layers)
 {
     uint32_t payload[2] = {CI_PROTO_VERSION, layers};
     struct iovec iov[2] = {{0}, {payload, sizeof(payload)}};
@@ -586,6 +586,6 @@ int main(int argc, char **argv)
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
     layers |= ci_lockdown(a.parent, &a.limits);
-    send_ready(layers);
+    ci_send_ready(layers);
     serve(&a.limits);
 }

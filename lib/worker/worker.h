@@ -73,6 +73,11 @@ void ci_pymodule_register(void);
 /* input() during a cell, as proto.h's INPUT_REQUEST and INPUT_REPLY; for
  * pymodule.c, on the main thread with the GIL. */
 
+/* Sends READY, with the CI_LAYER_* bits @layers, on the channel: a
+ * worker's stream, or a zygote's SOCK_SEQPACKET socket, which takes the
+ * frame as one message. A host that went away ends the process. */
+void ci_send_ready(uint32_t layers);
+
 /* 1 if the running cell's RUN has CI_RUN_FLAG_INPUT and the caller is the
  * worker's main thread, the one thread that reads the channel. */
 int ci_input_allowed(void);

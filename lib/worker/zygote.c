@@ -116,24 +116,19 @@ static int single_threaded(void)
     return n == 1;
 }
 
-static void send_all(const void *buf, size_t len)
-{
-    ssize_t n;
-
-    do
-        n = send(CI_FD_CHANNEL, buf, len, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
-        _exit(CI_EXIT_HOST_GONE);
-    if (n != (ssize_t)len)
-        ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
-}
-
+/* Sends the host one reply (proto.h); a host that went away ends us. */
 static void reply(uint32_t stage, int32_t pid)
 {
     struct ci_spawn_reply r = {.pid = pid, .stage = stage};
+    ssize_t n;
 
-    send_all(&r, sizeof r);
+    do
+        n = send(CI_FD_CHANNEL, &r, sizeof r, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+        _exit(CI_EXIT_HOST_GONE);
+    if (n != (ssize_t)sizeof r)
+        ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
 }
 
 /* The descriptors that came in @m's SCM_RIGHTS messages: the first @max
@@ -247,6 +242,7 @@ static int forward(int sock, const struct order *o, const int fds[CI_SPAWN_FDS],
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                        .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    char ack;
     ssize_t n;
 
     memset(control.buf, 0, sizeof control.buf);
@@ -261,18 +257,11 @@ static int forward(int sock, const struct order *o, const int fds[CI_SPAWN_FDS],
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)sizeof *o)
         return -1;
-    {
-        struct pollfd p = {.fd = sock, .events = POLLIN};
-        char ack;
-
-        while ((n = poll(&p, 1, SPARE_ACK_MS)) < 0 && errno == EINTR)
-            ;
-        if (n != 1)
-            return -1;
-        do
-            n = recv(sock, &ack, 1, MSG_DONTWAIT);
-        while (n < 0 && errno == EINTR);
-    }
+    if (!readable(sock, SPARE_ACK_MS))
+        return -1;
+    do
+        n = recv(sock, &ack, 1, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
     return n == 1 ? 0 : -1;
 }
 
@@ -529,15 +518,7 @@ static void warm_up(pid_t parent, const char *preload)
      * warm-up, which thus ran without a capability. */
     zygote_mounts = ci_unshare_zygote(zygote_uid, zygote_gid);
     ci_tie_to_parent(parent);
-    {
-        uint32_t payload[2] = {CI_PROTO_VERSION, layers};
-        char msg[sizeof(struct ci_frame_header) + sizeof payload];
-        struct ci_frame_header h = {.type = CI_FRAME_READY, .len = sizeof payload};
-
-        memcpy(msg, &h, sizeof h);
-        memcpy(msg + sizeof h, payload, sizeof payload);
-        send_all(msg, sizeof msg);
-    }
+    ci_send_ready(layers);
 }
 
 /* Tops up @pool while no request waits: at once when it is empty, else
