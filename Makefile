@@ -125,9 +125,10 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 # The worker is the only binary that links libpython and libseccomp. It
-# shares one host source, the package manifest's file check, compiled
-# with the worker's flags (never the sanitizers', below).
-WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_check.o
+# shares two host sources, the package manifest's file check and the
+# start of a helper thread, compiled with the worker's flags (never the
+# sanitizers', below).
+WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_check.o $(BUILD)/worker/thread.o
 $(BUILD)/worker/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@

@@ -189,22 +189,21 @@ static int root_is_safe(const char *real, char *bad, size_t badlen)
     }
 }
 
-int ci_workspace_create(ci_session *s)
+/* The workspace root of @s (else $TMPDIR, else /tmp) in @real, of
+ * PATH_MAX bytes, with every link and dot resolved: the worker mounts the
+ * session directory at this path in its own root, and HOME, TMPDIR and
+ * its working directory name it, so inside and out it is one path. It
+ * must be short enough, and safe (root_is_safe). */
+static int resolve_root(ci_session *s, char *real)
 {
     const char *root = s->cfg.workspace_root;
-    static const char *const subdirs[] = {"workspace", "config", "tmp"};
-    char real[PATH_MAX];
-    size_t n;
-    int dirfd, i;
+    char bad[PATH_MAX];
 
     if (!root) {
         root = getenv("TMPDIR");
         if (!root || root[0] != '/')
             root = "/tmp";
     }
-    /* Every link and dot resolved: the worker mounts the session
-     * directory at this path in its own root, and HOME, TMPDIR and its
-     * working directory name it, so inside and out it is one path. */
     if (!realpath(root, real)) {
         ci_set_errmsg(s, "cannot resolve the workspace root %s: %s", root, strerror(errno));
         return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
@@ -214,20 +213,22 @@ int ci_workspace_create(ci_session *s)
                       root, strlen(real), CI_WORKSPACE_ROOT_MAX);
         return CI_EIO;
     }
-    root = real;
-    {
-        char bad[PATH_MAX];
-
-        if (root_is_safe(root, bad, sizeof bad) != 0) {
-            ci_set_errmsg(s, "the workspace root %s is not safe: %s can be written by another "
-                          "user who could swap a session directory for their own (it must "
-                          "belong to root or to us, and be sticky if others may write it, "
-                          "as /tmp is)", root, bad);
-            return CI_EIO;
-        }
+    if (root_is_safe(real, bad, sizeof bad) != 0) {
+        ci_set_errmsg(s, "the workspace root %s is not safe: %s can be written by another "
+                      "user who could swap a session directory for their own (it must "
+                      "belong to root or to us, and be sticky if others may write it, "
+                      "as /tmp is)", real, bad);
+        return CI_EIO;
     }
-    remove_stale(root);
-    n = strlen(root) + sizeof "/codeinterp-XXXXXX";
+    return CI_OK;
+}
+
+/* s->dir, a new directory of a random name under @root, mode 0700, and
+ * s->workspace, the name of the workspace in it. */
+static int make_dir(ci_session *s, const char *root)
+{
+    size_t n = strlen(root) + sizeof "/codeinterp-XXXXXX";
+
     if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {
         ci_set_errmsg(s, "out of memory");
         return CI_ENOMEM;
@@ -240,31 +241,42 @@ int ci_workspace_create(ci_session *s)
         return CI_EIO;
     }
     snprintf(s->workspace, n + sizeof "/workspace", "%s/workspace", s->dir);
-    dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dirfd >= 0) {
-        struct stat st;
+    return CI_OK;
+}
 
-        if (fstat(dirfd, &st) == 0) {
-            s->dir_dev = st.st_dev;
-            s->dir_ino = st.st_ino;
-        }
-    }
-    if (dirfd >= 0 && take_lock(s, dirfd) < 0) {
-        close(dirfd);
-        dirfd = -1;
-    }
-    for (i = 0; dirfd >= 0 && i < 3; i++)
+/* The workspace, config and tmp directories in the session directory
+ * @dirfd, each given to the worker. 0, or -1 with errno. */
+static int make_subdirs(ci_session *s, int dirfd)
+{
+    static const char *const subdirs[] = {"workspace", "config", "tmp"};
+
+    for (int i = 0; i < 3; i++)
         if (mkdirat(dirfd, subdirs[i], 0700) < 0 || ci_give_to_worker(dirfd, subdirs[i]) < 0)
-            break;
+            return -1;
     /* The session directory itself stays the host's: a worker of another
      * uid can search it, through its group, to reach its three
      * directories, but can put nothing beside them, nor rename them, nor
      * change its mode; no one else can enter it. */
-    if (i == 3 && geteuid() == 0 &&
+    if (geteuid() == 0 &&
         (fchownat(dirfd, "", 0, CI_WORKER_GID, AT_EMPTY_PATH) < 0 ||
          set_mode(dirfd, SESSION_DIR_MODE) < 0))
-        i = 0;
-    if (dirfd < 0 || i < 3) {
+        return -1;
+    return 0;
+}
+
+/* Fills the new s->dir: notes its identity (s->dir_dev, s->dir_ino),
+ * takes its lock, makes its three directories and opens
+ * s->workspace_fd. */
+static int fill_dir(ci_session *s)
+{
+    int dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+
+    if (dirfd >= 0 && fstat(dirfd, &st) == 0) {
+        s->dir_dev = st.st_dev;
+        s->dir_ino = st.st_ino;
+    }
+    if (dirfd < 0 || take_lock(s, dirfd) < 0 || make_subdirs(s, dirfd) < 0) {
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
         if (dirfd >= 0)
             close(dirfd);
@@ -277,6 +289,19 @@ int ci_workspace_create(ci_session *s)
         return CI_EIO;
     }
     return CI_OK;
+}
+
+int ci_workspace_create(ci_session *s)
+{
+    char root[PATH_MAX];
+    int rc;
+
+    if ((rc = resolve_root(s, root)) != CI_OK)
+        return rc;
+    remove_stale(root);
+    if ((rc = make_dir(s, root)) != CI_OK)
+        return rc;
+    return fill_dir(s);
 }
 
 /* Makes the directory @name in @parent readable, writable and searchable

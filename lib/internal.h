@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "codeinterp.h"
 #include "proto.h"
@@ -194,6 +195,15 @@ static inline int64_t ci_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Closes *@fd unless it is -1 and sets it to -1, so a cleanup path may
+ * close every handle it holds, open or not. */
+static inline void ci_close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 /* The same clock in microseconds, for spins. */
 static inline int64_t ci_now_us(void)
 {
@@ -245,6 +255,16 @@ int ci_worker_start(ci_session *s);
 /* 1 if the live worker @w has exited (its pidfd is readable, or waitid(2)
  * with WNOWAIT says so), without reaping it: ci_worker_reap reaps. */
 int ci_worker_exited(const struct ci_worker *w);
+/* Waits until @deadline_ms for the READY of @w, a session's worker or
+ * (@packets: its channel is SOCK_SEQPACKET, a frame a message) a zygote,
+ * keeping the start of its stderr (w->err) to explain a failure: an
+ * import error, a lockdown step the kernel refused. CI_OK with
+ * w->layers; else @w is killed and reaped, and @msg says why, naming it
+ * @who: CI_EMANIFEST (it exited with CI_WORKER_EXIT_MANIFEST: the
+ * installed files are not the manifest's), CI_EPROTO (its first message
+ * was no READY), CI_ENOMEM or CI_ESPAWN. */
+int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
+                  char *msg, size_t msglen);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills

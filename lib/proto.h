@@ -215,6 +215,9 @@ enum ci_outcome {
  * package manifest, or it cannot enforce it (lib/worker/manifest.c); its
  * stderr then says why, and the host reports CI_EMANIFEST. */
 #define CI_WORKER_EXIT_MANIFEST 18
+/* Its exit status when it saw the host's end of its channel close: no
+ * one is left to serve (0 would read as a success). */
+#define CI_WORKER_EXIT_HOST_GONE 19
 
 /* READY's layer bits; the same values as the public CI_SANDBOX_* bits. */
 #define CI_LAYER_SECCOMP 0x1u

@@ -207,104 +207,109 @@ static int decode_outputs(ci_result *r, const unsigned char *p, size_t len,
     return CI_OK;
 }
 
-int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
-                     const struct ci_config *cfg, uint32_t *outcome, uint32_t *count,
-                     const char **why)
+/* The next field's header off *@p: its tag and length, the tag one not
+ * seen before (@seen), the length within the frame. CI_OK or CI_EPROTO. */
+static int field_header(const unsigned char **p, size_t *len, unsigned *seen, uint32_t *tag,
+                        uint32_t *flen, const char **why)
 {
-    size_t field_cap = cfg->output_limit;
-    unsigned seen = 0;
-    while (len > 0) {
-        uint32_t tag, flen, word;
-        char **slot = NULL;
-
-        if (len < 8) {
-            *why = "truncated field header";
-            return CI_EPROTO;
-        }
-        memcpy(&tag, p, 4);
-        memcpy(&flen, p + 4, 4);
-        p += 8;
-        len -= 8;
-        if (flen > len) {
-            *why = "field longer than its frame";
-            return CI_EPROTO;
-        }
-        if (tag == 0 || tag > 31 || (seen & (1u << tag))) {
-            *why = tag == 0 || tag > 31 ? "unknown field" : "repeated field";
-            return CI_EPROTO;
-        }
-        seen |= 1u << tag;
-        switch (tag) {
-        case CI_FIELD_OUTCOME:
-        case CI_FIELD_FLAGS:
-        case CI_FIELD_COUNT:
-        case CI_FIELD_OMITTED:
-            if (flen != 4) {
-                *why = "integer field of the wrong size";
-                return CI_EPROTO;
-            }
-            memcpy(&word, p, 4);
-            if (tag == CI_FIELD_OUTCOME) {
-                if (word > CI_OUTCOME_INTERRUPT) {
-                    *why = "unknown outcome";
-                    return CI_EPROTO;
-                }
-                *outcome = word;
-            } else if (tag == CI_FIELD_COUNT) {
-                *count = word;
-            } else if (tag == CI_FIELD_OMITTED) {
-                r->outputs_omitted = word;
-                if (word)
-                    r->truncated |= CI_TRUNCATED_OUTPUTS;
-            } else {
-                if (word & ~CI_FLAG_TRUNCATED) {
-                    *why = "unknown flag";
-                    return CI_EPROTO;
-                }
-                if (word & CI_FLAG_TRUNCATED)
-                    r->truncated |= CI_TRUNCATED_TEXT;
-            }
-            break;
-        case CI_FIELD_VALUE:
-            slot = &r->value;
-            break;
-        case CI_FIELD_ENAME:
-            slot = &r->error_name;
-            break;
-        case CI_FIELD_EVALUE:
-            slot = &r->error_value;
-            break;
-        case CI_FIELD_TRACEBACK:
-            slot = &r->traceback;
-            break;
-        case CI_FIELD_TRACEBACK_FULL:
-            slot = &r->traceback_full;
-            break;
-        case CI_FIELD_OUTPUTS: {
-            int rc = decode_outputs(r, p, flen, cfg, why);
-            if (rc != CI_OK)
-                return rc;
-            break;
-        }
-        default:
-            *why = "unknown field";
-            return CI_EPROTO;
-        }
-        if (slot) {
-            if (flen > field_cap) {
-                *why = "text field over the output limit";
-                return CI_EPROTO;
-            }
-            if (!ci_utf8_valid(p, flen)) {
-                *why = "text field is not UTF-8 without NUL";
-                return CI_EPROTO;
-            }
-            if (!(*slot = text_copy(p, flen)))
-                return CI_ENOMEM;
-        }
-        p += flen;
-        len -= flen;
+    if (*len < 8) {
+        *why = "truncated field header";
+        return CI_EPROTO;
     }
+    memcpy(tag, *p, 4);
+    memcpy(flen, *p + 4, 4);
+    *p += 8;
+    *len -= 8;
+    if (*flen > *len) {
+        *why = "field longer than its frame";
+        return CI_EPROTO;
+    }
+    if (*tag == 0 || *tag > 31 || (*seen & (1u << *tag))) {
+        *why = *tag == 0 || *tag > 31 ? "unknown field" : "repeated field";
+        return CI_EPROTO;
+    }
+    *seen |= 1u << *tag;
+    return CI_OK;
+}
+
+static int is_word_field(uint32_t tag)
+{
+    return tag == CI_FIELD_OUTCOME || tag == CI_FIELD_FLAGS || tag == CI_FIELD_COUNT ||
+           tag == CI_FIELD_OMITTED;
+}
+
+/* One of the u32 fields (is_word_field), into @r, *@outcome or *@count. */
+static int decode_word(ci_result *r, uint32_t tag, const unsigned char *p, uint32_t flen,
+                       uint32_t *outcome, uint32_t *count, const char **why)
+{
+    uint32_t word;
+
+    if (flen != 4) {
+        *why = "integer field of the wrong size";
+        return CI_EPROTO;
+    }
+    memcpy(&word, p, 4);
+    if (tag == CI_FIELD_OUTCOME) {
+        if (word > CI_OUTCOME_INTERRUPT) {
+            *why = "unknown outcome";
+            return CI_EPROTO;
+        }
+        *outcome = word;
+    } else if (tag == CI_FIELD_COUNT) {
+        *count = word;
+    } else if (tag == CI_FIELD_OMITTED) {
+        r->outputs_omitted = word;
+        if (word)
+            r->truncated |= CI_TRUNCATED_OUTPUTS;
+    } else {
+        if (word & ~CI_FLAG_TRUNCATED) {
+            *why = "unknown flag";
+            return CI_EPROTO;
+        }
+        if (word & CI_FLAG_TRUNCATED)
+            r->truncated |= CI_TRUNCATED_TEXT;
+    }
+    return CI_OK;
+}
+
+/* Where @r keeps the text field @tag, or NULL if it is not one. */
+static char **text_slot(ci_result *r, uint32_t tag)
+{
+    switch (tag) {
+    case CI_FIELD_VALUE:
+        return &r->value;
+    case CI_FIELD_ENAME:
+        return &r->error_name;
+    case CI_FIELD_EVALUE:
+        return &r->error_value;
+    case CI_FIELD_TRACEBACK:
+        return &r->traceback;
+    case CI_FIELD_TRACEBACK_FULL:
+        return &r->traceback_full;
+    }
+    return NULL;
+}
+
+/* A text field, at most @cap bytes of UTF-8 without NUL, into *@slot. */
+static int decode_text(char **slot, const unsigned char *p, uint32_t flen, size_t cap,
+                       const char **why)
+{
+    if (flen > cap) {
+        *why = "text field over the output limit";
+        return CI_EPROTO;
+    }
+    if (!ci_utf8_valid(p, flen)) {
+        *why = "text field is not UTF-8 without NUL";
+        return CI_EPROTO;
+    }
+    if (!(*slot = text_copy(p, flen)))
+        return CI_ENOMEM;
+    return CI_OK;
+}
+
+/* What every RESULT must hold, once all its fields (@seen) are read. */
+static int check_complete(const ci_result *r, unsigned seen, uint32_t outcome, const char **why)
+{
     if (!(seen & (1u << CI_FIELD_OUTCOME))) {
         *why = "no outcome";
         return CI_EPROTO;
@@ -313,7 +318,7 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
         *why = "no execution count";
         return CI_EPROTO;
     }
-    if (*outcome != CI_OUTCOME_OK && !r->error_name) {
+    if (outcome != CI_OUTCOME_OK && !r->error_name) {
         *why = "an error without a name";
         return CI_EPROTO;
     }
@@ -322,6 +327,37 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
         return CI_EPROTO;
     }
     return CI_OK;
+}
+
+int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
+                     const struct ci_config *cfg, uint32_t *outcome, uint32_t *count,
+                     const char **why)
+{
+    unsigned seen = 0;
+
+    while (len > 0) {
+        uint32_t tag, flen;
+        char **slot;
+        int rc = field_header(&p, &len, &seen, &tag, &flen, why);
+
+        if (rc != CI_OK)
+            return rc;
+        if (is_word_field(tag)) {
+            rc = decode_word(r, tag, p, flen, outcome, count, why);
+        } else if (tag == CI_FIELD_OUTPUTS) {
+            rc = decode_outputs(r, p, flen, cfg, why);
+        } else if ((slot = text_slot(r, tag))) {
+            rc = decode_text(slot, p, flen, cfg->output_limit, why);
+        } else {
+            *why = "unknown field";
+            rc = CI_EPROTO;
+        }
+        if (rc != CI_OK)
+            return rc;
+        p += flen;
+        len -= flen;
+    }
+    return check_complete(r, seen, *outcome, why);
 }
 
 void ci_result_drop_outputs(ci_result *r)

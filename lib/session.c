@@ -2,24 +2,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
+#include "thread.h"
 
 void ci_worker_init(struct ci_worker *w)
 {
@@ -30,14 +24,13 @@ void ci_worker_init(struct ci_worker *w)
 
 static void worker_close(struct ci_worker *w)
 {
-    close_fd(&w->pidfd);
-    close_fd(&w->procfd);
-    close_fd(&w->channel);
-    close_fd(&w->out);
-    close_fd(&w->err);
-    close_fd(&w->status);
-    if (w->clear_refs >= 0)
-        close(w->clear_refs);
+    ci_close_fd(&w->pidfd);
+    ci_close_fd(&w->procfd);
+    ci_close_fd(&w->channel);
+    ci_close_fd(&w->out);
+    ci_close_fd(&w->err);
+    ci_close_fd(&w->status);
+    ci_close_fd(&w->clear_refs); /* -2, denied, is not a descriptor either */
     ci_worker_init(w);
 }
 
@@ -70,25 +63,27 @@ static void describe_end(int st, int signaled, const char **name, char *value,
     }
 }
 
-/* A killed process normally exits at once, but the kernel may take long
- * to tear it down (a cell can make closing its files slow: freeing a
- * fragmented file on a discard-mounted disk took minutes here). Waits
- * 50 ms for it; 1 if it was reaped into @st. */
-static int wait_briefly(struct ci_worker *w, int *st)
+/* Waits until @deadline_ms for the worker to exit and reaps it into @st:
+ * 1 once reaped, 0 if the deadline came first, -1 if it is not ours to
+ * reap (ECHILD: the host reaped it behind our back). */
+static int wait_exit(struct ci_worker *w, int *st, int64_t deadline_ms)
 {
-    int64_t end = ci_now_ms() + 50;
     for (;;) {
         pid_t r = waitpid(w->pid, st, WNOHANG);
-        int64_t left = end - ci_now_ms();
+        int64_t left;
+
         if (r == w->pid)
             return 1;
-        if ((r < 0 && errno != EINTR) || left <= 0)
+        if (r < 0 && errno != EINTR)
+            return -1;
+        left = deadline_ms - ci_now_ms();
+        if (left <= 0)
             return 0;
         if (w->pidfd >= 0) {
             struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
-            poll(&p, 1, (int)left);
+            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
         } else {
-            usleep(2000);
+            usleep(5000);
         }
     }
 }
@@ -106,20 +101,7 @@ static void *reaper_main(void *arg)
  * blocks: leaking the zombie would be worse. */
 static void reap_in_background(pid_t pid)
 {
-    pthread_attr_t attr;
-    pthread_t tid;
-    sigset_t all, old;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* host signals stay on host threads */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    rc = pthread_create(&tid, &attr, reaper_main, (void *)(intptr_t)pid);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (ci_thread_start_masked(reaper_main, (void *)(intptr_t)pid) != 0)
         reaper_main((void *)(intptr_t)pid);
 }
 
@@ -150,7 +132,7 @@ static int worker_exiting(const struct ci_worker *w)
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen)
 {
-    int st = 0, reaped = 0, lost = 0, killed = 0;
+    int st = 0, got, reaped, killed = 0;
 
     *name = "WorkerDied";
     snprintf(value, valuelen, "the worker is gone");
@@ -158,36 +140,21 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
         worker_close(w);
         return 0;
     }
-    for (;;) {
-        pid_t r = waitpid(w->pid, &st, WNOHANG);
-        int64_t left;
-        if (r == w->pid) {
-            reaped = 1;
-            break;
-        }
-        if (r < 0 && errno != EINTR) { /* ECHILD: the host reaped it behind our back */
-            lost = 1;
-            break;
-        }
-        left = deadline_ms - ci_now_ms();
-        if (left <= 0)
-            break;
-        if (w->pidfd >= 0) {
-            struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
-            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
-        } else {
-            usleep(5000);
-        }
-    }
-    if (!reaped && !lost) {
+    got = wait_exit(w, &st, deadline_ms);
+    if (got == 0) {
         killed = !worker_exiting(w);
         kill(w->pid, SIGKILL);
-        reaped = wait_briefly(w, &st);
-        if (!reaped) {
+        /* A killed process normally exits at once, but the kernel may
+         * take long to tear it down (a cell can make closing its files
+         * slow: freeing a fragmented file on a discard-mounted disk took
+         * minutes here): 50 ms, then the reaping goes to a thread. */
+        got = wait_exit(w, &st, ci_now_ms() + 50);
+        if (got != 1) {
             reap_in_background(w->pid);
             snprintf(value, valuelen, "the worker was killed (SIGKILL) and is still exiting");
         }
     }
+    reaped = got == 1;
     if (reaped)
         describe_end(st, w->signaled, name, value, valuelen);
     worker_close(w);
@@ -204,12 +171,42 @@ void ci_worker_stop(struct ci_worker *w)
     ci_worker_reap(w, ci_now_ms(), &name, value, sizeof value);
 }
 
-/* Waits for READY, keeping the start of the worker's stderr to explain a
- * failure (an import error, a lockdown step the kernel refused). */
-static int await_ready(ci_session *s)
+/* The READY of a worker whose channel is a stream (ci_reader), or of a
+ * zygote, whose SOCK_SEQPACKET channel carries each frame as one message
+ * (@rd NULL). 1 with w->layers; 0 until more comes; -1 at EOF or on an
+ * error; -2 for anything else. */
+static int ready_frame(struct ci_worker *w, struct ci_reader *rd)
 {
-    struct ci_worker *w = &s->worker;
-    int64_t deadline = s->start_deadline;
+    unsigned char buf[64];
+    struct ci_frame_header h;
+    ssize_t n;
+
+    if (rd) {
+        n = ci_reader_pump(rd, w->channel);
+        if (n != 1)
+            return (int)n;
+        return rd->type == CI_FRAME_READY &&
+                       ci_ready_parse(rd->payload, rd->len, &w->layers) == 0
+                   ? 1
+                   : -2;
+    }
+    n = recv(w->channel, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return -1;
+    if ((size_t)n < sizeof h)
+        return -2;
+    memcpy(&h, buf, sizeof h);
+    return h.type == CI_FRAME_READY && h.len == (size_t)n - sizeof h &&
+                   ci_ready_parse(buf + sizeof h, h.len, &w->layers) == 0
+               ? 1
+               : -2;
+}
+
+int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
+                  char *msg, size_t msglen)
+{
     struct ci_buf err = {0};
     int truncated = 0;
     struct ci_drain drain;
@@ -223,7 +220,7 @@ static int await_ready(ci_session *s)
         struct pollfd p[3] = {{.fd = w->channel, .events = POLLIN},
                               {.fd = drain.s[0].fd, .events = POLLIN},
                               {.fd = drain.s[1].fd, .events = POLLIN}};
-        int64_t left = deadline - ci_now_ms();
+        int64_t left = deadline_ms - ci_now_ms();
         int n;
         if (left <= 0) {
             why = "it did not become ready within the startup timeout";
@@ -238,15 +235,12 @@ static int await_ready(ci_session *s)
             why = "out of memory";
             break;
         }
-        n = ci_reader_pump(&rd, w->channel);
+        n = ready_frame(w, packets ? NULL : &rd);
         if (n == 0)
             continue;
-        if (n == 1 && rd.type == CI_FRAME_READY &&
-            ci_ready_parse(rd.payload, rd.len, &w->layers) == 0) {
+        if (n == 1) {
             rc = CI_OK;
-            break;
-        }
-        if (n == -1) {
+        } else if (n == -1) {
             why = "it exited during start-up";
             exited = 1;
             ci_drain_pipes(&drain); /* what it wrote before it went */
@@ -268,10 +262,10 @@ static int await_ready(ci_session *s)
             /* The installed files are not those of the manifest: what
              * it printed says which. */
             rc = CI_EMANIFEST;
-            ci_policy_failure(s->errmsg, sizeof s->errmsg, err.data);
+            ci_policy_failure(msg, msglen, err.data);
         } else {
-            ci_set_errmsg(s, "the worker did not start: %s (%s)%s%s", why, end,
-                          err.len ? "; its stderr: " : "", err.len ? err.data : "");
+            snprintf(msg, msglen, "the %s did not start: %s (%s)%s%s", who, why, end,
+                     err.len ? "; its stderr: " : "", err.len ? err.data : "");
         }
     }
     free(err.data);
@@ -348,7 +342,8 @@ int ci_worker_start(ci_session *s)
     rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
         return rc;
-    rc = await_ready(s);
+    rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", s->errmsg,
+                       sizeof s->errmsg);
     if (rc == CI_OK)
         rc = check_layers(s);
     if (rc == CI_OK)
@@ -401,7 +396,7 @@ CI_API void ci_session_free(ci_session *s)
     ci_policy_put(s->policy);
     ci_config_clear(&s->cfg);
     ci_snapshot_clear(&s->files);
-    close_fd(&s->wake_fd);
+    ci_close_fd(&s->wake_fd);
     free(s);
 }
 

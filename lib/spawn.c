@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "thread.h"
 
 #ifndef CI_WORKER_PATH
 #define CI_WORKER_PATH "/usr/local/libexec/codeinterp/codeinterp-worker"
@@ -128,22 +129,11 @@ static void *spawner_main(void *unused)
  * which has no threads but the one that forked). Called with the lock. */
 static int spawner_ensure(void)
 {
-    pthread_attr_t attr;
-    pthread_t tid;
-    sigset_t all, old;
     int rc;
 
     if (spawner_owner == getpid())
         return 0;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    rc = pthread_create(&tid, &attr, spawner_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc)
+    if ((rc = ci_thread_start_masked(spawner_main, NULL)) != 0)
         return -rc;
     spawner_owner = getpid();
     return 0;
@@ -183,13 +173,6 @@ static int fd_above_stdio(int fd)
     moved = fcntl(fd, F_DUPFD_CLOEXEC, 5);
     close(fd);
     return moved;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
 }
 
 const char *ci_worker_path(void)
@@ -252,7 +235,7 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         pid = -1;
         goto out;
     }
-    close_fd(&status[1]);
+    ci_close_fd(&status[1]);
     /* EOF means exec succeeded (the write end was close-on-exec). */
     do
         n = read(status[0], report, sizeof report);
@@ -270,8 +253,8 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         pid = -1;
     }
 out:
-    close_fd(&status[0]);
-    close_fd(&status[1]);
+    ci_close_fd(&status[0]);
+    ci_close_fd(&status[1]);
     return pid;
 }
 
@@ -369,13 +352,13 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     }
     rc = CI_OK;
 fail:
-    close_fd(&chan[0]);
-    close_fd(&chan[1]);
-    close_fd(&out[0]);
-    close_fd(&out[1]);
-    close_fd(&err[0]);
-    close_fd(&err[1]);
-    close_fd(&null);
+    ci_close_fd(&chan[0]);
+    ci_close_fd(&chan[1]);
+    ci_close_fd(&out[0]);
+    ci_close_fd(&out[1]);
+    ci_close_fd(&err[0]);
+    ci_close_fd(&err[1]);
+    ci_close_fd(&null);
     return rc;
 }
 

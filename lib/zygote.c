@@ -43,7 +43,8 @@ struct zygote {
     char *worker;  /* the program it runs */
     int manifest;  /* 1: it checked and enforces the manifest of digest */
     unsigned char digest[32];
-    struct ci_worker proc; /* pid, pidfd; channel is the control socket */
+    struct ci_worker proc; /* pid, pidfd; channel is the control socket, err its
+                            * stderr until it is warm */
     unsigned long used;
 };
 
@@ -89,86 +90,6 @@ static void zygote_drop(struct zygote *z)
     free(z->worker);
     memset(z, 0, sizeof *z);
     ci_worker_init(&z->proc);
-}
-
-/* Waits for the zygote's READY until @deadline_ms, keeping the start of
- * its stderr (@err) to explain a failure. CI_OK, or CI_ESPAWN with @msg. */
-static int zygote_await(struct zygote *z, int err, int64_t deadline, char *msg, size_t msglen)
-{
-    char why[2048] = "";
-    size_t have = 0;
-
-    for (;;) {
-        struct pollfd p[2] = {{.fd = z->proc.channel, .events = POLLIN},
-                              {.fd = err, .events = POLLIN}};
-        int64_t left = deadline - ci_now_ms();
-        unsigned char buf[64];
-        ssize_t n;
-
-        if (left <= 0) {
-            snprintf(msg, msglen, "the zygote did not become ready within the startup timeout");
-            return CI_ESPAWN;
-        }
-        if (poll(p, err >= 0 ? 2 : 1, (int)(left > 1000 ? 1000 : left)) < 0 && errno != EINTR) {
-            snprintf(msg, msglen, "poll: %s", strerror(errno));
-            return CI_ESPAWN;
-        }
-        if (err >= 0 && p[1].revents) {
-            n = read(err, why + have, sizeof why - 1 - have);
-            if (n > 0) {
-                have += (size_t)n;
-                why[have] = '\0';
-                if (have == sizeof why - 1) {
-                    close(err);
-                    err = -1; /* enough to explain */
-                }
-            } else if (n == 0 || errno != EAGAIN) {
-                err = -1; /* the caller closes it */
-            }
-        }
-        if (!p[0].revents)
-            continue;
-        n = recv(z->proc.channel, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue;
-        if (n >= (ssize_t)sizeof(struct ci_frame_header)) {
-            struct ci_frame_header h;
-            unsigned layers;
-
-            memcpy(&h, buf, sizeof h);
-            if (h.type == CI_FRAME_READY && h.len == (size_t)n - sizeof h &&
-                ci_ready_parse(buf + sizeof h, h.len, &layers) == 0) {
-                z->proc.layers = layers;
-                return CI_OK;
-            }
-        }
-        /* EOF: it exited; let it finish its stderr. */
-        if (err >= 0) {
-            ssize_t r;
-
-            while (have < sizeof why - 1 &&
-                   (r = read(err, why + have, sizeof why - 1 - have)) > 0)
-                have += (size_t)r;
-            why[have] = '\0';
-        }
-        if (n <= 0) {
-            const char *name;
-            char end[160];
-
-            ci_worker_reap(&z->proc, ci_now_ms() + 2000, &name, end, sizeof end);
-            if (z->proc.exit_code == CI_WORKER_EXIT_MANIFEST) {
-                ci_policy_failure(msg, msglen, have ? why : NULL);
-                return CI_EMANIFEST;
-            }
-            /* How it ended (a signal leaves no stderr to tell). */
-            snprintf(msg, msglen, "the zygote exited during start-up (%s)%s%s", end,
-                     have ? "; its stderr: " : "", why);
-            return CI_ESPAWN;
-        }
-        snprintf(msg, msglen, "the zygote sent no valid READY%s%s", have ? "; its stderr: " : "",
-                 why);
-        return CI_ESPAWN;
-    }
 }
 
 /* Starts a zygote for @preload and @s's manifest, if any, in slot @z.
@@ -228,18 +149,21 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
     z->proc.pid = pid;
     z->proc.pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
     z->proc.channel = ctl[0];
-    ctl[0] = -1;
-    fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    rc = zygote_await(z, errp[0], s->start_deadline, msg, msglen);
+    z->proc.err = errp[0];
+    ctl[0] = errp[0] = -1;
+    fcntl(z->proc.err, F_SETFL, O_NONBLOCK);
+    rc = ci_ready_wait(&z->proc, s->start_deadline, 1, "zygote", msg, msglen);
+    /* Reaped if it failed. Any spare it forked (after a READY that came
+     * too late) ends when the zygote's socket does, and is reaped here. */
+    if (rc != CI_OK)
+        reap_group(pid, 2000);
+    ci_close_fd(&z->proc.err); /* its stderr is only read until it is warm */
 out:
     if (rc != CI_OK)
         zygote_drop(z);
-    if (ctl[0] >= 0)
-        close(ctl[0]);
-    if (errp[0] >= 0)
-        close(errp[0]);
-    if (errp[1] >= 0)
-        close(errp[1]);
+    ci_close_fd(&ctl[0]);
+    ci_close_fd(&errp[0]);
+    ci_close_fd(&errp[1]);
     /* Warm now: its font cache and HOME are no longer read. */
     ci_workspace_remove(&scratch);
     return rc;
@@ -310,10 +234,11 @@ static int our_child(pid_t pid)
 
 /* Reads the zygote's replies to one SPAWN request (proto.h) until it
  * says STARTED or FAILED, within @wait_ms. The new worker's pid,
- * or -1 with @msg; *@gone is set if the zygote must be dropped. Every
- * child it ASSIGNED and did not start is killed and reaped here. */
+ * or -1 with @msg; *@gone is set if the zygote must be dropped, *@by_exec
+ * if it cannot see the session directory (ci_zygote_spawn). Every child
+ * it ASSIGNED and did not start is killed and reaped here. */
 static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t msglen, int *gone,
-                          int *unseen)
+                          int *by_exec)
 {
     pid_t assigned[8];
     int n_assigned = 0;
@@ -356,7 +281,7 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
         if (r.stage == CI_SPAWN_FAILED && r.pid == -EXDEV) {
             /* Its copy of the mount table lacks the directory. */
             snprintf(msg, msglen, "the zygote cannot see the session directory");
-            *unseen = 1;
+            *by_exec = 1;
             reap_assigned(assigned, n_assigned);
             return -1;
         }
@@ -390,7 +315,7 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
 /* Sends one SPAWN request and reads the replies: the pid, or -1 with
  * @msg (a zygote that failed is dropped). */
 static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
-                            size_t msglen, int *unseen)
+                            size_t msglen, int *by_exec)
 {
     struct ci_spawn_request req = {
         .version = CI_PROTO_VERSION,
@@ -437,7 +362,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     /* No longer than the session's start may take. */
     left = s->start_deadline - ci_now_ms();
     pid = read_replies(z, left < 1 ? 1 : left < SPAWN_REPLY_MS ? left : SPAWN_REPLY_MS, msg,
-                       msglen, &gone, unseen);
+                       msglen, &gone, by_exec);
     if (gone)
         zygote_drop(z);
     return pid;

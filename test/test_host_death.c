@@ -336,14 +336,15 @@ static void test_workers_die_with_their_host(void **state)
     /* How they ended. The kernel closes the dead host's descriptors
      * before it sends the parent-death signal (do_exit: exit_files, then
      * exit_notify), so a worker may see its channel's EOF first: its
-     * watchdog thread (a cell running or not) then exits 0. Either way
-     * it ended for one of those two reasons and no other. */
+     * watchdog thread (a cell running or not) then exits with
+     * CI_WORKER_EXIT_HOST_GONE. Either way it ended for one of those two
+     * reasons and no other. */
     for (int i = 0; i < n; i++)
         if (status[i] >= 0 && !(WIFSIGNALED(status[i]) && WTERMSIG(status[i]) == SIGKILL) &&
-            !(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0))
-            fail_msg("worker %d ended with wait status 0x%x: neither SIGKILL nor exit 0 "
+            !(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == CI_WORKER_EXIT_HOST_GONE))
+            fail_msg("worker %d ended with wait status 0x%x: neither SIGKILL nor exit %d "
                      "at the channel's EOF",
-                     pids[i], status[i]);
+                     pids[i], status[i], CI_WORKER_EXIT_HOST_GONE);
     /* The host's zygote, orphaned to us as well, dies by its parent-death
      * signal too: reap it (or anything else orphaned) within the bound. */
     for (int64_t end = h_now_ms() + GONE_MS; h_children(getpid(), NULL, 0) > 0 &&

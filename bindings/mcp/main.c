@@ -34,7 +34,7 @@ struct server srv = {
     .max_message = 16u << 20,
     .max_result = 8u << 20,     /* under the 10 MiB a TypeScript SDK client takes */
     .max_output_chars = 20000,  /* some 5,000 tokens of a model's context */
-    .log_level = LOG_DEBUG,     /* every notification until setLevel */
+    .log_level = MCP_LOG_DEBUG, /* every notification until setLevel */
 };
 
 static const char usage[] =

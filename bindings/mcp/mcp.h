@@ -45,8 +45,8 @@
 #define MCP_MAX_ID 1024
 
 /* MCP's logging levels (RFC 5424 severities), least severe first. */
-enum log_level { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR,
-                 LOG_CRITICAL, LOG_ALERT, LOG_EMERGENCY };
+enum mcp_log_level { MCP_LOG_DEBUG, MCP_LOG_INFO, MCP_LOG_NOTICE, MCP_LOG_WARNING,
+                     MCP_LOG_ERROR, MCP_LOG_CRITICAL, MCP_LOG_ALERT, MCP_LOG_EMERGENCY };
 
 /* What cell runs, and what may interrupt it. */
 enum running_cell { CELL_NONE, CELL_CANCELLABLE, CELL_UNTIL_SHUTDOWN };
@@ -88,7 +88,7 @@ struct server {
     int cancelled;             /* running_id was cancelled by the client */
     int input_done;            /* EOF: run what is queued, then stop */
     int shutdown;              /* a signal or a write error: stop now */
-    int log_level;             /* enum log_level; what notifications pass */
+    int log_level;             /* enum mcp_log_level; what notifications pass */
 };
 
 extern struct server srv;

@@ -186,7 +186,7 @@ static json_t *initialize(const json_t *params)
 static json_t *set_level(const json_t *params)
 {
     const json_t *level = json_object_get(params, "level");
-    for (int i = 0; i <= LOG_EMERGENCY; i++) {
+    for (int i = 0; i <= MCP_LOG_EMERGENCY; i++) {
         if (string_is(level, level_names[i])) {
             pthread_mutex_lock(&srv.lock);
             srv.log_level = i;

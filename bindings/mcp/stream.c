@@ -53,7 +53,7 @@ static void flush(int k, int all)
         json_t *text = json_text(b->data + done, piece);
         if (!text)
             break;
-        if (log_enabled(LOG_INFO))
+        if (log_enabled(MCP_LOG_INFO))
             mcp_send_notification("notifications/message",
                                   json_pack("{s:s, s:s, s:O}", "level", "info", "logger",
                                             k ? "stderr" : "stdout", "data", text));

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "thread.h"
 #include "worker.h"
 
 /* Four text fields of output_limit bytes each, and the outputs, must fit
@@ -247,28 +248,13 @@ static void *watchdog(void *unused)
     _exit(CI_EXIT_HOST_GONE);
 }
 
-/* The thread starts with every signal blocked, so SIGINT always goes to
- * the main thread. */
+/* Its signals blocked, so SIGINT always goes to the main thread. */
 static void start_watchdog(void)
 {
-    sigset_t all, old;
-    pthread_attr_t attr;
-    pthread_t tid;
-    int err;
+    int err = ci_thread_start_masked(watchdog, NULL);
 
-    sigfillset(&all);
-    set_sigmask(SIG_SETMASK, &all, &old);
-    /* A small stack: the memory limit counts address space. */
-    err = pthread_attr_init(&attr);
-    if (!err)
-        err = pthread_attr_setstacksize(&attr, 64 * 1024);
-    if (!err)
-        err = pthread_create(&tid, &attr, watchdog, NULL);
     if (err)
         ci_fatal(CI_EXIT_WATCHDOG, "watchdog thread: %s", strerror(err));
-    pthread_attr_destroy(&attr);
-    pthread_detach(tid);
-    set_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ------------------------------------------------------------ channel */
@@ -320,7 +306,7 @@ static int read_exact(void *buf, size_t len, int eof_ok)
     return 1;
 }
 
-static void send_ready(uint32_t layers)
+void ci_send_ready(uint32_t layers)
 {
     uint32_t payload[2] = {CI_PROTO_VERSION, layers};
     struct iovec iov[2] = {{0}, {payload, sizeof(payload)}};
@@ -605,6 +591,6 @@ int main(int argc, char **argv)
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
     layers |= ci_lockdown(a.parent, &a.limits);
-    send_ready(layers);
+    ci_send_ready(layers);
     serve(&a.limits);
 }

@@ -18,11 +18,10 @@ struct ci_mf_policy; /* manifest.h */
 
 /*
  * Exit codes. Each start-up failure has its own so the host can name it;
- * after READY only 0 and 3 come from the worker itself (a cell may call
- * os._exit() with any code).
+ * after READY only CI_EXIT_HOST_GONE and 3 come from the worker itself (a
+ * cell may call os._exit() with any code).
  */
 enum ci_exit {
-    CI_EXIT_HOST_GONE = 0,    /* the host closed the channel */
     CI_EXIT_USAGE = 2,        /* bad command line */
     CI_EXIT_PROTOCOL = 3,     /* a malformed frame, or the channel failed */
     CI_EXIT_DESCRIPTORS = 4,  /* descriptors 0-3 are not all open */
@@ -40,10 +39,12 @@ enum ci_exit {
     CI_EXIT_PRIVILEGES = 16,  /* leaving root or dropping capabilities failed */
     CI_EXIT_NAMESPACES = 17,  /* unshare failed other than by being refused */
     CI_EXIT_MANIFEST = 18,    /* the signed package manifest's policy failed (manifest.c) */
+    CI_EXIT_HOST_GONE = 19,   /* the host closed the channel */
 };
 
 #ifdef CI_WORKER_EXIT_MANIFEST
 _Static_assert(CI_EXIT_MANIFEST == CI_WORKER_EXIT_MANIFEST, "the host maps exit 18");
+_Static_assert(CI_EXIT_HOST_GONE == CI_WORKER_EXIT_HOST_GONE, "proto.h names exit 19");
 #endif
 
 /* The limits from the command line, in bytes (but the dpi). */
@@ -71,6 +72,11 @@ void ci_pymodule_register(void);
 
 /* input() during a cell, as proto.h's INPUT_REQUEST and INPUT_REPLY; for
  * pymodule.c, on the main thread with the GIL. */
+
+/* Sends READY, with the CI_LAYER_* bits @layers, on the channel: a
+ * worker's stream, or a zygote's SOCK_SEQPACKET socket, which takes the
+ * frame as one message. A host that went away ends the process. */
+void ci_send_ready(uint32_t layers);
 
 /* 1 if the running cell's RUN has CI_RUN_FLAG_INPUT and the caller is the
  * worker's main thread, the one thread that reads the channel. */

@@ -116,24 +116,43 @@ static int single_threaded(void)
     return n == 1;
 }
 
-static void send_all(const void *buf, size_t len)
-{
-    ssize_t n;
-
-    do
-        n = send(CI_FD_CHANNEL, buf, len, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
-        _exit(CI_EXIT_HOST_GONE);
-    if (n != (ssize_t)len)
-        ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
-}
-
+/* Sends the host one reply (proto.h); a host that went away ends us. */
 static void reply(uint32_t stage, int32_t pid)
 {
     struct ci_spawn_reply r = {.pid = pid, .stage = stage};
+    ssize_t n;
 
-    send_all(&r, sizeof r);
+    do
+        n = send(CI_FD_CHANNEL, &r, sizeof r, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+        _exit(CI_EXIT_HOST_GONE);
+    if (n != (ssize_t)sizeof r)
+        ci_fatal(CI_EXIT_PROTOCOL, "zygote: send: %s", n < 0 ? strerror(errno) : "short");
+}
+
+/* The descriptors that came in @m's SCM_RIGHTS messages: the first @max
+ * in @fds, the others closed. How many came. */
+static int take_rights(struct msghdr *m, int *fds, int max)
+{
+    struct cmsghdr *c;
+    int n = 0;
+
+    for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int fd;
+
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (n < max)
+                fds[n] = fd;
+            else
+                close(fd);
+            n++;
+        }
+    }
+    return n;
 }
 
 /* One SPAWN message on @sock: the request, the directory (NUL-terminated
@@ -148,8 +167,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     struct iovec iov[2] = {{req, sizeof *req}, {dir, CI_SPAWN_DIR_MAX + 1}};
     struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2,
                          .msg_control = control.buf, .msg_controllen = sizeof control.buf};
-    struct cmsghdr *c;
-    int nfds = 0, ok;
+    int nfds, ok;
     ssize_t n;
 
     do
@@ -159,20 +177,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
         return -1;
     if (n < 0)
         ci_fatal(CI_EXIT_PROTOCOL, "zygote: recvmsg: %s", strerror(errno));
-    for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-            int fd;
-
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (nfds < CI_SPAWN_FDS)
-                fds[nfds] = fd;
-            else
-                close(fd);
-            nfds++;
-        }
-    }
+    nfds = take_rights(&msg, fds, CI_SPAWN_FDS);
     ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == CI_SPAWN_FDS &&
          (size_t)n >= sizeof *req && req->version == CI_PROTO_VERSION &&
          req->reserved == 0 && req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
@@ -237,6 +242,7 @@ static int forward(int sock, const struct order *o, const int fds[CI_SPAWN_FDS],
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                        .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    char ack;
     ssize_t n;
 
     memset(control.buf, 0, sizeof control.buf);
@@ -251,18 +257,11 @@ static int forward(int sock, const struct order *o, const int fds[CI_SPAWN_FDS],
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)sizeof *o)
         return -1;
-    {
-        struct pollfd p = {.fd = sock, .events = POLLIN};
-        char ack;
-
-        while ((n = poll(&p, 1, SPARE_ACK_MS)) < 0 && errno == EINTR)
-            ;
-        if (n != 1)
-            return -1;
-        do
-            n = recv(sock, &ack, 1, MSG_DONTWAIT);
-        while (n < 0 && errno == EINTR);
-    }
+    if (!readable(sock, SPARE_ACK_MS))
+        return -1;
+    do
+        n = recv(sock, &ack, 1, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
     return n == 1 ? 0 : -1;
 }
 
@@ -278,8 +277,7 @@ static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tre
     struct iovec iov = {o, sizeof *o};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                        .msg_controllen = sizeof control.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    size_t nfds;
+    int got[CI_SPAWN_FDS + 1], nfds;
     ssize_t n;
 
     do
@@ -287,17 +285,12 @@ static int take_order(int sock, struct order *o, int fds[CI_SPAWN_FDS], int *tre
     while (n < 0 && errno == EINTR);
     if (n == 0)
         return -1;
-    c = CMSG_FIRSTHDR(&m);
-    nfds = c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
-               ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int)
-               : 0;
+    nfds = n > 0 ? take_rights(&m, got, CI_SPAWN_FDS + 1) : 0;
     if (n != (ssize_t)sizeof *o || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         (nfds != CI_SPAWN_FDS && nfds != CI_SPAWN_FDS + 1))
         ci_fatal(CI_EXIT_PROTOCOL, "spare: a malformed order from the zygote");
-    memcpy(fds, CMSG_DATA(c), sizeof(int) * CI_SPAWN_FDS);
-    *tree = -1;
-    if (nfds > CI_SPAWN_FDS)
-        memcpy(tree, CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, sizeof *tree);
+    memcpy(fds, got, sizeof(int) * CI_SPAWN_FDS);
+    *tree = nfds > CI_SPAWN_FDS ? got[CI_SPAWN_FDS] : -1;
     o->dir[sizeof o->dir - 1] = '\0';
     return 1;
 }
@@ -426,10 +419,17 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     return layers;
 }
 
+/* A spare as the zygote sees it, or as it sees itself once forked. */
+struct spare {
+    pid_t pid;     /* in the zygote: its pid, or -errno of a failed fork */
+    int sock;      /* the zygote's end of its socket, or in the spare its own; -1 */
+    int own_pidns; /* in the spare: it is pid 1 of a PID namespace of its own */
+};
+
 /*
  * A new spare in @sp (pid, and the zygote's end of its socket), or none
  * (sock -1) if the fork failed. Returns 1 in the spare itself, with
- * *@own_pidns set if it is pid 1 of a PID namespace of its own.
+ * sp->own_pidns set if it is pid 1 of a PID namespace of its own.
  *
  * The clone makes that namespace, with the user namespace that owns it:
  * CLONE_NEWPID needs CAP_SYS_ADMIN over the new namespace, which the
@@ -439,45 +439,50 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
  * kernel or a container refuses the pair, the spare is cloned without it
  * and makes its user namespace itself (ci_isolate_early).
  */
-static int spare_make(pid_t *pid, int *sock, int *own_pidns)
+static int spare_make(struct spare *sp)
 {
     int pair[2];
 
-    *pid = 0;
-    *sock = -1;
+    sp->pid = 0;
+    sp->sock = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
         return 0;
-    *own_pidns = host_pidfd >= 0;
-    *pid = *own_pidns ? ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID) : -EPERM;
-    if (*pid < 0 && ci_ns_refused(-*pid)) {
-        *own_pidns = 0;
-        *pid = ci_interp_fork(CLONE_PARENT);
+    sp->own_pidns = host_pidfd >= 0;
+    sp->pid = sp->own_pidns ? ci_interp_fork(CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWPID)
+                            : -EPERM;
+    if (sp->pid < 0 && ci_ns_refused(-sp->pid)) {
+        sp->own_pidns = 0;
+        sp->pid = ci_interp_fork(CLONE_PARENT);
     }
-    if (*pid == 0) {
+    if (sp->pid == 0) {
         close(pair[0]);
-        *sock = pair[1];
+        sp->sock = pair[1];
         return 1;
     }
     close(pair[1]);
-    if (*pid < 0) {
+    if (sp->pid < 0) {
         close(pair[0]);
         return 0;
     }
-    *sock = pair[0];
+    sp->sock = pair[0];
     return 0;
 }
 
-uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
-                         char **session_dir)
+/* The ready spares, oldest first. */
+struct pool {
+    struct spare v[SPARES];
+    int ready;
+};
+
+/*
+ * The zygote's own start: out of the host's session, never root, tied to
+ * @parent, its manifest's files checked, warm with @preload, its seccomp
+ * policy built, then its mount namespace made; READY, with the layers it
+ * has, goes to the host last.
+ */
+static void warm_up(pid_t parent, const char *preload)
 {
-    static struct order order;
     uint32_t layers;
-    struct {
-        pid_t pid;
-        int sock;
-    } pool[SPARES]; /* the ready spares, oldest first */
-    pid_t spare;
-    int fds[CI_SPAWN_FDS], sock, own_pidns = 0, ready = 0;
 
     /* Named for ps and top; each child takes the worker's name back. */
     prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
@@ -513,85 +518,114 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
      * warm-up, which thus ran without a capability. */
     zygote_mounts = ci_unshare_zygote(zygote_uid, zygote_gid);
     ci_tie_to_parent(parent);
-    {
-        uint32_t payload[2] = {CI_PROTO_VERSION, layers};
-        char msg[sizeof(struct ci_frame_header) + sizeof payload];
-        struct ci_frame_header h = {.type = CI_FRAME_READY, .len = sizeof payload};
+    ci_send_ready(layers);
+}
 
-        memcpy(msg, &h, sizeof h);
-        memcpy(msg + sizeof h, payload, sizeof payload);
-        send_all(msg, sizeof msg);
+/* Tops up @pool while no request waits: at once when it is empty, else
+ * after SPARE_DELAY_MS without one. 1 in a new spare (@self), else 0. */
+static int top_up(struct pool *pool, struct spare *self)
+{
+    struct spare sp;
+
+    while (pool->ready < SPARES && !readable(CI_FD_CHANNEL, pool->ready ? SPARE_DELAY_MS : 0)) {
+        if (spare_make(&sp)) {
+            *self = sp;
+            return 1;
+        }
+        if (sp.sock < 0)
+            break;
+        pool->v[pool->ready++] = sp;
     }
+    return 0;
+}
 
-    for (;;) {
-        int32_t answer = -EAGAIN;
-        int got, tree;
+/*
+ * Gives @o, with @fds and @tree, to the oldest spare of @pool; if it died
+ * meanwhile, the next one, or a new one, takes it. *@answer becomes the
+ * pid of the one that took it, or stays -EAGAIN (or -errno of a fork);
+ * *@taken is that spare, whose socket the caller closes (-1 if none).
+ * 1 in a new spare (@self), else 0.
+ */
+static int assign(struct pool *pool, const struct order *o, const int fds[CI_SPAWN_FDS],
+                  int tree, int32_t *answer, struct spare *taken, struct spare *self)
+{
+    struct spare sp;
 
-        /* The pool topped up while no request waits: at once when it is
-         * empty, else after SPARE_DELAY_MS without one. */
-        while (ready < SPARES && !readable(CI_FD_CHANNEL, ready ? SPARE_DELAY_MS : 0)) {
-            if (spare_make(&spare, &sock, &own_pidns))
-                goto in_spare;
-            if (sock < 0)
-                break;
-            pool[ready].pid = spare;
-            pool[ready++].sock = sock;
-            sock = -1; /* the pool's now */
+    for (int attempt = 0; attempt < SPARES + 1; attempt++) {
+        if (pool->ready > 0) {
+            sp = pool->v[0];
+            memmove(pool->v, pool->v + 1, sizeof *pool->v * (size_t)--pool->ready);
+        } else if (spare_make(&sp)) {
+            *self = sp;
+            return 1;
         }
-        got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
-        if (got < 0)
-            _exit(CI_EXIT_HOST_GONE);
-        if (got == 0) {
-            explicit_bzero(&order, sizeof order);
-            reply(CI_SPAWN_FAILED, -EINVAL);
-            continue;
+        if (sp.sock < 0) {
+            *answer = sp.pid < 0 ? sp.pid : -EAGAIN;
+            return 0;
         }
-        tree = copy_session(&order);
-        /* A directory our copy of the mount table lacks (on a mount made
-         * after it, where mounts do not propagate) is no spare's: the
-         * host starts that worker by exec. One our uid cannot reach, the
-         * spare explains. */
-        if (order.tree_error && order.tree_error != EACCES)
-            answer = order.tree_error == ESTALE ? -ESTALE : -EXDEV;
-        /* The oldest spare takes it; if it died meanwhile, the next
-         * one, or a new one, does. */
-        for (int attempt = 0; answer == -EAGAIN && attempt < SPARES + 1; attempt++) {
-            if (ready > 0) {
-                spare = pool[0].pid;
-                sock = pool[0].sock;
-                memmove(pool, pool + 1, sizeof *pool * (size_t)--ready);
-            } else if (spare_make(&spare, &sock, &own_pidns)) {
-                goto in_spare;
-            }
-            if (sock < 0) {
-                answer = spare < 0 ? spare : -EAGAIN;
-                break;
-            }
-            /* Before the spare has the session: should this process die
-             * from here on, the host knows which child to reap. */
-            reply(CI_SPAWN_ASSIGNED, spare);
-            if (forward(sock, &order, fds, tree) == 0) {
-                answer = spare;
-                break;
-            }
-            /* Gone, or stuck with the session's descriptors: it must not
-             * wake up later to speak on them beside the next one. */
-            kill(spare, SIGKILL);
-            close(sock);
-            sock = -1;
+        /* Before the spare has the session: should this process die
+         * from here on, the host knows which child to reap. */
+        reply(CI_SPAWN_ASSIGNED, sp.pid);
+        if (forward(sp.sock, o, fds, tree) == 0) {
+            *answer = sp.pid;
+            *taken = sp;
+            return 0;
         }
-        for (int i = 0; i < CI_SPAWN_FDS; i++)
-            close(fds[i]);
-        if (tree >= 0)
-            close(tree);
-        /* The next spare is forked from this memory: nothing of this
-         * session may be in it. */
+        /* Gone, or stuck with the session's descriptors: it must not
+         * wake up later to speak on them beside the next one. */
+        kill(sp.pid, SIGKILL);
+        close(sp.sock);
+    }
+    return 0;
+}
+
+/* Answers the host's next SPAWN request; exits if the host is gone. 1 in
+ * a new spare (@self), else 0. */
+static int serve_request(struct pool *pool, struct spare *self)
+{
+    static struct order order;
+    struct spare taken = {.sock = -1};
+    int32_t answer = -EAGAIN;
+    int fds[CI_SPAWN_FDS], got, tree;
+
+    got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
+    if (got < 0)
+        _exit(CI_EXIT_HOST_GONE);
+    if (got == 0) {
         explicit_bzero(&order, sizeof order);
-        reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
-        if (sock >= 0)
-            close(sock);
-        sock = -1;
+        reply(CI_SPAWN_FAILED, -EINVAL);
+        return 0;
     }
-in_spare:
-    return spare_life(sock, parent, own_pidns, req, session_dir);
+    tree = copy_session(&order);
+    /* A directory our copy of the mount table lacks (on a mount made
+     * after it, where mounts do not propagate) is no spare's: the host
+     * starts that worker by exec. One our uid cannot reach, the spare
+     * explains. */
+    if (order.tree_error && order.tree_error != EACCES)
+        answer = order.tree_error == ESTALE ? -ESTALE : -EXDEV;
+    else if (assign(pool, &order, fds, tree, &answer, &taken, self))
+        return 1;
+    for (int i = 0; i < CI_SPAWN_FDS; i++)
+        close(fds[i]);
+    if (tree >= 0)
+        close(tree);
+    /* The next spare is forked from this memory: nothing of this session
+     * may be in it. */
+    explicit_bzero(&order, sizeof order);
+    reply(answer > 0 ? CI_SPAWN_STARTED : CI_SPAWN_FAILED, answer);
+    if (taken.sock >= 0)
+        close(taken.sock);
+    return 0;
+}
+
+uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
+                         char **session_dir)
+{
+    struct pool pool = {.ready = 0};
+    struct spare self;
+
+    warm_up(parent, preload);
+    for (;;)
+        if (top_up(&pool, &self) || serve_request(&pool, &self))
+            return spare_life(self.sock, parent, self.own_pidns, req, session_dir);
 }
