@@ -1,7 +1,8 @@
 # codeinterp: a sandboxed, stateful Python interpreter for AI agents.
 #
 #   make          build/libcodeinterp.so, .a, codeinterp-worker, codeinterp-mcp, examples
-#   make deps     install the Debian packages the build and tests need (Debian's
+#   make deps     install the Debian packages the build and tests need, and the
+#                 analyst's package set (tools/analysis_packages.txt; Debian's
 #                 nodejs and npm when there is no node), and the MCP tests' npm
 #                 packages (bindings/mcp/test)
 #   make demo-deps  only the Debian packages the build and the demo need
@@ -177,6 +178,9 @@ DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev l
 TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc groff-base \
                  ca-certificates python3-mypy python3-pip python3-setuptools python3-wheel \
                  python3-venv rust-clippy
+# The analyst's package set, for cells to import: tools/analysis_packages.txt
+# names each with its Debian package (test_packages imports them all).
+ANALYSIS_PACKAGES := $(shell awk '!/^\#/ && NF {print $$2}' tools/analysis_packages.txt)
 # The MCP tests' Node.js (18 or later) and npm: Debian's, installed only
 # when there is no node at all, so a Node.js of another origin is kept.
 NODE_PACKAGES := nodejs npm
@@ -201,7 +205,7 @@ demo-deps:
 # in $(MCP_TEST)/package-lock.json: npm ci installs it from the npm
 # registry when node_modules is missing or older than the lock file.
 deps: demo-deps
-	$(call install_missing,$(TEST_PACKAGES) $(if $(shell command -v node 2> /dev/null),,$(NODE_PACKAGES)))
+	$(call install_missing,$(TEST_PACKAGES) $(ANALYSIS_PACKAGES) $(if $(shell command -v node 2> /dev/null),,$(NODE_PACKAGES)))
 	@command -v npm > /dev/null || \
 	  { echo "make deps: the MCP tests ($(MCP_TEST)) need npm, and $$(command -v node) ($$(node --version)) has none beside it: install its npm" >&2; exit 1; }
 	@if [ ! -d $(MCP_TEST)/node_modules ] || [ $(MCP_TEST)/package-lock.json -nt $(MCP_TEST)/node_modules ]; then \
