@@ -7,7 +7,7 @@
  * under the file's own name, and runs the cells an analyst agent would
  * write, one after another (state persists between them, as in a
  * notebook): the *.py files of the folder CELLS in the order of their
- * names, each file one cell. In a real agent a model writes them. It
+ * names (alphasort: 1_load.py before 2_change.py), each file one cell. In a real agent a model writes them. It
  * prints each result as the host receives it: text, value, the files the
  * cell wrote, and its rich outputs, of which figures come back as
  * image/png outputs saved into OUTDIR as they arrive. Then it copies
@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
 
 static const char *status_name(ci_status st)
 {
