@@ -1,15 +1,17 @@
 # codeinterp: a sandboxed, stateful Python interpreter for AI agents.
 #
 #   make          build/libcodeinterp.so, .a, codeinterp-worker, codeinterp-mcp, examples
-#   make deps     install the Debian packages the build and tests need (Debian's
+#   make deps     install the Debian packages the build and tests need, and the
+#                 analyst's package set (tools/analysis_packages.txt; Debian's
 #                 nodejs and npm when there is no node), and the MCP tests' npm
 #                 packages (bindings/mcp/test)
 #   make demo-deps  only the Debian packages the build and the demo need
-#   make demo     the quarterly-variance agent on real data
+#   make demo     the finance team's variance report, actual against budget
+#   make demo-macro  the variance of US macroeconomic growth rates, on real data
 #   make check    build and run every test
 #   make check SANITIZE=1   the same, host library and tests under ASan and UBSan (build-san/)
 #   make valgrind the tests of the normal build under valgrind's memcheck
-#   make check-header check-abi check-man check-install check-python-sources   one check alone
+#   make check-header check-abi check-man check-install check-python-sources check-demo   one check alone
 #   make check-python check-go check-rust check-mcp   one binding's tests (bindings/)
 #   make install  install under PREFIX (default /usr/local); DESTDIR stages
 #   make uninstall  remove what make install put
@@ -61,7 +63,7 @@ CHECK_EXTRA   :=
 endif
 BINDING_CHECKS := check-python check-go check-rust check-mcp
 CHECK_EXTRA   ?= check-header check-abi check-man check-install check-python-sources check-jupyter-fast \
-                 $(BINDING_CHECKS)
+                 check-demo $(BINDING_CHECKS)
 
 VERSION_MAJOR := $(shell sed -n 's/^\#define CI_VERSION_MAJOR \([0-9]*\)/\1/p' include/codeinterp.h)
 VERSION_MINOR := $(shell sed -n 's/^\#define CI_VERSION_MINOR \([0-9]*\)/\1/p' include/codeinterp.h)
@@ -86,8 +88,8 @@ MCP_TEST   := bindings/mcp/test
 PY_CFLAGS  = $(shell $(PYTHON_CONFIG) --embed --includes)
 PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 
-.PHONY: all deps demo-deps demo check clean install uninstall FORCE
-.PHONY: check-header check-abi check-man check-install check-python-sources
+.PHONY: all deps demo-deps demo demo-macro check clean install uninstall FORCE
+.PHONY: check-header check-abi check-man check-install check-python-sources check-demo
 .PHONY: check-bindings check-python check-go check-rust check-mcp
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
      $(BUILD)/codeinterp-mcp $(BUILD)/codeinterp-manifest $(EXAMPLES)
@@ -166,8 +168,11 @@ $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/sce
 # What the build and the demo need: the C toolchain, python3-config and
 # libpython3.11 for the worker, the host's libraries (JSON, Ed25519), the
 # worker's seccomp, and what every session imports.
+# The finance demo writes its report with tabulate (Markdown) and
+# XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
-                 python3-numpy python3-pandas python3-matplotlib python3-ipython
+                 python3-numpy python3-pandas python3-matplotlib python3-ipython \
+                 python3-tabulate python3-xlsxwriter python3-openpyxl
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python
 # binding (mypy, pip, setuptools, wheel and venv for its install check),
@@ -177,6 +182,9 @@ DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev l
 TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc groff-base \
                  ca-certificates python3-mypy python3-pip python3-setuptools python3-wheel \
                  python3-venv rust-clippy
+# The analyst's package set, for cells to import: tools/analysis_packages.txt
+# names each with its Debian package (test_packages imports them all).
+ANALYSIS_PACKAGES := $(shell awk '!/^\#/ && NF {print $$2}' tools/analysis_packages.txt)
 # The MCP tests' Node.js (18 or later) and npm: Debian's, installed only
 # when there is no node at all, so a Node.js of another origin is kept.
 NODE_PACKAGES := nodejs npm
@@ -201,7 +209,7 @@ demo-deps:
 # in $(MCP_TEST)/package-lock.json: npm ci installs it from the npm
 # registry when node_modules is missing or older than the lock file.
 deps: demo-deps
-	$(call install_missing,$(TEST_PACKAGES) $(if $(shell command -v node 2> /dev/null),,$(NODE_PACKAGES)))
+	$(call install_missing,$(TEST_PACKAGES) $(ANALYSIS_PACKAGES) $(if $(shell command -v node 2> /dev/null),,$(NODE_PACKAGES)))
 	@command -v npm > /dev/null || \
 	  { echo "make deps: the MCP tests ($(MCP_TEST)) need npm, and $$(command -v node) ($$(node --version)) has none beside it: install its npm" >&2; exit 1; }
 	@if [ ! -d $(MCP_TEST)/node_modules ] || [ $(MCP_TEST)/package-lock.json -nt $(MCP_TEST)/node_modules ]; then \
@@ -210,9 +218,18 @@ deps: demo-deps
 	fi
 
 # ------------------------------------------------------------------ demo
+# The finance team's variance report: four quarterly general-ledger
+# exports and a budget (examples/data/make_finance_data.py wrote them),
+# consolidated and compared by the cells of examples/variance/.
+FINANCE_DATA := $(sort $(wildcard examples/data/gl_actuals_*.csv)) examples/data/budget_2025.csv
 demo: demo-deps
 	$(MAKE) all
-	$(BUILD)/quarterly_variance examples/data/macrodata.csv $(BUILD)/demo
+	$(BUILD)/scripted_agent examples/variance $(BUILD)/demo $(FINANCE_DATA)
+
+# The second example: the variance of US macroeconomic growth rates.
+demo-macro: demo-deps
+	$(MAKE) all
+	$(BUILD)/scripted_agent examples/macro $(BUILD)/demo-macro examples/data/macrodata.csv
 
 # ----------------------------------------------------------------- check
 # Each test binary runs under its own timeout, so a hang fails the suite
@@ -272,9 +289,15 @@ check-man:
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
 check-python-sources:
-	pyflakes3 $(EMBED_PY) test/python test/jupyter
+	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
+
+# make demo's finance job against plain pandas outside the sandbox, and
+# its sample data against the script that wrote it (test/demo/).
+check-demo: all
+	PYTHONDONTWRITEBYTECODE=1 BUILD=$(BUILD) timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
+	    -p no:cacheprovider --rootdir test/demo test/demo
 
 check-install:
 	MAKE='$(MAKE)' TREE_WORKER='$(WORKER_PATH)' sh test/install.sh

@@ -20,6 +20,11 @@
  * the listed files, and session ready with and without the manifest,
  * taken in turns so that the machine's drift falls on both alike.
  *
+ * Then the first import of each module of the analyst's package set
+ * (tools/analysis_packages.txt, or $BENCH_PACKAGE_LIST) in a new session:
+ * the cell's round trip and the unique memory it adds, N_IMPORT sessions
+ * a module, taken in turns; and the whole set imported in one cell.
+ *
  * Session ready (row 1) is measured with PACE_MS between sessions, as an
  * agent opens them, and again back to back, where the two CPUs also
  * serve the last session's exit and the next spare.
@@ -57,6 +62,8 @@
 #define N_VERIFY 10
 #define N_HASH 3
 #define N_PAIRS 30
+#define N_IMPORT 5
+#define MAX_MODULES 64
 /* Between the sessions of row 1: an agent's next session finds the
  * library idle, the zygote's spare made (it waits 10 ms after handing
  * one out, then forks and prepares the next in a few ms). */
@@ -436,6 +443,103 @@ out:
 
 /* --------------------------------------------------------------- main */
 
+/* Reads the modules of the package list @path (the first word of each
+ * line that is not a comment) into @mods; their count, or -1. */
+static int read_modules(const char *path, char mods[][128])
+{
+    char line[256];
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (n < MAX_MODULES && fgets(line, sizeof line, f))
+        if (line[0] != '#' && sscanf(line, "%127s", mods[n]) == 1)
+            n++;
+    fclose(f);
+    return n;
+}
+
+/* Runs @code as the first cell of a new session, PACE_MS after the last:
+ * its round trip in *@ms and the unique memory it added in *@mib (-1 if
+ * unreadable). 0, or -1 after counting a failure. */
+static int first_cell(const char *code, double *ms, double *mib)
+{
+    double new_ms, before, after, rss;
+    usleep(PACE_MS * 1000);
+    ci_session *s = start(NULL, &new_ms);
+    if (!s) {
+        failures++;
+        return -1;
+    }
+    int mem = smaps(ci_session_pid(s), &before, &rss) == 0;
+    double t0 = now_us();
+    ci_result *r = run_ok(s, code);
+    *ms = (now_us() - t0) / 1e3;
+    *mib = r && mem && smaps(ci_session_pid(s), &after, &rss) == 0 ? (after - before) / 1024 : -1;
+    ci_result_free(r);
+    ci_session_free(s);
+    return r ? 0 : -1;
+}
+
+/* 8: each module's first import in a new session, and the set in one. */
+static void package_imports(void)
+{
+    static char mods[MAX_MODULES][128];
+    static double ms[MAX_MODULES][N_IMPORT], mib[MAX_MODULES][N_IMPORT];
+    int got[MAX_MODULES] = {0}, gotmem[MAX_MODULES] = {0};
+    const char *list = getenv("BENCH_PACKAGE_LIST") ? getenv("BENCH_PACKAGE_LIST")
+                                                    : "tools/analysis_packages.txt";
+    int n = read_modules(list, mods);
+    if (n <= 0) {
+        fprintf(stderr, "bench: no modules in %s\n", list);
+        failures++;
+        return;
+    }
+    fprintf(stderr, "bench: first import of %d modules in a new session, n=%d each\n", n,
+            N_IMPORT);
+    size_t cap = 1, len = 0;
+    for (int i = 0; i < n; i++)
+        cap += strlen(mods[i]) + 8;
+    char *all = malloc(cap);
+    for (int i = 0; all && i < n; i++)
+        len += snprintf(all + len, cap - len, "import %s\n", mods[i]);
+    for (int k = 0; k < N_IMPORT; k++) {
+        for (int i = 0; i < n; i++) {
+            char code[160];
+            double t, m;
+            snprintf(code, sizeof code, "import %s", mods[i]);
+            if (first_cell(code, &t, &m) != 0)
+                continue;
+            ms[i][got[i]++] = t;
+            if (m >= 0)
+                mib[i][gotmem[i]++] = m;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "import:%s", mods[i]);
+        emit(key, ms[i], got[i], "ms");
+        snprintf(key, sizeof key, "import_mem:%s", mods[i]);
+        emit(key, mib[i], gotmem[i], "MiB");
+    }
+
+    /* The whole set, in one cell of a new session. */
+    double all_ms[N_IMPORT], all_mib[N_IMPORT], m;
+    int na = 0, nm = 0;
+    for (int k = 0; all && k < N_IMPORT; k++) {
+        if (first_cell(all, &all_ms[na], &m) != 0)
+            continue;
+        na++;
+        if (m >= 0)
+            all_mib[nm++] = m;
+    }
+    if (!all)
+        failures++;
+    free(all);
+    emit("import_all", all_ms, na, "ms");
+    emit("import_all_mem", all_mib, nm, "MiB");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -625,6 +729,9 @@ int main(int argc, char **argv)
 
     /* 7: what a signed package manifest costs. */
     manifest_costs();
+
+    /* 8: the analyst's package set, imported. */
+    package_imports();
 
     free(workload);
     if (failures)

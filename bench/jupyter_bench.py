@@ -28,6 +28,8 @@ N_TRIVIAL = 500
 N_WARMUP = 20
 N_COLD = 5
 N_WORKLOAD = 10
+N_IMPORT = 5  # as bench.c
+PACKAGE_LIST = os.environ.get("BENCH_PACKAGE_LIST", "tools/analysis_packages.txt")
 
 FIRST_CELL = "import pandas as pd; pd.DataFrame({'a':[1]}).a.sum()"
 # The worker of codeinterp has these loaded before its first cell; a
@@ -87,6 +89,35 @@ def cold_import():
                        check=True, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
         times.append((time.perf_counter() - t0) * 1e3)
     emit("cold_import", times, "ms")
+
+
+def plain_imports(path):
+    """Each module's first import in plain python3, as bench.c times it in
+    a session: in a child forked from a process that has the worker's
+    preloaded modules and IPython imported, the sessions' zygote's way."""
+    for m in ("numpy", "pandas", "matplotlib.pyplot", "IPython"):
+        __import__(m)
+    mods = [line.split()[0] for line in open(path)
+            if line.strip() and not line.startswith("#")]
+    times = {m: [] for m in mods}
+    for _ in range(N_IMPORT):
+        for m in mods:
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                t0 = time.perf_counter()
+                __import__(m)
+                os.write(w, f"{(time.perf_counter() - t0) * 1e3}".encode())
+                os._exit(0)
+            os.close(w)
+            with os.fdopen(r) as f:
+                out = f.read()
+            os.waitpid(pid, 0)
+            if out:
+                times[m].append(float(out))
+    for m in mods:
+        emit(f"plain_import:{m}", times[m], "ms")
 
 
 def kernel_pid(km):
@@ -157,6 +188,9 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--plain":
         plain_workload(sys.argv[2])
         return
+    if len(sys.argv) == 3 and sys.argv[1] == "--imports":
+        plain_imports(sys.argv[2])
+        return
     if len(sys.argv) != 2:
         sys.exit("usage: jupyter_bench.py bench/workload.py")
     workload = sys.argv[1]
@@ -177,6 +211,9 @@ def main():
         log(f"plain workload, n={N_WORKLOAD} (+1 warm-up)")
         subprocess.run([sys.executable, os.path.abspath(__file__), "--plain", workload],
                        check=True)
+        log(f"first import of each module of {PACKAGE_LIST}, n={N_IMPORT} each")
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--imports",
+                        os.path.abspath(PACKAGE_LIST)], check=True)
         jupyter(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

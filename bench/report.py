@@ -115,6 +115,27 @@ def ipython_layer(ci, base, med):
            "target met?"), rows)
 
 
+def imports(ci, ref):
+    """Row 8: each module's first import in a new session, slowest first,
+    beside plain python3's in a child forked after the same imports."""
+    mods = [k.split(":", 1)[1] for k in ci if k.startswith("import:")]
+    if not mods:
+        return
+    mods.sort(key=lambda m: -ci["import:" + m][1])
+    rows = []
+    for m in mods:
+        a, b = ci["import:" + m][1], ref.get("plain_import:" + m, (0, None))[1]
+        rows.append((m, cell(ci, "import:" + m), cell(ref, "plain_import:" + m),
+                     f"{a - b:+,.1f} ms" if b is not None else "-",
+                     cell(ci, "import_mem:" + m)))
+    rows.append(("the whole set, in one cell", cell(ci, "import_all"), "", "",
+                 cell(ci, "import_all_mem")))
+    print("8 first import of each module of the analyst's set in a new session"
+          " (tools/analysis_packages.txt)")
+    table(("module", "codeinterp: cell round trip", "plain python3, forked",
+           "difference", "unique memory added"), rows)
+
+
 def main():
     ci = load(sys.argv[1])
     ref = load(sys.argv[2])
@@ -216,6 +237,7 @@ def main():
           "medians, n runs each, p90 by nearest rank")
     print(machine())
     table(head, rows)
+    imports(ci, ref)
     if len(sys.argv) > 3:
         ipython_layer(ci, load(sys.argv[3]), med)
     if "jupyter_ready" not in ref:

@@ -627,7 +627,7 @@ static void test_command(void **state)
     free(out);
 }
 
-/* The demo's cells, unchanged, under the manifest. */
+/* make demo-macro's cells, unchanged, under the manifest. */
 static void test_demo_under_manifest(void **state)
 {
     require_landlock();
@@ -640,8 +640,9 @@ static void test_demo_under_manifest(void **state)
     *slash = '\0';
     slash = strrchr(exe, '/');
     *slash = '\0';
-    demo = h_fmt("%s/quarterly_variance", exe);
-    sh(h_fmt("%s --manifest %s --public-key %s examples/data/macrodata.csv %s > %s/demo.log",
+    demo = h_fmt("%s/scripted_agent", exe);
+    sh(h_fmt("%s --manifest %s --public-key %s examples/macro %s examples/data/macrodata.csv"
+             " > %s/demo.log",
              demo, manifest, pub, out, tmp));
     {
         char *report = h_fmt("%s/variance_report.csv", out);

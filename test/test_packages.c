@@ -1,0 +1,251 @@
+/*
+ * The analyst's package set that make deps installs from Debian: each
+ * package imports in a session, from Debian's dist-packages, and does its
+ * job there under the sandbox: a seaborn figure, Excel and OpenDocument
+ * files that round-trip through the workspace, Markdown tables, model
+ * fits, plotly's MIME bundle, documents and PDFs written and read back,
+ * and requests refused with the network policy's message. The group's
+ * session has the defaults.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+
+static ci_session *S;
+
+static int group_setup(void **state)
+{
+    return h_group_session(&S, NULL);
+}
+
+/* The set, as make deps installs it: the module a cell imports and the
+ * Debian package it comes from, a line each. Run from the top of the tree. */
+#define SET_LIST "tools/analysis_packages.txt"
+
+/* Each module imports, and from Debian's directory, not another install;
+ * the list is all of the set (it names pandas and plotly). */
+static void test_each_package_imports_from_debian(void **state)
+{
+    char line[256], module[128], debian[128];
+    int count = 0, pandas = 0, plotly = 0;
+    FILE *f = fopen(SET_LIST, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%127s %127s", module, debian) != 2)
+            continue;
+        char *code = h_fmt("import %s as m\nm.__file__.split('/')[:5]", module);
+        ci_result *r = h_run(S, code);
+        if (ci_result_status(r) != CI_STATUS_OK) {
+            h_dump(r);
+            fail_msg("import %s (%s) failed", module, debian);
+        }
+        h_assert_str(ci_result_value(r), "['', 'usr', 'lib', 'python3', 'dist-packages']");
+        ci_result_free(r);
+        free(code);
+        count++;
+        pandas |= !strcmp(debian, "python3-pandas");
+        plotly |= !strcmp(debian, "python3-plotly");
+    }
+    fclose(f);
+    assert_int_equal(count, 29);
+    assert_true(pandas && plotly);
+}
+
+/* sns.barplot draws the means as bars and the figure comes back as a PNG. */
+static void test_seaborn_barplot_gives_a_figure(void **state)
+{
+    uint32_t w, h;
+    ci_result *r = h_run_status(S,
+                                "import seaborn as sns, pandas as pd\n"
+                                "df = pd.DataFrame({'k': list('aabb'), 'v': [1, 3, 2, 6]})\n"
+                                "ax = sns.barplot(data=df, x='k', y='v', errorbar=None)\n"
+                                "[p.get_height() for p in ax.patches]",
+                                CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "[2.0, 4.0]");
+    assert_int_equal(h_count_mime(r, "image/png"), 1);
+    h_png_size(r, h_find_mime(r, "image/png", 0), &w, &h);
+    assert_true(w > 100 && h > 100);
+    ci_result_free(r);
+}
+
+/* The first bytes of workspace file @name, as the host gets them. */
+static void assert_file_starts(const char *name, const char *magic, size_t n)
+{
+    void *data;
+    size_t len;
+    assert_int_equal(ci_session_get_file(S, name, &data, &len), CI_OK);
+    assert_true(len > n);
+    assert_memory_equal(data, magic, n);
+    ci_free(data);
+}
+
+/* df.to_excel and pd.read_excel round-trip in the workspace, with each
+ * writer (openpyxl, XlsxWriter, odfpy), and the host gets the files. */
+static void test_excel_round_trips_in_the_workspace(void **state)
+{
+    h_expect(S,
+             "import pandas as pd\n"
+             "q = pd.DataFrame({'dept': ['Sales', 'G&A'], 'amount': [1250.5, -80.25]})\n"
+             "q.to_excel('q.xlsx', index=False)\n"
+             "pd.read_excel('q.xlsx').equals(q)",
+             "True", NULL);
+    ci_result *r = h_run_status(S,
+                                "q.to_excel('w.xlsx', index=False, engine='xlsxwriter')\n"
+                                "q.to_excel('q.ods', index=False, engine='odf')\n"
+                                "(pd.read_excel('w.xlsx', engine='openpyxl').equals(q),\n"
+                                " pd.read_excel('q.ods').equals(q))",
+                                CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "(True, True)");
+    assert_int_equal(ci_result_file_count(r), 2);
+    ci_result_free(r);
+    assert_file_starts("q.xlsx", "PK\3\4", 4);
+    assert_file_starts("w.xlsx", "PK\3\4", 4);
+    assert_file_starts("q.ods", "PK\3\4", 4);
+}
+
+/* df.to_markdown, through tabulate. */
+static void test_to_markdown(void **state)
+{
+    h_expect(S,
+             "print(pd.DataFrame({'k': ['a', 'b'], 'v': [1, 22]}).to_markdown(index=False))",
+             NULL,
+             "| k   |   v |\n"
+             "|:----|----:|\n"
+             "| a   |   1 |\n"
+             "| b   |  22 |\n");
+}
+
+/* Fits: scikit-learn (a forest on two threads too), statsmodels, scipy,
+ * sympy, networkx, joblib. */
+static void test_models_fit(void **state)
+{
+    h_expect(S,
+             "from sklearn.linear_model import LinearRegression\n"
+             "import numpy as np\n"
+             "X = np.arange(10).reshape(-1, 1)\n"
+             "m = LinearRegression().fit(X, 2 * X.ravel() + 1)\n"
+             "(round(float(m.coef_[0]), 6), round(float(m.intercept_), 6))",
+             "(2.0, 1.0)", NULL);
+    h_expect(S,
+             "from sklearn.ensemble import RandomForestClassifier\n"
+             "X = np.array([[0], [1], [2], [10], [11], [12]])\n"
+             "forest = RandomForestClassifier(n_estimators=10, n_jobs=2, random_state=0)\n"
+             "forest.fit(X, [0, 0, 0, 1, 1, 1]).predict([[1], [11]]).tolist()",
+             "[0, 1]", NULL);
+    h_expect(S,
+             "import statsmodels.api as sm\n"
+             "x = np.arange(20.0)\n"
+             "sm.OLS(3 * x + 2, sm.add_constant(x)).fit().params.round(6).tolist()",
+             "[2.0, 3.0]", NULL);
+    h_expect(S, "import scipy.stats\nround(float(scipy.stats.norm.ppf(0.975)), 4)", "1.96", NULL);
+    h_expect(S, "import sympy\nsympy.solve(sympy.Symbol('x')**2 - 4)", "[-2, 2]", NULL);
+    h_expect(S, "import networkx as nx\nnx.shortest_path(nx.cycle_graph(6), 0, 4)", "[0, 5, 4]",
+             NULL);
+    h_expect(S,
+             "from joblib import Parallel, delayed\n"
+             "Parallel(n_jobs=2)(delayed(pow)(i, 2) for i in range(5))",
+             "[0, 1, 4, 9, 16]", NULL);
+}
+
+/* A plotly figure as the last expression gives plotly's MIME bundle. */
+static void test_plotly_gives_its_mime_bundle(void **state)
+{
+    ci_result *r = h_run_status(S,
+                                "import plotly.graph_objects as go\n"
+                                "go.Figure(go.Bar(x=['a', 'b'], y=[1, 2]))",
+                                CI_STATUS_OK);
+    size_t i = h_find_mime(r, "application/vnd.plotly.v1+json", 0);
+    const char *json = (const char *)ci_result_output_data(r, i, NULL);
+    h_assert_contains(json, "\"data\": [{\"x\": [\"a\", \"b\"], \"y\": [1, 2], \"type\": \"bar\"}]");
+    assert_true(h_count_mime(r, "text/html") >= 1);
+    ci_result_free(r);
+}
+
+/* requests fails with the network policy's words, not a bare socket error. */
+static void test_requests_refused_with_the_policy(void **state)
+{
+    ci_result *r = h_run_status(S, "import requests\nrequests.get('http://example.com/', timeout=5)",
+                                CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "ConnectionError");
+    h_assert_contains(ci_result_error_value(r), "network access is disabled in this sandbox");
+    ci_result_free(r);
+}
+
+/* Documents written in the workspace and read back: Word, PDF (reportlab
+ * writes, pypdf reads), an image. */
+static void test_documents_round_trip(void **state)
+{
+    h_expect(S,
+             "import docx\n"
+             "d = docx.Document()\n"
+             "d.add_heading('Variance', 1)\n"
+             "d.add_paragraph('Sales over budget')\n"
+             "d.save('memo.docx')\n"
+             "[p.text for p in docx.Document('memo.docx').paragraphs]",
+             "['Variance', 'Sales over budget']", NULL);
+    h_expect(S,
+             "from reportlab.pdfgen import canvas\n"
+             "import pypdf\n"
+             "c = canvas.Canvas('memo.pdf')\n"
+             "c.drawString(72, 720, 'Total variance -928,634 USD')\n"
+             "c.save()\n"
+             "pypdf.PdfReader('memo.pdf').pages[0].extract_text().strip()",
+             "'Total variance -928,634 USD'", NULL);
+    h_expect(S,
+             "from PIL import Image\n"
+             "Image.new('RGB', (30, 20), 'red').save('red.png')\n"
+             "with Image.open('red.png') as im:\n"
+             "    v = (im.size, im.getpixel((5, 5)))\n"
+             "v",
+             "((30, 20), (255, 0, 0))", NULL);
+    assert_file_starts("memo.pdf", "%PDF", 4);
+}
+
+/* Text and markup: bs4 over lxml, jinja2, yaml, tabulate, dateutil, pytz,
+ * IPython's display, tqdm's progress bar on stderr. */
+static void test_text_tools(void **state)
+{
+    h_expect(S,
+             "from bs4 import BeautifulSoup\n"
+             "[td.text for td in BeautifulSoup('<tr><td>a</td><td>b</td></tr>', 'lxml')('td')]",
+             "['a', 'b']", NULL);
+    h_expect(S, "import jinja2\njinja2.Template('{{ n }} lines').render(n=3)", "'3 lines'", NULL);
+    h_expect(S, "import yaml\nyaml.safe_load('a: [1, 2]')", "{'a': [1, 2]}", NULL);
+    h_expect(S, "import tabulate\nprint(tabulate.tabulate([[1, 2]], tablefmt='plain'))", NULL,
+             "1  2\n");
+    h_expect(S,
+             "import dateutil.parser, pytz\n"
+             "dateutil.parser.parse('2025-03-31T12:00Z').astimezone("
+             "pytz.timezone('Europe/Paris')).isoformat()",
+             "'2025-03-31T14:00:00+02:00'", NULL);
+    ci_result *r = h_run_status(S,
+                                "from IPython.display import Markdown, display\n"
+                                "display(Markdown('**F**'))",
+                                CI_STATUS_OK);
+    h_assert_output(r, h_find_mime(r, "text/markdown", 0), "text/markdown", "**F**",
+                    CI_OUTPUT_DISPLAY_DATA, 0);
+    ci_result_free(r);
+    r = h_run_status(S, "from tqdm import tqdm\nsum(tqdm(range(1000)))", CI_STATUS_OK);
+    h_assert_str(ci_result_value(r), "499500");
+    h_assert_contains(ci_result_stderr(r, NULL), "1000/1000");
+    ci_result_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_each_package_imports_from_debian, h_setup_alive),
+        cmocka_unit_test_setup(test_seaborn_barplot_gives_a_figure, h_setup_alive),
+        cmocka_unit_test_setup(test_excel_round_trips_in_the_workspace, h_setup_alive),
+        cmocka_unit_test_setup(test_to_markdown, h_setup_alive),
+        cmocka_unit_test_setup(test_models_fit, h_setup_alive),
+        cmocka_unit_test_setup(test_plotly_gives_its_mime_bundle, h_setup_alive),
+        cmocka_unit_test_setup(test_requests_refused_with_the_policy, h_setup_alive),
+        cmocka_unit_test_setup(test_documents_round_trip, h_setup_alive),
+        cmocka_unit_test_setup(test_text_tools, h_setup_alive),
+    };
+
+    h_watchdog(300);
+    return cmocka_run_group_tests_name("packages", tests, group_setup, h_group_teardown);
+}
