@@ -127,7 +127,7 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 # The worker is the only binary that links libpython and libseccomp. It
 # shares one host source, the package manifest's file check, compiled
 # with the worker's flags (never the sanitizers', below).
-WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_check.o
+WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_files.o
 $(BUILD)/worker/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@

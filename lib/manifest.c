@@ -75,7 +75,7 @@ static const char *shown(const char *s, char *buf, size_t n)
 int ci_manifest_name_valid(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > CI_MD_NAME_MAX)
+    if (n == 0 || n > CI_MANIFEST_NAME_MAX)
         return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
@@ -126,11 +126,11 @@ static int lower_hex(const char *s, size_t len)
     return 1;
 }
 
-void ci_manifest_key_id(const unsigned char pk[32], char out[CI_MD_KEY_ID_LEN + 1])
+void ci_manifest_key_id(const unsigned char pk[32], char out[CI_MANIFEST_KEY_ID_LEN + 1])
 {
     unsigned char h[crypto_hash_sha256_BYTES];
     crypto_hash_sha256(h, pk, 32);
-    sodium_bin2hex(out, CI_MD_KEY_ID_LEN + 1, h, CI_MD_KEY_ID_LEN / 2);
+    sodium_bin2hex(out, CI_MANIFEST_KEY_ID_LEN + 1, h, CI_MANIFEST_KEY_ID_LEN / 2);
 }
 
 /* ---- reading files ---- */
@@ -295,14 +295,14 @@ static int read_key(const char *path, const char *what, const char *prefix,
 
 int ci_manifest_read_public_key(const char *path, unsigned char pk[32], char *msg, size_t msglen)
 {
-    int rc = read_key(path, "public key", CI_MD_PUBLIC_PREFIX, CI_MD_SECRET_PREFIX, pk, 32, msg,
+    int rc = read_key(path, "public key", CI_MANIFEST_PUBLIC_PREFIX, CI_MANIFEST_SECRET_PREFIX, pk, 32, msg,
                       msglen);
     return rc == CI_EIO ? CI_EMANIFEST : rc;
 }
 
 int ci_manifest_read_secret_key(const char *path, unsigned char sk[64], char *msg, size_t msglen)
 {
-    int rc = read_key(path, "secret key", CI_MD_SECRET_PREFIX, CI_MD_PUBLIC_PREFIX, sk, 64, msg,
+    int rc = read_key(path, "secret key", CI_MANIFEST_SECRET_PREFIX, CI_MANIFEST_PUBLIC_PREFIX, sk, 64, msg,
                       msglen);
     if (rc != CI_OK)
         return rc;
@@ -395,8 +395,8 @@ int ci_manifest_keygen(const char *name, char *msg, size_t msglen)
     }
     crypto_sign_keypair(pk, sk);
     rc = CI_ENOMEM;
-    sktext = key_text(CI_MD_SECRET_PREFIX, sk, sizeof sk);
-    pktext = key_text(CI_MD_PUBLIC_PREFIX, pk, sizeof pk);
+    sktext = key_text(CI_MANIFEST_SECRET_PREFIX, sk, sizeof sk);
+    pktext = key_text(CI_MANIFEST_PUBLIC_PREFIX, pk, sizeof pk);
     if (!sktext || !pktext)
         goto out;
     rc = CI_EIO;
@@ -432,11 +432,11 @@ static int load_doc(const char *path, json_t **out, struct stat *identity, char 
     *out = NULL;
     char *text;
     size_t len;
-    if (read_whole(path, CI_MD_MAX_BYTES, &text, &len, identity) != 0) {
+    if (read_whole(path, CI_MANIFEST_MAX_BYTES, &text, &len, identity) != 0) {
         if (errno == ENOMEM)
             return CI_ENOMEM;
         if (errno == EFBIG) {
-            MF_SAY("malformed: larger than %u MiB", CI_MD_MAX_BYTES >> 20);
+            MF_SAY("malformed: larger than %u MiB", CI_MANIFEST_MAX_BYTES >> 20);
             return CI_EMANIFEST;
         }
         MF_SAY("cannot read: %s", read_error(errno));
@@ -526,10 +526,10 @@ static int check_files(const json_t *files, const char *where, struct path_ref *
         return -1;
     }
     json_object_foreach((json_t *)files, key, v) {
-        if (!ci_mf_path_valid(key)) {
+        if (!ci_manifest_path_valid(key)) {
             MF_SAY("malformed: %s lists \"%s\", which is not an absolute, normalised path of at "
                    "most %u bytes without control characters",
-                   where, shown(key, b, sizeof b), CI_MF_PATH_MAX);
+                   where, shown(key, b, sizeof b), CI_MANIFEST_PATH_MAX);
             return -1;
         }
         if (!json_is_string(v) || !lower_hex(json_string_value(v), 64)) {
@@ -552,8 +552,8 @@ static int check_name_list(const json_t *list, const char *member, const char *w
         return -1;
     }
     size_t n = json_array_size(list);
-    if (n > CI_MD_MAX_DISTS) {
-        MF_SAY("malformed: \"%s\" of %s has more than %u names", member, where, CI_MD_MAX_DISTS);
+    if (n > CI_MANIFEST_MAX_DISTS) {
+        MF_SAY("malformed: \"%s\" of %s has more than %u names", member, where, CI_MANIFEST_MAX_DISTS);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -572,7 +572,7 @@ static int check_name_list(const json_t *list, const char *member, const char *w
 /* The position of @name (already valid) among the sorted @names, or -1. */
 static long name_position(const struct name_ref *names, size_t n, const char *name)
 {
-    char norm[CI_MD_NAME_MAX + 1];
+    char norm[CI_MANIFEST_NAME_MAX + 1];
     ci_manifest_normalise_name(name, norm);
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -603,8 +603,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         return CI_EMANIFEST;
 
     json_t *v = json_object_get(doc, "format");
-    if (!json_is_string(v) || strcmp(json_string_value(v), CI_MD_FORMAT)) {
-        MF_SAY("malformed: \"format\" is not \"%s\"", CI_MD_FORMAT);
+    if (!json_is_string(v) || strcmp(json_string_value(v), CI_MANIFEST_FORMAT)) {
+        MF_SAY("malformed: \"format\" is not \"%s\"", CI_MANIFEST_FORMAT);
         return CI_EMANIFEST;
     }
     v = json_object_get(doc, "version");
@@ -612,31 +612,31 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         MF_SAY("malformed: \"version\" is not an integer");
         return CI_EMANIFEST;
     }
-    if (json_integer_value(v) != CI_MD_VERSION) {
+    if (json_integer_value(v) != CI_MANIFEST_VERSION) {
         MF_SAY("malformed: format version %lld; this codeinterp reads version %d",
-               (long long)json_integer_value(v), CI_MD_VERSION);
+               (long long)json_integer_value(v), CI_MANIFEST_VERSION);
         return CI_EMANIFEST;
     }
     v = json_object_get(doc, "python");
-    if (!json_is_string(v) || !text_valid(json_string_value(v), CI_MD_TEXT_MAX)) {
+    if (!json_is_string(v) || !text_valid(json_string_value(v), CI_MANIFEST_TEXT_MAX)) {
         MF_SAY("malformed: \"python\" is not a version string (1 to %u bytes, no control "
                "characters)",
-               CI_MD_TEXT_MAX);
+               CI_MANIFEST_TEXT_MAX);
         return CI_EMANIFEST;
     }
 
     json_t *sp = json_object_get(doc, "search_path");
-    if (!json_is_array(sp) || json_array_size(sp) < 1 || json_array_size(sp) > CI_MF_MAX_PATHS) {
+    if (!json_is_array(sp) || json_array_size(sp) < 1 || json_array_size(sp) > CI_MANIFEST_MAX_PATHS) {
         MF_SAY("malformed: \"search_path\" is not an array of 1 to %u directories",
-               CI_MF_MAX_PATHS);
+               CI_MANIFEST_MAX_PATHS);
         return CI_EMANIFEST;
     }
     for (size_t i = 0; i < json_array_size(sp); i++) {
         json_t *e = json_array_get(sp, i);
-        if (!json_is_string(e) || !ci_mf_path_valid(json_string_value(e))) {
+        if (!json_is_string(e) || !ci_manifest_path_valid(json_string_value(e))) {
             MF_SAY("malformed: search_path[%zu] is not an absolute, normalised path of at most %u "
                    "bytes without control characters",
-                   i, CI_MF_PATH_MAX);
+                   i, CI_MANIFEST_PATH_MAX);
             return CI_EMANIFEST;
         }
         for (size_t j = 0; j < i; j++) {
@@ -658,8 +658,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         return CI_EMANIFEST;
     }
     size_t nd = json_array_size(dists);
-    if (nd > CI_MD_MAX_DISTS) {
-        MF_SAY("malformed: more than %u distributions", CI_MD_MAX_DISTS);
+    if (nd > CI_MANIFEST_MAX_DISTS) {
+        MF_SAY("malformed: more than %u distributions", CI_MANIFEST_MAX_DISTS);
         return CI_EMANIFEST;
     }
 
@@ -670,8 +670,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
         if (json_is_object(f))
             nfiles += json_object_size(f);
     }
-    if (nfiles > CI_MF_MAX_FILES) {
-        MF_SAY("malformed: lists %zu files; at most %u are allowed", nfiles, CI_MF_MAX_FILES);
+    if (nfiles > CI_MANIFEST_MAX_FILES) {
+        MF_SAY("malformed: lists %zu files; at most %u are allowed", nfiles, CI_MANIFEST_MAX_FILES);
         return CI_EMANIFEST;
     }
 
@@ -697,16 +697,16 @@ int ci_manifest_check_body(const json_t *doc, const char *path, char *msg, size_
             goto out;
         if (!json_is_string(name) || !ci_manifest_name_valid(json_string_value(name))) {
             MF_SAY("malformed: the name of %s is not 1 to %u of [A-Za-z0-9._-]%s%s%s", where,
-                   CI_MD_NAME_MAX, json_is_string(name) ? " (\"" : "",
+                   CI_MANIFEST_NAME_MAX, json_is_string(name) ? " (\"" : "",
                    json_is_string(name) ? shown(json_string_value(name), b, sizeof b) : "",
                    json_is_string(name) ? "\")" : "");
             goto out;
         }
         json_t *ver = json_object_get(d, "version");
-        if (!json_is_string(ver) || !text_valid(json_string_value(ver), CI_MD_TEXT_MAX)) {
+        if (!json_is_string(ver) || !text_valid(json_string_value(ver), CI_MANIFEST_TEXT_MAX)) {
             MF_SAY("malformed: the version of %s is not a string of 1 to %u bytes without "
                    "control characters",
-                   where, CI_MD_TEXT_MAX);
+                   where, CI_MANIFEST_TEXT_MAX);
             goto out;
         }
         if (!json_is_boolean(json_object_get(d, "requested"))) {
@@ -834,7 +834,7 @@ int ci_manifest_sign(json_t *doc, const unsigned char sk[64], char *msg, size_t 
     unsigned char sig[SIG_BYTES];
     crypto_sign_detached(sig, NULL, (const unsigned char *)canon, len, sk);
     free(canon);
-    char id[CI_MD_KEY_ID_LEN + 1], b64[SIG_B64_LEN + 1];
+    char id[CI_MANIFEST_KEY_ID_LEN + 1], b64[SIG_B64_LEN + 1];
     ci_manifest_key_id(sk + 32, id);
     sodium_bin2base64(b64, sizeof b64, sig, sizeof sig, sodium_base64_VARIANT_ORIGINAL);
     json_t *s = json_pack("{s:s, s:s, s:s}", "algorithm", "ed25519", "key_id", id, "value", b64);
@@ -843,7 +843,7 @@ int ci_manifest_sign(json_t *doc, const unsigned char sk[64], char *msg, size_t 
     return CI_OK;
 }
 
-int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_t *len, char *msg,
+int ci_manifest_policy_text(const json_t *doc, const char *path, char **policy, size_t *len, char *msg,
                        size_t msglen)
 {
     *policy = NULL;
@@ -853,7 +853,7 @@ int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_
     const char *key;
     json_t *v;
     /* sizes first, so the text is made in one allocation */
-    size_t total = strlen(CI_MF_POLICY_MAGIC) + 4;
+    size_t total = strlen(CI_MANIFEST_POLICY_MAGIC) + 4;
     for (size_t i = 0; i < json_array_size(sp); i++)
         total += 6 + strlen(json_string_value(json_array_get(sp, i)));
     for (size_t i = 0; i <= json_array_size(dists); i++) {
@@ -862,9 +862,9 @@ int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_
                         : site;
         json_object_foreach(f, key, v) total += 5 + 64 + 1 + strlen(key) + 1;
     }
-    if (total > CI_MF_POLICY_MAX) {
+    if (total > CI_MANIFEST_POLICY_MAX) {
         MF_SAY("its policy text would take %zu bytes, over the limit of %u", total,
-               CI_MF_POLICY_MAX);
+               CI_MANIFEST_POLICY_MAX);
         return CI_EMANIFEST;
     }
     char *t = malloc(total + 1);
@@ -872,7 +872,7 @@ int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_
         return CI_ENOMEM;
     size_t o = 0;
 #define PUT(s, n) (memcpy(t + o, (s), (n)), o += (n))
-    PUT(CI_MF_POLICY_MAGIC, strlen(CI_MF_POLICY_MAGIC));
+    PUT(CI_MANIFEST_POLICY_MAGIC, strlen(CI_MANIFEST_POLICY_MAGIC));
     for (size_t i = 0; i < json_array_size(sp); i++) {
         const char *d = json_string_value(json_array_get(sp, i));
         PUT("path ", 5);
@@ -940,9 +940,9 @@ static int check_signature(const json_t *doc, const char *path, const unsigned c
                shown(alg, b, sizeof b));
         return CI_EMANIFEST;
     }
-    if (!lower_hex(id, CI_MD_KEY_ID_LEN)) {
+    if (!lower_hex(id, CI_MANIFEST_KEY_ID_LEN)) {
         MF_SAY("malformed signature: key_id \"%s\" is not %d lowercase hex digits",
-               shown(id, b, sizeof b), CI_MD_KEY_ID_LEN);
+               shown(id, b, sizeof b), CI_MANIFEST_KEY_ID_LEN);
         return CI_EMANIFEST;
     }
     unsigned char raw[SIG_BYTES];
@@ -961,7 +961,7 @@ static int check_signature(const json_t *doc, const char *path, const unsigned c
         MF_SAY("malformed signature: value is not valid base64");
         return CI_EMANIFEST;
     }
-    char want[CI_MD_KEY_ID_LEN + 1];
+    char want[CI_MANIFEST_KEY_ID_LEN + 1];
     ci_manifest_key_id(pk, want);
     if (strcmp(id, want)) {
         MF_SAY("signed by an unknown key (key id %s; the configured key's id is %s)", id, want);
@@ -995,7 +995,7 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
     if (rc == CI_OK)
         rc = ci_manifest_check_body(doc, path, msg, msglen);
     if (rc == CI_OK)
-        rc = ci_manifest_policy(doc, path, policy, policy_len, msg, msglen);
+        rc = ci_manifest_policy_text(doc, path, policy, policy_len, msg, msglen);
     if (rc == CI_OK)
         crypto_hash_sha256(digest, (const unsigned char *)canon, len);
     free(canon);

@@ -29,15 +29,15 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
-#define CI_MD_FORMAT "codeinterp-manifest"
-#define CI_MD_VERSION 1
-#define CI_MD_MAX_BYTES (64u * 1024 * 1024) /* a manifest document */
-#define CI_MD_MAX_DISTS 10000u
-#define CI_MD_NAME_MAX 200u /* a distribution's name */
-#define CI_MD_TEXT_MAX 200u /* a version string */
-#define CI_MD_PUBLIC_PREFIX "codeinterp-manifest-public-key "
-#define CI_MD_SECRET_PREFIX "codeinterp-manifest-secret-key "
-#define CI_MD_KEY_ID_LEN 16 /* hex digits, without the NUL */
+#define CI_MANIFEST_FORMAT "codeinterp-manifest"
+#define CI_MANIFEST_VERSION 1
+#define CI_MANIFEST_MAX_BYTES (64u * 1024 * 1024) /* a manifest document */
+#define CI_MANIFEST_MAX_DISTS 10000u
+#define CI_MANIFEST_NAME_MAX 200u /* a distribution's name */
+#define CI_MANIFEST_TEXT_MAX 200u /* a version string */
+#define CI_MANIFEST_PUBLIC_PREFIX "codeinterp-manifest-public-key "
+#define CI_MANIFEST_SECRET_PREFIX "codeinterp-manifest-secret-key "
+#define CI_MANIFEST_KEY_ID_LEN 16 /* hex digits, without the NUL */
 
 /*
  * Reads the public key file @path ("codeinterp-manifest-public-key
@@ -68,10 +68,10 @@ int ci_manifest_keygen(const char *name, char *msg, size_t msglen);
 
 /* The key id of @pk: lowercase hex of the first 8 bytes of its SHA-256,
  * NUL-terminated in @out. Cannot fail. */
-void ci_manifest_key_id(const unsigned char pk[32], char out[CI_MD_KEY_ID_LEN + 1]);
+void ci_manifest_key_id(const unsigned char pk[32], char out[CI_MANIFEST_KEY_ID_LEN + 1]);
 
 /*
- * Reads and parses the document @path (at most CI_MD_MAX_BYTES, JSON with
+ * Reads and parses the document @path (at most CI_MANIFEST_MAX_BYTES, JSON with
  * duplicate keys refused) into *@out, which the caller releases with
  * json_decref(). It checks only that the text is JSON: see
  * ci_manifest_check_body() and ci_manifest_verify_json(). CI_OK; CI_EIO
@@ -118,7 +118,7 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
 
 /*
  * Reads the manifest @path and checks, in this order: that it is JSON (at
- * most CI_MD_MAX_BYTES, no duplicate keys), that it carries a signature
+ * most CI_MANIFEST_MAX_BYTES, no duplicate keys), that it carries a signature
  * ("not signed"), that the signature member is well formed ("malformed
  * signature: ..."), that it was made by @pk ("signed by an unknown key
  * (key id X; the configured key's id is Y)"), that it verifies ("bad
@@ -140,9 +140,9 @@ int ci_manifest_verify(const char *path, const unsigned char pk[32], char **poli
  * The policy text of @doc, which must have passed ci_manifest_check_body():
  * its search path, then every distribution's files, then site_files.
  * CI_OK with a malloc'd, NUL-terminated *@policy (length *@len); CI_EMANIFEST
- * if it would exceed CI_MF_POLICY_MAX; CI_ENOMEM.
+ * if it would exceed CI_MANIFEST_POLICY_MAX; CI_ENOMEM.
  */
-int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_t *len,
+int ci_manifest_policy_text(const json_t *doc, const char *path, char **policy, size_t *len,
                        char *msg, size_t msglen);
 
 /*
@@ -152,7 +152,7 @@ int ci_manifest_policy(const json_t *doc, const char *path, char **policy, size_
  */
 void ci_manifest_normalise_name(const char *name, char *out);
 
-/* 1 if @name is 1..CI_MD_NAME_MAX of [A-Za-z0-9._-], else 0. */
+/* 1 if @name is 1..CI_MANIFEST_NAME_MAX of [A-Za-z0-9._-], else 0. */
 int ci_manifest_name_valid(const char *name);
 
 #endif /* CI_MANIFEST_DOC_H */

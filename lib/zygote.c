@@ -157,7 +157,7 @@ static int zygote_await(struct zygote *z, int err, int64_t deadline, char *msg, 
 
             ci_worker_reap(&z->proc, ci_now_ms() + 2000, &name, end, sizeof end);
             if (z->proc.exit_code == CI_WORKER_EXIT_MANIFEST) {
-                ci_policy_failure(msg, msglen, have ? why : NULL);
+                ci_manifest_refusal(msg, msglen, have ? why : NULL);
                 return CI_EMANIFEST;
             }
             /* How it ended (a signal leaves no stderr to tell). */
@@ -203,7 +203,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
         snprintf(msg, msglen, "cannot create the zygote's descriptors: %s", strerror(errno));
         goto out;
     }
-    if (s->policy && (policy = ci_policy_memfd(s->policy)) < 0) {
+    if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {
         snprintf(msg, msglen, "cannot hand the zygote its package manifest: %s", strerror(errno));
         goto out;
     }

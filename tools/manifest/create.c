@@ -42,7 +42,7 @@ static const char create_help[] =
     "  -p, --packages LIST  distribution names, comma-separated (may be repeated)\n"
     "  -P, --path DIR       put DIR before the interpreter's module search path\n"
     "                       (may be repeated; in the order given)\n"
-    "      --python PYTHON  the interpreter (default " CIM_DEFAULT_PYTHON ")\n"
+    "      --python PYTHON  the interpreter (default " CI_MANIFEST_CLI_DEFAULT_PYTHON ")\n"
     "  -o, --output FILE    write the manifest here (default: standard output)\n"
     "\n"
     "A one-line summary goes to standard error. Sign the result with 'sign'.\n";
@@ -55,12 +55,12 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        cim_err("pipe: %s", strerror(errno));
+        ci_manifest_cli_err("pipe: %s", strerror(errno));
         return NULL;
     }
     char **argv = calloc(nargs + 5, sizeof *argv);
     if (!argv) {
-        cim_err("out of memory");
+        ci_manifest_cli_err("out of memory");
         return NULL;
     }
     argv[0] = (char *)python;
@@ -72,7 +72,7 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        cim_err("fork: %s", strerror(errno));
+        ci_manifest_cli_err("fork: %s", strerror(errno));
         free(argv);
         return NULL;
     }
@@ -114,13 +114,13 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (failed) {
-        cim_err("out of memory");
+        ci_manifest_cli_err("out of memory");
         free(buf);
         return NULL;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127))
-            cim_err("create: the discovery program under %s failed (%s %d)", python,
+            ci_manifest_cli_err("create: the discovery program under %s failed (%s %d)", python,
                     WIFEXITED(status) ? "exit status" : "signal",
                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         free(buf);
@@ -153,7 +153,7 @@ static void *hash_worker(void *arg)
         if (i >= p->n)
             return NULL;
         struct job *j = &p->jobs[i];
-        j->err = ci_mf_sha256_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
+        j->err = ci_manifest_sha256_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
     }
 }
 
@@ -213,10 +213,10 @@ static void print_list(const json_t *out, const char *member, const char *label)
     json_t *list = json_object_get(out, member);
     for (size_t i = 0; i < json_array_size(list); i++)
         if (json_is_string(json_array_get(list, i)))
-            cim_err("create: %s: %s", label, json_string_value(json_array_get(list, i)));
+            ci_manifest_cli_err("create: %s: %s", label, json_string_value(json_array_get(list, i)));
 }
 
-int cim_create(int argc, char **argv)
+int ci_manifest_cli_create(int argc, char **argv)
 {
     static const struct option opts[] = {{"packages", required_argument, NULL, 'p'},
                                          {"path", required_argument, NULL, 'P'},
@@ -226,8 +226,8 @@ int cim_create(int argc, char **argv)
                                          {0, 0, 0, 0}};
     char **pkgs = NULL, **paths = NULL;
     size_t npkgs = 0, npaths = 0;
-    const char *python = CIM_DEFAULT_PYTHON, *out = "-";
-    int status = CIM_ERROR, c;
+    const char *python = CI_MANIFEST_CLI_DEFAULT_PYTHON, *out = "-";
+    int status = CI_MANIFEST_CLI_ERROR, c;
     char *text = NULL;
     json_t *found = NULL, *doc = NULL;
     struct job *jobs = NULL;
@@ -238,14 +238,14 @@ int cim_create(int argc, char **argv)
         switch (c) {
         case 'p':
             if (add_packages(&pkgs, &npkgs, optarg) != 0) {
-                cim_err("out of memory");
+                ci_manifest_cli_err("out of memory");
                 goto done;
             }
             break;
         case 'P': {
             char **np = realloc(paths, (npaths + 1) * sizeof *np);
             if (!np) {
-                cim_err("out of memory");
+                ci_manifest_cli_err("out of memory");
                 goto done;
             }
             paths = np;
@@ -256,56 +256,56 @@ int cim_create(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'h':
             fputs(create_help, stdout);
-            status = CIM_OK;
+            status = CI_MANIFEST_CLI_OK;
             goto done;
         case ':':
-            status = cim_usage_error("create", "'%s' needs a value", argv[optind - 1]);
+            status = ci_manifest_cli_usage_error("create", "'%s' needs a value", argv[optind - 1]);
             goto done;
         default:
-            status = cim_usage_error("create", "unknown option '%s'", argv[optind - 1]);
+            status = ci_manifest_cli_usage_error("create", "unknown option '%s'", argv[optind - 1]);
             goto done;
         }
     }
     if (optind < argc) {
-        status = cim_usage_error("create", "unexpected argument '%s'", argv[optind]);
+        status = ci_manifest_cli_usage_error("create", "unexpected argument '%s'", argv[optind]);
         goto done;
     }
     if (npkgs == 0) {
-        status = cim_usage_error("create", "--packages is missing (e.g. --packages numpy,pandas,matplotlib)");
+        status = ci_manifest_cli_usage_error("create", "--packages is missing (e.g. --packages numpy,pandas,matplotlib)");
         goto done;
     }
     for (size_t i = 0; i < npkgs; i++) {
         if (!ci_manifest_name_valid(pkgs[i])) {
-            status = cim_usage_error("create", "'%s' is not a distribution name ([A-Za-z0-9._-], at most %u)",
-                                     pkgs[i], CI_MD_NAME_MAX);
+            status = ci_manifest_cli_usage_error("create", "'%s' is not a distribution name ([A-Za-z0-9._-], at most %u)",
+                                     pkgs[i], CI_MANIFEST_NAME_MAX);
             goto done;
         }
     }
     for (size_t i = 0; i < npaths; i++) {
         struct stat st;
         if (paths[i][0] != '/') {
-            status = cim_usage_error("create", "--path %s: not an absolute path", paths[i]);
+            status = ci_manifest_cli_usage_error("create", "--path %s: not an absolute path", paths[i]);
             goto done;
         }
         if (stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            cim_err("create: --path %s: %s", paths[i],
+            ci_manifest_cli_err("create: --path %s: %s", paths[i],
                     errno && stat(paths[i], &st) != 0 ? strerror(errno) : "not a directory");
             goto done;
         }
     }
     if (access(python, X_OK) != 0) {
-        cim_err("create: --python %s: %s", python, strerror(errno));
+        ci_manifest_cli_err("create: --python %s: %s", python, strerror(errno));
         goto done;
     }
 
-    double t0 = cim_now();
+    double t0 = ci_manifest_cli_now();
     size_t jl = 1;
     for (size_t i = 0; i < npkgs; i++)
         jl += strlen(pkgs[i]) + 1;
     joined = calloc(1, jl);
     args = calloc(npaths + 1, sizeof *args);
     if (!joined || !args) {
-        cim_err("out of memory");
+        ci_manifest_cli_err("out of memory");
         goto done;
     }
     for (size_t i = 0; i < npkgs; i++) {
@@ -322,11 +322,11 @@ int cim_create(int argc, char **argv)
     json_error_t jerr;
     found = json_loads(text, 0, &jerr);
     if (!json_is_object(found)) {
-        cim_err("create: the discovery program printed no JSON object (line %d: %s)", jerr.line,
+        ci_manifest_cli_err("create: the discovery program printed no JSON object (line %d: %s)", jerr.line,
                 jerr.text);
         goto done;
     }
-    double t1 = cim_now();
+    double t1 = ci_manifest_cli_now();
     print_list(found, "warnings", "warning");
     print_list(found, "notes", "note");
 
@@ -338,11 +338,11 @@ int cim_create(int argc, char **argv)
             json_t *hint = json_object_get(json_object_get(found, "hints"), name);
 
             if (json_is_string(hint))
-                cim_err("create: no distribution named '%s' is installed in the search path; "
+                ci_manifest_cli_err("create: no distribution named '%s' is installed in the search path; "
                         "the module %s comes from the distribution '%s': name that one",
                         name, name, json_string_value(hint));
             else
-                cim_err("create: no distribution named '%s' is installed in the search path",
+                ci_manifest_cli_err("create: no distribution named '%s' is installed in the search path",
                         name);
         }
         fprintf(stderr, "codeinterp-manifest: create: the search path of %s:", python);
@@ -361,7 +361,7 @@ int cim_create(int argc, char **argv)
         nfiles += json_array_size(json_object_get(json_array_get(dists, i), "files"));
     jobs = calloc(nfiles ? nfiles : 1, sizeof *jobs);
     if (!jobs) {
-        cim_err("out of memory");
+        ci_manifest_cli_err("out of memory");
         goto done;
     }
     size_t k = 0;
@@ -374,20 +374,20 @@ int cim_create(int argc, char **argv)
     }
     for (size_t i = 0; i < nfiles; i++) {
         if (!jobs[i].path) {
-            cim_err("create: the discovery program printed a file name that is not a string");
+            ci_manifest_cli_err("create: the discovery program printed a file name that is not a string");
             goto done;
         }
     }
     hash_all(jobs, nfiles);
-    double t2 = cim_now();
+    double t2 = ci_manifest_cli_now();
 
     /* The document. */
     const char *pyver = json_string_value(json_object_get(found, "python"));
-    doc = json_pack("{s:s, s:i, s:s?, s:O, s:[], s:{}}", "format", CI_MD_FORMAT, "version",
-                    CI_MD_VERSION, "python", pyver, "search_path", sp, "distributions",
+    doc = json_pack("{s:s, s:i, s:s?, s:O, s:[], s:{}}", "format", CI_MANIFEST_FORMAT, "version",
+                    CI_MANIFEST_VERSION, "python", pyver, "search_path", sp, "distributions",
                     "site_files");
     if (!doc) {
-        cim_err("create: the discovery program's output is incomplete");
+        ci_manifest_cli_err("create: the discovery program's output is incomplete");
         goto done;
     }
     json_t *out_dists = json_object_get(doc, "distributions");
@@ -400,20 +400,20 @@ int cim_create(int argc, char **argv)
         json_t *files = d ? json_object_get(d, "files") : site;
         json_t *obj = d ? json_object() : out_site;
         if (!obj) {
-            cim_err("out of memory");
+            ci_manifest_cli_err("out of memory");
             goto done;
         }
         for (size_t j = 0; j < json_array_size(files); j++, k++) {
             struct job *jb = &jobs[k];
             if (jb->err == ENOENT || jb->err == EISDIR) {
                 /* gone, or no longer a regular file, since discovery named it */
-                cim_err("create: warning: %s: %s; not listed", jb->path,
+                ci_manifest_cli_err("create: warning: %s: %s; not listed", jb->path,
                         jb->err == ENOENT ? "vanished" : "not a regular file");
                 skipped++;
                 continue;
             }
             if (jb->err) {
-                cim_err("create: cannot read %s: %s", jb->path, strerror(jb->err));
+                ci_manifest_cli_err("create: cannot read %s: %s", jb->path, strerror(jb->err));
                 if (d)
                     json_decref(obj);
                 goto done;
@@ -421,7 +421,7 @@ int cim_create(int argc, char **argv)
             char hex[65];
             sodium_bin2hex(hex, sizeof hex, jb->sha, sizeof jb->sha);
             if (json_object_set_new(obj, jb->path, json_string(hex)) != 0) {
-                cim_err("out of memory");
+                ci_manifest_cli_err("out of memory");
                 if (d)
                     json_decref(obj);
                 goto done;
@@ -433,8 +433,8 @@ int cim_create(int argc, char **argv)
             break;
         const char *name = json_string_value(json_object_get(d, "name"));
         int requested = name && !strcmp(name, "python");
-        char norm[CI_MD_NAME_MAX + 1], want[CI_MD_NAME_MAX + 1];
-        if (name && strlen(name) <= CI_MD_NAME_MAX) {
+        char norm[CI_MANIFEST_NAME_MAX + 1], want[CI_MANIFEST_NAME_MAX + 1];
+        if (name && strlen(name) <= CI_MANIFEST_NAME_MAX) {
             ci_manifest_normalise_name(name, norm);
             for (size_t r = 0; r < npkgs && !requested; r++) {
                 ci_manifest_normalise_name(pkgs[r], want);
@@ -445,7 +445,7 @@ int cim_create(int argc, char **argv)
                                   json_object_get(d, "version"), "requested", requested, "requires",
                                   json_object_get(d, "requires"), "pulled_in_by", "files", obj);
         if (!entry || json_array_append_new(out_dists, entry) != 0) {
-            cim_err("create: the discovery program's output is incomplete");
+            ci_manifest_cli_err("create: the discovery program's output is incomplete");
             goto done;
         }
     }
@@ -470,18 +470,18 @@ int cim_create(int argc, char **argv)
     char msg[1024];
     if (ci_manifest_check_body(doc, strcmp(out, "-") ? out : "(standard output)", msg, sizeof msg) !=
         CI_OK) {
-        cim_err("create: the manifest made is not valid, so it is not written: %s", msg);
+        ci_manifest_cli_err("create: the manifest made is not valid, so it is not written: %s", msg);
         goto done;
     }
-    if (cim_write_json(doc, out, 0644) != 0)
+    if (ci_manifest_cli_write_json(doc, out, 0644) != 0)
         goto done;
-    double t3 = cim_now();
+    double t3 = ci_manifest_cli_now();
     fprintf(stderr,
             "codeinterp-manifest: create: %zu distributions, %zu files, %llu bytes, %.2f s "
             "(discovery %.2f s, hashing %.2f s)%s%s\n",
             json_array_size(out_dists), listed, bytes, t3 - t0, t1 - t0, t2 - t1,
             skipped ? "; files vanished meanwhile: " : "", skipped ? "see above" : "");
-    status = CIM_OK;
+    status = CI_MANIFEST_CLI_OK;
 done:
     for (size_t i = 0; i < npkgs; i++)
         free(pkgs[i]);

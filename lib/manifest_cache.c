@@ -33,7 +33,7 @@ struct verified {
     char *path; /* NULL: a free slot */
     unsigned char key[32];
     struct stat st;
-    struct ci_policy *policy;
+    struct ci_manifest_verified *policy;
     unsigned long used;
 };
 
@@ -50,7 +50,7 @@ static int same_file(const struct stat *a, const struct stat *b)
 
 /* Drops the cache's reference; the policy goes with the last one. Called
  * with the lock. */
-static void release(struct ci_policy *p)
+static void release(struct ci_manifest_verified *p)
 {
     if (p && --p->refs == 0) {
         free(p->text);
@@ -77,11 +77,11 @@ static struct verified *lookup(const char *path, const unsigned char key[32],
     return NULL;
 }
 
-int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg, size_t msglen)
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out, char *msg, size_t msglen)
 {
     unsigned char key[32];
     struct verified *v;
-    struct ci_policy *p;
+    struct ci_manifest_verified *p;
     struct stat st;
     char *path;
     int rc;
@@ -140,7 +140,7 @@ found:
     return CI_OK;
 }
 
-void ci_policy_put(struct ci_policy *p)
+void ci_manifest_cache_put(struct ci_manifest_verified *p)
 {
     if (!p)
         return;
@@ -149,7 +149,7 @@ void ci_policy_put(struct ci_policy *p)
     pthread_mutex_unlock(&verified_lock);
 }
 
-int ci_policy_memfd(const struct ci_policy *p)
+int ci_manifest_policy_memfd(const struct ci_manifest_verified *p)
 {
     int fd = memfd_create("codeinterp-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
     size_t done = 0;
@@ -177,7 +177,7 @@ fail:
     return -1;
 }
 
-void ci_policy_failure(char *msg, size_t msglen, const char *err)
+void ci_manifest_refusal(char *msg, size_t msglen, const char *err)
 {
     static const char prefix[] = "codeinterp-worker: ";
     size_t len;
