@@ -317,7 +317,8 @@ static int sh(const char *cmd)
 static void manifest_costs(void)
 {
     char exe[4096], dir[] = "/tmp/ci-bench-manifest-XXXXXX", cmd[16384], m[4200], pub[4200];
-    char *slash, *policy = NULL, msg[1024];
+    char *slash, *policy = NULL;
+    struct ci_err err = {0};
     unsigned char pk[32], digest[32];
     size_t policy_len = 0;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -348,8 +349,8 @@ static void manifest_costs(void)
     }
     emit1("manifest_create", (now_us() - t0) / 1e3, "ms");
     snprintf(cmd, sizeof cmd, "%s/codeinterp-manifest sign --key %s/bench.key %s", exe, dir, m);
-    if (sh(cmd) != 0 || ci_manifest_read_public_key(pub, pk, msg, sizeof msg) != CI_OK) {
-        fprintf(stderr, "bench: signing failed: %s\n", msg);
+    if (sh(cmd) != 0 || ci_manifest_read_public_key(pub, pk, &err) != CI_OK) {
+        fprintf(stderr, "bench: signing failed: %s\n", err.msg);
         failures++;
         goto out;
     }
@@ -359,8 +360,8 @@ static void manifest_costs(void)
         double t = now_us();
         free(policy);
         policy = NULL;
-        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, NULL, msg, sizeof msg) != CI_OK) {
-            fprintf(stderr, "bench: %s\n", msg);
+        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, NULL, &err) != CI_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
             failures++;
             goto out;
         }
@@ -369,8 +370,8 @@ static void manifest_costs(void)
     emit("manifest_verify", verify, nv, "ms");
 
     /* The zygote's part, once per zygote: the same check, in-process. */
-    if (ci_manifest_policy_parse(policy, policy_len, &pol, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+    if (ci_manifest_policy_parse(policy, policy_len, &pol, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
         failures++;
         ci_manifest_policy_free(&pol);
         goto out;

@@ -43,9 +43,9 @@ void ci_config_clear(struct ci_config *cfg);
 const char *ci_config_preload(const struct ci_config *cfg);
 
 /*
- * manifest_cache.c: a verified package manifest, shared by the sessions and the
- * zygote that use it. The policy text (lib/manifest.h) is what a worker
- * is given on its descriptor 4.
+ * manifest_cache.c: a verified package manifest, shared by the sessions
+ * and the zygote that use it. The policy text (lib/manifest.h) is what a
+ * worker is given on its descriptor 4.
  */
 struct ci_manifest_verified {
     unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
@@ -57,8 +57,8 @@ struct ci_manifest_verified {
 /* The verified manifest @cfg names, verifying it unless the file and key
  * are those of one verified before. CI_OK and a reference in *@out (put it
  * back with ci_manifest_cache_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
-int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out, char *msg,
-                  size_t msglen);
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen);
 void ci_manifest_cache_put(struct ci_manifest_verified *p);
 /* A sealed memfd holding @p's text at offset 0, close-on-exec; -1 with errno. */
 int ci_manifest_policy_memfd(const struct ci_manifest_verified *p);

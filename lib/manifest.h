@@ -1,9 +1,10 @@
 /*
  * A signed package manifest's file list, as the worker, the host library
- * and codeinterp-manifest all need it: the policy text that carries it
- * from the host to the worker, and the check of the installed files
- * against it. libc and libsodium only (no JSON: lib/manifest.c reads the
- * signed document itself).
+ * and codeinterp-manifest all need it (lib/manifest_files.c): the policy
+ * text that carries it from the host to the worker, and the check of the
+ * installed files against it. libc and libsodium only, so the worker
+ * links it too; the signed JSON document is manifest_doc.h's, and
+ * docs/manifest-format.md specifies both.
  *
  * The policy text (the worker's descriptor 4 when a manifest is set):
  *
@@ -19,6 +20,8 @@
 #define CI_MANIFEST_H
 
 #include <stddef.h>
+
+struct ci_err; /* err.h */
 
 #define CI_MANIFEST_POLICY_MAGIC "codeinterp-policy 1\n"
 #define CI_MANIFEST_MAX_PATHS 64u
@@ -45,12 +48,13 @@ int ci_manifest_path_valid(const char *path);
 
 /*
  * Parses policy text of @len bytes into @out (zeroed first). Returns 0, or
- * -1 with a one-line reason in @msg: bad syntax, a path listed twice, too
- * many entries, out of memory. @out owns copies; free with
- * ci_manifest_policy_free() on success and failure alike.
+ * -1 with CI_EMANIFEST and a one-line reason in @err (lib/err.h): bad
+ * syntax, a path listed twice, too many entries, out of memory. @out owns
+ * copies; free with ci_manifest_policy_free() on success and failure
+ * alike.
  */
-int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_policy *out, char *msg,
-                       size_t msglen);
+int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_policy *out,
+                             struct ci_err *err);
 void ci_manifest_policy_free(struct ci_manifest_policy *p);
 
 /* The listed file whose path is exactly @path, or NULL (binary search). */

@@ -1,8 +1,11 @@
 /*
- * The package manifests this process has verified (ci_config_set_manifest).
+ * The cache of the package manifests this process has verified
+ * (ci_config_set_manifest), and what a session does with a verified one:
+ * the sealed memfd its worker reads the policy text from, and the
+ * message of a worker that refused the installed files.
  *
  * Verifying a manifest means reading up to 64 MiB of JSON, checking its
- * Ed25519 signature and every member (lib/manifest.c): some milliseconds
+ * Ed25519 signature and every member (lib/manifest_verify.c): some milliseconds
  * for the default set, too slow for each session start. So a verified
  * manifest is kept, with the identity its file had (device, inode, size,
  * modification and change times) and the key it was checked against,
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "err.h"
 #include "manifest_doc.h"
 
 /* Distinct manifests (or keys) kept at once; the least recently used goes. */
@@ -77,20 +81,20 @@ static struct verified *lookup(const char *path, const unsigned char key[32],
     return NULL;
 }
 
-int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out, char *msg, size_t msglen)
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen)
 {
+    struct ci_err err;
     unsigned char key[32];
     struct verified *v;
     struct ci_manifest_verified *p;
     struct stat st;
     char *path;
-    int rc;
 
     *out = NULL;
     if (cfg->manifest_key_path) {
-        rc = ci_manifest_read_public_key(cfg->manifest_key_path, key, msg, msglen);
-        if (rc != CI_OK)
-            return rc;
+        if (ci_manifest_read_public_key(cfg->manifest_key_path, key, &err) != CI_OK)
+            return ci_err_copy(&err, msg, msglen);
     } else {
         memcpy(key, cfg->manifest_key, sizeof key);
     }
@@ -109,11 +113,11 @@ int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verifi
         snprintf(msg, msglen, "manifest %s: out of memory", cfg->manifest);
         return CI_ENOMEM;
     }
-    rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, msg, msglen);
-    if (rc != CI_OK) {
+    if (ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, &err) !=
+        CI_OK) {
         free(p);
         free(path);
-        return rc;
+        return ci_err_copy(&err, msg, msglen);
     }
     p->refs = 1;
     pthread_mutex_lock(&verified_lock);

@@ -1,7 +1,9 @@
 /*
  * The file list of a signed package manifest, as lib/manifest.h shares
- * it: the policy text the host hands the worker, and the check of the
- * installed files against it. libc and libsodium only.
+ * it: parsing the policy text the host hands the worker, and comparing
+ * the installed files with it (hashes, extra files, files others could
+ * change). libc and libsodium only: built into the host library and,
+ * with the worker's flags, into the worker.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +19,8 @@
 
 #include <sodium.h>
 
+#include "codeinterp.h"
+#include "err.h"
 #include "manifest.h"
 
 int ci_manifest_path_valid(const char *path)
@@ -70,9 +74,11 @@ void ci_manifest_policy_free(struct ci_manifest_policy *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Every fault of the text is CI_EMANIFEST: it came from the host, and
+ * only a bug or a changed host library makes it wrong. */
 #define FAIL(...)                                                                          \
     do {                                                                                   \
-        snprintf(msg, msglen, __VA_ARGS__);                                                \
+        ci_err_set(err, CI_EMANIFEST, __VA_ARGS__);                                        \
         return -1;                                                                         \
     } while (0)
 
@@ -95,8 +101,8 @@ static char *take_path(const char *s, size_t len)
     return path;
 }
 
-int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_policy *out, char *msg,
-                       size_t msglen)
+int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_policy *out,
+                             struct ci_err *err)
 {
     const size_t magic = sizeof CI_MANIFEST_POLICY_MAGIC - 1;
     const char *p = text + magic, *end = text + len;
@@ -104,8 +110,7 @@ int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_po
     int ended = 0;
 
     memset(out, 0, sizeof *out);
-    if (msglen)
-        msg[0] = '\0';
+    ci_err_clear(err);
     if (len < magic || memcmp(text, CI_MANIFEST_POLICY_MAGIC, magic) != 0)
         FAIL("policy: it does not start with \"codeinterp-policy 1\"");
     out->search_path = calloc(CI_MANIFEST_MAX_PATHS, sizeof *out->search_path);

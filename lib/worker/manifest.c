@@ -29,6 +29,7 @@
 
 #include <sodium.h>
 
+#include "err.h"
 #include "manifest.h"
 #include "worker.h"
 
@@ -45,7 +46,8 @@ static int planned;
 
 void ci_manifest_read(int fd)
 {
-    char msg[512], *text = NULL;
+    struct ci_err err;
+    char *text = NULL;
     size_t len = 0, cap = 0;
     struct stat usr;
 
@@ -77,8 +79,8 @@ void ci_manifest_read(int fd)
     close(fd);
     if (len > CI_MANIFEST_POLICY_MAX)
         ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes", CI_MANIFEST_POLICY_MAX);
-    if (ci_manifest_policy_parse(text, len, &policy, msg, sizeof msg) != 0)
-        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s", msg);
+    if (ci_manifest_policy_parse(text, len, &policy, &err) != 0)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s", err.msg);
     free(text);
     have_policy = 1;
 

@@ -467,10 +467,10 @@ int ci_manifest_cli_create(int argc, char **argv)
         }
     }
 
-    char msg[1024];
-    if (ci_manifest_check_body(doc, strcmp(out, "-") ? out : "(standard output)", msg, sizeof msg) !=
-        CI_OK) {
-        ci_manifest_cli_err("create: the manifest made is not valid, so it is not written: %s", msg);
+    struct ci_err err;
+    if (ci_manifest_check_body(doc, strcmp(out, "-") ? out : "(standard output)", &err) != CI_OK) {
+        ci_manifest_cli_err("create: the manifest made is not valid, so it is not written: %s",
+                            err.msg);
         goto done;
     }
     if (ci_manifest_cli_write_json(doc, out, 0644) != 0)

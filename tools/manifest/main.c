@@ -8,8 +8,10 @@
  *   verify --key NAME.pub MANIFEST    its signature, then the installed files
  *   diff MANIFEST                     the installed files against it
  *
- * The signature is checked by the library's own code (lib/manifest.c), so
- * "verify" accepts exactly what ci_session_new() would.
+ * The signature is checked by the library's own code
+ * (lib/manifest_verify.c), so "verify" accepts exactly what
+ * ci_session_new() would; keys and signing are the tool's own (keys.c).
+ * docs/manifest-format.md specifies the format.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,6 +175,14 @@ static int status_of(int rc)
     return rc == CI_EMANIFEST ? CI_MANIFEST_CLI_FINDINGS : CI_MANIFEST_CLI_ERROR;
 }
 
+/* Says why @err failed ("out of memory" for CI_ENOMEM, which carries no
+ * message) and returns @status. */
+static int fail(const struct ci_err *err, int status)
+{
+    ci_manifest_cli_err("%s", err->code == CI_ENOMEM ? "out of memory" : err->msg);
+    return status;
+}
+
 /* After a command's options: its one operand, @what (NAME, MANIFEST), in
  * *@arg and -1; else the usage error's status. */
 static int one_operand(int argc, char **argv, const char *cmd, const char *what,
@@ -212,17 +222,15 @@ static int cmd_keygen(int argc, char **argv)
         return status;
     if (!*name)
         return ci_manifest_cli_usage_error("keygen", "NAME is empty");
-    char msg[1024];
-    int rc = ci_manifest_keygen(name, msg, sizeof msg);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CI_MANIFEST_CLI_ERROR;
-    }
+    struct ci_err err;
+    int rc = ci_manifest_keygen(name, &err);
+    if (rc != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     unsigned char pk[32];
     char id[CI_MANIFEST_KEY_ID_LEN + 1] = "?";
     char pub[4096];
     snprintf(pub, sizeof pub, "%s.pub", name);
-    if (ci_manifest_read_public_key(pub, pk, msg, sizeof msg) == CI_OK)
+    if (ci_manifest_read_public_key(pub, pk, &err) == CI_OK)
         ci_manifest_key_id(pk, id);
     fprintf(stderr, "codeinterp-manifest: wrote %s.key (secret, mode 0600) and %s.pub (public); key id %s\n",
             name, name, id);
@@ -234,8 +242,8 @@ static int cmd_keygen(int argc, char **argv)
 static int cmd_keyid(int argc, char **argv)
 {
     unsigned char pk[32];
-    char id[CI_MANIFEST_KEY_ID_LEN + 1], msg[1024];
-    int rc;
+    char id[CI_MANIFEST_KEY_ID_LEN + 1];
+    struct ci_err err;
 
     if (argc != 2 || argv[1][0] == '-') {
         if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -246,11 +254,8 @@ static int cmd_keyid(int argc, char **argv)
         }
         return ci_manifest_cli_usage_error("keyid", "one NAME.pub, and nothing else");
     }
-    rc = ci_manifest_read_public_key(argv[1], pk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CI_MANIFEST_CLI_ERROR;
-    }
+    if (ci_manifest_read_public_key(argv[1], pk, &err) != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     ci_manifest_key_id(pk, id);
     printf("%s\n", id);
     return CI_MANIFEST_CLI_OK;
@@ -282,30 +287,27 @@ static int cmd_sign(int argc, char **argv)
     int status = one_operand(argc, argv, "sign", "MANIFEST", &path);
     if (status >= 0)
         return status;
-    char msg[1024];
+    struct ci_err err;
     unsigned char sk[64];
-    int rc = ci_manifest_read_secret_key(key, sk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CI_MANIFEST_CLI_ERROR;
-    }
+    int rc = ci_manifest_read_secret_key(key, sk, &err);
+    if (rc != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     json_t *doc = NULL;
-    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    rc = ci_manifest_load(path, &doc, NULL, &err);
     /* A body the format refuses is signed all the same (a tamper test
      * needs one), with a warning: the signature does not make it valid,
      * and the library refuses it after checking the signature. */
-    int body = rc == CI_OK ? ci_manifest_check_body(doc, path, msg, sizeof msg) : CI_OK;
+    int body = rc == CI_OK ? ci_manifest_check_body(doc, path, &err) : CI_OK;
     if (body == CI_ENOMEM)
         rc = CI_ENOMEM;
     else if (body != CI_OK)
-        ci_manifest_cli_err("warning: %s; signed anyway, but codeinterp will refuse it", msg);
+        ci_manifest_cli_err("warning: %s; signed anyway, but codeinterp will refuse it", err.msg);
     if (rc == CI_OK)
-        rc = ci_manifest_sign(doc, sk, msg, sizeof msg);
+        rc = ci_manifest_sign(doc, sk, &err);
     sodium_memzero(sk, sizeof sk);
     if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
         json_decref(doc);
-        return status_of(rc);
+        return fail(&err, status_of(rc));
     }
     /* In place keeps the old file's mode; a new file gets 0644. */
     const char *dest = out ? out : path;
@@ -359,10 +361,10 @@ static int report_finding(void *ctx, enum ci_manifest_finding what, const char *
 static int compare_files(const char *path, const char *policy, size_t len, double t0)
 {
     struct ci_manifest_policy p;
-    char msg[1024];
-    if (ci_manifest_policy_parse(policy, len, &p, msg, sizeof msg) != 0) {
+    struct ci_err err;
+    if (ci_manifest_policy_parse(policy, len, &p, &err) != 0) {
         /* our own text from a valid document: a bug, not the manifest's fault */
-        ci_manifest_cli_err("manifest %s: its policy text does not parse: %s", path, msg);
+        ci_manifest_cli_err("manifest %s: its policy text does not parse: %s", path, err.msg);
         ci_manifest_policy_free(&p);
         return CI_MANIFEST_CLI_ERROR;
     }
@@ -414,27 +416,20 @@ static int cmd_verify(int argc, char **argv)
     if (status >= 0)
         return status;
     double t0 = ci_manifest_cli_now();
-    char msg[1024];
+    struct ci_err err;
     unsigned char pk[32], digest[32];
-    int rc = ci_manifest_read_public_key(key, pk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CI_MANIFEST_CLI_ERROR;
-    }
+    if (ci_manifest_read_public_key(key, pk, &err) != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     json_t *doc;
-    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
+    int rc = ci_manifest_load(path, &doc, NULL, &err);
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
     char *policy = NULL;
     size_t len = 0;
-    rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, msg, sizeof msg);
+    rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, &err);
     json_decref(doc);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
     char id[CI_MANIFEST_KEY_ID_LEN + 1], hex[65];
     ci_manifest_key_id(pk, id);
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
@@ -452,20 +447,18 @@ static int cmd_diff(int argc, char **argv)
     if (status >= 0)
         return status;
     double t0 = ci_manifest_cli_now();
-    char msg[1024];
+    struct ci_err err;
     json_t *doc;
-    int rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    int rc = ci_manifest_load(path, &doc, NULL, &err);
     if (rc == CI_OK)
-        rc = ci_manifest_check_body(doc, path, msg, sizeof msg);
+        rc = ci_manifest_check_body(doc, path, &err);
     char *policy = NULL;
     size_t len = 0;
     if (rc == CI_OK)
-        rc = ci_manifest_policy_text(doc, path, &policy, &len, msg, sizeof msg);
+        rc = ci_manifest_policy_text(doc, path, &policy, &len, &err);
     json_decref(doc);
-    if (rc != CI_OK) {
-        ci_manifest_cli_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
     status = compare_files(path, policy, len, t0);
     free(policy);
     return status;
