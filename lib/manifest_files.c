@@ -405,21 +405,17 @@ static int holds_listed(const struct ci_manifest_policy *p, const char *dir, lon
     return 0;
 }
 
-/* The extras of search-path directory number @sd. */
-static int scan_search_dir(struct scan *s, long sd)
+/* The extras among the entries of search-path directory number @sd
+ * (its path in s->path, @len bytes): the trees of listed packages, and
+ * unlisted *.pth files. */
+static int scan_entries(struct scan *s, long sd, size_t len)
 {
-    const char *dir = s->p->search_path[sd];
-    size_t len = strlen(dir);
-    DIR *d;
+    DIR *d = opendir(s->path);
     struct dirent *e;
     int rc = 0;
 
-    if (len >= sizeof s->path)
-        return 0;
-    d = opendir(dir);
     if (!d)
         return 0; /* a missing search-path directory: its listed files are missing */
-    memcpy(s->path, dir, len + 1);
     while (rc == 0 && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         struct stat st;
@@ -434,7 +430,7 @@ static int scan_search_dir(struct scan *s, long sd)
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
-            /* __pycache__ has its own rule, below. */
+            /* __pycache__ has its own rule (scan_pycache). */
             if (strcmp(e->d_name, "__pycache__") != 0 && !is_search_dir(s->p, s->path) &&
                 holds_listed(s->p, s->path, sd))
                 rc = scan_tree(s, len + 1 + n);
@@ -445,18 +441,26 @@ static int scan_search_dir(struct scan *s, long sd)
         s->path[len] = '\0';
     }
     closedir(d);
-    if (rc)
-        return rc;
+    return rc;
+}
 
-    /* __pycache__/<name>.*.pyc whose <name>.py is listed. */
-    if (len + sizeof "/__pycache__" >= sizeof s->path)
+/* The extras in __pycache__ of search-path directory @dir (@len bytes):
+ * <name>.*.pyc files whose <name>.py is listed. */
+static int scan_pycache(struct scan *s, const char *dir, size_t len)
+{
+    size_t plen = len + sizeof "/__pycache__" - 1;
+    struct dirent *e;
+    DIR *d;
+    int rc = 0;
+
+    if (plen + 1 >= sizeof s->path)
         return 0;
+    memcpy(s->path, dir, len);
     memcpy(s->path + len, "/__pycache__", sizeof "/__pycache__");
-    d = opendir(s->path);
-    if (!d)
+    if (!(d = opendir(s->path)))
         return 0;
     while (rc == 0 && (e = readdir(d))) {
-        size_t n = strlen(e->d_name), plen = len + sizeof "/__pycache__" - 1;
+        size_t n = strlen(e->d_name);
         const char *dot = strchr(e->d_name, '.');
         char py[PATH_MAX];
         struct stat st;
@@ -476,6 +480,21 @@ static int scan_search_dir(struct scan *s, long sd)
     }
     closedir(d);
     return rc;
+}
+
+/* The extras of search-path directory number @sd. */
+static int scan_search_dir(struct scan *s, long sd)
+{
+    const char *dir = s->p->search_path[sd];
+    size_t len = strlen(dir);
+    int rc;
+
+    if (len >= sizeof s->path)
+        return 0;
+    memcpy(s->path, dir, len + 1);
+    if ((rc = scan_entries(s, sd, len)) != 0)
+        return rc;
+    return scan_pycache(s, dir, len);
 }
 
 /* 1 if a directory of mode @mode lets others than its owner replace
@@ -605,19 +624,21 @@ static void hash_all(const struct ci_manifest_policy *p, struct hashed *out)
         pthread_join(tid, NULL);
 }
 
-long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report report, void *ctx)
+/* Reports each listed file that is not as listed: behind a linked or
+ * open directory, missing, unreadable, changed, or open to others. The
+ * number reported, or -1 if memory ran out; *@stop is set when @report
+ * asked to stop. */
+static long report_listed(const struct ci_manifest_policy *p, ci_manifest_report report,
+                          void *ctx, int *stop)
 {
     char link[PATH_MAX], checked[PATH_MAX] = "", why[PATH_MAX + 64];
-    struct hashed *hashed;
-    struct scan *s;
+    struct hashed *hashed = calloc(p->n_files ? p->n_files : 1, sizeof *hashed);
     long found = 0;
-    int stop = 0;
 
-    /* SHA-256 needs no CPU detection, but the rest of libsodium may. */
-    if (sodium_init() < 0 || !(hashed = calloc(p->n_files ? p->n_files : 1, sizeof *hashed)))
+    if (!hashed)
         return -1;
     hash_all(p, hashed);
-    for (size_t i = 0; i < p->n_files && !stop; i++) {
+    for (size_t i = 0; i < p->n_files && !*stop; i++) {
         const unsigned char *h = hashed[i].h;
         const char *path = p->files[i].path;
 
@@ -626,33 +647,43 @@ long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report 
         if (linked == 1) {
             found++;
             snprintf(why, sizeof why, "%s, a directory on its path, is a symbolic link", link);
-            stop = report(ctx, CI_MANIFEST_CHANGED, path, why);
+            *stop = report(ctx, CI_MANIFEST_CHANGED, path, why);
         } else if (linked == 2) {
             found++;
             snprintf(why, sizeof why, "its directory %s is writable by others than its owner",
                      link);
-            stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
+            *stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
         } else if (hashed[i].err) {
             int err = hashed[i].err;
 
             found++;
             if (err == ENOENT || err == ENOTDIR || err == EISDIR || err == ELOOP)
-                stop = report(ctx, CI_MANIFEST_MISSING, path, NULL);
+                *stop = report(ctx, CI_MANIFEST_MISSING, path, NULL);
             else
-                stop = report(ctx, CI_MANIFEST_UNREADABLE, path, strerror(err));
+                *stop = report(ctx, CI_MANIFEST_UNREADABLE, path, strerror(err));
         } else if (sodium_memcmp(h, p->files[i].sha256, 32) != 0) {
             found++;
-            stop = report(ctx, CI_MANIFEST_CHANGED, path, NULL);
+            *stop = report(ctx, CI_MANIFEST_CHANGED, path, NULL);
         } else if (unsafe_file(path, why, sizeof why)) {
             found++;
-            stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
+            *stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
         }
     }
     free(hashed);
-    if (stop)
-        return found;
+    return found;
+}
 
-    if (!(s = calloc(1, sizeof *s)))
+/* Reports every extra file, then every directory of a listed package
+ * that could not be read, each kind in path order. The number reported,
+ * or -1 if memory ran out. */
+static long report_extras(const struct ci_manifest_policy *p, ci_manifest_report report,
+                          void *ctx)
+{
+    struct scan *s = calloc(1, sizeof *s);
+    long found = 0;
+    int stop = 0;
+
+    if (!s)
         return -1;
     s->p = p;
     for (size_t i = 0; i < p->n_search; i++)
@@ -679,4 +710,19 @@ out:
     strlist_free(&s->unread);
     free(s);
     return found;
+}
+
+long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report report, void *ctx)
+{
+    int stop = 0;
+    long listed, extras;
+
+    /* SHA-256 needs no CPU detection, but the rest of libsodium may. */
+    if (sodium_init() < 0)
+        return -1;
+    listed = report_listed(p, report, ctx, &stop);
+    if (listed < 0 || stop)
+        return listed;
+    extras = report_extras(p, report, ctx);
+    return extras < 0 ? -1 : listed + extras;
 }

@@ -49,19 +49,53 @@ static const char create_help[] =
 
 /* ---- running the discovery program ---- */
 
+/* Everything on @fd to its end, malloc'd and NUL-terminated; NULL if
+ * memory ran out (what is left is still read, so the writer never
+ * blocks on a full pipe). */
+static char *read_to_end(int fd)
+{
+    size_t cap = 1 << 20, have = 0;
+    char *buf = malloc(cap), sink[4096];
+
+    for (;;) {
+        if (buf && have + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = nb;
+                cap *= 2;
+            }
+        }
+        ssize_t n = buf ? read(fd, buf + have, cap - 1 - have) : read(fd, sink, sizeof sink);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (buf)
+            have += (size_t)n;
+    }
+    if (buf)
+        buf[have] = '\0';
+    return buf;
+}
+
 /* Runs @python on the discovery program with @args, returning what it
  * printed (malloc'd, NUL-terminated) or NULL after saying why. */
 static char *run_discovery(const char *python, char **args, size_t nargs)
 {
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        ci_manifest_cli_err("pipe: %s", strerror(errno));
-        return NULL;
-    }
-    char **argv = calloc(nargs + 5, sizeof *argv);
+    int pipefd[2] = {-1, -1}, status;
+    char **argv = calloc(nargs + 5, sizeof *argv), *out = NULL;
+    pid_t pid;
+
     if (!argv) {
         ci_manifest_cli_err("out of memory");
         return NULL;
+    }
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        ci_manifest_cli_err("pipe: %s", strerror(errno));
+        goto out;
     }
     argv[0] = (char *)python;
     argv[1] = "-I";
@@ -70,11 +104,9 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
     for (size_t i = 0; i < nargs; i++)
         argv[4 + i] = args[i];
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
+    if ((pid = fork()) < 0) {
         ci_manifest_cli_err("fork: %s", strerror(errno));
-        free(argv);
-        return NULL;
+        goto out;
     }
     if (pid == 0) {
         if (dup2(pipefd[1], 1) < 0)
@@ -84,50 +116,29 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
         dprintf(2, "codeinterp-manifest: create: cannot run %s: %s\n", python, strerror(e));
         _exit(127);
     }
-    free(argv);
     close(pipefd[1]);
-    size_t cap = 1 << 20, have = 0;
-    char *buf = malloc(cap);
-    int failed = !buf;
-    for (;;) {
-        if (!failed && have + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                failed = 1;
-            else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        char sink[4096];
-        ssize_t n = failed ? read(pipefd[0], sink, sizeof sink)
-                           : read(pipefd[0], buf + have, cap - 1 - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (!failed)
-            have += (size_t)n;
-    }
-    close(pipefd[0]);
-    int status;
+    pipefd[1] = -1;
+    out = read_to_end(pipefd[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (failed) {
+    if (!out) {
         ci_manifest_cli_err("out of memory");
-        free(buf);
-        return NULL;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        /* 127: the child said why already */
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127))
             ci_manifest_cli_err("create: the discovery program under %s failed (%s %d)", python,
-                    WIFEXITED(status) ? "exit status" : "signal",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        free(buf);
-        return NULL;
+                                WIFEXITED(status) ? "exit status" : "signal",
+                                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        free(out);
+        out = NULL;
     }
-    buf[have] = '\0';
-    return buf;
+out:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    free(argv);
+    return out;
 }
 
 /* ---- hashing ---- */
