@@ -81,20 +81,21 @@ static struct verified *lookup(const char *path, const unsigned char key[32],
     return NULL;
 }
 
-int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
-                          char *msg, size_t msglen)
+/* ci_manifest_cache_get(), its reason in @err. */
+static int cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                     struct ci_err *err)
 {
-    struct ci_err err;
     unsigned char key[32];
     struct verified *v;
     struct ci_manifest_verified *p;
     struct stat st;
     char *path;
+    int rc;
 
     *out = NULL;
     if (cfg->manifest_key_path) {
-        if (ci_manifest_read_public_key(cfg->manifest_key_path, key, &err) != CI_OK)
-            return ci_err_copy(&err, msg, msglen);
+        if ((rc = ci_manifest_read_public_key(cfg->manifest_key_path, key, err)) != CI_OK)
+            return rc;
     } else {
         memcpy(key, cfg->manifest_key, sizeof key);
     }
@@ -110,14 +111,13 @@ int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verifi
      * replaced). */
     if (!(p = calloc(1, sizeof *p)) || !(path = ci_strdup(cfg->manifest))) {
         free(p);
-        snprintf(msg, msglen, "manifest %s: out of memory", cfg->manifest);
-        return CI_ENOMEM;
+        return ci_manifest_fail(err, CI_ENOMEM, "manifest", cfg->manifest, "out of memory");
     }
-    if (ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, &err) !=
+    if ((rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, err)) !=
         CI_OK) {
         free(p);
         free(path);
-        return ci_err_copy(&err, msg, msglen);
+        return rc;
     }
     p->refs = 1;
     pthread_mutex_lock(&verified_lock);
@@ -142,6 +142,18 @@ found:
     *out = v->policy;
     pthread_mutex_unlock(&verified_lock);
     return CI_OK;
+}
+
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen)
+{
+    struct ci_err err;
+    int rc = cache_get(cfg, out, &err);
+
+    /* session.c passes a message buffer: the channel ends here. */
+    if (rc != CI_OK)
+        ci_err_copy(&err, msg, msglen);
+    return rc;
 }
 
 void ci_manifest_cache_put(struct ci_manifest_verified *p)
