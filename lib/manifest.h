@@ -58,7 +58,8 @@ int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_po
 void ci_manifest_policy_free(struct ci_manifest_policy *p);
 
 /* The listed file whose path is exactly @path, or NULL (binary search). */
-const struct ci_manifest_file *ci_manifest_find(const struct ci_manifest_policy *p, const char *path);
+const struct ci_manifest_file *ci_manifest_find(const struct ci_manifest_policy *p,
+                                                const char *path);
 
 /* SHA-256 of the file at @path, read to its end (symbolic links
  * followed), and its length in bytes in *@size unless @size is NULL. 0,
@@ -67,22 +68,23 @@ int ci_manifest_sha256_file(const char *path, unsigned char out[32], unsigned lo
 
 enum ci_manifest_finding {
     CI_MANIFEST_CHANGED = 1, /* its SHA-256 differs from the listed one, or a
-                        * directory between its search-path directory and
-                        * it is a symbolic link (detail says which) */
+                              * directory between its search-path directory
+                              * and it is a symbolic link (detail says which) */
     CI_MANIFEST_MISSING,     /* listed, but absent or not a regular file */
     CI_MANIFEST_EXTRA,       /* present but not listed, where only listed files may be */
     CI_MANIFEST_UNREADABLE,  /* listed, but could not be read (detail: strerror) */
-    CI_MANIFEST_UNSAFE,      /* listed, but others could change it after the check:
-                        * it (through any link) is writable by group or
-                        * others, or a directory it lies in, beneath its
-                        * search-path directory or where a link leads, is
-                        * writable by others (unless sticky) */
+    CI_MANIFEST_UNSAFE,      /* listed, but others could change it after the
+                              * check: it (through any link) is writable by
+                              * group or others, or a directory it lies in,
+                              * beneath its search-path directory or where a
+                              * link leads, is writable by others (unless
+                              * sticky) */
 };
 
 /* Called once per finding, in path order within each kind of pass;
  * @detail is NULL or a short reason. Nonzero stops the check. */
 typedef int (*ci_manifest_report)(void *ctx, enum ci_manifest_finding what, const char *path,
-                            const char *detail);
+                                  const char *detail);
 
 /*
  * Compares the installed files with @p: hashes every listed file, then
@@ -98,9 +100,11 @@ typedef int (*ci_manifest_report)(void *ctx, enum ci_manifest_finding what, cons
  * Returns the number of findings reported (0: the installed files are as
  * listed), or -1 if memory ran out.
  */
-long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report report, void *ctx);
+long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report report,
+                         void *ctx);
 
-/* "changed", "missing", "extra" or "unreadable". */
+/* "changed", "missing", "extra", "unreadable" or "unsafe" (a static
+ * string; "unknown" for any other value). Cannot fail. */
 const char *ci_manifest_finding_name(enum ci_manifest_finding what);
 
 #endif

@@ -49,7 +49,9 @@ int ci_manifest_path_valid(const char *path)
 
 static int cmp_file(const void *a, const void *b)
 {
-    return strcmp(((const struct ci_manifest_file *)a)->path, ((const struct ci_manifest_file *)b)->path);
+    const struct ci_manifest_file *x = a, *y = b;
+
+    return strcmp(x->path, y->path);
 }
 
 static int hexval(char c)
@@ -187,7 +189,8 @@ int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_po
     return 0;
 }
 
-const struct ci_manifest_file *ci_manifest_find(const struct ci_manifest_policy *p, const char *path)
+const struct ci_manifest_file *ci_manifest_find(const struct ci_manifest_policy *p,
+                                                const char *path)
 {
     struct ci_manifest_file key = {.path = (char *)path};
 
@@ -551,7 +554,8 @@ static int unsafe_file(const char *path, char *why, size_t whylen)
  * directory found sound (files come sorted, so most share it), updated
  * here.
  */
-static int linked_dir(const struct ci_manifest_policy *p, const char *path, char *link, char *checked)
+static int linked_dir(const struct ci_manifest_policy *p, const char *path, char *link,
+                      char *checked)
 {
     long sd = nearest_search_dir(p, path);
     const char *slash = strrchr(path, '/');
