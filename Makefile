@@ -127,10 +127,10 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 # The worker is the only binary that links libpython and libseccomp. It
-# shares two host sources, the package manifest's file check and the
-# start of a helper thread, compiled with the worker's flags (never the
-# sanitizers', below).
-WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_check.o $(BUILD)/worker/thread.o
+# shares three host sources, the package manifest's file list and check,
+# the error channel it reports through, and the start of a helper
+# thread, compiled with the worker's flags (never the sanitizers', below).
+WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_files.o $(BUILD)/worker/err.o $(BUILD)/worker/thread.o
 $(BUILD)/worker/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -139,12 +139,18 @@ $(BUILD)/codeinterp-worker: $(WORKER_OBJ) $(WORKER_SHARED_OBJ)
 	$(CC) -Wl,-z,relro,-z,now $(LDFLAGS) -o $@ $^ $(PY_LDFLAGS) -lseccomp -lsodium
 
 # codeinterp-manifest (tools/manifest/): keys, and signed package
-# manifests made from what is installed. It links the static library for
-# the manifest code the library itself verifies with.
+# manifests made from what is installed. Key generation, secret keys and
+# signing are its own objects, never the library's (check-abi proves
+# it); for the document and its verification it links the static
+# library, so "verify" runs the code ci_session_new() runs.
 MANIFEST_SRC := $(wildcard tools/manifest/*.c)
-$(BUILD)/codeinterp-manifest: $(MANIFEST_SRC) $(wildcard tools/manifest/*.h) $(BUILD)/gen/discover_py.h \
-                              $(BUILD)/libcodeinterp.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(BUILD)/gen $(LDFLAGS) -o $@ $(MANIFEST_SRC) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
+MANIFEST_OBJ := $(MANIFEST_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/tools/manifest/%.o: tools/manifest/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -I$(BUILD)/gen -c $< -o $@
+$(BUILD)/tools/manifest/create.o: $(BUILD)/gen/discover_py.h
+$(BUILD)/codeinterp-manifest: $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a
+	$(CC) $(LDFLAGS) -o $@ $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
@@ -618,4 +624,5 @@ FORCE:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d) $(WORKER_SHARED_OBJ:.o=.d) $(INSTALL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(WORKER_OBJ:.o=.d) $(WORKER_SHARED_OBJ:.o=.d) $(INSTALL_OBJ:.o=.d) \
+         $(MANIFEST_OBJ:.o=.d)

@@ -307,9 +307,9 @@ static void concurrent(int n, int threads)
 
 /* ------------------------------------------------------------ manifest */
 
-static int counted(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
+static int counted(void *ctx, enum ci_manifest_finding what, const char *path, const char *detail)
 {
-    fprintf(stderr, "bench: manifest: %s %s\n", ci_mf_finding_name(what), path);
+    fprintf(stderr, "bench: manifest: %s %s\n", ci_manifest_finding_name(what), path);
     ++*(int *)ctx;
     return 0;
 }
@@ -324,13 +324,14 @@ static int sh(const char *cmd)
 static void manifest_costs(void)
 {
     char exe[4096], dir[] = "/tmp/ci-bench-manifest-XXXXXX", cmd[16384], m[4200], pub[4200];
-    char *slash, *policy = NULL, msg[1024];
+    char *slash, *policy = NULL;
+    struct ci_err err = {0};
     unsigned char pk[32], digest[32];
     size_t policy_len = 0;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     static double verify[N_VERIFY], hash[N_HASH], plain[N_PAIRS], with[N_PAIRS];
     int nv = 0, nh = 0, np = 0, findings = 0;
-    struct ci_mf_policy pol;
+    struct ci_manifest_policy pol;
 
     /* build/bench/bench -> build/codeinterp-manifest */
     if (n <= 0 || !mkdtemp(dir)) {
@@ -355,8 +356,8 @@ static void manifest_costs(void)
     }
     emit1("manifest_create", (now_us() - t0) / 1e3, "ms");
     snprintf(cmd, sizeof cmd, "%s/codeinterp-manifest sign --key %s/bench.key %s", exe, dir, m);
-    if (sh(cmd) != 0 || ci_manifest_read_public_key(pub, pk, msg, sizeof msg) != CI_OK) {
-        fprintf(stderr, "bench: signing failed: %s\n", msg);
+    if (sh(cmd) != 0 || ci_manifest_read_public_key(pub, pk, &err) != CI_OK) {
+        fprintf(stderr, "bench: signing failed: %s\n", err.msg);
         failures++;
         goto out;
     }
@@ -366,8 +367,8 @@ static void manifest_costs(void)
         double t = now_us();
         free(policy);
         policy = NULL;
-        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, NULL, msg, sizeof msg) != CI_OK) {
-            fprintf(stderr, "bench: %s\n", msg);
+        if (ci_manifest_verify(m, pk, &policy, &policy_len, digest, NULL, &err) != CI_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
             failures++;
             goto out;
         }
@@ -376,20 +377,20 @@ static void manifest_costs(void)
     emit("manifest_verify", verify, nv, "ms");
 
     /* The zygote's part, once per zygote: the same check, in-process. */
-    if (ci_mf_policy_parse(policy, policy_len, &pol, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+    if (ci_manifest_policy_parse(policy, policy_len, &pol, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
         failures++;
-        ci_mf_policy_free(&pol);
+        ci_manifest_policy_free(&pol);
         goto out;
     }
     emit1("manifest_files", (double)pol.n_files, "files");
     for (int i = 0; i < N_HASH; i++) {
         double t = now_us();
-        if (ci_mf_check(&pol, counted, &findings) != 0)
+        if (ci_manifest_compare(&pol, counted, &findings) != 0)
             failures++;
         hash[nh++] = (now_us() - t) / 1e3;
     }
-    ci_mf_policy_free(&pol);
+    ci_manifest_policy_free(&pol);
     emit("manifest_hash", hash, nh, "ms");
 
     /* Session ready, with and without, in turns; each config's first

@@ -424,9 +424,10 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * @manifest_path names a manifest that codeinterp-manifest(1) made and
  * signed (JSON: the allowed distributions, the standard library among
  * them, and every file of each with its SHA-256; an Ed25519 signature
- * over its canonical bytes, RFC 8785). @public_key_path names the public
- * key that must have signed it (the NAME.pub of "codeinterp-manifest
- * keygen NAME"). Both paths are copied, and both files are read by
+ * over its canonical bytes; docs/manifest-format.md specifies the format
+ * and every refusal). @public_key_path names the public key that must
+ * have signed it (the NAME.pub of "codeinterp-manifest keygen NAME").
+ * Both paths are copied, and both files are read by
  * ci_session_new() and ci_session_restart(), not here. A NULL
  * @manifest_path turns the manifest off again (@public_key_path is then
  * ignored); without one, nothing below applies.

@@ -31,7 +31,7 @@ struct ci_config {
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
     char *preload;        /* NULL: CI_DEFAULT_PRELOAD */
     int zygote;           /* 1: fork workers from a warm zygote (zygote.c) */
-    char *manifest;       /* NULL: no package manifest (verified.c) */
+    char *manifest;       /* NULL: no package manifest (manifest_cache.c) */
     char *manifest_key_path; /* NULL: manifest_key holds the key */
     unsigned char manifest_key[32];
 };
@@ -44,29 +44,29 @@ void ci_config_clear(struct ci_config *cfg);
 const char *ci_config_preload(const struct ci_config *cfg);
 
 /*
- * verified.c: a verified package manifest, shared by the sessions and the
- * zygote that use it. The policy text (lib/manifest.h) is what a worker
- * is given on its descriptor 4.
+ * manifest_cache.c: a verified package manifest, shared by the sessions
+ * and the zygote that use it. The policy text (lib/manifest.h) is what a
+ * worker is given on its descriptor 4.
  */
-struct ci_policy {
+struct ci_manifest_verified {
     unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
     char *text;
     size_t len;
-    int refs; /* under verified.c's lock */
+    int refs; /* under manifest_cache.c's lock */
 };
 
 /* The verified manifest @cfg names, verifying it unless the file and key
  * are those of one verified before. CI_OK and a reference in *@out (put it
- * back with ci_policy_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
-int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg,
-                  size_t msglen);
-void ci_policy_put(struct ci_policy *p);
+ * back with ci_manifest_cache_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen);
+void ci_manifest_cache_put(struct ci_manifest_verified *p);
 /* A sealed memfd holding @p's text at offset 0, close-on-exec; -1 with errno. */
-int ci_policy_memfd(const struct ci_policy *p);
+int ci_manifest_policy_memfd(const struct ci_manifest_verified *p);
 /* The message for a worker or zygote that exited with
  * CI_WORKER_EXIT_MANIFEST, from what it wrote on stderr (@err, NULL if
  * nothing). */
-void ci_policy_failure(char *msg, size_t msglen, const char *err);
+void ci_manifest_refusal(char *msg, size_t msglen, const char *err);
 
 /* A live worker's handles; pid <= 0 means none. */
 struct ci_worker {
@@ -136,7 +136,7 @@ struct ci_session {
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
     int wake_fd;              /* eventfd: wakes a run to see that request */
     struct ci_snapshot files; /* the workspace after the last run */
-    struct ci_policy *policy; /* its package manifest's, or NULL (verified.c) */
+    struct ci_manifest_verified *policy; /* its package manifest's, or NULL (manifest_cache.c) */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
     int spill_count;
     char errmsg[1024];

@@ -262,7 +262,7 @@ int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const c
             /* The installed files are not those of the manifest: what
              * it printed says which. */
             rc = CI_EMANIFEST;
-            ci_policy_failure(msg, msglen, err.data);
+            ci_manifest_refusal(msg, msglen, err.data);
         } else {
             snprintf(msg, msglen, "the %s did not start: %s (%s)%s%s", who, why, end,
                      err.len ? "; its stderr: " : "", err.len ? err.data : "");
@@ -334,10 +334,10 @@ int ci_worker_start(ci_session *s)
     }
     /* The manifest is verified before any worker starts; a session keeps
      * the one its last start verified. */
-    ci_policy_put(s->policy);
+    ci_manifest_cache_put(s->policy);
     s->policy = NULL;
     if (s->cfg.manifest &&
-        (rc = ci_policy_get(&s->cfg, &s->policy, s->errmsg, sizeof s->errmsg)) != CI_OK)
+        (rc = ci_manifest_cache_get(&s->cfg, &s->policy, s->errmsg, sizeof s->errmsg)) != CI_OK)
         return rc;
     rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
     if (rc != CI_OK)
@@ -393,7 +393,7 @@ CI_API void ci_session_free(ci_session *s)
         return;
     ci_worker_stop(&s->worker);
     ci_workspace_remove(s);
-    ci_policy_put(s->policy);
+    ci_manifest_cache_put(s->policy);
     ci_config_clear(&s->cfg);
     ci_snapshot_clear(&s->files);
     ci_close_fd(&s->wake_fd);

@@ -282,7 +282,7 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
                     "--dpi", a_dpi, "--preload", (char *)ci_config_preload(&s->cfg),
                     s->policy ? "--manifest" : NULL, NULL};
 
-    if (s->policy && (policy = ci_policy_memfd(s->policy)) < 0) {
+    if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {
         snprintf(msg, msglen, "cannot hand the worker its package manifest: %s", strerror(errno));
         return -1;
     }

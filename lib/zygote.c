@@ -124,7 +124,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
         snprintf(msg, msglen, "cannot create the zygote's descriptors: %s", strerror(errno));
         goto out;
     }
-    if (s->policy && (policy = ci_policy_memfd(s->policy)) < 0) {
+    if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {
         snprintf(msg, msglen, "cannot hand the zygote its package manifest: %s", strerror(errno));
         goto out;
     }

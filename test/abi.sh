@@ -1,7 +1,7 @@
 #!/bin/sh
 # The shared library's ABI: it exports exactly the functions the header
-# declares with CI_API, all named ci_*, and its soname carries the major
-# version only.
+# declares with CI_API, all named ci_*, it holds no manifest signing
+# code, and its soname carries the major version only.
 #   test/abi.sh LIBRARY.so HEADER
 set -eu
 lib=$1 header=$2
@@ -23,11 +23,32 @@ if comm -13 "$tmp/exported" "$tmp/declared" > "$tmp/missing" && [ -s "$tmp/missi
     echo "abi: $header declares functions $lib does not export:"; sed 's/^/  /' "$tmp/missing"; fail=1
 fi
 
+# The library verifies package manifests and never signs one: key
+# generation, secret keys and signing are codeinterp-manifest's own
+# (tools/manifest/keys.c). So it imports none of libsodium's key-making
+# or signing calls, and holds none of the tool's functions, even as a
+# local symbol (checked when the library still has its symbol table).
+signer_imports='crypto_sign_keypair crypto_sign_seed_keypair crypto_sign_detached crypto_sign'
+signer_functions='ci_manifest_keygen ci_manifest_read_secret_key ci_manifest_sign'
+nm -D --undefined-only "$lib" | awk '{ print $NF }' | sed 's/@.*//' > "$tmp/imports"
+for f in $signer_imports; do
+    if grep -qx "$f" "$tmp/imports"; then
+        echo "abi: $lib imports $f: signing belongs in codeinterp-manifest"; fail=1
+    fi
+done
+if nm "$lib" > "$tmp/symbols" 2> /dev/null && [ -s "$tmp/symbols" ]; then
+    for f in $signer_functions; do
+        if awk '{ print $NF }' "$tmp/symbols" | grep -qx "$f"; then
+            echo "abi: $lib holds $f: it belongs in codeinterp-manifest"; fail=1
+        fi
+    done
+fi
+
 major=$(sed -n 's/^#define CI_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")
 soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
 if [ "$soname" != "libcodeinterp.so.$major" ]; then
     echo "abi: $lib has soname '$soname', not libcodeinterp.so.$major"; fail=1
 fi
 
-[ $fail = 0 ] && echo "abi: $lib exports the $(wc -l < "$tmp/declared") functions of $header, nothing else"
+[ $fail = 0 ] && echo "abi: $lib exports the $(wc -l < "$tmp/declared") functions of $header, nothing else, and cannot sign a manifest"
 exit $fail

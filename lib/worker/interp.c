@@ -124,7 +124,7 @@ static PyObject *attribute(PyObject *m, const char *name, const char *what)
 /* The manifest's search path, a list of str. */
 static PyObject *search_path(void)
 {
-    const struct ci_mf_policy *mf = ci_manifest();
+    const struct ci_manifest_policy *mf = ci_manifest();
     PyObject *list = PyList_New(0);
 
     for (size_t i = 0; list && i < mf->n_search; i++) {

@@ -229,7 +229,7 @@ static int ruleset_create(uint64_t *handled)
     return fd;
 }
 
-static const struct ci_mf_rule *plan_rules;
+static const struct ci_manifest_rule *plan_rules;
 static size_t plan_n;
 static int planned;
 
@@ -270,9 +270,9 @@ int ci_landlock_prepare(void)
         ci_fatal(CI_EXIT_MANIFEST, "manifest: its read rules need Landlock, which this kernel "
                  "does not offer");
     for (size_t i = 0; i < plan_n; i++) {
-        const struct ci_mf_rule *r = &plan_rules[i];
-        uint64_t access = (r->access & CI_MF_READ_FILE ? LL_FS_READ_FILE : 0) |
-                          (r->access & CI_MF_READ_DIR ? LL_FS_READ_DIR : 0);
+        const struct ci_manifest_rule *r = &plan_rules[i];
+        uint64_t access = (r->access & CI_MANIFEST_READ_FILE ? LL_FS_READ_FILE : 0) |
+                          (r->access & CI_MANIFEST_READ_DIR ? LL_FS_READ_DIR : 0);
         int f = r->fd >= 0 ? r->fd : open(r->path, O_PATH | O_CLOEXEC |
                                                        (r->follow ? 0 : O_NOFOLLOW));
 

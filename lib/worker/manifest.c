@@ -29,23 +29,25 @@
 
 #include <sodium.h>
 
+#include "err.h"
 #include "manifest.h"
 #include "worker.h"
 
-static struct ci_mf_policy policy;
+static struct ci_manifest_policy policy;
 static int have_policy;
 /* Per search-path directory: it needs a bind of its own (mounts.c). */
-static unsigned char needs_bind[CI_MF_MAX_PATHS];
+static unsigned char needs_bind[CI_MANIFEST_MAX_PATHS];
 
 static struct {
-    struct ci_mf_rule *v;
+    struct ci_manifest_rule *v;
     size_t n, cap;
 } plan;
 static int planned;
 
 void ci_manifest_read(int fd)
 {
-    char msg[512], *text = NULL;
+    struct ci_err err;
+    char *text = NULL;
     size_t len = 0, cap = 0;
     struct stat usr;
 
@@ -56,9 +58,9 @@ void ci_manifest_read(int fd)
             size_t ncap = cap ? cap * 2 : 64 * 1024;
             char *nt;
 
-            if (cap > CI_MF_POLICY_MAX)
+            if (cap > CI_MANIFEST_POLICY_MAX)
                 ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes",
-                         CI_MF_POLICY_MAX);
+                         CI_MANIFEST_POLICY_MAX);
             if (!(nt = realloc(text, ncap)))
                 ci_fatal(CI_EXIT_MANIFEST, "manifest: out of memory for the policy");
             text = nt;
@@ -75,10 +77,10 @@ void ci_manifest_read(int fd)
         len += (size_t)r;
     }
     close(fd);
-    if (len > CI_MF_POLICY_MAX)
-        ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes", CI_MF_POLICY_MAX);
-    if (ci_mf_policy_parse(text, len, &policy, msg, sizeof msg) != 0)
-        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s", msg);
+    if (len > CI_MANIFEST_POLICY_MAX)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes", CI_MANIFEST_POLICY_MAX);
+    if (ci_manifest_policy_parse(text, len, &policy, &err) != 0)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: %s", err.msg);
     free(text);
     have_policy = 1;
 
@@ -94,7 +96,7 @@ void ci_manifest_read(int fd)
     }
 }
 
-const struct ci_mf_policy *ci_manifest(void)
+const struct ci_manifest_policy *ci_manifest(void)
 {
     return have_policy ? &policy : NULL;
 }
@@ -104,18 +106,18 @@ int ci_manifest_needs_bind(size_t i)
     return i < policy.n_search && needs_bind[i];
 }
 
-static int report(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
+static int report(void *ctx, enum ci_manifest_finding what, const char *path, const char *detail)
 {
     size_t n = strlen(path);
 
     (void)ctx;
     switch (what) {
-    case CI_MF_CHANGED:
+    case CI_MANIFEST_CHANGED:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s changed since the manifest was signed (%s)",
                  path, detail ? detail : "SHA-256 differs");
-    case CI_MF_MISSING:
+    case CI_MANIFEST_MISSING:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s is missing", path);
-    case CI_MF_EXTRA:
+    case CI_MANIFEST_EXTRA:
         if (n > 4 && strcmp(path + n - 4, ".pth") == 0) {
             const char *slash = strrchr(path, '/');
 
@@ -127,10 +129,10 @@ static int report(void *ctx, enum ci_mf_finding what, const char *path, const ch
         }
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s is not listed: a file added after signing",
                  path);
-    case CI_MF_UNREADABLE:
+    case CI_MANIFEST_UNREADABLE:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s cannot be read: %s", path,
                  detail ? detail : "unknown error");
-    case CI_MF_UNSAFE:
+    case CI_MANIFEST_UNSAFE:
         ci_fatal(CI_EXIT_MANIFEST, "manifest: %s could be changed after the check: %s", path,
                  detail ? detail : "unsafe");
     }
@@ -141,18 +143,18 @@ void ci_manifest_check_files(void)
 {
     if (!have_policy)
         return;
-    if (ci_mf_check(&policy, report, NULL) < 0)
+    if (ci_manifest_compare(&policy, report, NULL) < 0)
         ci_fatal(CI_EXIT_MANIFEST, "manifest: out of memory while checking the files");
 }
 
 int ci_manifest_listed(const char *path)
 {
-    return have_policy && ci_mf_find(&policy, path) != NULL;
+    return have_policy && ci_manifest_find(&policy, path) != NULL;
 }
 
 int ci_manifest_matches(const char *path, const void *data, size_t len)
 {
-    const struct ci_mf_file *f = have_policy ? ci_mf_find(&policy, path) : NULL;
+    const struct ci_manifest_file *f = have_policy ? ci_manifest_find(&policy, path) : NULL;
     unsigned char h[32];
 
     if (!f)
@@ -212,7 +214,7 @@ static char *dup_path(const char *path, size_t len)
 
 static void add_rule(const char *path, size_t len, unsigned access, int follow)
 {
-    struct ci_mf_rule *r;
+    struct ci_manifest_rule *r;
 
     grow((void **)&plan.v, &plan.cap, plan.n, sizeof *plan.v);
     r = &plan.v[plan.n];
@@ -238,7 +240,7 @@ static int is_search_dir(const char *path)
 }
 
 /* The search-path directories with every link resolved (NULL: missing). */
-static char *resolved[CI_MF_MAX_PATHS];
+static char *resolved[CI_MANIFEST_MAX_PATHS];
 
 static int is_resolved_search_dir(const char *path)
 {
@@ -321,7 +323,7 @@ static void carve(char *path, size_t len)
         else if (type == DT_DIR && above_search_dir(path))
             carve(path, len + (len > 1) + n);
         else if (type == DT_DIR || type == DT_REG)
-            add_rule(path, len + (len > 1) + n, CI_MF_READ_FILE | CI_MF_READ_DIR, 0);
+            add_rule(path, len + (len > 1) + n, CI_MANIFEST_READ_FILE | CI_MANIFEST_READ_DIR, 0);
         path[len] = '\0';
     }
     closedir(d);
@@ -369,7 +371,7 @@ static int cover(char *path, size_t len, int top, int *has)
                 if (sub_has) {
                     *has = 1;
                     if (sub_full)
-                        add_rule(path, plen, CI_MF_READ_FILE | CI_MF_READ_DIR, 0);
+                        add_rule(path, plen, CI_MANIFEST_READ_FILE | CI_MANIFEST_READ_DIR, 0);
                 }
             }
         } else if (type == DT_LNK && ci_manifest_listed(path) && !link_beside(path)) {
@@ -380,7 +382,7 @@ static int cover(char *path, size_t len, int top, int *has)
             add_link_rule(path, plen);
         } else if ((type == DT_REG || type == DT_LNK) && ci_manifest_listed(path)) {
             *has = 1;
-            add_rule(path, plen, CI_MF_READ_FILE, type == DT_LNK);
+            add_rule(path, plen, CI_MANIFEST_READ_FILE, type == DT_LNK);
         } else {
             full = 0;
         }
@@ -392,7 +394,7 @@ static int cover(char *path, size_t len, int top, int *has)
     return full;
 }
 
-const struct ci_mf_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs,
+const struct ci_manifest_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs,
                                           int *carved, size_t *n)
 {
     static char path[PATH_MAX];
@@ -417,7 +419,7 @@ const struct ci_mf_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs
                         (resolved[k][len] == '/' || resolved[k][len] == '\0');
         if (!carved[i])
             continue;
-        add_rule(dirs[i], len, CI_MF_READ_DIR, 0);
+        add_rule(dirs[i], len, CI_MANIFEST_READ_DIR, 0);
         memcpy(path, dirs[i], len + 1);
         carve(path, len);
     }
@@ -435,12 +437,12 @@ const struct ci_mf_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs
                      (resolved[i][dl] == '/' || resolved[i][dl] == '\0');
         }
         if (!inside)
-            add_rule(policy.search_path[i], len, CI_MF_READ_DIR, 1);
+            add_rule(policy.search_path[i], len, CI_MANIFEST_READ_DIR, 1);
         memcpy(path, policy.search_path[i], len + 1);
         cover(path, len, 1, &has);
     }
     for (size_t i = 0; i < links.n; i++) {
-        add_rule(links.v[i], strlen(links.v[i]), CI_MF_READ_FILE, 1);
+        add_rule(links.v[i], strlen(links.v[i]), CI_MANIFEST_READ_FILE, 1);
         free(links.v[i]);
     }
     free(links.v);
@@ -463,7 +465,7 @@ void ci_manifest_hold(void)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     for (size_t i = 0; i < plan.n; i++) {
-        struct ci_mf_rule *r = &plan.v[i];
+        struct ci_manifest_rule *r = &plan.v[i];
 
         r->fd = open(r->path, O_PATH | O_CLOEXEC | (r->follow ? 0 : O_NOFOLLOW));
         if (r->fd < 0 && errno == EMFILE)

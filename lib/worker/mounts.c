@@ -313,11 +313,11 @@ static void session_dir(char *out, size_t size)
  * /tmp), opened in @fd before NEWROOT's tmpfs hides them; -1 for the
  * others. Each is bound read-only later, parents first.
  */
-static void open_search_path(int fd[CI_MF_MAX_PATHS])
+static void open_search_path(int fd[CI_MANIFEST_MAX_PATHS])
 {
-    const struct ci_mf_policy *mf = ci_manifest();
+    const struct ci_manifest_policy *mf = ci_manifest();
 
-    for (size_t i = 0; i < CI_MF_MAX_PATHS; i++)
+    for (size_t i = 0; i < CI_MANIFEST_MAX_PATHS; i++)
         fd[i] = -1;
     for (size_t i = 0; mf && i < mf->n_search; i++)
         if (ci_manifest_needs_bind(i))
@@ -325,19 +325,19 @@ static void open_search_path(int fd[CI_MF_MAX_PATHS])
     /* A missing one: the check names its listed files as missing. */
 }
 
-static void bind_search_path(int fd[CI_MF_MAX_PATHS])
+static void bind_search_path(int fd[CI_MANIFEST_MAX_PATHS])
 {
-    const struct ci_mf_policy *mf = ci_manifest();
+    const struct ci_manifest_policy *mf = ci_manifest();
     char fdpath[32];
 
     for (;;) {
-        size_t best = CI_MF_MAX_PATHS;
+        size_t best = CI_MANIFEST_MAX_PATHS;
 
         for (size_t i = 0; mf && i < mf->n_search; i++)
-            if (fd[i] >= 0 && (best == CI_MF_MAX_PATHS ||
+            if (fd[i] >= 0 && (best == CI_MANIFEST_MAX_PATHS ||
                                strlen(mf->search_path[i]) < strlen(mf->search_path[best])))
                 best = i;
-        if (best == CI_MF_MAX_PATHS)
+        if (best == CI_MANIFEST_MAX_PATHS)
             return;
         snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd[best]);
         /* Not noexec: extension modules are mapped executable. */
@@ -364,7 +364,7 @@ static int unshare_mounts(void)
 /* The new root at NEWROOT, all of it but the session directory, with
  * the manifest's directories opened in @search_fd. 1 if its /proc is
  * our PID namespace's own. */
-static int build_root(uint32_t have, int search_fd[CI_MF_MAX_PATHS])
+static int build_root(uint32_t have, int search_fd[CI_MANIFEST_MAX_PATHS])
 {
     static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
     /* The files the Landlock rules allow, and three directories only the
@@ -443,7 +443,7 @@ uint32_t ci_mount_root(uint32_t have)
 {
     char cwd[PATH_MAX], session[PATH_MAX], fdpath[32];
     struct ancestors above;
-    int session_fd, own_proc, search_fd[CI_MF_MAX_PATHS];
+    int session_fd, own_proc, search_fd[CI_MANIFEST_MAX_PATHS];
 
     if (have & CI_LAYER_MNTNS)
         return 0;
@@ -474,7 +474,7 @@ uint32_t ci_mount_root(uint32_t have)
 
 uint32_t ci_mount_root_ahead(uint32_t have)
 {
-    int own_proc, search_fd[CI_MF_MAX_PATHS];
+    int own_proc, search_fd[CI_MANIFEST_MAX_PATHS];
 
     if ((have & CI_LAYER_MNTNS) || !unshare_mounts())
         return 0;

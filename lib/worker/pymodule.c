@@ -179,7 +179,7 @@ static PyMethodDef manifest_methods[] = {
 };
 
 /* The manifest's search path as a tuple of str; () without a manifest. */
-static PyObject *search_dirs(const struct ci_mf_policy *mf)
+static PyObject *search_dirs(const struct ci_manifest_policy *mf)
 {
     size_t n = mf ? mf->n_search : 0;
     PyObject *dirs = PyTuple_New((Py_ssize_t)n);
@@ -198,7 +198,7 @@ static PyObject *search_dirs(const struct ci_mf_policy *mf)
 
 static int add_manifest(PyObject *m)
 {
-    const struct ci_mf_policy *mf = ci_manifest();
+    const struct ci_manifest_policy *mf = ci_manifest();
     PyObject *dirs = search_dirs(mf);
     int rc = dirs ? PyModule_AddObjectRef(m, "MANIFEST_DIRS", dirs) : -1;
 

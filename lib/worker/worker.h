@@ -14,7 +14,7 @@
 #include "codeinterp.h" /* CI_MAX_OUTPUTS */
 #include "proto.h"
 
-struct ci_mf_policy; /* manifest.h */
+struct ci_manifest_policy; /* manifest.h */
 
 /*
  * Exit codes. Each start-up failure has its own so the host can name it;
@@ -320,9 +320,9 @@ _Noreturn void ci_init_die_by(int sig);
 void ci_manifest_read(int fd);
 
 /* The policy read, or NULL: no manifest, and nothing changes. */
-const struct ci_mf_policy *ci_manifest(void);
+const struct ci_manifest_policy *ci_manifest(void);
 
-/* Hashes the listed files and looks for extra ones (ci_mf_check); the
+/* Hashes the listed files and looks for extra ones (ci_manifest_compare); the
  * first finding exits with CI_EXIT_MANIFEST naming its path. Once per
  * worker started by exec, once per zygote (its children inherit it). */
 void ci_manifest_check_files(void);
@@ -341,13 +341,13 @@ int ci_manifest_needs_bind(size_t i);
 
 /* A Landlock rule of the manifest's plan: read the directory (a
  * hierarchy) or the file at @path, through @fd if it is not -1. */
-#define CI_MF_READ_FILE 1u
-#define CI_MF_READ_DIR 2u
-struct ci_mf_rule {
+#define CI_MANIFEST_READ_FILE 1u
+#define CI_MANIFEST_READ_DIR 2u
+struct ci_manifest_rule {
     char *path;
     int fd;          /* an O_PATH descriptor held by the zygote, or -1 */
     int follow;      /* open following a final link (a listed link) */
-    unsigned access; /* CI_MF_READ_* */
+    unsigned access; /* CI_MANIFEST_READ_* */
 };
 
 /*
@@ -356,7 +356,7 @@ struct ci_mf_rule {
  * a search-path directory: those of @dirs it carves are flagged in
  * @carved. Computed once (a zygote's children inherit it); *@n rules.
  */
-const struct ci_mf_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs,
+const struct ci_manifest_rule *ci_manifest_plan(const char *const *dirs, size_t n_dirs,
                                           int *carved, size_t *n);
 
 /* In the zygote: opens each rule's path once (O_PATH), so its children

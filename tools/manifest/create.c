@@ -42,26 +42,60 @@ static const char create_help[] =
     "  -p, --packages LIST  distribution names, comma-separated (may be repeated)\n"
     "  -P, --path DIR       put DIR before the interpreter's module search path\n"
     "                       (may be repeated; in the order given)\n"
-    "      --python PYTHON  the interpreter (default " CIM_DEFAULT_PYTHON ")\n"
+    "      --python PYTHON  the interpreter (default " CI_MANIFEST_CLI_DEFAULT_PYTHON ")\n"
     "  -o, --output FILE    write the manifest here (default: standard output)\n"
     "\n"
     "A one-line summary goes to standard error. Sign the result with 'sign'.\n";
 
 /* ---- running the discovery program ---- */
 
+/* Everything on @fd to its end, malloc'd and NUL-terminated; NULL if
+ * memory ran out (what is left is still read, so the writer never
+ * blocks on a full pipe). */
+static char *read_to_end(int fd)
+{
+    size_t cap = 1 << 20, have = 0;
+    char *buf = malloc(cap), sink[4096];
+
+    for (;;) {
+        if (buf && have + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = nb;
+                cap *= 2;
+            }
+        }
+        ssize_t n = buf ? read(fd, buf + have, cap - 1 - have) : read(fd, sink, sizeof sink);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (buf)
+            have += (size_t)n;
+    }
+    if (buf)
+        buf[have] = '\0';
+    return buf;
+}
+
 /* Runs @python on the discovery program with @args, returning what it
  * printed (malloc'd, NUL-terminated) or NULL after saying why. */
 static char *run_discovery(const char *python, char **args, size_t nargs)
 {
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        cim_err("pipe: %s", strerror(errno));
+    int pipefd[2] = {-1, -1}, status;
+    char **argv = calloc(nargs + 5, sizeof *argv), *out = NULL;
+    pid_t pid;
+
+    if (!argv) {
+        ci_manifest_cli_err("out of memory");
         return NULL;
     }
-    char **argv = calloc(nargs + 5, sizeof *argv);
-    if (!argv) {
-        cim_err("out of memory");
-        return NULL;
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        ci_manifest_cli_err("pipe: %s", strerror(errno));
+        goto out;
     }
     argv[0] = (char *)python;
     argv[1] = "-I";
@@ -70,11 +104,9 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
     for (size_t i = 0; i < nargs; i++)
         argv[4 + i] = args[i];
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        cim_err("fork: %s", strerror(errno));
-        free(argv);
-        return NULL;
+    if ((pid = fork()) < 0) {
+        ci_manifest_cli_err("fork: %s", strerror(errno));
+        goto out;
     }
     if (pid == 0) {
         if (dup2(pipefd[1], 1) < 0)
@@ -84,50 +116,29 @@ static char *run_discovery(const char *python, char **args, size_t nargs)
         dprintf(2, "codeinterp-manifest: create: cannot run %s: %s\n", python, strerror(e));
         _exit(127);
     }
-    free(argv);
     close(pipefd[1]);
-    size_t cap = 1 << 20, have = 0;
-    char *buf = malloc(cap);
-    int failed = !buf;
-    for (;;) {
-        if (!failed && have + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                failed = 1;
-            else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        char sink[4096];
-        ssize_t n = failed ? read(pipefd[0], sink, sizeof sink)
-                           : read(pipefd[0], buf + have, cap - 1 - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (!failed)
-            have += (size_t)n;
-    }
-    close(pipefd[0]);
-    int status;
+    pipefd[1] = -1;
+    out = read_to_end(pipefd[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (failed) {
-        cim_err("out of memory");
-        free(buf);
-        return NULL;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!out) {
+        ci_manifest_cli_err("out of memory");
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        /* 127: the child said why already */
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127))
-            cim_err("create: the discovery program under %s failed (%s %d)", python,
-                    WIFEXITED(status) ? "exit status" : "signal",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        free(buf);
-        return NULL;
+            ci_manifest_cli_err("create: the discovery program under %s failed (%s %d)", python,
+                                WIFEXITED(status) ? "exit status" : "signal",
+                                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        free(out);
+        out = NULL;
     }
-    buf[have] = '\0';
-    return buf;
+out:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    free(argv);
+    return out;
 }
 
 /* ---- hashing ---- */
@@ -153,7 +164,7 @@ static void *hash_worker(void *arg)
         if (i >= p->n)
             return NULL;
         struct job *j = &p->jobs[i];
-        j->err = ci_mf_sha256_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
+        j->err = ci_manifest_sha256_file(j->path, j->sha, &j->size) == 0 ? 0 : errno;
     }
 }
 
@@ -177,7 +188,23 @@ static void hash_all(struct job *jobs, size_t n)
         pthread_join(t[i], NULL);
 }
 
-/* ---- the command ---- */
+/* ---- parse: the command line ---- */
+
+/* One create command's state, from its arguments to the document. */
+struct create {
+    char **pkgs; /* requested distributions, malloc'd copies */
+    size_t npkgs;
+    char **paths; /* --path directories, in argv */
+    size_t npaths;
+    const char *python, *out;
+    json_t *found;    /* the discovery program's output */
+    struct job *jobs; /* every file it named, in document order */
+    size_t njobs;
+    json_t *doc; /* the manifest made */
+    unsigned long long bytes;
+    size_t listed, skipped;
+    double t0, t1, t2; /* start, discovery done, hashing done */
+};
 
 static int add_packages(char ***list, size_t *n, const char *arg)
 {
@@ -207,16 +234,9 @@ static int add_packages(char ***list, size_t *n, const char *arg)
     return 0;
 }
 
-/* Prints a discovery list ("warnings", "notes") on stderr. */
-static void print_list(const json_t *out, const char *member, const char *label)
-{
-    json_t *list = json_object_get(out, member);
-    for (size_t i = 0; i < json_array_size(list); i++)
-        if (json_is_string(json_array_get(list, i)))
-            cim_err("create: %s: %s", label, json_string_value(json_array_get(list, i)));
-}
-
-int cim_create(int argc, char **argv)
+/* The options into @c. -1 to go on; else the exit status (help printed,
+ * a usage error, out of memory). */
+static int parse_options(struct create *c, int argc, char **argv)
 {
     static const struct option opts[] = {{"packages", required_argument, NULL, 'p'},
                                          {"path", required_argument, NULL, 'P'},
@@ -224,240 +244,278 @@ int cim_create(int argc, char **argv)
                                          {"output", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    char **pkgs = NULL, **paths = NULL;
-    size_t npkgs = 0, npaths = 0;
-    const char *python = CIM_DEFAULT_PYTHON, *out = "-";
-    int status = CIM_ERROR, c;
-    char *text = NULL;
-    json_t *found = NULL, *doc = NULL;
-    struct job *jobs = NULL;
-    char *joined = NULL;
-    char **args = NULL;
+    int ch;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:P:o:h", opts, NULL)) != -1) {
-        switch (c) {
+    while ((ch = getopt_long(argc, argv, ":p:P:o:h", opts, NULL)) != -1) {
+        switch (ch) {
         case 'p':
-            if (add_packages(&pkgs, &npkgs, optarg) != 0) {
-                cim_err("out of memory");
-                goto done;
+            if (add_packages(&c->pkgs, &c->npkgs, optarg) != 0) {
+                ci_manifest_cli_err("out of memory");
+                return CI_MANIFEST_CLI_ERROR;
             }
             break;
         case 'P': {
-            char **np = realloc(paths, (npaths + 1) * sizeof *np);
+            char **np = realloc(c->paths, (c->npaths + 1) * sizeof *np);
             if (!np) {
-                cim_err("out of memory");
-                goto done;
+                ci_manifest_cli_err("out of memory");
+                return CI_MANIFEST_CLI_ERROR;
             }
-            paths = np;
-            paths[npaths++] = optarg;
+            c->paths = np;
+            c->paths[c->npaths++] = optarg;
             break;
         }
-        case 'y': python = optarg; break;
-        case 'o': out = optarg; break;
-        case 'h':
-            fputs(create_help, stdout);
-            status = CIM_OK;
-            goto done;
+        case 'y': c->python = optarg; break;
+        case 'o': c->out = optarg; break;
+        case 'h': fputs(create_help, stdout); return CI_MANIFEST_CLI_OK;
         case ':':
-            status = cim_usage_error("create", "'%s' needs a value", argv[optind - 1]);
-            goto done;
+            return ci_manifest_cli_usage_error("create", "'%s' needs a value", argv[optind - 1]);
         default:
-            status = cim_usage_error("create", "unknown option '%s'", argv[optind - 1]);
-            goto done;
+            return ci_manifest_cli_usage_error("create", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        status = cim_usage_error("create", "unexpected argument '%s'", argv[optind]);
-        goto done;
-    }
-    if (npkgs == 0) {
-        status = cim_usage_error("create", "--packages is missing (e.g. --packages numpy,pandas,matplotlib)");
-        goto done;
-    }
-    for (size_t i = 0; i < npkgs; i++) {
-        if (!ci_manifest_name_valid(pkgs[i])) {
-            status = cim_usage_error("create", "'%s' is not a distribution name ([A-Za-z0-9._-], at most %u)",
-                                     pkgs[i], CI_MD_NAME_MAX);
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < npaths; i++) {
-        struct stat st;
-        if (paths[i][0] != '/') {
-            status = cim_usage_error("create", "--path %s: not an absolute path", paths[i]);
-            goto done;
-        }
-        if (stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            cim_err("create: --path %s: %s", paths[i],
-                    errno && stat(paths[i], &st) != 0 ? strerror(errno) : "not a directory");
-            goto done;
-        }
-    }
-    if (access(python, X_OK) != 0) {
-        cim_err("create: --python %s: %s", python, strerror(errno));
-        goto done;
-    }
+    if (optind < argc)
+        return ci_manifest_cli_usage_error("create", "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
 
-    double t0 = cim_now();
-    size_t jl = 1;
-    for (size_t i = 0; i < npkgs; i++)
-        jl += strlen(pkgs[i]) + 1;
-    joined = calloc(1, jl);
-    args = calloc(npaths + 1, sizeof *args);
-    if (!joined || !args) {
-        cim_err("out of memory");
-        goto done;
+/* The command line into @c, checked: names, directories, the
+ * interpreter. -1 to go on; else the exit status. */
+static int parse(struct create *c, int argc, char **argv)
+{
+    int status = parse_options(c, argc, argv);
+    if (status >= 0)
+        return status;
+    if (c->npkgs == 0)
+        return ci_manifest_cli_usage_error(
+            "create", "--packages is missing (e.g. --packages numpy,pandas,matplotlib)");
+    for (size_t i = 0; i < c->npkgs; i++)
+        if (!ci_manifest_name_valid(c->pkgs[i]))
+            return ci_manifest_cli_usage_error(
+                "create", "'%s' is not a distribution name ([A-Za-z0-9._-], at most %u)",
+                c->pkgs[i], CI_MANIFEST_NAME_MAX);
+    for (size_t i = 0; i < c->npaths; i++) {
+        struct stat st;
+        if (c->paths[i][0] != '/')
+            return ci_manifest_cli_usage_error("create", "--path %s: not an absolute path",
+                                               c->paths[i]);
+        if (stat(c->paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+            ci_manifest_cli_err("create: --path %s: %s", c->paths[i],
+                                errno && stat(c->paths[i], &st) != 0 ? strerror(errno)
+                                                                     : "not a directory");
+            return CI_MANIFEST_CLI_ERROR;
+        }
     }
-    for (size_t i = 0; i < npkgs; i++) {
+    if (access(c->python, X_OK) != 0) {
+        ci_manifest_cli_err("create: --python %s: %s", c->python, strerror(errno));
+        return CI_MANIFEST_CLI_ERROR;
+    }
+    return -1;
+}
+
+/* ---- discover: what the interpreter has installed ---- */
+
+/* Prints a discovery list ("warnings", "notes") on stderr. */
+static void print_list(const json_t *out, const char *member, const char *label)
+{
+    json_t *list = json_object_get(out, member);
+    for (size_t i = 0; i < json_array_size(list); i++)
+        if (json_is_string(json_array_get(list, i)))
+            ci_manifest_cli_err("create: %s: %s", label, json_string_value(json_array_get(list, i)));
+}
+
+/* Names each requested distribution that is not installed, with the
+ * one that holds a module of that name when there is one, then the
+ * search path looked in. */
+static void print_unknown(const struct create *c)
+{
+    json_t *unknown = json_object_get(c->found, "unknown");
+    json_t *sp = json_object_get(c->found, "search_path");
+    for (size_t i = 0; i < json_array_size(unknown); i++) {
+        const char *name = json_string_value(json_array_get(unknown, i));
+        json_t *hint = json_object_get(json_object_get(c->found, "hints"), name);
+
+        if (json_is_string(hint))
+            ci_manifest_cli_err("create: no distribution named '%s' is installed in the search "
+                                "path; the module %s comes from the distribution '%s': name "
+                                "that one",
+                                name, name, json_string_value(hint));
+        else
+            ci_manifest_cli_err("create: no distribution named '%s' is installed in the search "
+                                "path",
+                                name);
+    }
+    fprintf(stderr, "codeinterp-manifest: create: the search path of %s:", c->python);
+    for (size_t i = 0; i < json_array_size(sp); i++)
+        fprintf(stderr, " %s", json_string_value(json_array_get(sp, i)));
+    fputc('\n', stderr);
+}
+
+/* Runs the discovery program for @c's packages and paths: its output in
+ * c->found, its warnings and notes printed. 0, or -1 after saying why. */
+static int discover(struct create *c)
+{
+    size_t jl = 1;
+    char *joined = NULL, **args = NULL, *text = NULL;
+    json_error_t jerr;
+    int rc = -1;
+
+    for (size_t i = 0; i < c->npkgs; i++)
+        jl += strlen(c->pkgs[i]) + 1;
+    joined = calloc(1, jl);
+    args = calloc(c->npaths + 1, sizeof *args);
+    if (!joined || !args) {
+        ci_manifest_cli_err("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < c->npkgs; i++) {
         if (i)
             strcat(joined, ",");
-        strcat(joined, pkgs[i]);
+        strcat(joined, c->pkgs[i]);
     }
     args[0] = joined;
-    for (size_t i = 0; i < npaths; i++)
-        args[1 + i] = paths[i];
-    text = run_discovery(python, args, npaths + 1);
-    if (!text)
-        goto done;
-    json_error_t jerr;
-    found = json_loads(text, 0, &jerr);
-    if (!json_is_object(found)) {
-        cim_err("create: the discovery program printed no JSON object (line %d: %s)", jerr.line,
-                jerr.text);
-        goto done;
+    for (size_t i = 0; i < c->npaths; i++)
+        args[1 + i] = c->paths[i];
+    if (!(text = run_discovery(c->python, args, c->npaths + 1)))
+        goto out;
+    c->found = json_loads(text, 0, &jerr);
+    if (!json_is_object(c->found)) {
+        ci_manifest_cli_err("create: the discovery program printed no JSON object (line %d: %s)",
+                            jerr.line, jerr.text);
+        goto out;
     }
-    double t1 = cim_now();
-    print_list(found, "warnings", "warning");
-    print_list(found, "notes", "note");
-
-    json_t *sp = json_object_get(found, "search_path");
-    json_t *unknown = json_object_get(found, "unknown");
-    if (json_array_size(unknown) > 0) {
-        for (size_t i = 0; i < json_array_size(unknown); i++) {
-            const char *name = json_string_value(json_array_get(unknown, i));
-            json_t *hint = json_object_get(json_object_get(found, "hints"), name);
-
-            if (json_is_string(hint))
-                cim_err("create: no distribution named '%s' is installed in the search path; "
-                        "the module %s comes from the distribution '%s': name that one",
-                        name, name, json_string_value(hint));
-            else
-                cim_err("create: no distribution named '%s' is installed in the search path",
-                        name);
-        }
-        fprintf(stderr, "codeinterp-manifest: create: the search path of %s:", python);
-        for (size_t i = 0; i < json_array_size(sp); i++)
-            fprintf(stderr, " %s", json_string_value(json_array_get(sp, i)));
-        fputc('\n', stderr);
-        goto done;
+    c->t1 = ci_manifest_cli_now();
+    print_list(c->found, "warnings", "warning");
+    print_list(c->found, "notes", "note");
+    if (json_array_size(json_object_get(c->found, "unknown")) > 0) {
+        print_unknown(c);
+        goto out;
     }
+    rc = 0;
+out:
+    free(args);
+    free(joined);
+    free(text);
+    return rc;
+}
 
-    /* Every file to hash, in document order: the distributions', then the
-     * site files. */
-    json_t *dists = json_object_get(found, "distributions");
-    json_t *site = json_object_get(found, "site_files");
-    size_t nfiles = json_array_size(site);
-    for (size_t i = 0; i < json_array_size(dists); i++)
-        nfiles += json_array_size(json_object_get(json_array_get(dists, i), "files"));
-    jobs = calloc(nfiles ? nfiles : 1, sizeof *jobs);
-    if (!jobs) {
-        cim_err("out of memory");
-        goto done;
+/* ---- hash: every file discovery named ---- */
+
+/* The file list of distribution @i of discovery's output, or its site
+ * files past the last: the document's order. */
+static json_t *found_files(const struct create *c, size_t i)
+{
+    json_t *dists = json_object_get(c->found, "distributions");
+    return i < json_array_size(dists) ? json_object_get(json_array_get(dists, i), "files")
+                                      : json_object_get(c->found, "site_files");
+}
+
+/* Hashes every file discovery named, into c->jobs in document order: the
+ * distributions', then the site files. 0, or -1 after saying why. */
+static int hash(struct create *c)
+{
+    size_t nd = json_array_size(json_object_get(c->found, "distributions")), k = 0;
+
+    c->njobs = 0;
+    for (size_t i = 0; i <= nd; i++)
+        c->njobs += json_array_size(found_files(c, i));
+    if (!(c->jobs = calloc(c->njobs ? c->njobs : 1, sizeof *c->jobs))) {
+        ci_manifest_cli_err("out of memory");
+        return -1;
     }
-    size_t k = 0;
-    for (size_t i = 0; i <= json_array_size(dists); i++) {
-        json_t *files = i < json_array_size(dists)
-                            ? json_object_get(json_array_get(dists, i), "files")
-                            : site;
+    for (size_t i = 0; i <= nd; i++) {
+        json_t *files = found_files(c, i);
         for (size_t j = 0; j < json_array_size(files); j++)
-            jobs[k++].path = json_string_value(json_array_get(files, j));
+            c->jobs[k++].path = json_string_value(json_array_get(files, j));
     }
-    for (size_t i = 0; i < nfiles; i++) {
-        if (!jobs[i].path) {
-            cim_err("create: the discovery program printed a file name that is not a string");
-            goto done;
+    for (size_t i = 0; i < c->njobs; i++) {
+        if (!c->jobs[i].path) {
+            ci_manifest_cli_err("create: the discovery program printed a file name that is not "
+                                "a string");
+            return -1;
         }
     }
-    hash_all(jobs, nfiles);
-    double t2 = cim_now();
+    hash_all(c->jobs, c->njobs);
+    c->t2 = ci_manifest_cli_now();
+    return 0;
+}
 
-    /* The document. */
-    const char *pyver = json_string_value(json_object_get(found, "python"));
-    doc = json_pack("{s:s, s:i, s:s?, s:O, s:[], s:{}}", "format", CI_MD_FORMAT, "version",
-                    CI_MD_VERSION, "python", pyver, "search_path", sp, "distributions",
-                    "site_files");
-    if (!doc) {
-        cim_err("create: the discovery program's output is incomplete");
-        goto done;
+/* ---- build: the document ---- */
+
+/* The hashes of @n jobs from *@k on into the files object @obj; a file
+ * gone since discovery named it is left out with a warning. 0, or -1
+ * after saying why. */
+static int add_files(struct create *c, json_t *obj, size_t n, size_t *k)
+{
+    for (size_t j = 0; j < n; j++, (*k)++) {
+        struct job *jb = &c->jobs[*k];
+        char hex[65];
+        if (jb->err == ENOENT || jb->err == EISDIR) {
+            /* gone, or no longer a regular file, since discovery named it */
+            ci_manifest_cli_err("create: warning: %s: %s; not listed", jb->path,
+                                jb->err == ENOENT ? "vanished" : "not a regular file");
+            c->skipped++;
+            continue;
+        }
+        if (jb->err) {
+            ci_manifest_cli_err("create: cannot read %s: %s", jb->path, strerror(jb->err));
+            return -1;
+        }
+        sodium_bin2hex(hex, sizeof hex, jb->sha, sizeof jb->sha);
+        if (json_object_set_new(obj, jb->path, json_string(hex)) != 0) {
+            ci_manifest_cli_err("out of memory");
+            return -1;
+        }
+        c->bytes += jb->size;
+        c->listed++;
     }
-    json_t *out_dists = json_object_get(doc, "distributions");
-    json_t *out_site = json_object_get(doc, "site_files");
-    unsigned long long bytes = 0;
-    size_t listed = 0, skipped = 0;
-    k = 0;
-    for (size_t i = 0; i <= json_array_size(dists); i++) {
-        json_t *d = i < json_array_size(dists) ? json_array_get(dists, i) : NULL;
-        json_t *files = d ? json_object_get(d, "files") : site;
-        json_t *obj = d ? json_object() : out_site;
-        if (!obj) {
-            cim_err("out of memory");
-            goto done;
-        }
-        for (size_t j = 0; j < json_array_size(files); j++, k++) {
-            struct job *jb = &jobs[k];
-            if (jb->err == ENOENT || jb->err == EISDIR) {
-                /* gone, or no longer a regular file, since discovery named it */
-                cim_err("create: warning: %s: %s; not listed", jb->path,
-                        jb->err == ENOENT ? "vanished" : "not a regular file");
-                skipped++;
-                continue;
-            }
-            if (jb->err) {
-                cim_err("create: cannot read %s: %s", jb->path, strerror(jb->err));
-                if (d)
-                    json_decref(obj);
-                goto done;
-            }
-            char hex[65];
-            sodium_bin2hex(hex, sizeof hex, jb->sha, sizeof jb->sha);
-            if (json_object_set_new(obj, jb->path, json_string(hex)) != 0) {
-                cim_err("out of memory");
-                if (d)
-                    json_decref(obj);
-                goto done;
-            }
-            bytes += jb->size;
-            listed++;
-        }
-        if (!d)
-            break;
-        const char *name = json_string_value(json_object_get(d, "name"));
-        int requested = name && !strcmp(name, "python");
-        char norm[CI_MD_NAME_MAX + 1], want[CI_MD_NAME_MAX + 1];
-        if (name && strlen(name) <= CI_MD_NAME_MAX) {
-            ci_manifest_normalise_name(name, norm);
-            for (size_t r = 0; r < npkgs && !requested; r++) {
-                ci_manifest_normalise_name(pkgs[r], want);
-                requested = !strcmp(norm, want);
-            }
-        }
-        json_t *entry = json_pack("{s:s?, s:O?, s:b, s:O?, s:[], s:o}", "name", name, "version",
-                                  json_object_get(d, "version"), "requested", requested, "requires",
-                                  json_object_get(d, "requires"), "pulled_in_by", "files", obj);
-        if (!entry || json_array_append_new(out_dists, entry) != 0) {
-            cim_err("create: the discovery program's output is incomplete");
-            goto done;
-        }
+    return 0;
+}
+
+/* 1 if the distribution @name was requested (the standard library,
+ * "python", always is), by PEP 503 name. */
+static int requested(const struct create *c, const char *name)
+{
+    char norm[CI_MANIFEST_NAME_MAX + 1], want[CI_MANIFEST_NAME_MAX + 1];
+    if (name && !strcmp(name, "python"))
+        return 1;
+    if (!name || strlen(name) > CI_MANIFEST_NAME_MAX)
+        return 0;
+    ci_manifest_normalise_name(name, norm);
+    for (size_t r = 0; r < c->npkgs; r++) {
+        ci_manifest_normalise_name(c->pkgs[r], want);
+        if (!strcmp(norm, want))
+            return 1;
     }
-    /* pulled_in_by: the listed distributions that require each one, in
-     * document order. */
-    for (size_t i = 0; i < json_array_size(out_dists); i++) {
-        json_t *d = json_array_get(out_dists, i);
+    return 0;
+}
+
+/* Appends discovery's distribution @d, with the files object @files
+ * (taken), to the document's distributions. 0, or -1 after saying why. */
+static int add_distribution(struct create *c, const json_t *d, json_t *files)
+{
+    const char *name = json_string_value(json_object_get(d, "name"));
+    json_t *entry = json_pack("{s:s?, s:O?, s:b, s:O?, s:[], s:o}", "name", name, "version",
+                              json_object_get(d, "version"), "requested", requested(c, name),
+                              "requires", json_object_get(d, "requires"), "pulled_in_by",
+                              "files", files);
+    if (!entry || json_array_append_new(json_object_get(c->doc, "distributions"), entry) != 0) {
+        ci_manifest_cli_err("create: the discovery program's output is incomplete");
+        return -1;
+    }
+    return 0;
+}
+
+/* pulled_in_by: the listed distributions that require each one, in
+ * document order. */
+static void add_pulled_in_by(json_t *dists)
+{
+    for (size_t i = 0; i < json_array_size(dists); i++) {
+        json_t *d = json_array_get(dists, i);
         json_t *req = json_object_get(d, "requires");
         for (size_t r = 0; r < json_array_size(req); r++) {
             const char *rn = json_string_value(json_array_get(req, r));
-            for (size_t t = 0; rn && t < json_array_size(out_dists); t++) {
-                json_t *target = json_array_get(out_dists, t);
+            for (size_t t = 0; rn && t < json_array_size(dists); t++) {
+                json_t *target = json_array_get(dists, t);
                 if (!strcmp(json_string_value(json_object_get(target, "name")), rn)) {
                     json_array_append(json_object_get(target, "pulled_in_by"),
                                       json_object_get(d, "name"));
@@ -466,32 +524,78 @@ int cim_create(int argc, char **argv)
             }
         }
     }
+}
 
-    char msg[1024];
-    if (ci_manifest_check_body(doc, strcmp(out, "-") ? out : "(standard output)", msg, sizeof msg) !=
-        CI_OK) {
-        cim_err("create: the manifest made is not valid, so it is not written: %s", msg);
-        goto done;
+/* The manifest of discovery's output and the hashes, in c->doc, checked
+ * as the library checks it. 0, or -1 after saying why. */
+static int build(struct create *c)
+{
+    json_t *dists = json_object_get(c->found, "distributions");
+    const char *pyver = json_string_value(json_object_get(c->found, "python"));
+    struct ci_err err;
+    size_t k = 0;
+
+    c->doc = json_pack("{s:s, s:i, s:s?, s:O, s:[], s:{}}", "format", CI_MANIFEST_FORMAT,
+                       "version", CI_MANIFEST_VERSION, "python", pyver, "search_path",
+                       json_object_get(c->found, "search_path"), "distributions", "site_files");
+    if (!c->doc) {
+        ci_manifest_cli_err("create: the discovery program's output is incomplete");
+        return -1;
     }
-    if (cim_write_json(doc, out, 0644) != 0)
-        goto done;
-    double t3 = cim_now();
+    for (size_t i = 0; i < json_array_size(dists); i++) {
+        json_t *obj = json_object();
+        if (!obj) {
+            ci_manifest_cli_err("out of memory");
+            return -1;
+        }
+        if (add_files(c, obj, json_array_size(found_files(c, i)), &k) != 0) {
+            json_decref(obj);
+            return -1;
+        }
+        if (add_distribution(c, json_array_get(dists, i), obj) != 0)
+            return -1;
+    }
+    if (add_files(c, json_object_get(c->doc, "site_files"),
+                  json_array_size(found_files(c, json_array_size(dists))), &k) != 0)
+        return -1;
+    add_pulled_in_by(json_object_get(c->doc, "distributions"));
+    if (ci_manifest_check_body(c->doc, strcmp(c->out, "-") ? c->out : "(standard output)",
+                               &err) != CI_OK) {
+        ci_manifest_cli_err("create: the manifest made is not valid, so it is not written: %s",
+                            err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the command ---- */
+
+int ci_manifest_cli_create(int argc, char **argv)
+{
+    struct create c = {.python = CI_MANIFEST_CLI_DEFAULT_PYTHON, .out = "-"};
+    int status = parse(&c, argc, argv);
+
+    if (status >= 0)
+        goto out;
+    status = CI_MANIFEST_CLI_ERROR;
+    c.t0 = ci_manifest_cli_now();
+    if (discover(&c) != 0 || hash(&c) != 0 || build(&c) != 0 ||
+        ci_manifest_cli_write_json(c.doc, c.out, 0644) != 0)
+        goto out;
     fprintf(stderr,
             "codeinterp-manifest: create: %zu distributions, %zu files, %llu bytes, %.2f s "
             "(discovery %.2f s, hashing %.2f s)%s%s\n",
-            json_array_size(out_dists), listed, bytes, t3 - t0, t1 - t0, t2 - t1,
-            skipped ? "; files vanished meanwhile: " : "", skipped ? "see above" : "");
-    status = CIM_OK;
-done:
-    for (size_t i = 0; i < npkgs; i++)
-        free(pkgs[i]);
-    free(pkgs);
-    free(paths);
-    free(args);
-    free(joined);
-    free(text);
-    free(jobs);
-    json_decref(found);
-    json_decref(doc);
+            json_array_size(json_object_get(c.doc, "distributions")), c.listed, c.bytes,
+            ci_manifest_cli_now() - c.t0, c.t1 - c.t0, c.t2 - c.t1,
+            c.skipped ? "; files vanished meanwhile: " : "", c.skipped ? "see above" : "");
+    status = CI_MANIFEST_CLI_OK;
+out:
+    for (size_t i = 0; i < c.npkgs; i++)
+        free(c.pkgs[i]);
+    free(c.pkgs);
+    free(c.paths);
+    free(c.jobs);
+    json_decref(c.found);
+    json_decref(c.doc);
     return status;
 }

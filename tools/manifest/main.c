@@ -8,8 +8,10 @@
  *   verify --key NAME.pub MANIFEST    its signature, then the installed files
  *   diff MANIFEST                     the installed files against it
  *
- * The signature is checked by the library's own code (lib/manifest.c), so
- * "verify" accepts exactly what ci_session_new() would.
+ * The signature is checked by the library's own code
+ * (lib/manifest_verify.c), so "verify" accepts exactly what
+ * ci_session_new() would; keys and signing are the tool's own (keys.c).
+ * docs/manifest-format.md specifies the format.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,7 +98,7 @@ static const char diff_help[] =
     "  unreadable PATH   listed, but could not be read (the reason follows)\n"
     "Exit status 1 if there is any finding.\n";
 
-void cim_err(const char *fmt, ...)
+void ci_manifest_cli_err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -106,7 +108,7 @@ void cim_err(const char *fmt, ...)
     va_end(ap);
 }
 
-int cim_usage_error(const char *cmd, const char *fmt, ...)
+int ci_manifest_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -114,23 +116,23 @@ int cim_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nTry 'codeinterp-manifest %s%s--help'.\n", cmd, *cmd ? " " : "");
     va_end(ap);
-    return CIM_ERROR;
+    return CI_MANIFEST_CLI_ERROR;
 }
 
-double cim_now(void)
+double ci_manifest_cli_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cim_write_json(const json_t *doc, const char *path, unsigned mode)
+int ci_manifest_cli_write_json(const json_t *doc, const char *path, unsigned mode)
 {
     const size_t flags = JSON_INDENT(1) | JSON_SORT_KEYS;
     if (!strcmp(path, "-")) {
         if (json_dumpf(doc, stdout, flags) != 0 || fputc('\n', stdout) == EOF ||
             fflush(stdout) != 0) {
-            cim_err("cannot write the manifest to standard output: %s", strerror(errno));
+            ci_manifest_cli_err("cannot write the manifest to standard output: %s", strerror(errno));
             return -1;
         }
         return 0;
@@ -138,14 +140,14 @@ int cim_write_json(const json_t *doc, const char *path, unsigned mode)
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (!tmp) {
-        cim_err("out of memory");
+        ci_manifest_cli_err("out of memory");
         return -1;
     }
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".tmp-XXXXXX", 12);
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        cim_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        ci_manifest_cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
@@ -160,7 +162,7 @@ int cim_write_json(const json_t *doc, const char *path, unsigned mode)
         ok = 0;
     }
     if (!ok) {
-        cim_err("%s: cannot write: %s", path, strerror(e));
+        ci_manifest_cli_err("%s: cannot write: %s", path, strerror(e));
         unlink(tmp);
     }
     free(tmp);
@@ -170,7 +172,15 @@ int cim_write_json(const json_t *doc, const char *path, unsigned mode)
 /* Exit status for a library code: 1 for a manifest at fault, else 2. */
 static int status_of(int rc)
 {
-    return rc == CI_EMANIFEST ? CIM_FINDINGS : CIM_ERROR;
+    return rc == CI_EMANIFEST ? CI_MANIFEST_CLI_FINDINGS : CI_MANIFEST_CLI_ERROR;
+}
+
+/* Says why @err failed ("out of memory" for CI_ENOMEM, which carries no
+ * message) and returns @status. */
+static int fail(const struct ci_err *err, int status)
+{
+    ci_manifest_cli_err("%s", err->code == CI_ENOMEM ? "out of memory" : err->msg);
+    return status;
 }
 
 /* After a command's options: its one operand, @what (NAME, MANIFEST), in
@@ -179,7 +189,7 @@ static int one_operand(int argc, char **argv, const char *cmd, const char *what,
                        const char **arg)
 {
     if (argc - optind != 1)
-        return cim_usage_error(cmd, argc == optind ? "%s is missing" : "one %s only", what);
+        return ci_manifest_cli_usage_error(cmd, argc == optind ? "%s is missing" : "one %s only", what);
     *arg = argv[optind];
     return -1;
 }
@@ -195,9 +205,9 @@ static int help_and_operand(int argc, char **argv, const char *cmd, const char *
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(help, stdout);
-            return CIM_OK;
+            return CI_MANIFEST_CLI_OK;
         }
-        return cim_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        return ci_manifest_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
     }
     return one_operand(argc, argv, cmd, what, arg);
 }
@@ -211,22 +221,20 @@ static int cmd_keygen(int argc, char **argv)
     if (status >= 0)
         return status;
     if (!*name)
-        return cim_usage_error("keygen", "NAME is empty");
-    char msg[1024];
-    int rc = ci_manifest_keygen(name, msg, sizeof msg);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CIM_ERROR;
-    }
+        return ci_manifest_cli_usage_error("keygen", "NAME is empty");
+    struct ci_err err;
+    int rc = ci_manifest_keygen(name, &err);
+    if (rc != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     unsigned char pk[32];
-    char id[CI_MD_KEY_ID_LEN + 1] = "?";
+    char id[CI_MANIFEST_KEY_ID_LEN + 1] = "?";
     char pub[4096];
     snprintf(pub, sizeof pub, "%s.pub", name);
-    if (ci_manifest_read_public_key(pub, pk, msg, sizeof msg) == CI_OK)
+    if (ci_manifest_read_public_key(pub, pk, &err) == CI_OK)
         ci_manifest_key_id(pk, id);
     fprintf(stderr, "codeinterp-manifest: wrote %s.key (secret, mode 0600) and %s.pub (public); key id %s\n",
             name, name, id);
-    return CIM_OK;
+    return CI_MANIFEST_CLI_OK;
 }
 
 /* ---- keyid ---- */
@@ -234,26 +242,23 @@ static int cmd_keygen(int argc, char **argv)
 static int cmd_keyid(int argc, char **argv)
 {
     unsigned char pk[32];
-    char id[CI_MD_KEY_ID_LEN + 1], msg[1024];
-    int rc;
+    char id[CI_MANIFEST_KEY_ID_LEN + 1];
+    struct ci_err err;
 
     if (argc != 2 || argv[1][0] == '-') {
         if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             fputs("usage: codeinterp-manifest keyid NAME.pub\n\nPrints the key id of the public"
                   " key in NAME.pub: the first 8 bytes of its\nSHA-256, in hex, as a manifest's"
                   " signature and codeinterp's messages name it.\n", stdout);
-            return CIM_OK;
+            return CI_MANIFEST_CLI_OK;
         }
-        return cim_usage_error("keyid", "one NAME.pub, and nothing else");
+        return ci_manifest_cli_usage_error("keyid", "one NAME.pub, and nothing else");
     }
-    rc = ci_manifest_read_public_key(argv[1], pk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CIM_ERROR;
-    }
+    if (ci_manifest_read_public_key(argv[1], pk, &err) != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     ci_manifest_key_id(pk, id);
     printf("%s\n", id);
-    return CIM_OK;
+    return CI_MANIFEST_CLI_OK;
 }
 
 /* ---- sign ---- */
@@ -271,58 +276,55 @@ static int cmd_sign(int argc, char **argv)
         switch (c) {
         case 'k': key = optarg; break;
         case 'o': out = optarg; break;
-        case 'h': fputs(sign_help, stdout); return CIM_OK;
-        case ':': return cim_usage_error("sign", "'%s' needs a value", argv[optind - 1]);
-        default: return cim_usage_error("sign", "unknown option '%s'", argv[optind - 1]);
+        case 'h': fputs(sign_help, stdout); return CI_MANIFEST_CLI_OK;
+        case ':': return ci_manifest_cli_usage_error("sign", "'%s' needs a value", argv[optind - 1]);
+        default: return ci_manifest_cli_usage_error("sign", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (!key)
-        return cim_usage_error("sign", "--key NAME.key is missing");
+        return ci_manifest_cli_usage_error("sign", "--key NAME.key is missing");
     const char *path;
     int status = one_operand(argc, argv, "sign", "MANIFEST", &path);
     if (status >= 0)
         return status;
-    char msg[1024];
+    struct ci_err err;
     unsigned char sk[64];
-    int rc = ci_manifest_read_secret_key(key, sk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CIM_ERROR;
-    }
+    int rc = ci_manifest_read_secret_key(key, sk, &err);
+    if (rc != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     json_t *doc = NULL;
-    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    rc = ci_manifest_load(path, &doc, NULL, &err);
     /* A body the format refuses is signed all the same (a tamper test
      * needs one), with a warning: the signature does not make it valid,
      * and the library refuses it after checking the signature. */
-    int body = rc == CI_OK ? ci_manifest_check_body(doc, path, msg, sizeof msg) : CI_OK;
+    int body = rc == CI_OK ? ci_manifest_check_body(doc, path, &err) : CI_OK;
     if (body == CI_ENOMEM)
         rc = CI_ENOMEM;
     else if (body != CI_OK)
-        cim_err("warning: %s; signed anyway, but codeinterp will refuse it", msg);
+        ci_manifest_cli_err("warning: %s; signed anyway, but codeinterp will refuse it", err.msg);
     if (rc == CI_OK)
-        rc = ci_manifest_sign(doc, sk, msg, sizeof msg);
+        rc = ci_manifest_sign(doc, sk, &err);
     sodium_memzero(sk, sizeof sk);
     if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
         json_decref(doc);
-        return status_of(rc);
+        return fail(&err, status_of(rc));
     }
     /* In place keeps the old file's mode; a new file gets 0644. */
     const char *dest = out ? out : path;
     struct stat st;
     unsigned mode = stat(dest, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0644;
-    int w = cim_write_json(doc, dest, mode);
+    int w = ci_manifest_cli_write_json(doc, dest, mode);
     const char *id = json_string_value(json_object_get(json_object_get(doc, "signature"), "key_id"));
     if (w == 0 && strcmp(dest, "-"))
         fprintf(stderr, "codeinterp-manifest: signed %s with key id %s\n", dest, id);
     json_decref(doc);
-    return w == 0 ? CIM_OK : CIM_ERROR;
+    return w == 0 ? CI_MANIFEST_CLI_OK : CI_MANIFEST_CLI_ERROR;
 }
 
 /* ---- verify and diff ---- */
 
 struct report {
-    unsigned long counts[CI_MF_UNSAFE + 1];
+    unsigned long counts[CI_MANIFEST_UNSAFE + 1];
 };
 
 /* @s on one line: control bytes as \xNN, since an extra file's name is
@@ -338,12 +340,12 @@ static void put_escaped(FILE *f, const char *s)
     }
 }
 
-static int report_finding(void *ctx, enum ci_mf_finding what, const char *path, const char *detail)
+static int report_finding(void *ctx, enum ci_manifest_finding what, const char *path, const char *detail)
 {
     struct report *r = ctx;
-    if ((unsigned)what <= CI_MF_UNSAFE)
+    if ((unsigned)what <= CI_MANIFEST_UNSAFE)
         r->counts[what]++;
-    printf("%s ", ci_mf_finding_name(what));
+    printf("%s ", ci_manifest_finding_name(what));
     put_escaped(stdout, path);
     if (detail) {
         fputs(" (", stdout);
@@ -355,38 +357,38 @@ static int report_finding(void *ctx, enum ci_mf_finding what, const char *path, 
 }
 
 /* Compares the installed files with @policy; prints the findings and a
- * summary on stderr. CIM_OK, CIM_FINDINGS or CIM_ERROR. */
+ * summary on stderr. CI_MANIFEST_CLI_OK, CI_MANIFEST_CLI_FINDINGS or CI_MANIFEST_CLI_ERROR. */
 static int compare_files(const char *path, const char *policy, size_t len, double t0)
 {
-    struct ci_mf_policy p;
-    char msg[1024];
-    if (ci_mf_policy_parse(policy, len, &p, msg, sizeof msg) != 0) {
+    struct ci_manifest_policy p;
+    struct ci_err err;
+    if (ci_manifest_policy_parse(policy, len, &p, &err) != 0) {
         /* our own text from a valid document: a bug, not the manifest's fault */
-        cim_err("manifest %s: its policy text does not parse: %s", path, msg);
-        ci_mf_policy_free(&p);
-        return CIM_ERROR;
+        ci_manifest_cli_err("manifest %s: its policy text does not parse: %s", path, err.msg);
+        ci_manifest_policy_free(&p);
+        return CI_MANIFEST_CLI_ERROR;
     }
     struct report r = {{0}};
-    long n = ci_mf_check(&p, report_finding, &r);
+    long n = ci_manifest_compare(&p, report_finding, &r);
     size_t nfiles = p.n_files;
-    ci_mf_policy_free(&p);
+    ci_manifest_policy_free(&p);
     fflush(stdout);
     if (n < 0) {
-        cim_err("out of memory while comparing the installed files");
-        return CIM_ERROR;
+        ci_manifest_cli_err("out of memory while comparing the installed files");
+        return CI_MANIFEST_CLI_ERROR;
     }
     if (n == 0) {
         fprintf(stderr, "codeinterp-manifest: %s: all %zu listed files as listed, no extra file (%.2f s)\n",
-                path, nfiles, cim_now() - t0);
-        return CIM_OK;
+                path, nfiles, ci_manifest_cli_now() - t0);
+        return CI_MANIFEST_CLI_OK;
     }
     fprintf(stderr,
             "codeinterp-manifest: %s: %ld finding%s: %lu changed, %lu missing, %lu extra, %lu "
             "unreadable, %lu unsafe (%zu files listed; %.2f s)\n",
-            path, n, n == 1 ? "" : "s", r.counts[CI_MF_CHANGED], r.counts[CI_MF_MISSING],
-            r.counts[CI_MF_EXTRA], r.counts[CI_MF_UNREADABLE], r.counts[CI_MF_UNSAFE], nfiles,
-            cim_now() - t0);
-    return CIM_FINDINGS;
+            path, n, n == 1 ? "" : "s", r.counts[CI_MANIFEST_CHANGED], r.counts[CI_MANIFEST_MISSING],
+            r.counts[CI_MANIFEST_EXTRA], r.counts[CI_MANIFEST_UNREADABLE], r.counts[CI_MANIFEST_UNSAFE], nfiles,
+            ci_manifest_cli_now() - t0);
+    return CI_MANIFEST_CLI_FINDINGS;
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -402,45 +404,38 @@ static int cmd_verify(int argc, char **argv)
         switch (c) {
         case 'k': key = optarg; break;
         case 's': sig_only = 1; break;
-        case 'h': fputs(verify_help, stdout); return CIM_OK;
-        case ':': return cim_usage_error("verify", "'%s' needs a value", argv[optind - 1]);
-        default: return cim_usage_error("verify", "unknown option '%s'", argv[optind - 1]);
+        case 'h': fputs(verify_help, stdout); return CI_MANIFEST_CLI_OK;
+        case ':': return ci_manifest_cli_usage_error("verify", "'%s' needs a value", argv[optind - 1]);
+        default: return ci_manifest_cli_usage_error("verify", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (!key)
-        return cim_usage_error("verify", "--key NAME.pub is missing");
+        return ci_manifest_cli_usage_error("verify", "--key NAME.pub is missing");
     const char *path;
     int status = one_operand(argc, argv, "verify", "MANIFEST", &path);
     if (status >= 0)
         return status;
-    double t0 = cim_now();
-    char msg[1024];
+    double t0 = ci_manifest_cli_now();
+    struct ci_err err;
     unsigned char pk[32], digest[32];
-    int rc = ci_manifest_read_public_key(key, pk, msg, sizeof msg);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return CIM_ERROR;
-    }
+    if (ci_manifest_read_public_key(key, pk, &err) != CI_OK)
+        return fail(&err, CI_MANIFEST_CLI_ERROR);
     json_t *doc;
-    rc = ci_manifest_load(path, &doc, msg, sizeof msg);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
+    int rc = ci_manifest_load(path, &doc, NULL, &err);
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
     char *policy = NULL;
     size_t len = 0;
-    rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, msg, sizeof msg);
+    rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, &err);
     json_decref(doc);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
-    char id[CI_MD_KEY_ID_LEN + 1], hex[65];
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
+    char id[CI_MANIFEST_KEY_ID_LEN + 1], hex[65];
     ci_manifest_key_id(pk, id);
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
     fprintf(stderr, "codeinterp-manifest: %s: good signature by key id %s (canonical SHA-256 %s)\n",
             path, id, hex);
-    status = sig_only ? CIM_OK : compare_files(path, policy, len, t0);
+    status = sig_only ? CI_MANIFEST_CLI_OK : compare_files(path, policy, len, t0);
     free(policy);
     return status;
 }
@@ -451,21 +446,19 @@ static int cmd_diff(int argc, char **argv)
     int status = help_and_operand(argc, argv, "diff", diff_help, "MANIFEST", &path);
     if (status >= 0)
         return status;
-    double t0 = cim_now();
-    char msg[1024];
+    double t0 = ci_manifest_cli_now();
+    struct ci_err err;
     json_t *doc;
-    int rc = ci_manifest_load(path, &doc, msg, sizeof msg);
+    int rc = ci_manifest_load(path, &doc, NULL, &err);
     if (rc == CI_OK)
-        rc = ci_manifest_check_body(doc, path, msg, sizeof msg);
+        rc = ci_manifest_check_body(doc, path, &err);
     char *policy = NULL;
     size_t len = 0;
     if (rc == CI_OK)
-        rc = ci_manifest_policy(doc, path, &policy, &len, msg, sizeof msg);
+        rc = ci_manifest_policy_text(doc, path, &policy, &len, &err);
     json_decref(doc);
-    if (rc != CI_OK) {
-        cim_err("%s", rc == CI_ENOMEM ? "out of memory" : msg);
-        return status_of(rc);
-    }
+    if (rc != CI_OK)
+        return fail(&err, status_of(rc));
     status = compare_files(path, policy, len, t0);
     free(policy);
     return status;
@@ -474,24 +467,24 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (sodium_init() < 0) {
-        cim_err("libsodium could not be initialised");
-        return CIM_ERROR;
+        ci_manifest_cli_err("libsodium could not be initialised");
+        return CI_MANIFEST_CLI_ERROR;
     }
     if (argc < 2) {
         fputs(usage_text, stderr);
-        return CIM_ERROR;
+        return CI_MANIFEST_CLI_ERROR;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
-        return CIM_OK;
+        return CI_MANIFEST_CLI_OK;
     }
     /* Each command parses argv[1..]: its own name is its argv[0]. */
     optind = 1;
     if (!strcmp(cmd, "keygen"))
         return cmd_keygen(argc - 1, argv + 1);
     if (!strcmp(cmd, "create"))
-        return cim_create(argc - 1, argv + 1);
+        return ci_manifest_cli_create(argc - 1, argv + 1);
     if (!strcmp(cmd, "sign"))
         return cmd_sign(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify"))
@@ -500,6 +493,6 @@ int main(int argc, char **argv)
         return cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "keyid"))
         return cmd_keyid(argc - 1, argv + 1);
-    return cim_usage_error("", "unknown command '%s' (keygen, create, sign, verify, diff, keyid)",
+    return ci_manifest_cli_usage_error("", "unknown command '%s' (keygen, create, sign, verify, diff, keyid)",
                            cmd);
 }

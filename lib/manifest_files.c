@@ -1,7 +1,9 @@
 /*
  * The file list of a signed package manifest, as lib/manifest.h shares
- * it: the policy text the host hands the worker, and the check of the
- * installed files against it. libc and libsodium only.
+ * it: parsing the policy text the host hands the worker, and comparing
+ * the installed files with it (hashes, extra files, files others could
+ * change). libc and libsodium only: built into the host library and,
+ * with the worker's flags, into the worker.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,13 +19,15 @@
 
 #include <sodium.h>
 
+#include "codeinterp.h"
+#include "err.h"
 #include "manifest.h"
 
-int ci_mf_path_valid(const char *path)
+int ci_manifest_path_valid(const char *path)
 {
     size_t len = strlen(path);
 
-    if (len < 1 || len > CI_MF_PATH_MAX || path[0] != '/')
+    if (len < 1 || len > CI_MANIFEST_PATH_MAX || path[0] != '/')
         return 0;
     if (len > 1 && path[len - 1] == '/')
         return 0;
@@ -45,7 +49,9 @@ int ci_mf_path_valid(const char *path)
 
 static int cmp_file(const void *a, const void *b)
 {
-    return strcmp(((const struct ci_mf_file *)a)->path, ((const struct ci_mf_file *)b)->path);
+    const struct ci_manifest_file *x = a, *y = b;
+
+    return strcmp(x->path, y->path);
 }
 
 static int hexval(char c)
@@ -57,7 +63,7 @@ static int hexval(char c)
     return -1; /* upper case too: the text is written in lower case only */
 }
 
-void ci_mf_policy_free(struct ci_mf_policy *p)
+void ci_manifest_policy_free(struct ci_manifest_policy *p)
 {
     if (!p)
         return;
@@ -70,9 +76,11 @@ void ci_mf_policy_free(struct ci_mf_policy *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Every fault of the text is CI_EMANIFEST: it came from the host, and
+ * only a bug or a changed host library makes it wrong. */
 #define FAIL(...)                                                                          \
     do {                                                                                   \
-        snprintf(msg, msglen, __VA_ARGS__);                                                \
+        ci_err_set(err, CI_EMANIFEST, __VA_ARGS__);                                        \
         return -1;                                                                         \
     } while (0)
 
@@ -81,34 +89,33 @@ static char *take_path(const char *s, size_t len)
 {
     char *path;
 
-    if (len == 0 || len > CI_MF_PATH_MAX || memchr(s, '\0', len))
+    if (len == 0 || len > CI_MANIFEST_PATH_MAX || memchr(s, '\0', len))
         return NULL;
     path = malloc(len + 1);
     if (!path)
         return NULL;
     memcpy(path, s, len);
     path[len] = '\0';
-    if (!ci_mf_path_valid(path)) {
+    if (!ci_manifest_path_valid(path)) {
         free(path);
         return NULL;
     }
     return path;
 }
 
-int ci_mf_policy_parse(const char *text, size_t len, struct ci_mf_policy *out, char *msg,
-                       size_t msglen)
+int ci_manifest_policy_parse(const char *text, size_t len, struct ci_manifest_policy *out,
+                             struct ci_err *err)
 {
-    const size_t magic = sizeof CI_MF_POLICY_MAGIC - 1;
+    const size_t magic = sizeof CI_MANIFEST_POLICY_MAGIC - 1;
     const char *p = text + magic, *end = text + len;
     size_t cap = 0, line = 2;
     int ended = 0;
 
     memset(out, 0, sizeof *out);
-    if (msglen)
-        msg[0] = '\0';
-    if (len < magic || memcmp(text, CI_MF_POLICY_MAGIC, magic) != 0)
+    ci_err_clear(err);
+    if (len < magic || memcmp(text, CI_MANIFEST_POLICY_MAGIC, magic) != 0)
         FAIL("policy: it does not start with \"codeinterp-policy 1\"");
-    out->search_path = calloc(CI_MF_MAX_PATHS, sizeof *out->search_path);
+    out->search_path = calloc(CI_MANIFEST_MAX_PATHS, sizeof *out->search_path);
     if (!out->search_path)
         FAIL("policy: out of memory");
     for (; p < end; line++) {
@@ -127,8 +134,8 @@ int ci_mf_policy_parse(const char *text, size_t len, struct ci_mf_policy *out, c
 
             if (out->n_files > 0)
                 FAIL("policy: line %zu: a path after the files", line);
-            if (out->n_search == CI_MF_MAX_PATHS)
-                FAIL("policy: more than %u search-path directories", CI_MF_MAX_PATHS);
+            if (out->n_search == CI_MANIFEST_MAX_PATHS)
+                FAIL("policy: more than %u search-path directories", CI_MANIFEST_MAX_PATHS);
             if (!(path = take_path(p + 5, n - 5)))
                 FAIL("policy: line %zu: not a normalised absolute path", line);
             for (size_t i = 0; i < out->n_search; i++)
@@ -138,12 +145,12 @@ int ci_mf_policy_parse(const char *text, size_t len, struct ci_mf_policy *out, c
                 }
             out->search_path[out->n_search++] = path;
         } else if (n > 5 + 64 + 1 && memcmp(p, "file ", 5) == 0 && p[5 + 64] == ' ') {
-            struct ci_mf_file *f;
+            struct ci_manifest_file *f;
 
             if (out->n_search == 0)
                 FAIL("policy: line %zu: a file before any search-path directory", line);
-            if (out->n_files == CI_MF_MAX_FILES)
-                FAIL("policy: more than %u files", CI_MF_MAX_FILES);
+            if (out->n_files == CI_MANIFEST_MAX_FILES)
+                FAIL("policy: more than %u files", CI_MANIFEST_MAX_FILES);
             if (out->n_files == cap) {
                 size_t ncap = cap ? cap * 2 : 1024;
                 void *nf = realloc(out->files, ncap * sizeof *out->files);
@@ -182,16 +189,17 @@ int ci_mf_policy_parse(const char *text, size_t len, struct ci_mf_policy *out, c
     return 0;
 }
 
-const struct ci_mf_file *ci_mf_find(const struct ci_mf_policy *p, const char *path)
+const struct ci_manifest_file *ci_manifest_find(const struct ci_manifest_policy *p,
+                                                const char *path)
 {
-    struct ci_mf_file key = {.path = (char *)path};
+    struct ci_manifest_file key = {.path = (char *)path};
 
     if (!p->n_files)
         return NULL;
     return bsearch(&key, p->files, p->n_files, sizeof *p->files, cmp_file);
 }
 
-int ci_mf_sha256_file(const char *path, unsigned char out[32], unsigned long long *size)
+int ci_manifest_sha256_file(const char *path, unsigned char out[32], unsigned long long *size)
 {
     crypto_hash_sha256_state st;
     unsigned char buf[64 * 1024];
@@ -236,18 +244,18 @@ fail:
     return -1;
 }
 
-const char *ci_mf_finding_name(enum ci_mf_finding what)
+const char *ci_manifest_finding_name(enum ci_manifest_finding what)
 {
     switch (what) {
-    case CI_MF_CHANGED:
+    case CI_MANIFEST_CHANGED:
         return "changed";
-    case CI_MF_MISSING:
+    case CI_MANIFEST_MISSING:
         return "missing";
-    case CI_MF_EXTRA:
+    case CI_MANIFEST_EXTRA:
         return "extra";
-    case CI_MF_UNREADABLE:
+    case CI_MANIFEST_UNREADABLE:
         return "unreadable";
-    case CI_MF_UNSAFE:
+    case CI_MANIFEST_UNSAFE:
         return "unsafe";
     }
     return "unknown";
@@ -296,7 +304,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* The search-path directory @path lies strictly beneath and nearest to,
  * or -1. */
-static long nearest_search_dir(const struct ci_mf_policy *p, const char *path)
+static long nearest_search_dir(const struct ci_manifest_policy *p, const char *path)
 {
     long best = -1;
     size_t best_len = 0;
@@ -312,7 +320,7 @@ static long nearest_search_dir(const struct ci_mf_policy *p, const char *path)
     return best;
 }
 
-static int is_search_dir(const struct ci_mf_policy *p, const char *path)
+static int is_search_dir(const struct ci_manifest_policy *p, const char *path)
 {
     for (size_t i = 0; i < p->n_search; i++)
         if (strcmp(p->search_path[i], path) == 0)
@@ -321,7 +329,7 @@ static int is_search_dir(const struct ci_mf_policy *p, const char *path)
 }
 
 struct scan {
-    const struct ci_mf_policy *p;
+    const struct ci_manifest_policy *p;
     struct strlist extra;    /* unlisted files found */
     struct strlist unread;   /* directories that could not be read */
     char path[PATH_MAX];
@@ -364,7 +372,7 @@ static int scan_tree(struct scan *s, size_t len)
         if (type == DT_DIR) {
             if (!is_search_dir(s->p, s->path))
                 rc = scan_tree(s, len + 1 + n);
-        } else if ((type == DT_REG || type == DT_LNK) && !ci_mf_find(s->p, s->path)) {
+        } else if ((type == DT_REG || type == DT_LNK) && !ci_manifest_find(s->p, s->path)) {
             rc = strlist_add(&s->extra, s->path, len + 1 + n);
         }
         s->path[len] = '\0';
@@ -375,7 +383,7 @@ static int scan_tree(struct scan *s, size_t len)
 
 /* 1 if some listed file lies beneath @dir (strictly) and nearest to the
  * search-path directory @sd. */
-static int holds_listed(const struct ci_mf_policy *p, const char *dir, long sd)
+static int holds_listed(const struct ci_manifest_policy *p, const char *dir, long sd)
 {
     size_t n = strlen(dir), lo = 0, hi = p->n_files;
 
@@ -400,21 +408,17 @@ static int holds_listed(const struct ci_mf_policy *p, const char *dir, long sd)
     return 0;
 }
 
-/* The extras of search-path directory number @sd. */
-static int scan_search_dir(struct scan *s, long sd)
+/* The extras among the entries of search-path directory number @sd
+ * (its path in s->path, @len bytes): the trees of listed packages, and
+ * unlisted *.pth files. */
+static int scan_entries(struct scan *s, long sd, size_t len)
 {
-    const char *dir = s->p->search_path[sd];
-    size_t len = strlen(dir);
-    DIR *d;
+    DIR *d = opendir(s->path);
     struct dirent *e;
     int rc = 0;
 
-    if (len >= sizeof s->path)
-        return 0;
-    d = opendir(dir);
     if (!d)
         return 0; /* a missing search-path directory: its listed files are missing */
-    memcpy(s->path, dir, len + 1);
     while (rc == 0 && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         struct stat st;
@@ -429,29 +433,37 @@ static int scan_search_dir(struct scan *s, long sd)
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
-            /* __pycache__ has its own rule, below. */
+            /* __pycache__ has its own rule (scan_pycache). */
             if (strcmp(e->d_name, "__pycache__") != 0 && !is_search_dir(s->p, s->path) &&
                 holds_listed(s->p, s->path, sd))
                 rc = scan_tree(s, len + 1 + n);
         } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && n > 4 &&
-                   strcmp(e->d_name + n - 4, ".pth") == 0 && !ci_mf_find(s->p, s->path)) {
+                   strcmp(e->d_name + n - 4, ".pth") == 0 && !ci_manifest_find(s->p, s->path)) {
             rc = strlist_add(&s->extra, s->path, len + 1 + n);
         }
         s->path[len] = '\0';
     }
     closedir(d);
-    if (rc)
-        return rc;
+    return rc;
+}
 
-    /* __pycache__/<name>.*.pyc whose <name>.py is listed. */
-    if (len + sizeof "/__pycache__" >= sizeof s->path)
+/* The extras in __pycache__ of search-path directory @dir (@len bytes):
+ * <name>.*.pyc files whose <name>.py is listed. */
+static int scan_pycache(struct scan *s, const char *dir, size_t len)
+{
+    size_t plen = len + sizeof "/__pycache__" - 1;
+    struct dirent *e;
+    DIR *d;
+    int rc = 0;
+
+    if (plen + 1 >= sizeof s->path)
         return 0;
+    memcpy(s->path, dir, len);
     memcpy(s->path + len, "/__pycache__", sizeof "/__pycache__");
-    d = opendir(s->path);
-    if (!d)
+    if (!(d = opendir(s->path)))
         return 0;
     while (rc == 0 && (e = readdir(d))) {
-        size_t n = strlen(e->d_name), plen = len + sizeof "/__pycache__" - 1;
+        size_t n = strlen(e->d_name);
         const char *dot = strchr(e->d_name, '.');
         char py[PATH_MAX];
         struct stat st;
@@ -462,15 +474,30 @@ static int scan_search_dir(struct scan *s, long sd)
         s->path[plen] = '/';
         memcpy(s->path + plen + 1, e->d_name, n + 1);
         if (lstat(s->path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-            !ci_mf_find(s->p, s->path) &&
+            !ci_manifest_find(s->p, s->path) &&
             snprintf(py, sizeof py, "%s/%.*s.py", dir, (int)(dot - e->d_name), e->d_name) <
                 (int)sizeof py &&
-            ci_mf_find(s->p, py))
+            ci_manifest_find(s->p, py))
             rc = strlist_add(&s->extra, s->path, plen + 1 + n);
         s->path[plen] = '\0';
     }
     closedir(d);
     return rc;
+}
+
+/* The extras of search-path directory number @sd. */
+static int scan_search_dir(struct scan *s, long sd)
+{
+    const char *dir = s->p->search_path[sd];
+    size_t len = strlen(dir);
+    int rc;
+
+    if (len >= sizeof s->path)
+        return 0;
+    memcpy(s->path, dir, len + 1);
+    if ((rc = scan_entries(s, sd, len)) != 0)
+        return rc;
+    return scan_pycache(s, dir, len);
 }
 
 /* 1 if a directory of mode @mode lets others than its owner replace
@@ -527,7 +554,8 @@ static int unsafe_file(const char *path, char *why, size_t whylen)
  * directory found sound (files come sorted, so most share it), updated
  * here.
  */
-static int linked_dir(const struct ci_mf_policy *p, const char *path, char *link, char *checked)
+static int linked_dir(const struct ci_manifest_policy *p, const char *path, char *link,
+                      char *checked)
 {
     long sd = nearest_search_dir(p, path);
     const char *slash = strrchr(path, '/');
@@ -563,7 +591,7 @@ struct hashed {
 };
 
 struct hash_job {
-    const struct ci_mf_policy *p;
+    const struct ci_manifest_policy *p;
     struct hashed *out;
     size_t from, to;
 };
@@ -573,7 +601,7 @@ static void *hash_range(void *arg)
     struct hash_job *j = arg;
 
     for (size_t i = j->from; i < j->to; i++)
-        j->out[i].err = ci_mf_sha256_file(j->p->files[i].path, j->out[i].h, NULL) ? errno : 0;
+        j->out[i].err = ci_manifest_sha256_file(j->p->files[i].path, j->out[i].h, NULL) ? errno : 0;
     return NULL;
 }
 
@@ -583,7 +611,7 @@ static void *hash_range(void *arg)
  * and libsodium's is one core's. Joined before it returns, so a caller
  * that is single-threaded stays so.
  */
-static void hash_all(const struct ci_mf_policy *p, struct hashed *out)
+static void hash_all(const struct ci_manifest_policy *p, struct hashed *out)
 {
     struct hash_job a = {p, out, 0, p->n_files}, b = a;
     pthread_t tid;
@@ -600,19 +628,21 @@ static void hash_all(const struct ci_mf_policy *p, struct hashed *out)
         pthread_join(tid, NULL);
 }
 
-long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
+/* Reports each listed file that is not as listed: behind a linked or
+ * open directory, missing, unreadable, changed, or open to others. The
+ * number reported, or -1 if memory ran out; *@stop is set when @report
+ * asked to stop. */
+static long report_listed(const struct ci_manifest_policy *p, ci_manifest_report report,
+                          void *ctx, int *stop)
 {
     char link[PATH_MAX], checked[PATH_MAX] = "", why[PATH_MAX + 64];
-    struct hashed *hashed;
-    struct scan *s;
+    struct hashed *hashed = calloc(p->n_files ? p->n_files : 1, sizeof *hashed);
     long found = 0;
-    int stop = 0;
 
-    /* SHA-256 needs no CPU detection, but the rest of libsodium may. */
-    if (sodium_init() < 0 || !(hashed = calloc(p->n_files ? p->n_files : 1, sizeof *hashed)))
+    if (!hashed)
         return -1;
     hash_all(p, hashed);
-    for (size_t i = 0; i < p->n_files && !stop; i++) {
+    for (size_t i = 0; i < p->n_files && !*stop; i++) {
         const unsigned char *h = hashed[i].h;
         const char *path = p->files[i].path;
 
@@ -621,33 +651,43 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
         if (linked == 1) {
             found++;
             snprintf(why, sizeof why, "%s, a directory on its path, is a symbolic link", link);
-            stop = report(ctx, CI_MF_CHANGED, path, why);
+            *stop = report(ctx, CI_MANIFEST_CHANGED, path, why);
         } else if (linked == 2) {
             found++;
             snprintf(why, sizeof why, "its directory %s is writable by others than its owner",
                      link);
-            stop = report(ctx, CI_MF_UNSAFE, path, why);
+            *stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
         } else if (hashed[i].err) {
             int err = hashed[i].err;
 
             found++;
             if (err == ENOENT || err == ENOTDIR || err == EISDIR || err == ELOOP)
-                stop = report(ctx, CI_MF_MISSING, path, NULL);
+                *stop = report(ctx, CI_MANIFEST_MISSING, path, NULL);
             else
-                stop = report(ctx, CI_MF_UNREADABLE, path, strerror(err));
+                *stop = report(ctx, CI_MANIFEST_UNREADABLE, path, strerror(err));
         } else if (sodium_memcmp(h, p->files[i].sha256, 32) != 0) {
             found++;
-            stop = report(ctx, CI_MF_CHANGED, path, NULL);
+            *stop = report(ctx, CI_MANIFEST_CHANGED, path, NULL);
         } else if (unsafe_file(path, why, sizeof why)) {
             found++;
-            stop = report(ctx, CI_MF_UNSAFE, path, why);
+            *stop = report(ctx, CI_MANIFEST_UNSAFE, path, why);
         }
     }
     free(hashed);
-    if (stop)
-        return found;
+    return found;
+}
 
-    if (!(s = calloc(1, sizeof *s)))
+/* Reports every extra file, then every directory of a listed package
+ * that could not be read, each kind in path order. The number reported,
+ * or -1 if memory ran out. */
+static long report_extras(const struct ci_manifest_policy *p, ci_manifest_report report,
+                          void *ctx)
+{
+    struct scan *s = calloc(1, sizeof *s);
+    long found = 0;
+    int stop = 0;
+
+    if (!s)
         return -1;
     s->p = p;
     for (size_t i = 0; i < p->n_search; i++)
@@ -662,11 +702,11 @@ long ci_mf_check(const struct ci_mf_policy *p, ci_mf_report report, void *ctx)
         qsort(s->unread.v, s->unread.n, sizeof *s->unread.v, cmp_str);
     for (size_t i = 0; i < s->extra.n && !stop; i++) {
         found++;
-        stop = report(ctx, CI_MF_EXTRA, s->extra.v[i], NULL);
+        stop = report(ctx, CI_MANIFEST_EXTRA, s->extra.v[i], NULL);
     }
     for (size_t i = 0; i < s->unread.n && !stop; i++) {
         found++;
-        stop = report(ctx, CI_MF_UNREADABLE, s->unread.v[i],
+        stop = report(ctx, CI_MANIFEST_UNREADABLE, s->unread.v[i],
                       "a directory of a listed package that cannot be read");
     }
 out:
@@ -674,4 +714,19 @@ out:
     strlist_free(&s->unread);
     free(s);
     return found;
+}
+
+long ci_manifest_compare(const struct ci_manifest_policy *p, ci_manifest_report report, void *ctx)
+{
+    int stop = 0;
+    long listed, extras;
+
+    /* SHA-256 needs no CPU detection, but the rest of libsodium may. */
+    if (sodium_init() < 0)
+        return -1;
+    listed = report_listed(p, report, ctx, &stop);
+    if (listed < 0 || stop)
+        return listed;
+    extras = report_extras(p, report, ctx);
+    return extras < 0 ? -1 : listed + extras;
 }

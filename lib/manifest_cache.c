@@ -1,8 +1,11 @@
 /*
- * The package manifests this process has verified (ci_config_set_manifest).
+ * The cache of the package manifests this process has verified
+ * (ci_config_set_manifest), and what a session does with a verified one:
+ * the sealed memfd its worker reads the policy text from, and the
+ * message of a worker that refused the installed files.
  *
  * Verifying a manifest means reading up to 64 MiB of JSON, checking its
- * Ed25519 signature and every member (lib/manifest.c): some milliseconds
+ * Ed25519 signature and every member (lib/manifest_verify.c): some milliseconds
  * for the default set, too slow for each session start. So a verified
  * manifest is kept, with the identity its file had (device, inode, size,
  * modification and change times) and the key it was checked against,
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "err.h"
 #include "manifest_doc.h"
 
 /* Distinct manifests (or keys) kept at once; the least recently used goes. */
@@ -33,7 +37,7 @@ struct verified {
     char *path; /* NULL: a free slot */
     unsigned char key[32];
     struct stat st;
-    struct ci_policy *policy;
+    struct ci_manifest_verified *policy;
     unsigned long used;
 };
 
@@ -50,7 +54,7 @@ static int same_file(const struct stat *a, const struct stat *b)
 
 /* Drops the cache's reference; the policy goes with the last one. Called
  * with the lock. */
-static void release(struct ci_policy *p)
+static void release(struct ci_manifest_verified *p)
 {
     if (p && --p->refs == 0) {
         free(p->text);
@@ -77,19 +81,20 @@ static struct verified *lookup(const char *path, const unsigned char key[32],
     return NULL;
 }
 
-int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg, size_t msglen)
+/* ci_manifest_cache_get(), its reason in @err. */
+static int cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                     struct ci_err *err)
 {
     unsigned char key[32];
     struct verified *v;
-    struct ci_policy *p;
+    struct ci_manifest_verified *p;
     struct stat st;
     char *path;
     int rc;
 
     *out = NULL;
     if (cfg->manifest_key_path) {
-        rc = ci_manifest_read_public_key(cfg->manifest_key_path, key, msg, msglen);
-        if (rc != CI_OK)
+        if ((rc = ci_manifest_read_public_key(cfg->manifest_key_path, key, err)) != CI_OK)
             return rc;
     } else {
         memcpy(key, cfg->manifest_key, sizeof key);
@@ -106,11 +111,10 @@ int ci_policy_get(const struct ci_config *cfg, struct ci_policy **out, char *msg
      * replaced). */
     if (!(p = calloc(1, sizeof *p)) || !(path = ci_strdup(cfg->manifest))) {
         free(p);
-        snprintf(msg, msglen, "manifest %s: out of memory", cfg->manifest);
-        return CI_ENOMEM;
+        return ci_manifest_fail(err, CI_ENOMEM, "manifest", cfg->manifest, "out of memory");
     }
-    rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, msg, msglen);
-    if (rc != CI_OK) {
+    if ((rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, err)) !=
+        CI_OK) {
         free(p);
         free(path);
         return rc;
@@ -140,7 +144,19 @@ found:
     return CI_OK;
 }
 
-void ci_policy_put(struct ci_policy *p)
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen)
+{
+    struct ci_err err;
+    int rc = cache_get(cfg, out, &err);
+
+    /* session.c passes a message buffer: the channel ends here. */
+    if (rc != CI_OK)
+        ci_err_copy(&err, msg, msglen);
+    return rc;
+}
+
+void ci_manifest_cache_put(struct ci_manifest_verified *p)
 {
     if (!p)
         return;
@@ -149,7 +165,7 @@ void ci_policy_put(struct ci_policy *p)
     pthread_mutex_unlock(&verified_lock);
 }
 
-int ci_policy_memfd(const struct ci_policy *p)
+int ci_manifest_policy_memfd(const struct ci_manifest_verified *p)
 {
     int fd = memfd_create("codeinterp-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
     size_t done = 0;
@@ -177,7 +193,7 @@ fail:
     return -1;
 }
 
-void ci_policy_failure(char *msg, size_t msglen, const char *err)
+void ci_manifest_refusal(char *msg, size_t msglen, const char *err)
 {
     static const char prefix[] = "codeinterp-worker: ";
     size_t len;
