@@ -197,17 +197,20 @@ static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
                    ".to_bytes(8, 'little') + (0o4700).to_bytes(8, 'little') + bytes(8)), 24)),\n"
                    " try_(lambda: os.mkdir('sgid', 0o2700)),\n"
                    " try_(lambda: os.mkdir('sticky', 0o1777)),\n"
-                   " try_(lambda: os.umask(0)),\n"
-                   " try_(lambda: os.umask(0o22)),\n"
+                   " try_(lambda: sc(%d, 0)),\n"                     /* umask */
+                   " try_(lambda: sc(%d, 0o22)),\n"
                    " os.listdir('.').count('py2') + os.listdir('.').count('py3')"
                    " + os.listdir('.').count('py4') + os.listdir('.').count('py5')]",
-                   SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open);
+                   SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open, SYS_umask, SYS_umask);
     a_expect_value(S, a_cell,
                    "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 0]",
                    "a setuid, setgid or sticky mode, or a umask that lets others in, was set");
+    /* os.umask only adds to the 077 the filter demands: the mask stays. */
+    h_expect(S, "import os\n[oct(os.umask(m)) for m in (0, 0o22, 0o77)]",
+             "['0o77', '0o77', '0o77']", NULL);
     /* The cell is told why. */
     ci_result *r = h_run_status(S, "import os\nos.chmod('py', 0o4755)", CI_STATUS_ERROR);
     h_assert_str(ci_result_error_name(r), "PermissionError");
