@@ -127,10 +127,12 @@ $(BUILD)/libcodeinterp.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 # The worker is the only binary that links libpython and libseccomp. It
-# shares three host sources, the package manifest's file list and check,
-# the error channel it reports through, and the start of a helper
-# thread, compiled with the worker's flags (never the sanitizers', below).
-WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_files.o $(BUILD)/worker/err.o $(BUILD)/worker/thread.o
+# shares four host sources, the package manifest's file list and check,
+# the error channel it reports through, the start of a helper thread and
+# the bounded read of a descriptor, compiled with the worker's flags
+# (never the sanitizers', below).
+WORKER_SHARED_OBJ := $(BUILD)/worker/manifest_files.o $(BUILD)/worker/err.o \
+                     $(BUILD)/worker/thread.o $(BUILD)/worker/read_all.o
 $(BUILD)/worker/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@

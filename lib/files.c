@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "read_all.h"
 
 /* ---- creating and removing the session directory ---- */
 
@@ -644,28 +645,19 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
         close(fd);
         return CI_ETOOBIG;
     }
-    if (!(buf = malloc((size_t)st.st_size + 1))) {
-        close(fd);
-        ci_set_errmsg(s, "%s: out of memory", name);
-        return CI_ENOMEM;
-    }
     /* The size seen by fstat bounds the read, even if the file grows. */
-    while (have < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            free(buf);
-            close(fd);
-            return open_error(s, "cannot read", name, err);
+    if (ci_read_all(fd, (size_t)st.st_size, (size_t)st.st_size, &buf, &have) != 0) {
+        int err = errno;
+        close(fd);
+        if (err == ENOMEM) {
+            ci_set_errmsg(s, "%s: out of memory", name);
+            return CI_ENOMEM;
         }
-        if (n == 0)
-            break;
-        have += (size_t)n;
+        return open_error(s, "cannot read", name, err);
     }
+    if (have > (size_t)st.st_size)
+        buf[have = (size_t)st.st_size] = '\0';
     close(fd);
-    buf[have] = '\0';
     *data = buf;
     *len = have;
     return CI_OK;

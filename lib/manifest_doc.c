@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "manifest.h"
+#include "read_all.h"
 #include "manifest_doc.h"
 
 /* ---- messages ---- */
@@ -152,7 +153,6 @@ static int read_whole(const char *path, size_t max, char **out, size_t *len,
                       struct stat *identity)
 {
     struct stat st;
-    size_t cap, have = 0;
     char *buf = NULL;
     int e;
 
@@ -172,48 +172,19 @@ static int read_whole(const char *path, size_t max, char **out, size_t *len,
         errno = EFBIG;
         goto fail;
     }
-    cap = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : 65536;
-    if (!(buf = malloc(cap + 1))) {
-        errno = ENOMEM;
+    /* It may grow while being read: read on, up to one byte past @max. */
+    if (ci_read_all(fd, max, (size_t)st.st_size, &buf, len) != 0)
         goto fail;
-    }
-    for (;;) {
-        if (have == cap) {
-            /* It grew while being read: read on, up to one byte past @max. */
-            size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
-            char *nb;
-            if (cap > max) {
-                errno = EFBIG;
-                goto fail;
-            }
-            if (!(nb = realloc(buf, ncap + 1))) {
-                errno = ENOMEM;
-                goto fail;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        ssize_t n = read(fd, buf + have, cap - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            goto fail;
-        if (n == 0)
-            break;
-        have += (size_t)n;
-    }
     /* What was read, as it is now: a write during the read changes its
      * times, and the next look at the file sees it changed. */
     if (identity && fstat(fd, identity) != 0)
         goto fail;
-    if (have > max) {
+    if (*len > max) {
         errno = EFBIG;
         goto fail;
     }
     close(fd);
-    buf[have] = '\0';
     *out = buf;
-    *len = have;
     return 0;
 fail:
     e = errno;

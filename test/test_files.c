@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "read_all.h"
 
 #define FILE_LIMIT (2u * 1024 * 1024)
 
@@ -517,10 +518,43 @@ static void test_live_sessions_keep_their_directories(void **state)
     free(dir);
 }
 
+/* ci_read_all, which get_file, the manifest's files and the worker's
+ * policy read through: the whole input up to one byte past its bound. */
+static void test_read_all_reads_to_one_byte_past_its_bound(void **state)
+{
+    char path[] = "/tmp/ci-read-all-XXXXXX", *buf;
+    size_t len, big = 200 * 1024;
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    for (size_t i = 0; i < big; i++)
+        assert_int_equal(write(fd, "0123456789" + i % 10, 1), 1);
+    struct { size_t max, hint, len; } cases[] = {
+        {big, 0, big},          {big, big, big},     {big - 1, big, big},
+        {10, 0, 11},            {0, 0, 1},           {4 * big, 16, big},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        assert_int_equal(ci_read_all(fd, cases[i].max, cases[i].hint, &buf, &len), 0);
+        assert_int_equal(len, cases[i].len);
+        assert_int_equal(buf[len], '\0');
+        assert_memory_equal(buf, "0123456789", len < 10 ? len : 10);
+        assert_int_equal(buf[len - 1], "0123456789"[(len - 1) % 10]);
+        free(buf);
+    }
+    /* A read error: errno, and no buffer. */
+    close(fd);
+    buf = (char *)&len;
+    assert_int_equal(ci_read_all(fd, 10, 0, &buf, &len), -1);
+    assert_int_equal(errno, EBADF);
+    assert_null(buf);
+}
+
 int main(void)
 {
     h_watchdog(120);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_all_reads_to_one_byte_past_its_bound),
         cmocka_unit_test_setup(test_put_get_round_trips_bytes_with_nuls, h_setup_alive),
         cmocka_unit_test_setup(test_put_get_round_trips_empty_file, h_setup_alive),
         cmocka_unit_test_setup(test_put_get_round_trips_one_megabyte, h_setup_alive),

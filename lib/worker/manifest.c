@@ -31,6 +31,7 @@
 
 #include "err.h"
 #include "manifest.h"
+#include "read_all.h"
 #include "worker.h"
 
 static struct ci_manifest_policy policy;
@@ -48,34 +49,12 @@ void ci_manifest_read(int fd)
 {
     struct ci_err err;
     char *text = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0;
     struct stat usr;
 
-    for (;;) {
-        ssize_t r;
-
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 64 * 1024;
-            char *nt;
-
-            if (cap > CI_MANIFEST_POLICY_MAX)
-                ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes",
-                         CI_MANIFEST_POLICY_MAX);
-            if (!(nt = realloc(text, ncap)))
-                ci_fatal(CI_EXIT_MANIFEST, "manifest: out of memory for the policy");
-            text = nt;
-            cap = ncap;
-        }
-        r = read(fd, text + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            ci_fatal(CI_EXIT_MANIFEST, "manifest: cannot read the policy on descriptor %d: %s",
-                     fd, strerror(errno));
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
+    if (ci_read_all(fd, CI_MANIFEST_POLICY_MAX, 0, &text, &len) != 0)
+        ci_fatal(CI_EXIT_MANIFEST, "manifest: cannot read the policy on descriptor %d: %s", fd,
+                 strerror(errno));
     close(fd);
     if (len > CI_MANIFEST_POLICY_MAX)
         ci_fatal(CI_EXIT_MANIFEST, "manifest: the policy is over %u bytes", CI_MANIFEST_POLICY_MAX);
