@@ -164,7 +164,7 @@ $(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
 	    -lcodeinterp -ljansson -lpthread
 
 # Tests link the static library, so they can reach internal functions too.
-TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h
+TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h lib/worker_start.h
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
@@ -492,7 +492,7 @@ FUZZ_FLAGS     ?=
 FUZZ_BUILD     := build-fuzz
 FUZZ_SEEDS     := fuzz/corpus/frames
 FUZZ_REGRESS   := fuzz/regressions
-FUZZ_HEADERS   := fuzz/fuzz_frames.c lib/internal.h lib/proto.h include/codeinterp.h
+FUZZ_HEADERS   := fuzz/fuzz_frames.c lib/internal.h lib/proto.h lib/worker_start.h include/codeinterp.h
 FUZZ_CFLAGS    := -std=c11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -g -O1 -fno-omit-frame-pointer \
                   -fsanitize=address,undefined -fno-sanitize-recover=all \
                   -DCI_WORKER_PATH='"/nonexistent/codeinterp-worker"'

@@ -15,6 +15,7 @@
 
 #include "codeinterp.h"
 #include "proto.h"
+#include "worker_start.h"
 
 struct ci_config {
     unsigned long timeout_ms;

@@ -211,14 +211,6 @@ enum ci_outcome {
     CI_OUTCOME_INTERRUPT = 3, /* the cell raised KeyboardInterrupt */
 };
 
-/* The worker's exit status when the installed files are not those of its
- * package manifest, or it cannot enforce it (lib/worker/manifest.c); its
- * stderr then says why, and the host reports CI_EMANIFEST. */
-#define CI_WORKER_EXIT_MANIFEST 18
-/* Its exit status when it saw the host's end of its channel close: no
- * one is left to serve (0 would read as a success). */
-#define CI_WORKER_EXIT_HOST_GONE 19
-
 /* READY's layer bits; the same values as the public CI_SANDBOX_* bits. */
 #define CI_LAYER_SECCOMP 0x1u
 #define CI_LAYER_RLIMITS 0x2u
@@ -232,87 +224,6 @@ enum ci_outcome {
 #define CI_LAYER_MNTNS 0x200u
 #define CI_LAYER_PIDNS 0x400u
 #define CI_LAYER_ALL 0x7FFu
-
-/* The user and group a worker started as root switches to ("nobody" and
- * "nogroup" on Debian). A root host hands the session directory to them. */
-#define CI_WORKER_UID 65534u
-#define CI_WORKER_GID 65534u
-
-/*
- * The zygote (codeinterp-worker --zygote, lib/zygote.c and
- * lib/worker/zygote.c): a worker warmed once that forks session workers
- * on request. Its fd 3 is one end of a SOCK_SEQPACKET pair, so every
- * message arrives whole with its descriptors:
- *
- *   zygote -> host  once, when warm: a READY frame (header and payload in
- *                   one message), its layers those of the zygote itself;
- *   host -> zygote  SPAWN: struct ci_spawn_request, then dir_len bytes of
- *                   the session directory's absolute path (no NUL), with
- *                   exactly 4 descriptors in SCM_RIGHTS, the new worker's
- *                   0..3 (as for a worker started by exec);
- *   zygote -> host  struct ci_spawn_reply: ASSIGNED with the pid of the
- *                   child about to get the request (any number of times:
- *                   a child that fails to take it is killed and the next
- *                   one ASSIGNED), then STARTED with the pid of the one
- *                   that took it; or FAILED with -errno: -EXDEV when
- *                   the zygote cannot see the session directory (its
- *                   copy of the mount table lacks it), for the host to
- *                   start that worker by exec instead; -ESTALE when the
- *                   directory by that name is not the one the host made.
- *
- * The new worker is the host's child (clone(2) with CLONE_PARENT), checks
- * the limits as the worker's command line would be checked and, as a
- * worker started by exec, says READY or exits on its channel. A pid
- * ASSIGNED but never STARTED is the host's to kill and reap: so no child
- * of the host is left that it never heard of, whenever the zygote dies.
- */
-/* What a worker imports before READY unless told otherwise
- * (ci_config_set_preload()). */
-#define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"
-#define CI_PRELOAD_MAX 1024u
-
-/* 1 if @list is Python module names (identifiers as the language
- * reference defines them, ASCII only here) joined by dots, the names
- * joined by commas, at most CI_PRELOAD_MAX bytes. */
-static inline int ci_preload_valid(const char *list)
-{
-    int start = 1;
-    unsigned len = 0;
-
-    for (const char *p = list; *p; p++, len++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-            (!start && *p >= '0' && *p <= '9'))
-            start = 0;
-        else if ((*p == '.' || *p == ',') && !start && p[1])
-            start = 1;
-        else
-            return 0;
-    }
-    return len > 0 && len <= CI_PRELOAD_MAX;
-}
-
-struct ci_spawn_request {
-    uint32_t version;         /* CI_PROTO_VERSION */
-    uint32_t dpi;
-    uint64_t memory;          /* as --memory */
-    uint64_t fsize;           /* as --fsize */
-    uint64_t output_limit;    /* as --output-limit */
-    uint64_t display_limit;   /* as --display-limit */
-    uint64_t display_run_limit; /* as --display-run-limit */
-    uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
-    uint32_t reserved;        /* 0 */
-    uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the
-                                * zygote opens it by name and compares */
-};
-#define CI_SPAWN_DIR_MAX 4000u
-#define CI_SPAWN_FDS 4
-
-enum ci_spawn_stage { CI_SPAWN_ASSIGNED = 1, CI_SPAWN_STARTED = 2, CI_SPAWN_FAILED = 3 };
-
-struct ci_spawn_reply {
-    int32_t pid;    /* a child's, or -errno for FAILED */
-    uint32_t stage; /* enum ci_spawn_stage */
-};
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

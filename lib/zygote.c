@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "zygote_proto.h"
 
 /* Distinct preload lists kept warm at once; the least recently used goes. */
 #define MAX_ZYGOTES 4

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "proto.h" /* CI_WORKER_UID */
+#include "worker_start.h" /* CI_WORKER_UID */
 
 #define CANARY_NAME "CI_TEST_CANARY"
 #define CANARY_VALUE "ci-canary-value-7f3a9"

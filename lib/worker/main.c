@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "zygote_proto.h"
 #include "thread.h"
 #include "worker.h"
 

@@ -13,8 +13,10 @@
 
 #include "codeinterp.h" /* CI_MAX_OUTPUTS */
 #include "proto.h"
+#include "worker_start.h"
 
 struct ci_manifest_policy; /* manifest.h */
+struct ci_spawn_request;   /* zygote_proto.h */
 
 /*
  * Exit codes. Each start-up failure has its own so the host can name it;
@@ -42,10 +44,8 @@ enum ci_exit {
     CI_EXIT_HOST_GONE = 19,   /* the host closed the channel */
 };
 
-#ifdef CI_WORKER_EXIT_MANIFEST
 _Static_assert(CI_EXIT_MANIFEST == CI_WORKER_EXIT_MANIFEST, "the host maps exit 18");
-_Static_assert(CI_EXIT_HOST_GONE == CI_WORKER_EXIT_HOST_GONE, "proto.h names exit 19");
-#endif
+_Static_assert(CI_EXIT_HOST_GONE == CI_WORKER_EXIT_HOST_GONE, "worker_start.h names exit 19");
 
 /* The limits from the command line, in bytes (but the dpi). */
 struct ci_limits {

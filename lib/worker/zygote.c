@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "zygote_proto.h"
 #include "worker.h"
 
 /* How long a spare may take to take its session and leave the group. */

@@ -1,0 +1,48 @@
+/*
+ * What the host and the worker agree on outside the channel's frames
+ * (proto.h): how a worker's exit status reads, the ids a root host's
+ * worker takes, and the modules it imports before READY. Shared by both
+ * sides and by nothing else.
+ */
+#ifndef CI_WORKER_START_H
+#define CI_WORKER_START_H
+
+/* The worker's exit status when the installed files are not those of its
+ * package manifest, or it cannot enforce it (lib/worker/manifest.c); its
+ * stderr then says why, and the host reports CI_EMANIFEST. */
+#define CI_WORKER_EXIT_MANIFEST 18
+/* Its exit status when it saw the host's end of its channel close: no
+ * one is left to serve (0 would read as a success). */
+#define CI_WORKER_EXIT_HOST_GONE 19
+
+/* The user and group a worker started as root switches to ("nobody" and
+ * "nogroup" on Debian). A root host hands the session directory to them. */
+#define CI_WORKER_UID 65534u
+#define CI_WORKER_GID 65534u
+
+/* What a worker imports before READY unless told otherwise
+ * (ci_config_set_preload()). */
+#define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"
+#define CI_PRELOAD_MAX 1024u
+
+/* 1 if @list is Python module names (identifiers as the language
+ * reference defines them, ASCII only here) joined by dots, the names
+ * joined by commas, at most CI_PRELOAD_MAX bytes. */
+static inline int ci_preload_valid(const char *list)
+{
+    int start = 1;
+    unsigned len = 0;
+
+    for (const char *p = list; *p; p++, len++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+            (!start && *p >= '0' && *p <= '9'))
+            start = 0;
+        else if ((*p == '.' || *p == ',') && !start && p[1])
+            start = 1;
+        else
+            return 0;
+    }
+    return len > 0 && len <= CI_PRELOAD_MAX;
+}
+
+#endif /* CI_WORKER_START_H */
