@@ -156,7 +156,10 @@ $(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
 TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
+# test_scenario reads the scenario every binding's tests run
+# (test/scenario/steps.json) from the source tree, from wherever it runs.
+$(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/scenario/steps.json)"'
 
 # ------------------------------------------------------------------ deps
 # What the build and the demo need: the C toolchain, python3-config and

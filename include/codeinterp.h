@@ -625,8 +625,9 @@ CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const cha
 
 /*
  * ci_session_new - starts a session: a private directory
- * (<root>/codeinterp-XXXXXX, the host's, mode 0700, or 0711 when the host
- * runs as root and its subdirectories belong to uid and gid 65534) whose
+ * (<root>/codeinterp-XXXXXX, the host's, mode 0700, or 0710 with group
+ * 65534 when the host runs as root and its subdirectories belong to uid
+ * and gid 65534) whose
  * "workspace"
  * subdirectory is the cell's working directory, and a worker process that embeds
  * CPython with numpy, pandas and matplotlib loaded, then locks itself
@@ -669,10 +670,12 @@ CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const cha
 CI_API int ci_session_new(ci_session **out, const ci_config *cfg);
 
 /*
- * ci_session_free - kills the worker (SIGKILL, then waitpid), closes the
- * session's descriptors and removes its directory with everything a
- * cell left in it, without following any link out of it. NULL is a
- * no-op. Results obtained from the session stay valid.
+ * ci_session_free - kills the worker (SIGKILL, then waitpid(2): a worker
+ * still exiting after 50 ms is reaped by a detached thread of the
+ * library, so this never waits on the kernel and leaves no zombie),
+ * closes the session's descriptors and removes its directory with
+ * everything a cell left in it, without following any link out of it.
+ * NULL is a no-op. Results obtained from the session stay valid.
  */
 CI_API void ci_session_free(ci_session *s);
 

@@ -9,7 +9,8 @@
  * files with more than one hard link are refused, and removal works on
  * descriptors, never through a link.
  *
- *   <root>/codeinterp-XXXXXX/     mode 0700, removed by ci_session_free
+ *   <root>/codeinterp-XXXXXX/     mode 0700 (0710, group CI_WORKER_GID, for a
+ *                                 root host), removed by ci_session_free
  *       lock                      flock(2)ed by the host while the session lives
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
@@ -35,6 +36,22 @@
 
 /* ---- creating and removing the session directory ---- */
 
+/* The session directory's mode: the host's alone where the worker has
+ * its uid, searchable by the worker's group too for a root host, whose
+ * workers are CI_WORKER_UID and CI_WORKER_GID (SECURITY.md, "File
+ * modes"). */
+#define SESSION_DIR_MODE (geteuid() == 0 ? 0710 : 0700)
+
+/* Sets the mode of the inode @fd holds (an O_PATH descriptor will do)
+ * without following a link; 0 or -1 with errno. */
+static int set_mode(int fd, mode_t mode)
+{
+    char proc[64];
+
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    return chmod(proc, mode); /* the magic link names exactly this inode */
+}
+
 int ci_give_to_worker(int dirfd, const char *name)
 {
     if (geteuid() != 0)
@@ -43,7 +60,7 @@ int ci_give_to_worker(int dirfd, const char *name)
                     AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH));
 }
 
-static int remove_dir(int top, int parent, const char *name, int depth, unsigned *moved);
+static int remove_tree(int top, int parent, const char *name);
 
 /*
  * A host killed before ci_session_free() leaves its session directories,
@@ -105,7 +122,6 @@ static void remove_stale(const char *root)
         return;
     while ((e = readdir(d)) && seen++ < STALE_SCAN) {
         struct stat st;
-        unsigned moved = 0;
         int sdir, lock;
 
         if (strncmp(e->d_name, "codeinterp-", 11) != 0 || strlen(e->d_name) != 17 ||
@@ -117,7 +133,7 @@ static void remove_stale(const char *root)
             continue;
         lock = openat(sdir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
-            remove_dir(sdir, dirfd(d), e->d_name, 0, &moved);
+            remove_tree(sdir, dirfd(d), e->d_name);
         if (lock >= 0)
             close(lock);
         close(sdir);
@@ -240,10 +256,13 @@ int ci_workspace_create(ci_session *s)
     for (i = 0; dirfd >= 0 && i < 3; i++)
         if (mkdirat(dirfd, subdirs[i], 0700) < 0 || ci_give_to_worker(dirfd, subdirs[i]) < 0)
             break;
-    /* The session directory itself stays the host's, searchable only: a
-     * worker of another uid can reach its three directories but can put
-     * nothing beside them, nor rename them. */
-    if (i == 3 && geteuid() == 0 && chmod(s->dir, 0711) < 0)
+    /* The session directory itself stays the host's: a worker of another
+     * uid can search it, through its group, to reach its three
+     * directories, but can put nothing beside them, nor rename them, nor
+     * change its mode; no one else can enter it. */
+    if (i == 3 && geteuid() == 0 &&
+        (fchownat(dirfd, "", 0, CI_WORKER_GID, AT_EMPTY_PATH) < 0 ||
+         set_mode(dirfd, SESSION_DIR_MODE) < 0))
         i = 0;
     if (dirfd < 0 || i < 3) {
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
@@ -264,78 +283,149 @@ int ci_workspace_create(ci_session *s)
  * by its owner, without following a link: a cell may have chmod'ed it 000. */
 static void unlock_dir(int parent, const char *name)
 {
-    char proc[64];
     struct stat st;
     int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        chmod(proc, 0700); /* the magic link names exactly this inode */
-    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+        set_mode(fd, 0700);
     close(fd);
 }
 
-/* Empties the directory @name in @parent and removes it; 1 if it is gone.
- * Below a depth of 64 a subdirectory is moved up to @top instead of
- * descended into, so any depth is removed with a bounded number of
- * descriptors and stack. Only progress repeats a pass, so a directory
- * that cannot be emptied ends the loop instead of spinning. */
-static int remove_dir(int top, int parent, const char *name, int depth, unsigned *moved)
-{
+/*
+ * The removal of a tree a cell made, which may be of any depth and width,
+ * have directories of mode 0, and change no more (its worker is dead). It
+ * never follows a link (every directory is opened O_NOFOLLOW from the
+ * descriptor of the one above), never names "..", and never recurses: it
+ * walks down holding one directory stream a level, at most RM_DEPTH of
+ * them, and moves a directory met deeper than that into @top (the session
+ * directory) under a name of its own, ".ci-rm-N", to be removed in its
+ * turn. The worker cannot write the session directory, so no name there
+ * is a cell's. Each pass over a directory that removed something is
+ * followed by another, since readdir may skip entries removed under it;
+ * a pass that removes nothing ends, so an entry that cannot go ends the
+ * walk instead of spinning.
+ */
+#define RM_DEPTH 32
+
+struct rm_level {
     DIR *d;
-    struct dirent *e;
-    int fd, removed;
+    int progress;            /* this pass removed or moved something */
+    char name[NAME_MAX + 1]; /* the directory's name in the level above */
+};
+
+/* Moves the directory @name of @fd into @top as the next free ".ci-rm-N"
+ * (*@next counts them); 0, or -1 with errno. */
+static int move_aside(int top, int fd, const char *name, unsigned *next)
+{
+    char aside[32];
+
+    /* Moving a directory rewrites its "..": it must be writable. */
+    unlock_dir(fd, name);
+    for (int tries = 0; tries < 64; tries++) {
+        snprintf(aside, sizeof aside, ".ci-rm-%u", (*next)++);
+        if (renameat2(fd, name, top, aside, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/* Opens the directory @name of @parent as a stream at @l, made readable
+ * first; 0 or -1. */
+static int rm_enter(struct rm_level *l, int parent, const char *name)
+{
+    int fd;
 
     unlock_dir(parent, name);
     fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return 0;
-    if (!(d = fdopendir(fd))) {
+        return -1;
+    if (!(l->d = fdopendir(fd))) {
         close(fd);
-        return 0;
+        return -1;
     }
-    do { /* again until a pass removes nothing: readdir may skip entries */
-        removed = 0;
-        rewinddir(d);
-        while ((e = readdir(d))) {
+    l->progress = 0;
+    snprintf(l->name, sizeof l->name, "%s", name);
+    return 0;
+}
+
+/* Empties the directory @name of @parent, moving what is deeper than
+ * RM_DEPTH into @top, and removes it; 1 if it is gone. */
+static int remove_walk(int top, int parent, const char *name, unsigned *next)
+{
+    struct rm_level lv[RM_DEPTH];
+    int depth = 0;
+
+    if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+        return 1; /* not a directory, or nothing */
+    if (rm_enter(&lv[0], parent, name) < 0)
+        return 0;
+    for (;;) {
+        struct rm_level *l = &lv[depth];
+        int fd = dirfd(l->d);
+        struct dirent *e = readdir(l->d);
+
+        if (e) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
                 continue;
-            if (unlinkat(fd, e->d_name, 0) == 0) {
-                removed = 1;
-            } else if (errno == EISDIR) {
-                if (depth < 64) {
-                    if (remove_dir(top, fd, e->d_name, depth + 1, moved))
-                        removed = 1;
-                } else {
-                    char flat[32];
-                    snprintf(flat, sizeof flat, ".deep-%u", (*moved)++);
-                    /* Moving a directory rewrites its "..": it must be
-                     * writable, and a cell may have made it 0500. */
-                    unlock_dir(fd, e->d_name);
-                    if (renameat2(fd, e->d_name, top, flat, RENAME_NOREPLACE) == 0)
-                        removed = 1;
-                }
+            if (unlinkat(fd, e->d_name, 0) == 0)
+                l->progress = 1;
+            else if (errno != EISDIR)
+                continue;
+            else if (depth + 1 == RM_DEPTH) {
+                if (move_aside(top, fd, e->d_name, next) == 0)
+                    l->progress = 1;
+            } else if (rm_enter(&lv[depth + 1], fd, e->d_name) == 0) {
+                depth++;
             }
+            continue;
         }
-    } while (removed);
-    closedir(d);
-    return unlinkat(parent, name, AT_REMOVEDIR) == 0;
+        if (l->progress) {
+            l->progress = 0;
+            rewinddir(l->d);
+            continue;
+        }
+        closedir(l->d);
+        if (depth == 0)
+            break;
+        depth--;
+        if (unlinkat(dirfd(lv[depth].d), l->name, AT_REMOVEDIR) == 0)
+            lv[depth].progress = 1;
+    }
+    return unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
+}
+
+/* Removes @name of @parent and all beneath it, then every directory the
+ * walk moved into @top; 1 if @name is gone. Cannot fail otherwise: what
+ * cannot be removed stays. */
+static int remove_tree(int top, int parent, const char *name)
+{
+    unsigned next = 0, done = 0;
+    int gone = remove_walk(top, parent, name, &next);
+
+    while (done < next) {
+        char aside[32];
+
+        snprintf(aside, sizeof aside, ".ci-rm-%u", done++);
+        remove_walk(top, top, aside, &next);
+    }
+    return gone;
 }
 
 void ci_workspace_remove(ci_session *s)
 {
-    unsigned moved = 0;
     int top;
 
     if (s->workspace_fd >= 0)
         close(s->workspace_fd);
     s->workspace_fd = -1;
-    /* Everything in it goes, whatever its name: deep trees are flattened
-     * into the session directory itself as they are met, and its removal
-     * passes repeat until a pass finds nothing left. */
+    /* Everything in it goes, whatever its name: deep trees are moved into
+     * the session directory itself as they are met, and its passes repeat
+     * until a pass finds nothing left. */
     if (s->dir && (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        remove_dir(top, AT_FDCWD, s->dir, 0, &moved);
+        remove_tree(top, AT_FDCWD, s->dir);
         close(top);
     }
     if (s->lock_fd >= 0)
@@ -349,15 +439,16 @@ void ci_workspace_remove(ci_session *s)
 int ci_workspace_renew(ci_session *s)
 {
     static const char *const renewed[] = {"config", "tmp"};
-    unsigned moved = 0;
     int top, rc = CI_OK;
 
     if (!s->dir || (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         ci_set_errmsg(s, "cannot open the session directory: %s", strerror(errno));
         return CI_EIO;
     }
+    /* A worker with the host's uid may have narrowed it (to 0, say). */
+    set_mode(top, SESSION_DIR_MODE);
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
-        remove_dir(top, top, renewed[i], 0, &moved);
+        remove_tree(top, top, renewed[i]);
         if (mkdirat(top, renewed[i], 0700) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {
             ci_set_errmsg(s, "cannot renew %s/%s: %s", s->dir, renewed[i], strerror(errno));
             rc = CI_EIO;

@@ -332,6 +332,25 @@ static int open_up(const char *path, const struct stat *st, int flag, struct FTW
     return 0;
 }
 
+char *h_dir_names(const char *path)
+{
+    struct dirent **list;
+    int n = scandir(path, &list, NULL, alphasort);
+    if (n < 0)
+        fail_msg("scandir %s: %s", path, strerror(errno));
+    char *out = h_fmt("%s", "");
+    for (int i = 0; i < n; i++) {
+        if (strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0) {
+            char *next = h_fmt("%s%s%s", out, *out ? " " : "", list[i]->d_name);
+            free(out);
+            out = next;
+        }
+        free(list[i]);
+    }
+    free(list);
+    return out;
+}
+
 void h_rmtree(const char *path)
 {
     if (!path)

@@ -121,6 +121,9 @@ int h_interrupter_join(struct h_interrupter *in);
 /* mkdtemp under $TMPDIR or /tmp, then mode 0711 (a root test's workers,
  * uid 65534, must pass through it); a malloc'ed path. */
 char *h_tmpdir(void);
+/* The names in the directory @path but . and .., sorted and joined by
+ * spaces; malloc'ed. Asserts it can be listed. */
+char *h_dir_names(const char *path);
 /* rm -rf @path without following links (nftw FTW_PHYS); NULL is a no-op. */
 void h_rmtree(const char *path);
 

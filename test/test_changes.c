@@ -19,7 +19,9 @@ static ci_session *S;
 
 static int group_setup(void **state)
 {
-    return h_group_session(&S, &(struct h_limits){.output = LIMIT});
+    /* The timeout only catches a hang: a loaded machine took over the
+     * default 30 s to make the 60000 files of one test. */
+    return h_group_session(&S, &(struct h_limits){.output = LIMIT, .timeout_ms = 120000});
 }
 
 static void sleep_ms(int ms)

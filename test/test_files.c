@@ -396,11 +396,12 @@ static void test_workspace_is_cwd_under_the_root_and_private(void **state)
         free(p);
     }
     /* The session directory stays the host's: a root host's worker may
-     * only pass through it (0711), so it can add nothing beside its own
-     * three directories. */
+     * only pass through it, by its group (0710), so it can add nothing
+     * beside its own three directories, and no other user may enter. */
     assert_int_equal(stat(dir, &st), 0);
     assert_int_equal(st.st_uid, geteuid());
-    assert_int_equal(st.st_mode & 07777, geteuid() == 0 ? 0711 : 0700);
+    assert_int_equal(st.st_gid, geteuid() == 0 ? 65534 : getegid());
+    assert_int_equal(st.st_mode & 07777, geteuid() == 0 ? 0710 : 0700);
     free(dir);
     free(want);
     free(prefix);

@@ -1187,26 +1187,6 @@ static void test_cell_cannot_escape_a_violation_by_its_signal_handling(void **st
 
 /* ------------------------------------------------ the mount namespace */
 
-/* The names in directory @path, sorted and joined by spaces. */
-static char *dir_names(const char *path)
-{
-    struct dirent **list;
-    int n = scandir(path, &list, NULL, alphasort);
-    if (n < 0)
-        fail_msg("scandir %s: %s", path, strerror(errno));
-    char *out = h_fmt("%s", "");
-    for (int i = 0; i < n; i++) {
-        if (strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0) {
-            char *next = h_fmt("%s%s%s", out, *out ? " " : "", list[i]->d_name);
-            free(out);
-            out = next;
-        }
-        free(list[i]);
-    }
-    free(list);
-    return out;
-}
-
 /* The first component of @path (absolute), e.g. "tmp" of "/tmp/a/b". */
 static char *first_component(const char *path)
 {
@@ -1262,7 +1242,7 @@ static void test_mount_namespace_root_holds_only_what_python_needs(void **state)
     want_top[n++] = session_top;
     char *want = sorted_names(want_top, n);
     char *root = h_fmt("/proc/%d/root", pid);
-    char *got = dir_names(root);
+    char *got = h_dir_names(root);
     h_assert_str(got, want);
     free(got);
     free(want);
@@ -1281,14 +1261,14 @@ static void test_mount_namespace_root_holds_only_what_python_needs(void **state)
     }
     want = sorted_names(want_etc, n);
     char *path = h_fmt("%s/etc", root);
-    got = dir_names(path);
+    got = h_dir_names(path);
     h_assert_str(got, want);
     free(got);
     free(want);
     free(path);
 
     path = h_fmt("%s/dev", root);
-    got = dir_names(path);
+    got = h_dir_names(path);
     h_assert_str(got, "null random urandom zero");
     free(got);
     free(path);

@@ -475,8 +475,10 @@ static void test_requiring_a_pid_namespace_without_the_zygote_fails_at_once(void
     h_assert_contains(ci_session_errmsg(NULL),
                       "a required sandbox layer is not available: PID namespace (only a worker "
                       "forked from the zygote has one, and the zygote is off)");
-    /* Said before any worker started: none was left to reap. */
-    assert_int_equal(h_children_but_spares(getpid()), before);
+    /* Said before any worker started: no child is new. (One of an
+     * earlier test that the library's reaper thread reaps meanwhile, on a
+     * loaded machine, makes the count smaller, never larger.) */
+    assert_true(h_children_but_spares(getpid()) <= before);
     ci_config_free(off);
 }
 
@@ -634,7 +636,9 @@ static void test_killing_the_zygote_while_sessions_start_fails_none(void **state
         c[i] = (struct churn){.stop = &stop, .total = &total};
         assert_int_equal(pthread_create(&c[i].thread, NULL, churn_main, &c[i]), 0);
     }
-    for (int64_t end = h_now_ms() + 30000; kills < 4 && h_now_ms() < end;) {
+    /* The bound only catches a hang: a loaded machine started 29
+     * sessions in 30 s, too few for four kills six sessions apart. */
+    for (int64_t end = h_now_ms() + 120000; kills < 4 && h_now_ms() < end;) {
         usleep(100000 + (unsigned)(rand() % 100000));
         /* Each successor serves a few sessions first: a start whose
          * zygote died is retried once, with a new one, and this must

@@ -49,7 +49,7 @@ echo "rust: $("$cargo" --version), $(${RUSTC:-rustc} --version)"
 cd "$here"
 # --locked: Cargo.lock is committed and must not be rewritten. The
 # workspace: codeinterp-sys and codeinterp.
-"$cargo" test --offline --locked --workspace
+"$cargo" test --offline --locked --workspace --no-fail-fast
 "$cargo" build --offline --locked --examples
 echo "rust: tests passed, examples built"
 

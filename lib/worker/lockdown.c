@@ -383,6 +383,9 @@ uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
     limit(RLIMIT_CORE, "RLIMIT_CORE", 0);
     limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", (rlim_t)limits->fsize);
     limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", 256);
+    /* Everything made from here on is the owner's alone; the filter lets
+     * no umask without 077 back in (policy.c). */
+    umask(077);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_NO_NEW_PRIVS, "prctl(PR_SET_NO_NEW_PRIVS): %s",
                  strerror(errno));

@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -708,6 +709,10 @@ int main(int argc, char **argv)
     }
     ci_tie_to_parent(a.parent);
     layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
+    /* What the warm-up writes (matplotlib's caches in HOME) is its
+     * owner's alone too; ci_lockdown() sets it once more. Not before: the
+     * directories of the new root, made as root, must stay searchable. */
+    umask(077);
     /* In the new root, as CPython will read them; a zygote's child
      * inherits its zygote's check. */
     if (!a.zygote)

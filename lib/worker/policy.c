@@ -8,7 +8,13 @@
  * cleanly); socket of any family, connect, bind, listen, accept (no
  * network); tkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_*
  * (signals leave the process only through kill and tgkill, checked
- * below); chown, setuid and the other credential calls; seccomp itself.
+ * below); chown, setuid and the other credential calls; seccomp itself;
+ * sysinfo, whose figures are the machine's (free memory, process count,
+ * load), not the session's, and change with what other sessions do.
+ * glibc 2.36 does not check sysinfo's failure: sysconf(_SC_PHYS_PAGES)
+ * answers 0 (qsort then sorts in place instead of in a copy) and
+ * _SC_AVPHYS_PAGES an uninitialised value, so the worker's os.sysconf
+ * answers both from the memory limit (refusals.py).
  * The calls at the end of the table are trapped instead: the worker names
  * the call to the host and dies by SIGSYS (see on_sigsys).
  *
@@ -19,6 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
@@ -118,7 +125,13 @@ static const struct rule rules[] = {
     ALLOW(ftruncate),
     ALLOW(fsync),
     ALLOW(fdatasync),
-    ALLOW(fallocate),              /* os.posix_fallocate */
+    /* fallocate: mode 0 (os.posix_fallocate, glibc's posix_fallocate),
+     * which extends the size and so meets RLIMIT_FSIZE, and punching a
+     * hole, which only frees; not FALLOC_FL_KEEP_SIZE or ZERO_RANGE with
+     * it, which allocate past the size where the file limit never looks.
+     * The mode is an int: compared on all 64 bits, a high bit refused. */
+    ALLOW_IF(fallocate, 1, 0),
+    ALLOW_IF(fallocate, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE),
     ALLOW(fadvise64),              /* os.posix_fadvise */
     ALLOW(flock),                  /* fcntl.flock on the cell's own files */
     ALLOW(getdents64),             /* os.listdir, os.scandir */
@@ -155,8 +168,17 @@ static const struct rule rules[] = {
 
     /* paths: the cell works in its workspace; the host, not the filter,
      * guards against the links a cell may plant there */
-    ALLOW(open),
-    ALLOW(openat),
+    /* Modes: no file or directory a cell makes or changes is setuid,
+     * setgid or sticky, or lets another user in (SECURITY.md, "File
+     * modes"). A new one's permission bits are the umask's, 077 from
+     * ci_lockdown() on, so a mode it is made with may ask for any
+     * permission bits but none of 07000 (the umask leaves those); chmod
+     * may set the owner's bits only. The kernel reads a mode as 16 bits
+     * and ignores the file type: the mask looks at exactly the bits that
+     * count. openat2, whose mode is in a struct the filter cannot read,
+     * is not allowed: it fails with EPERM and glibc does not use it. */
+    ALLOW_MASKED(open, 2, 07000, 0),   /* a new file: no setuid, setgid, sticky */
+    ALLOW_MASKED(openat, 3, 07000, 0), /* the same, as glibc's open and creat */
     ALLOW(stat),
     ALLOW(lstat),
     ALLOW(newfstatat),
@@ -170,8 +192,8 @@ static const struct rule rules[] = {
     ALLOW(getcwd),
     ALLOW(chdir),
     ALLOW(fchdir),
-    ALLOW(mkdir),
-    ALLOW(mkdirat),
+    ALLOW_MASKED(mkdir, 1, 07000, 0),  /* a new directory: the same */
+    ALLOW_MASKED(mkdirat, 2, 07000, 0),
     ALLOW(rmdir),
     ALLOW(unlink),
     ALLOW(unlinkat),
@@ -182,12 +204,12 @@ static const struct rule rules[] = {
     ALLOW(linkat),
     ALLOW(symlink),
     ALLOW(symlinkat),
-    ALLOW(chmod),
-    ALLOW(fchmod),
-    ALLOW(fchmodat),
+    ALLOW_MASKED(chmod, 1, 07077, 0),  /* the owner's bits only */
+    ALLOW_MASKED(fchmod, 1, 07077, 0),
+    ALLOW_MASKED(fchmodat, 2, 07077, 0), /* and glibc's lchmod, via /proc */
     ALLOW(utimensat),              /* os.utime */
     ALLOW(truncate),
-    ALLOW(umask),
+    ALLOW_MASKED(umask, 0, 077, 077), /* no group or other bits let back in */
     ALLOW(listxattr),              /* shutil.copy2 raises if listing */
     ALLOW(llistxattr),             /* fails with EPERM (setting may) */
     ALLOW(flistxattr),
@@ -224,7 +246,6 @@ static const struct rule rules[] = {
     ALLOW(getresgid),
     ALLOW(getgroups),
     ALLOW(uname),
-    ALLOW(sysinfo),                /* glibc's qsort sizes its buffer */
     ALLOW(getrusage),
     ALLOW(times),
     ALLOW(getrlimit),

@@ -2,11 +2,13 @@
 
 The audit hook raises, before the system call, a PermissionError that
 names the policy; explain() rewrites, keeping the exception's type and
-errno, the kernel's bare refusal of a path outside the session, a
+errno, the kernel's bare refusal of a path outside the session or of a
+file mode that would let another user in, a
 multiprocessing lock or process the sandbox cannot give, and a limit
 reached (MemoryError, "File too large"), which it names with its value;
 Refused is what the IPython layer (shell.py) raises for what the
-sandbox forbids by design. None of this is a boundary: the
+sandbox forbids by design; sysconf() stands in for os.sysconf where
+glibc would ask the refused sysinfo(2). None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
 bypassed. The worker embeds this file (tools/embed.sh) as
 _codeinterp_refusals.
@@ -34,15 +36,21 @@ _FILE_SIZE = "the file reached the session's file size limit of {}"
 _SIGNAL = 'sending signals to other processes is disabled in this sandbox'
 _LINK = ('creating symbolic links is disabled in this sandbox;'
          ' copy the file instead (shutil.copy)')
+_MODE = ('this sandbox keeps every file private to its owner: {} may not'
+         ' give the group or others any access, nor set the setuid, setgid'
+         ' or sticky bit (mode {:#o} asked; a mode within 0o700 is allowed)')
 _PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',
     'os.posix_spawn', 'os.exec', 'os.spawn', 'pty.spawn'})
 _last_open = [None]
+_last_mode = [None]  # (event, path, mode) of the last os.chmod or os.mkdir
 _SELF = (lambda: 0).__code__.co_filename  # the embedded modules' name
 
 def audit(event, args):
     """The audit hook (sys.addaudithook); install() puts it in place."""
     if event == 'open':
         _last_open[0] = args
+    elif event in ('os.chmod', 'os.mkdir'):
+        _last_mode[0] = (event, args[0], args[1])
     elif event in _PROCESS_EVENTS:
         raise PermissionError(_PROC)
     elif event in ('socket.getaddrinfo', 'socket.gethostbyname',
@@ -175,12 +183,33 @@ def _path_refused(exc):
     return _reworded(exc, msg)
 
 
+def _mode_refused(exc):
+    # The filter's EPERM for a mode outside what it allows: chmod of any
+    # bit but the owner's, mkdir of a setuid, setgid or sticky bit.
+    if type(exc) is not PermissionError or exc.errno != errno.EPERM:
+        return None
+    last = _last_mode[0]
+    if last is None:
+        return None
+    event, path, mode = last
+    if isinstance(path, int):
+        same = exc.filename is None
+    else:
+        same = exc.filename is not None and os.fspath(exc.filename) == os.fspath(path)
+    refused = mode & (0o7077 if event == 'os.chmod' else 0o7000)
+    if not same or not isinstance(mode, int) or not refused:
+        return None
+    what = 'a mode set with chmod' if event == 'os.chmod' else 'a new directory'
+    return _reworded(exc, _MODE.format(what, mode))
+
+
 def explain(exc):
     """exc, or for what the sandbox refused or a limit it reached an
     exception of the same type, errno and traceback whose message names
     the policy or the limit."""
     try:
-        return _limit_reached(exc) or _multiprocessing(exc) or _path_refused(exc) or exc
+        return (_limit_reached(exc) or _multiprocessing(exc) or _mode_refused(exc)
+                or _path_refused(exc) or exc)
     except BaseException:
         # An exception whose attributes raise (a hostile __str__ or errno)
         # is reported as it is.
@@ -216,5 +245,30 @@ def configure(workspace, tmp, home, pid):
                          f' ({workspace}), TMPDIR ({tmp}) and HOME ({home})')
 
 
+_sysconf = os.sysconf
+
+
+def sysconf(name):
+    """os.sysconf, but for SC_PHYS_PAGES and SC_AVPHYS_PAGES, which
+    glibc computes from sysinfo(2): the seccomp filter refuses that call,
+    as it tells the machine's memory and process count, and glibc then
+    answers 0 and an uninitialised value. These answer the session's
+    own figures instead: its memory limit, and what of it the worker's
+    address space does not use yet, in pages."""
+    key = os.sysconf_names.get(name, name)
+    if key not in (os.sysconf_names['SC_PHYS_PAGES'], os.sysconf_names['SC_AVPHYS_PAGES']):
+        return _sysconf(name)
+    limit = _limit(resource.RLIMIT_AS)
+    if limit is None:
+        return _sysconf(name)
+    page = _sysconf('SC_PAGE_SIZE')
+    if key == os.sysconf_names['SC_PHYS_PAGES']:
+        return limit // page
+    with open('/proc/self/statm') as f:
+        used = int(f.read().split()[0])
+    return max(0, limit // page - used)
+
+
 def install():
     sys.addaudithook(audit)
+    os.sysconf = sysconf

@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,6 +208,71 @@ static inline void a_main_prologue(int argc, char **argv, int watchdog_s)
         exit(1);
     }
     h_watchdog(watchdog_s);
+}
+
+/* The uid (and gid) of the unprivileged host a_also_unprivileged() runs,
+ * and the variable that marks its run. */
+#define A_USER_UID 1000
+#define A_USER_ENV "CI_ATTACK_UNPRIVILEGED_HOST"
+
+/*
+ * Run as root, runs this program once more as an unprivileged host (uid
+ * and gid A_USER_UID, no supplementary groups) and returns its exit
+ * status: 0 when it passed, or when that uid cannot execute the program
+ * (a build tree only root may enter: skipped, saying so, and listed in
+ * $CI_TEST_SKIPS). Else, and in that run itself, returns 0 at once. Call it right after a_main_prologue(): the child only changes ids
+ * and execs (the watchdog's thread already runs); the watchdog and the
+ * sessions of the run are its own. Its workspace roots are made under
+ * /tmp.
+ */
+static inline int a_also_unprivileged(char **argv)
+{
+    if (geteuid() != 0 || getenv(A_USER_ENV))
+        return 0;
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
+    setenv(A_USER_ENV, "1", 1);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(A_USER_UID, A_USER_UID, A_USER_UID) != 0 ||
+            setresuid(A_USER_UID, A_USER_UID, A_USER_UID) != 0)
+            _exit(126);
+        if (access(self, X_OK) != 0)
+            _exit(77); /* a build tree only root may enter */
+        execv(self, argv);
+        _exit(127);
+    }
+    unsetenv(A_USER_ENV);
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return 1;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+        /* Said, and listed with make check's skips. */
+        const char *skips = getenv("CI_TEST_SKIPS");
+        FILE *f = skips && *skips ? fopen(skips, "a") : NULL;
+        fprintf(stderr, "      skipped: the run as an unprivileged host: uid %d cannot "
+                        "execute %s\n", A_USER_UID, self);
+        if (f) {
+            fprintf(f, "%s: the run as an unprivileged host: uid %d cannot execute it\n",
+                    self, A_USER_UID);
+            fclose(f);
+        }
+        return 0;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "the run as an unprivileged host (uid %d) failed: status 0x%x\n",
+                A_USER_UID, st);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+/* "root host" or "unprivileged host": which run this is. */
+static inline const char *a_host_kind(void)
+{
+    return geteuid() == 0 ? "root host" : "unprivileged host";
 }
 
 /* The secret a_main_prologue() put in the host's heap: a_plant_heap_secret()

@@ -4,9 +4,11 @@
  * process's /proc entries (the host's environ, mem, fd/, maps, cmdline,
  * cwd, root, status; a sentinel process of the test's), nor the machine's
  * knobs under /proc/sys, nor the filesystem through its own
- * /proc/self/root.
+ * /proc/self/root, nor the machine's memory and load (sysinfo(2) and
+ * /proc's files for them).
  */
 #include <stdint.h>
+#include <sys/syscall.h>
 
 #include "attack.h"
 
@@ -268,6 +270,49 @@ static void test_own_cwd_link_up_to_the_workspace_root(void **state)
     free(want);
 }
 
+/* The machine's free memory, process count and load, which change with
+ * what other sessions do (two sessions could signal each other through
+ * them): sysinfo(2) is refused, and so are the /proc files that tell the
+ * same. The figures glibc derives from sysinfo answer the session's own
+ * memory limit, and sorting, which sizes its buffer by them, still works. */
+static void test_machine_memory_and_load_through_sysinfo(void **state)
+{
+    a_cell = h_fmt(A_PY_SYSCALL "buf = ctypes.create_string_buffer(128)\n"
+                                "sc(%d, buf)\n"
+                                "procs = int.from_bytes(buf.raw[80:82], 'little')\n",
+                   SYS_sysinfo);
+    a_stopped(S, a_cell, "PermissionError");
+    a_expect_value(S,
+                   "import os\nout = []\n"
+                   "for p in ('meminfo', 'loadavg', 'stat', 'uptime', 'vmstat',\n"
+                   "          'pressure/cpu', 'pressure/memory'):\n"
+                   "    try:\n"
+                   "        open('/proc/' + p).read()\n"
+                   "        out.append(p)\n"
+                   "    except OSError:\n"
+                   "        pass\n"
+                   "out",
+                   "[]", "the machine's figures in /proc were read");
+    /* The default memory limit, 2 GiB, in pages. */
+    a_expect_value(S,
+                   "import ctypes, os, numpy as np, pandas as pd\n"
+                   "page = os.sysconf('SC_PAGE_SIZE')\n"
+                   "phys, avail = os.sysconf('SC_PHYS_PAGES'), os.sysconf('SC_AVPHYS_PAGES')\n"
+                   "a = np.random.default_rng(1).random(300000)\n"
+                   "n = 300000\n"
+                   "arr = (ctypes.c_int * n)(*np.random.default_rng(2).integers(0, 1 << 30, n))\n"
+                   "cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int),\n"
+                   "                       ctypes.POINTER(ctypes.c_int))(\n"
+                   "    lambda x, y: (x[0] > y[0]) - (x[0] < y[0]))\n"
+                   "ctypes.CDLL(None).qsort(arr, n, ctypes.sizeof(ctypes.c_int), cmp)\n"
+                   "(phys * page == 2 << 30, 0 < avail < phys, os.cpu_count() >= 1,\n"
+                   " bool((np.diff(np.sort(a, kind='stable')) >= 0).all()),\n"
+                   " pd.Series(a).sort_values().is_monotonic_increasing,\n"
+                   " all(arr[i] <= arr[i + 1] for i in range(n - 1)))",
+                   "(True, True, True, True, True, True)",
+                   "the session's own memory figures or sorting");
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
@@ -290,6 +335,7 @@ int main(int argc, char **argv)
         A_TEST(test_hostname_opened_for_writing),
         A_TEST(test_own_root_link_to_etc_passwd),
         A_TEST(test_own_cwd_link_up_to_the_workspace_root),
+        A_TEST(test_machine_memory_and_load_through_sysinfo),
     };
     return cmocka_run_group_tests_name("attacks: /proc", tests, group_setup, group_teardown);
 }

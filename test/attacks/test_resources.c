@@ -1,6 +1,7 @@
 /*
  * Exhausting the machine from a cell: processes, threads, memory, CPU in
- * Python and in C, output, disk space, inodes and directory depth,
+ * Python and in C, output, disk space (blocks allocated past the size
+ * too), inodes and directory depth,
  * descriptors. Each must end with a clear status within the limits, and
  * leave the host as it was: no new process, its own memory and threads
  * unchanged, the session usable or restartable, the session directory
@@ -9,6 +10,7 @@
  * and a 3 s timeout, or 1 s for the session Q that runs the endless loops.
  */
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 
 #include "attack.h"
 
@@ -296,6 +298,42 @@ static void test_sparse_file_of_a_terabyte(void **state)
     a_assert_continues(S, pid);
 }
 
+static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state)
+{
+    /* FALLOC_FL_KEEP_SIZE allocates blocks past the size, where
+     * RLIMIT_FSIZE never looks: 225 MiB under a 4 MiB limit, were it let
+     * through. Mode 0 (os.posix_fallocate) extends the size and meets the
+     * limit; punching a hole only frees. */
+    int pid = ci_session_pid(S);
+    a_cell = h_fmt(A_PY_SYSCALL "fd = os.open('blocks', os.O_CREAT | os.O_RDWR, 0o600)\n"
+                                "sc(%d, fd, 1, 0, 225 << 20)  # FALLOC_FL_KEEP_SIZE\n",
+                   SYS_fallocate);
+    a_stopped(S, a_cell, "PermissionError");
+    ci_result *r = run_timed("import os\nfd = os.open('blocks', os.O_RDWR)\n"
+                             "os.posix_fallocate(fd, 0, 225 << 20)");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "file size limit of 4 MiB"); /* EFBIG */
+    ci_result_free(r);
+    char *p = h_fmt("%s/blocks", ci_session_workspace(S));
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    if ((unsigned long long)st.st_blocks * 512 > FILE_LIMIT || st.st_size != 0)
+        fail_msg("ATTACK SUCCEEDED: %s has %lld bytes of blocks and size %lld, over the %llu "
+                 "limit", p, (long long)st.st_blocks * 512, (long long)st.st_size, FILE_LIMIT);
+    /* Within the limit both work, and the hole frees what was taken. */
+    free(a_cell);
+    a_cell = h_fmt(A_PY_SYSCALL "fd = os.open('blocks', os.O_RDWR)\n"
+                                "os.posix_fallocate(fd, 0, 1 << 20)\n"
+                                "before = os.fstat(fd).st_blocks\n"
+                                "sc(%d, fd, 3, 0, 1 << 20)  # PUNCH_HOLE | KEEP_SIZE\n"
+                                "st = os.fstat(fd)\nos.close(fd)\nos.unlink('blocks')\n"
+                                "before >= 2048, st.st_blocks < before, st.st_size",
+                   SYS_fallocate);
+    h_expect(S, a_cell, "(True, True, 1048576)", NULL);
+    free(p);
+    a_assert_continues(S, pid);
+}
+
 /* The session of the inode test and its root: freed by its teardown too,
  * should the test fail half-way. */
 static ci_session *inode_session;
@@ -318,6 +356,7 @@ static void test_inodes_and_depth_are_removed_with_the_session(void **state)
     inode_root = a_tmpdir(0755);
     struct h_limits lim = *limits;
     lim.root = inode_root;
+    lim.timeout_ms = 60000; /* a hang bound: a loaded disk took over 3 s */
     if (!(inode_session = a_session_new(&lim)))
         fail_msg("cannot start the session");
     ci_result *r = h_run(inode_session, "import os\n"
@@ -375,6 +414,7 @@ int main(int argc, char **argv)
         A_TEST(test_descriptor_exhaustion),
         A_TEST(test_filling_the_disk_is_bounded_per_file),
         A_TEST(test_sparse_file_of_a_terabyte),
+        A_TEST(test_fallocate_past_the_size_stays_under_the_file_limit),
         A_TEST(test_a_gigabyte_of_output),
         A_TEST(test_endless_python_loop),
         A_TEST(test_catastrophic_regex),

@@ -139,3 +139,63 @@ def test_other_errors_and_interrupts_are_left_as_they_are(limits):
     for exc in (raised(KeyboardInterrupt()), raised(ZeroDivisionError('x')),
                 raised(OSError(errno.EIO, 'I/O error'))):
         assert refusals.explain(exc) is exc
+
+
+def test_sysconf_answers_the_sessions_memory_in_pages(limits):
+    page = os.sysconf('SC_PAGE_SIZE')
+    limits(memory=768 << 20)
+    assert refusals.sysconf('SC_PHYS_PAGES') == (768 << 20) // page
+    assert refusals.sysconf(os.sysconf_names['SC_PHYS_PAGES']) == (768 << 20) // page
+    with open('/proc/self/statm') as f:
+        used = int(f.read().split()[0])
+    avail = refusals.sysconf('SC_AVPHYS_PAGES')
+    assert 0 <= avail <= (768 << 20) // page - used + 1024  # the heap may have grown
+    limits(memory=1 << 20)  # less than this process already uses
+    assert refusals.sysconf('SC_AVPHYS_PAGES') == 0
+    assert refusals.sysconf('SC_PAGE_SIZE') == page
+    assert refusals.sysconf('SC_NPROCESSORS_ONLN') == os.sysconf('SC_NPROCESSORS_ONLN')
+    limits(memory=None)
+    assert refusals.sysconf('SC_PHYS_PAGES') == os.sysconf('SC_PHYS_PAGES')
+
+
+@pytest.fixture
+def modes(monkeypatch):
+    monkeypatch.setattr(refusals, '_last_mode', [None])
+
+
+def eperm(filename=None):
+    return raised(PermissionError(errno.EPERM, 'Operation not permitted', filename))
+
+
+def test_a_chmod_that_lets_others_in_names_the_policy(modes):
+    refusals.audit('os.chmod', ('python3', 0o4755, None))
+    exc = refusals.explain(eperm('python3'))
+    assert type(exc) is PermissionError and exc.errno == errno.EPERM
+    assert str(exc) == (
+        'this sandbox keeps every file private to its owner: a mode set with chmod'
+        ' may not give the group or others any access, nor set the setuid, setgid or sticky'
+        ' bit (mode 0o4755 asked; a mode within 0o700 is allowed)')
+    assert exc.__traceback__ is not None
+    # By descriptor (os.chmod(fd), os.fchmod): no file name.
+    refusals.audit('os.chmod', (3, 0o644, None))
+    assert 'mode 0o644 asked' in str(refusals.explain(eperm()))
+
+
+def test_a_mkdir_with_a_sticky_bit_names_the_policy(modes):
+    refusals.audit('os.mkdir', ('shared', 0o1777, None))
+    exc = refusals.explain(eperm('shared'))
+    assert 'a new directory may not' in str(exc) and 'mode 0o1777 asked' in str(exc)
+
+
+def test_refusals_of_allowed_modes_and_other_names_stay(modes, session):
+    # A mode within 0o700 refused is the kernel's (not the owner), and
+    # so is a mkdir with permission bits only (the umask takes them).
+    f, d = '/s/workspace/f', '/s/workspace/d'
+    refusals.audit('os.chmod', (f, 0o600, None))
+    assert str(refusals.explain(eperm(f))) == f"[Errno 1] Operation not permitted: '{f}'"
+    refusals.audit('os.mkdir', (d, 0o777, None))
+    assert str(refusals.explain(eperm(d))) == f"[Errno 1] Operation not permitted: '{d}'"
+    refusals.audit('os.chmod', (f, 0o755, None))
+    assert str(refusals.explain(eperm(d))) == f"[Errno 1] Operation not permitted: '{d}'"
+    exc = raised(PermissionError(errno.EACCES, 'Permission denied', f))
+    assert refusals.explain(exc) is exc

@@ -1,4 +1,5 @@
 import os
+import time
 
 import pytest
 
@@ -14,6 +15,18 @@ def session():
 
 def proc_alive(pid):
     return pid is not None and os.path.exists("/proc/%d" % pid)
+
+
+def proc_gone(pid, seconds=10.0):
+    """True once @pid is gone, waiting up to @seconds: a killed worker the
+    kernel is slow to tear down (a loaded machine) is reaped a little later
+    by the library's reaper thread."""
+    end = time.monotonic() + seconds
+    while proc_alive(pid):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def open_fds():

@@ -11,7 +11,7 @@ import pytest
 import codeinterp
 from codeinterp import STREAM_STDERR, STREAM_STDOUT, ErrorCode, Status, Truncated
 
-from conftest import proc_alive
+from conftest import proc_alive, proc_gone
 
 
 def test_close_twice_and_use_after_close():
@@ -24,7 +24,7 @@ def test_close_twice_and_use_after_close():
         assert s.run("21 * 2").value == "42"
         assert not s.closed
     assert s.closed
-    assert not proc_alive(pid)
+    assert proc_gone(pid)
     assert not os.path.exists(workspace)
     s.close()
     s.close()
@@ -46,7 +46,7 @@ def test_garbage_collected_session_kills_its_worker():
     assert proc_alive(pid)
     del s
     gc.collect()
-    assert not proc_alive(pid)
+    assert proc_gone(pid)
     assert not os.path.exists(workspace)
 
 
@@ -149,7 +149,7 @@ def test_dead_session_and_restart(small):
     assert "3" in r.error.value
     assert s.pid is None
     assert s.sandbox == 0
-    assert not proc_alive(old_pid)
+    assert proc_gone(old_pid)
     with pytest.raises(codeinterp.DeadSessionError) as ei:
         s.run("1")
     assert ei.value.code == ErrorCode.EDEAD

@@ -1,0 +1,274 @@
+/*
+ * File modes as a way out: a cell that copies python3 into its workspace
+ * and makes it setuid, or opens its workspace, HOME, TMPDIR, its session
+ * directory or a file the host uploaded to the group or to others (a data
+ * channel out of a sandbox with no network, and, with a setuid copy, a
+ * way for another local user to become the worker's uid, or for an
+ * unprivileged host the host's own). Every way a mode is set is tried:
+ * chmod, fchmod, fchmodat, fchmodat2, the mode of open, openat, creat,
+ * openat2, mkdir and mkdirat, and umask. Checked from the host (no entry
+ * of the session directory carries a setuid, setgid or sticky bit or any
+ * group or other bit, and the directories keep their modes and owners)
+ * and, for a root host, from processes of another uid that the test
+ * forks: one that is nobody's, and one in the workers' group (65534),
+ * which may pass through the session directory but no further. Run as
+ * root, the program runs once more as an unprivileged host (uid 1000),
+ * whose worker has its uid and owns its session directory.
+ */
+#include <ftw.h>
+#include <sys/syscall.h>
+
+#include "attack.h"
+
+static ci_session *S;
+static char *root;        /* the workspace root, test-owned, 0755 */
+static char *sdir;        /* S's session directory */
+static char secret[64];   /* data.txt, which the host uploaded */
+
+static int group_setup(void **state)
+{
+    root = a_tmpdir(0755);
+    struct h_limits lim = {.root = root};
+    if (a_group_session(&S, &lim) != 0)
+        return -1;
+    const char *ws = ci_session_workspace(S);
+    sdir = h_fmt("%.*s", (int)(strrchr(ws, '/') - ws), ws);
+    a_secret_text(secret, sizeof secret, "modes-secret-", 8);
+    return ci_session_put_file(S, "data.txt", secret, strlen(secret)) == CI_OK ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    h_group_teardown(state);
+    h_rmtree(root);
+    free(root);
+    free(sdir);
+    return 0;
+}
+
+/* ------------------------------------------------- the host's view */
+
+static int bad_entries;
+static size_t config_len; /* of "<session directory>/config" */
+
+static int check_mode(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    /* The session directory itself has the host's mode, checked apart.
+     * Below HOME (config, 0700), a worker started by exec leaves what its
+     * warm-up wrote before the lockdown with the modes the libraries
+     * asked for (IPython's profile README, copied with its 0644;
+     * fontconfig's cache directories): no cell's, and reached by no one
+     * through config. Nothing there is setuid, setgid or sticky. */
+    int in_config = strncmp(path, sdir, strlen(sdir)) == 0 && strlen(path) > config_len &&
+                    strncmp(path + strlen(sdir), "/config/", 8) == 0;
+    if (ftw->level == 0)
+        return 0;
+    if (st->st_mode & (in_config ? 07000 : 07077)) {
+        print_error("ATTACK SUCCEEDED: %s has mode %04o\n", path, st->st_mode & 07777);
+        bad_entries++;
+    }
+    return 0;
+}
+
+/* Asserts that nothing in the session directory has a setuid, setgid or
+ * sticky bit or a group or other bit, and that the directories have the
+ * modes and owners the host gave them. */
+static void assert_modes_private(void)
+{
+    struct stat st;
+    uid_t worker = geteuid() == 0 ? 65534 : geteuid();
+    bad_entries = 0;
+    config_len = strlen(sdir) + strlen("/config");
+    assert_int_equal(nftw(sdir, check_mode, 16, FTW_PHYS), 0);
+    if (bad_entries)
+        fail_msg("ATTACK SUCCEEDED: %d entries of %s let another user in", bad_entries, sdir);
+    assert_int_equal(lstat(sdir, &st), 0);
+    if ((st.st_mode & 07777) != (geteuid() == 0 ? 0710u : 0700u) || st.st_uid != geteuid() ||
+        (geteuid() == 0 && st.st_gid != 65534))
+        fail_msg("ATTACK SUCCEEDED: the session directory %s is %04o, owner %d:%d", sdir,
+                 st.st_mode & 07777, (int)st.st_uid, (int)st.st_gid);
+    static const char *const mine[] = {"workspace", "config", "tmp"};
+    for (size_t i = 0; i < 3; i++) {
+        char *p = h_fmt("%s/%s", sdir, mine[i]);
+        assert_int_equal(lstat(p, &st), 0);
+        if ((st.st_mode & 07777) != 0700 || st.st_uid != worker)
+            fail_msg("ATTACK SUCCEEDED: %s is %04o, owner %d", p, st.st_mode & 07777,
+                     (int)st.st_uid);
+        free(p);
+    }
+}
+
+/* ------------------------------------------- another user's view */
+
+/* What a process of uid @uid and gid @gid got into, as bits: 1 the
+ * session directory listed, 2 the workspace listed, 4 data.txt read, 8 a
+ * file made in the workspace, 16 the copy of python3 opened. Tried in a
+ * forked child that only makes system calls; the answer comes through a
+ * pipe. */
+static unsigned another_user(uid_t uid, gid_t gid)
+{
+    char *ws = h_fmt("%s/workspace", sdir), *data = h_fmt("%s/data.txt", ws);
+    char *made = h_fmt("%s/by-another-user", ws), *py = h_fmt("%s/py", ws);
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned got = 0;
+        int fd;
+        close(fds[0]);
+        if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
+            setresuid(uid, uid, uid) != 0)
+            _exit(2);
+        if ((fd = open(sdir, O_RDONLY | O_DIRECTORY)) >= 0)
+            got |= 1, close(fd);
+        if ((fd = open(ws, O_RDONLY | O_DIRECTORY)) >= 0)
+            got |= 2, close(fd);
+        if ((fd = open(data, O_RDONLY)) >= 0)
+            got |= 4, close(fd);
+        if ((fd = open(made, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0)
+            got |= 8, close(fd);
+        if ((fd = open(py, O_RDONLY)) >= 0)
+            got |= 16, close(fd);
+        _exit(write(fds[1], &got, sizeof got) == sizeof got ? 0 : 1);
+    }
+    close(fds[1]);
+    unsigned got = ~0u;
+    ssize_t n = read(fds[0], &got, sizeof got);
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    unlink(made);
+    free(ws);
+    free(data);
+    free(made);
+    free(py);
+    assert_int_equal(n, sizeof got);
+    return got;
+}
+
+/* Asserts that no other user gets into the session: checked as root only,
+ * which alone can fork a process of another uid. */
+static void assert_others_kept_out(void)
+{
+    if (geteuid() != 0) {
+        h_skip_part_because("only root can fork a process of another uid to try the "
+                            "session from; the modes were checked from the host");
+        return;
+    }
+    /* Nobody's uid; then one in the workers' group, which may pass
+     * through the session directory (0710) to nothing it can open. */
+    unsigned got = another_user(4242, 4242);
+    if (got)
+        fail_msg("ATTACK SUCCEEDED: uid 4242 got into the session (0x%x)", got);
+    got = another_user(4242, 65534);
+    if (got)
+        fail_msg("ATTACK SUCCEEDED: uid 4242 of group 65534 got into the session (0x%x)", got);
+}
+
+/* ------------------------------------------------------- the attacks */
+
+/* Python: try_(f) is the name of the exception f() raised, or 'done'. */
+#define TRY_PY                                                            \
+    "import ctypes, os, shutil\n"                                         \
+    "def try_(f):\n"                                                      \
+    "    try:\n"                                                          \
+    "        f()\n"                                                       \
+    "        return 'done'\n"                                             \
+    "    except OSError as e:\n"                                          \
+    "        return type(e).__name__\n"                                   \
+    A_PY_SYSCALL
+
+static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "shutil.copyfile('/usr/bin/python3.11', 'py')\n"
+                   "os.chmod('py', 0o700)\n"
+                   "fd = os.open('py', os.O_RDONLY)\n"
+                   "[try_(lambda: os.chmod('py', 0o4755)),\n"
+                   " try_(lambda: os.chmod('py', 0o6700)),\n"
+                   " try_(lambda: os.fchmod(fd, 0o4700)),\n"
+                   " try_(lambda: sc(%d, fd, 0o4700)),\n"            /* fchmod */
+                   " try_(lambda: sc(%d, -100, b'py', 0o2700, 0)),\n" /* fchmodat */
+                   " try_(lambda: sc(452, -100, b'py', 0o4700, 0)),\n" /* fchmodat2 */
+                   " try_(lambda: os.open('py2', os.O_CREAT | os.O_WRONLY, 0o4755)),\n"
+                   " try_(lambda: sc(%d, b'py3', 0o6755)),\n"        /* creat */
+                   " try_(lambda: sc(%d, b'py4', os.O_CREAT | os.O_WRONLY, 0o4700)),\n" /* open */
+                   " try_(lambda: sc(437, -100, b'py5', ctypes.c_char_p((os.O_CREAT | os.O_WRONLY)"
+                   ".to_bytes(8, 'little') + (0o4700).to_bytes(8, 'little') + bytes(8)), 24)),\n"
+                   " try_(lambda: os.mkdir('sgid', 0o2700)),\n"
+                   " try_(lambda: os.mkdir('sticky', 0o1777)),\n"
+                   " try_(lambda: os.umask(0)),\n"
+                   " try_(lambda: os.umask(0o22)),\n"
+                   " os.listdir('.').count('py2') + os.listdir('.').count('py3')"
+                   " + os.listdir('.').count('py4') + os.listdir('.').count('py5')]",
+                   SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open);
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 0]",
+                   "a setuid, setgid or sticky mode, or a umask that lets others in, was set");
+    /* The cell is told why. */
+    ci_result *r = h_run_status(S, "import os\nos.chmod('py', 0o4755)", CI_STATUS_ERROR);
+    h_assert_str(ci_result_error_name(r), "PermissionError");
+    h_assert_contains(ci_result_error_value(r), "private to its owner");
+    h_assert_contains(ci_result_error_value(r), "0o4755");
+    ci_result_free(r);
+    /* New files are the owner's alone, whatever mode they ask for. */
+    h_expect(S, "import os\nos.close(os.open('wide', os.O_CREAT | os.O_WRONLY, 0o777))\n"
+                "os.mkdir('wided', 0o777)\n"
+                "oct(os.stat('wide').st_mode & 0o7777), oct(os.stat('wided').st_mode & 0o7777)",
+             "('0o700', '0o700')", NULL);
+    assert_modes_private();
+    assert_others_kept_out();
+}
+
+static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "home, tmp = os.environ['HOME'], os.environ['TMPDIR']\n"
+                   "fd = os.open('.', os.O_RDONLY)\n"
+                   "[try_(lambda: os.chmod('.', 0o755)),\n"
+                   " try_(lambda: os.chmod('..', 0o755)),\n"
+                   " try_(lambda: os.chmod('..', 0o711)),\n"
+                   " try_(lambda: os.chmod(home, 0o777)),\n"
+                   " try_(lambda: os.chmod(tmp, 0o1777)),\n"
+                   " try_(lambda: os.chmod('data.txt', 0o666)),\n"
+                   " try_(lambda: os.chmod('data.txt', 0o640)),\n"
+                   " try_(lambda: os.fchmod(fd, 0o705)),\n"
+                   " try_(lambda: os.chmod('.', 0o700)),\n"
+                   " try_(lambda: os.chmod('data.txt', 0o400)),\n"
+                   " try_(lambda: os.chmod('data.txt', 0o600))]");
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'done', 'done', 'done']",
+                   "a mode that lets another user in was set");
+    /* The session directory is not the worker's where the host is root:
+     * even a mode within 0700 is the kernel's to refuse. Where the worker
+     * has the host's uid it may narrow it, and a restart puts it back. */
+    if (geteuid() != 0) {
+        h_expect(S, "import os\nos.chmod('..', 0)", NULL, NULL);
+        assert_int_equal(ci_session_restart(S), CI_OK);
+        a_assert_filtered(S);
+    }
+    assert_modes_private();
+    assert_others_kept_out();
+    char *p = h_fmt("%s/data.txt", ci_session_workspace(S));
+    a_assert_file_is(p, secret);
+    free(p);
+}
+
+int main(int argc, char **argv)
+{
+    a_main_prologue(argc, argv, 120);
+    int other = a_also_unprivileged(argv);
+    const struct CMUnitTest tests[] = {
+        A_TEST(test_a_setuid_copy_of_python_cannot_be_made),
+        A_TEST(test_the_workspace_and_its_files_cannot_be_opened_to_others),
+    };
+    char *name = h_fmt("attacks: file modes (%s)", a_host_kind());
+    int rc = cmocka_run_group_tests_name(name, tests, group_setup, group_teardown);
+    free(name);
+    return rc || other;
+}
