@@ -16,7 +16,9 @@
  *            first), bit 1 the per-run display limit equals the per-output
  *            one (1024) instead of 4096, bit 2 the runs' RUN frames have
  *            CI_RUN_FLAG_INPUT (the host answers INPUT_REQUEST, and waits
- *            on); the other bits are ignored
+ *            on), bit 3 the session has the host functions "echo" and "f"
+ *            (the host answers a CALL of them, and waits on); the other
+ *            bits are ignored
  *   byte 1   n, the length of the read schedule
  *   n bytes  the read schedule: read call k takes entry k mod n. On the
  *            first pass through it, an entry with bit 7 set fails the read
@@ -57,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define OUTPUT_LIMIT 1024u
 #define DISPLAY_OUTPUT_LIMIT 1024u
 #define DISPLAY_RUN_LIMIT 4096u
+#define CALL_LIMIT 1024u
 
 /* ------------------------------------------------------------ reference */
 
@@ -502,6 +505,216 @@ static int on_input_request(int answers, const unsigned char *p, size_t len)
     return answers && rc == 0;
 }
 
+/* ------------------------------------------------- a CALL's arguments */
+
+/* JSON as RFC 8259 writes its grammar, written apart from jansson: 1 if
+ * the @n bytes at @p are one value with white space around it. Nesting
+ * past @depth, and numbers jansson cannot hold (an integer beyond 64 bits,
+ * a real beyond a double), count as invalid too, as for jansson. */
+struct ref_json {
+    const unsigned char *p;
+    size_t n, at;
+};
+
+static void ref_ws(struct ref_json *j)
+{
+    while (j->at < j->n && (j->p[j->at] == ' ' || j->p[j->at] == '\t' ||
+                            j->p[j->at] == '\n' || j->p[j->at] == '\r'))
+        j->at++;
+}
+
+static int ref_lit(struct ref_json *j, const char *word)
+{
+    size_t len = strlen(word);
+    if (j->n - j->at < len || memcmp(j->p + j->at, word, len) != 0)
+        return 0;
+    j->at += len;
+    return 1;
+}
+
+static int ref_hex4(struct ref_json *j, unsigned *v)
+{
+    *v = 0;
+    if (j->n - j->at < 4)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = j->p[j->at++];
+        unsigned d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 16;
+        if (d > 15)
+            return 0;
+        *v = *v * 16 + d;
+    }
+    return 1;
+}
+
+/* A string; its raw bytes are UTF-8 (NUL excluded, as a control), its
+ * escapes those of RFC 8259 section 7, a surrogate escape only in a pair. */
+static int ref_string(struct ref_json *j)
+{
+    size_t start;
+    if (!ref_lit(j, "\""))
+        return 0;
+    for (;;) {
+        start = j->at;
+        while (j->at < j->n && j->p[j->at] != '"' && j->p[j->at] != '\\' && j->p[j->at] >= 0x20)
+            j->at++;
+        if (!ref_utf8(j->p + start, j->at - start) || j->at >= j->n || j->p[j->at] < 0x20)
+            return 0;
+        if (j->p[j->at++] == '"')
+            return 1;
+        if (j->at >= j->n)
+            return 0;
+        unsigned char e = j->p[j->at++];
+        unsigned v, w;
+        if (strchr("\"\\/bfnrt", e) && e)
+            continue;
+        if (e != 'u' || !ref_hex4(j, &v))
+            return 0;
+        if (v >= 0xDC00 && v <= 0xDFFF)
+            return 0;
+        if (v >= 0xD800 && v <= 0xDBFF &&
+            (!ref_lit(j, "\\u") || !ref_hex4(j, &w) || w < 0xDC00 || w > 0xDFFF))
+            return 0;
+    }
+}
+
+static int ref_number(struct ref_json *j)
+{
+    size_t start = j->at, digits;
+    int real = 0;
+    char buf[64];
+
+    ref_lit(j, "-");
+    digits = j->at;
+    while (j->at < j->n && j->p[j->at] >= '0' && j->p[j->at] <= '9')
+        j->at++;
+    if (j->at == digits || (j->p[digits] == '0' && j->at - digits > 1))
+        return 0;
+    if (ref_lit(j, ".")) {
+        real = 1;
+        digits = j->at;
+        while (j->at < j->n && j->p[j->at] >= '0' && j->p[j->at] <= '9')
+            j->at++;
+        if (j->at == digits)
+            return 0;
+    }
+    if (j->at < j->n && (j->p[j->at] == 'e' || j->p[j->at] == 'E')) {
+        real = 1;
+        j->at++;
+        if (!ref_lit(j, "+"))
+            ref_lit(j, "-");
+        digits = j->at;
+        while (j->at < j->n && j->p[j->at] >= '0' && j->p[j->at] <= '9')
+            j->at++;
+        if (j->at == digits)
+            return 0;
+    }
+    /* What a json_int_t (long long) or a double holds. */
+    if (j->at - start >= sizeof buf)
+        return real; /* a long real may still be finite; a long integer never fits */
+    memcpy(buf, j->p + start, j->at - start);
+    buf[j->at - start] = '\0';
+    errno = 0;
+    if (real) {
+        double d = strtod(buf, NULL);
+        return !(errno == ERANGE && (d > 1 || d < -1));
+    }
+    strtoll(buf, NULL, 10);
+    return errno != ERANGE;
+}
+
+static int ref_value(struct ref_json *j, int depth);
+
+/* An array or object, after its opening bracket; @object for '{'. */
+static int ref_members(struct ref_json *j, int object, int depth)
+{
+    ref_ws(j);
+    if (ref_lit(j, object ? "}" : "]"))
+        return 1;
+    for (;;) {
+        if (object) {
+            ref_ws(j);
+            if (!ref_string(j))
+                return 0;
+            ref_ws(j);
+            if (!ref_lit(j, ":"))
+                return 0;
+        }
+        if (!ref_value(j, depth))
+            return 0;
+        if (ref_lit(j, object ? "}" : "]"))
+            return 1;
+        if (!ref_lit(j, ","))
+            return 0;
+    }
+}
+
+/* A value with white space around it. */
+static int ref_value(struct ref_json *j, int depth)
+{
+    int ok;
+    ref_ws(j);
+    if (j->at >= j->n)
+        return 0;
+    switch (j->p[j->at]) {
+    case '{':
+    case '[':
+        if (depth >= 2048) /* jansson's JSON_PARSER_MAX_DEPTH */
+            return 0;
+        ok = ref_members(j, j->p[j->at++] == '{', depth + 1);
+        break;
+    case '"':
+        ok = ref_string(j);
+        break;
+    default:
+        ok = ref_lit(j, "true") || ref_lit(j, "false") || ref_lit(j, "null") || ref_number(j);
+    }
+    ref_ws(j);
+    return ok;
+}
+
+/* A CALL payload as on_call does, in a session with the host functions
+ * "echo" and "f" if @defined; 1 if the host answers it and waits on. Only
+ * one direction of the JSON check is the reference's: what its grammar
+ * refuses, the host must refuse; the host may refuse more (duplicate keys,
+ * a shape other than {"args": [...], "kwargs": {...}}), and must then say
+ * so as a JSON refusal. */
+static int on_call(int defined, const struct ci_config *cfg, const unsigned char *p,
+                   size_t len)
+{
+    const struct ci_function *fn = NULL;
+    const char *why = NULL;
+    size_t at = 12345, nl = len >= 4 ? word(p) : 0;
+    int rc = ci_call_parse(p, len, cfg, &fn, &at, &why);
+    int name_ok = len >= 4 && nl >= 1 && nl <= CI_FUNCTION_NAME_MAX && nl <= len - 4 &&
+                  ((nl == 4 && memcmp(p + 4, "echo", 4) == 0) ||
+                   (nl == 1 && p[4] == 'f')) && defined;
+    struct ref_json j = {p + 4 + nl, name_ok ? len - 4 - nl : 0, 0};
+    int json_ok = name_ok && j.n <= cfg->call_args_limit && ref_value(&j, 0) && j.at == j.n;
+
+    TRACE("CALL: %s\n", rc == 0 ? "answered" : why);
+    CHECK(rc == 0 || rc == -1);
+    if (!json_ok) /* the name, the length or the grammar */
+        CHECK(rc == -1);
+    if (rc == 0) {
+        CHECK(at == 4 + nl && fn == ci_function_find(cfg, (const char *)p + 4, nl));
+        j.at = 0;
+        ref_ws(&j);
+        CHECK(j.p[j.at] == '{'); /* an object, whatever else it is */
+    } else {
+        CHECK(why != NULL && why[0] != '\0');
+        CHECK(at == 12345 || (name_ok && at == 4 + nl));
+        if (name_ok && json_ok)
+            CHECK(strstr(why, "arguments are not") != NULL);
+    }
+    return rc == 0;
+}
+
+static void noop(void *payload, const char *name, const char *args, size_t len, ci_reply *reply)
+{
+}
+
 /* A READY payload as await_ready does; 1 if the worker is ready. */
 static int on_ready(uint32_t type, const unsigned char *p, size_t len)
 {
@@ -623,14 +836,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(ci_config_set_display_limits(&cfg, DISPLAY_OUTPUT_LIMIT,
                                        mode & 2 ? DISPLAY_OUTPUT_LIMIT : DISPLAY_RUN_LIMIT) ==
           CI_OK);
+    CHECK(ci_config_set_call_limits(&cfg, CALL_LIMIT, CALL_LIMIT) == CI_OK);
+    if ((mode & 8) && (ci_config_add_function(&cfg, "echo", NULL, noop, NULL) != CI_OK ||
+                       ci_config_add_function(&cfg, "f", "", noop, NULL) != CI_OK)) {
+        ci_config_clear(&cfg);
+        return 0; /* out of memory */
+    }
 
     if (mode & 1) { /* await_ready: one frame, at most 64 bytes */
         int ok;
         ci_reader_init(&rd, 64);
         ok = pump(&rd, &st) == 1 && on_ready(rd.type, rd.payload, rd.len);
         ci_reader_reset(&rd);
-        if (!ok)
+        if (!ok) {
+            ci_config_clear(&cfg);
             return 0; /* the host kills the worker */
+        }
     }
 
     /* Runs, one after another, while the worker answers well. */
@@ -658,6 +879,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     ci_reader_reset(&rd); /* answered: wait on for the result */
                 else
                     over = 1;
+            } else if (rd.type == CI_FRAME_CALL && !violation[0] && !signaled) {
+                if (on_call(mode & 8, &cfg, rd.payload, rd.len))
+                    ci_reader_reset(&rd); /* answered: wait on for the result */
+                else
+                    over = 1;
             } else if (rd.type == CI_FRAME_RESULT && !violation[0] && !signaled) {
                 ok = on_result(rd.payload, rd.len, &cfg, count);
                 over = 1;
@@ -666,7 +892,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         ci_reader_reset(&rd);
-        if (!ok)
+        if (!ok) {
+            ci_config_clear(&cfg);
             return 0;
+        }
     }
 }

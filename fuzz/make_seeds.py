@@ -18,7 +18,8 @@ OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
 PROTO_VERSION = 2
-READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY = range(1, 8)
+(READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
+ CALL_REPLY) = range(1, 11)
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
@@ -33,6 +34,8 @@ DISPLAY_ID_MAX = 255
 WITH_READY = 1
 RUN_LIMIT_1024 = 2
 WITH_INPUT = 4
+WITH_FUNCTIONS = 8  # the host functions "echo" and "f"; call limits of 1024 bytes
+CALL_LIMIT = 1024
 
 U32 = struct.Struct("=I")
 
@@ -88,6 +91,14 @@ def input_request(flags, prompt):
     if isinstance(prompt, str):
         prompt = prompt.encode("utf-8")
     return frame(INPUT_REQUEST, u32(flags) + prompt)
+
+
+def call(name, args):
+    if isinstance(name, str):
+        name = name.encode("utf-8")
+    if isinstance(args, str):
+        args = args.encode("utf-8")
+    return frame(CALL, u32(len(name)) + name + args)
 
 
 def seed(mode, stream, schedule=b""):
@@ -269,6 +280,28 @@ SEEDS = {
     "bad-input-request-after-violation": seed(WITH_INPUT, violation(41, "socket")
                                               + input_request(0, "n? ")),
     "bad-input-reply-from-worker": seed(WITH_INPUT, frame(INPUT_REPLY, u32(0) + b"42")),
+    "call-echo": seed(WITH_FUNCTIONS, call("echo", '{"args":[1,"x"],"kwargs":{"region":"EMEA"}}')
+                      + result(1, OK, field(F_VALUE, "{'args': [1, 'x']}"))),
+    "call-f-every-kind": seed(WITH_FUNCTIONS, call("f", ' { "kwargs" : {"a": [true, false, null,'
+                              ' -0.5e-3, 12, "\\u00e9\\ud83d\\ude00\\n"]}, "args": [{}, []] } ')
+                              + result(1)),
+    "call-bytewise": seed(WITH_READY | WITH_FUNCTIONS, ready() + call("echo", '{"args":[],"kwargs":{}}')
+                          + result(1) + call("f", '{"args":["' + "x" * (CALL_LIMIT - 25) + '"],"kwargs":{}}')
+                          + result(2), bytes([1, 0x83, 2, 0xC1, 0])),
+    "bad-call-without-functions": seed(0, call("echo", '{"args":[],"kwargs":{}}') + result(1)),
+    "bad-call-undefined": seed(WITH_FUNCTIONS, call("admin_reset", '{"args":[],"kwargs":{}}')),
+    "bad-call-name-length": seed(WITH_FUNCTIONS, frame(CALL, u32(200) + b"echo{}")),
+    "bad-call-empty-name": seed(WITH_FUNCTIONS, call("", '{"args":[],"kwargs":{}}')),
+    "bad-call-json": seed(WITH_FUNCTIONS, call("echo", '{"args":[1,')),
+    "bad-call-shape": seed(WITH_FUNCTIONS, call("echo", '{"args":{},"kwargs":{}}')),
+    "bad-call-duplicate-key": seed(WITH_FUNCTIONS, call("echo", '{"args":[],"kwargs":{"a":1,"a":2}}')),
+    "bad-call-over-limit": seed(WITH_FUNCTIONS, call("echo", '{"args":["' + "x" * (CALL_LIMIT - 24)
+                                                     + '"],"kwargs":{}}')),
+    "bad-call-big-int": seed(WITH_FUNCTIONS, call("echo", '{"args":[18446744073709551616],"kwargs":{}}')),
+    "bad-call-lone-surrogate": seed(WITH_FUNCTIONS, call("echo", '{"args":["\\ud800"],"kwargs":{}}')),
+    "bad-call-after-violation": seed(WITH_FUNCTIONS, violation(41, "socket")
+                                     + call("echo", '{"args":[],"kwargs":{}}')),
+    "bad-call-reply-from-worker": seed(WITH_FUNCTIONS, frame(CALL_REPLY, u32(0) + b"1")),
 }
 
 

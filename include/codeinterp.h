@@ -486,6 +486,142 @@ CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
 CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
                                       const unsigned char *public_key, size_t key_len);
 
+/* -------------------------------------------------------- host functions */
+
+/*
+ * Host functions give a cell the agent's tools and data without their
+ * credentials: a cell calls `sales = query_sales(region="EMEA")`, the
+ * call crosses the worker's channel (the worker has no network), and the
+ * host runs its own function and hands the value back. The arguments and
+ * the value travel as JSON.
+ */
+
+/* The answer a host function gives, through ci_reply_json() or
+ * ci_reply_error(); valid only during the ci_function_fn call it is given
+ * to. */
+typedef struct ci_reply ci_reply;
+
+/*
+ * ci_function_fn - runs a host function for a cell.
+ * @payload:   the pointer given to ci_config_add_function().
+ * @name:      the function's name, NUL-terminated.
+ * @args_json: the call's arguments, @args_len bytes of JSON (RFC 8259,
+ *             UTF-8; NUL-terminated after them, though a string in it may
+ *             hold an escaped NUL), always an object of exactly two members:
+ *             {"args": [...], "kwargs": {...}}, the positional arguments and
+ *             the keyword arguments, each a value of JSON (null, true,
+ *             false, a number, a string, an array, an object), encoded
+ *             compactly in the order the cell gave them
+ *             (`f(1, "x", region="EMEA")` gives
+ *             {"args":[1,"x"],"kwargs":{"region":"EMEA"}}). The library
+ *             has checked that it is that, and at most the argument limit
+ *             (ci_config_set_call_limits); it is the cell's text all the
+ *             same, as untrusted as the cell. Borrowed for the call.
+ * @reply:     where to answer: ci_reply_json() with the value, or
+ *             ci_reply_error() with an exception. One answer: a second one
+ *             is refused. With none (or only refused ones) the cell's call
+ *             raises HostFunctionError saying so.
+ *
+ * Called on the thread inside ci_run(), ci_run_stream() or ci_run_ex() on
+ * the session whose cell made the call, one call at a time (calls from
+ * several of the cell's threads wait for each other). The cell waits
+ * meanwhile and its timeout runs on: the run cannot end while the callback
+ * runs, so one that blocks holds the run past its timeout. When it returns
+ * after the timeout, or after ci_session_interrupt() (which it may call,
+ * from any thread), its answer is dropped and the cell is interrupted at
+ * once (CI_STATUS_TIMEOUT, CI_STATUS_INTERRUPTED); once the cell is
+ * interrupted, no host function is called again in that run. It may use
+ * other sessions, and call ci_reply_json(), ci_reply_error(),
+ * ci_session_interrupt() and ci_session_errmsg() on its own; any other
+ * call on the same session (ci_run() and ci_session_restart() return
+ * CI_EBUSY; ci_session_free() is undefined behaviour) is not allowed.
+ */
+typedef void (*ci_function_fn)(void *payload, const char *name, const char *args_json,
+                               size_t args_len, ci_reply *reply);
+
+/*
+ * ci_config_add_function - defines a host function that the cells of
+ * sessions made with @cfg can call: a builtin named @name, also
+ * importable (`from codeinterp_host import query_sales`), whose call runs
+ * @fn on the host (ci_function_fn). Its arguments must be JSON values
+ * (None, bool, int of at most 64 bits, a finite float, str, list, tuple,
+ * dict with str keys): anything else (NaN, bytes, a DataFrame, a numpy
+ * number) raises TypeError in the cell, naming what JSON allows, and
+ * arguments over the argument limit raise ValueError, before the host is
+ * asked. The call returns the parsed JSON value of ci_reply_json() (an
+ * array is a list, an object a dict); ci_reply_error() makes it raise the
+ * builtin exception of that name when there is one that derives from
+ * Exception (ValueError, KeyError...), else HostFunctionError (importable
+ * from codeinterp_host; its attributes: function, exception_name and
+ * message). The functions live as long as the session, across
+ * ci_session_restart(), with the zygote or without it; a worker learns
+ * their names over its channel before its first cell.
+ * @name:        an ASCII Python identifier of at most 64 bytes, not a
+ *               keyword, not one of Python's builtins or of those the
+ *               runner adds (display, get_ipython, In, Out,
+ *               HostFunctionError), not starting with '_', not defined on
+ *               @cfg already. Copied.
+ * @description: its docstring (`help(query_sales)` shows it), UTF-8 of at
+ *               most 65536 bytes; NULL or "" for none. Copied.
+ * @fn:          the callback; not NULL.
+ * @payload:     given to @fn as it is; the caller keeps it alive as long
+ *               as any session made with @cfg, or a copy of it, lives.
+ * At most 256 functions a config. Not thread-safe on one @cfg; the message
+ * of a failure is ci_session_errmsg(NULL)'s, on this thread.
+ * @return CI_OK; CI_EINVAL if @cfg, @name or @fn is NULL, @name is refused
+ *         or defined already, or @description is not UTF-8; CI_ETOOBIG
+ *         if @cfg has 256 functions or @description is over 65536 bytes;
+ *         CI_ENOMEM.
+ */
+CI_API int ci_config_add_function(ci_config *cfg, const char *name, const char *description,
+                                  ci_function_fn fn, void *payload);
+
+/*
+ * ci_config_set_call_limits - caps what a host function call moves: the
+ * JSON of a call's arguments (@args_bytes; a cell's call over it raises
+ * ValueError before the host is asked) and of a function's value
+ * (@result_bytes; ci_reply_json() refuses a longer one with CI_ETOOBIG,
+ * and the cell's call then raises HostFunctionError saying so). In
+ * bytes; the defaults are 1048576 (1 MiB) each. The host also needs
+ * memory for a tree of the arguments while it checks them, some tens of
+ * times @args_bytes at worst.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or a limit is under 1024 or
+ *         over 67108864 (64 MiB).
+ */
+CI_API int ci_config_set_call_limits(ci_config *cfg, size_t args_bytes, size_t result_bytes);
+
+/*
+ * ci_reply_json - answers a host function's call with a value: @len bytes
+ * of JSON at @json (RFC 8259, UTF-8, any value; not NUL-terminated, an
+ * integer within 64 bits), which the library checks and copies. The
+ * cell's call returns it parsed.
+ * @reply: the ci_function_fn's; only during that call.
+ * @return CI_OK; CI_EINVAL if @reply or @json is NULL, @reply is answered
+ *         already, or @json is not JSON (ci_session_errmsg() of the session
+ *         says where; the cell is told only that it was not JSON);
+ *         CI_ETOOBIG if @len is over the result limit
+ *         (ci_config_set_call_limits); CI_ENOMEM. On a refusal the reply is
+ *         still unanswered, and may be answered otherwise.
+ */
+CI_API int ci_reply_json(ci_reply *reply, const char *json, size_t len);
+
+/*
+ * ci_reply_error - answers a host function's call with an exception: the
+ * cell's call raises @exception_name's builtin exception type, with
+ * @message as its argument, when it names one that derives from Exception
+ * ("ValueError", "PermissionError"), else HostFunctionError carrying the
+ * name and the message. Both are copied.
+ * @exception_name: identifiers joined by dots ("HTTPError",
+ *                  "requests.HTTPError"), at most 128 bytes.
+ * @message:        UTF-8 of at most 65536 bytes; NULL for none. It reaches
+ *                  the cell (and the model): put no secret in it.
+ * @return CI_OK; CI_EINVAL if @reply or @exception_name is NULL, @reply is
+ *         answered already, @exception_name is malformed or @message is
+ *         not UTF-8; CI_ETOOBIG if @message is over 65536 bytes;
+ *         CI_ENOMEM.
+ */
+CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const char *message);
+
 /* --------------------------------------------------------------- session */
 
 /*

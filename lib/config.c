@@ -27,6 +27,10 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
     memset(cfg->manifest_key, 0, sizeof cfg->manifest_key);
+    cfg->functions = NULL;
+    cfg->function_count = 0;
+    cfg->call_args_limit = 1 * MIB;
+    cfg->call_result_limit = 1 * MIB;
 }
 
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
@@ -36,7 +40,8 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
     dst->preload = NULL;
     dst->manifest = NULL;
     dst->manifest_key_path = NULL;
-    if ((src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
+    if (ci_functions_copy(dst, src) != CI_OK ||
+        (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
         (src->preload && !(dst->preload = ci_strdup(src->preload))) ||
         (src->manifest && !(dst->manifest = ci_strdup(src->manifest))) ||
         (src->manifest_key_path && !(dst->manifest_key_path = ci_strdup(src->manifest_key_path)))) {
@@ -56,6 +61,7 @@ void ci_config_clear(struct ci_config *cfg)
     cfg->preload = NULL;
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
+    ci_functions_clear(cfg);
 }
 
 const char *ci_config_preload(const struct ci_config *cfg)

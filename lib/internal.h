@@ -17,6 +17,14 @@
 #include "proto.h"
 #include "worker_start.h"
 
+/* A host function (ci_config_add_function, functions.c). */
+struct ci_function {
+    char *name;
+    char *description; /* NULL: none */
+    ci_function_fn fn;
+    void *payload;
+};
+
 struct ci_config {
     unsigned long timeout_ms;
     unsigned long grace_ms;
@@ -35,6 +43,10 @@ struct ci_config {
     char *manifest;       /* NULL: no package manifest (manifest_cache.c) */
     char *manifest_key_path; /* NULL: manifest_key holds the key */
     unsigned char manifest_key[32];
+    struct ci_function *functions; /* in the order added */
+    size_t function_count;
+    size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */
+    size_t call_result_limit; /* a host function's JSON value (bytes) */
 };
 
 void ci_config_defaults(struct ci_config *cfg);
@@ -43,6 +55,42 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src);
 void ci_config_clear(struct ci_config *cfg);
 /* The modules a worker imports before READY, never NULL. */
 const char *ci_config_preload(const struct ci_config *cfg);
+
+/* functions.c: host functions. */
+/* Deep copy of @src's functions into @dst (whose own are not freed);
+ * CI_OK, or CI_ENOMEM with what was copied left for ci_functions_clear. */
+int ci_functions_copy(struct ci_config *dst, const struct ci_config *src);
+void ci_functions_clear(struct ci_config *cfg);
+/* The function named by the @len bytes at @name, or NULL. */
+const struct ci_function *ci_function_find(const struct ci_config *cfg, const char *name,
+                                           size_t len);
+/* The FUNCTIONS payload (proto.h) of @cfg's functions in *@out
+ * (malloc'ed), *@len bytes. CI_OK or CI_ENOMEM. */
+int ci_functions_frame(const struct ci_config *cfg, unsigned char **out, size_t *len);
+/* The largest CALL payload a worker under @cfg may send. */
+size_t ci_call_frame_cap(const struct ci_config *cfg);
+/* A CALL payload (proto.h), checked: 0 with the function in *@fn and the
+ * arguments' JSON at @p + *@args_at, or -1 with @why (a static sentence). */
+int ci_call_parse(const unsigned char *p, size_t len, const struct ci_config *cfg,
+                  const struct ci_function **fn, size_t *args_at, const char **why);
+
+/* The answer a host function's callback gives (ci_reply_json,
+ * ci_reply_error): the CALL_REPLY's status and what follows it. */
+struct ci_reply {
+    ci_session *s;
+    const char *function;
+    size_t result_limit;
+    int answered;
+    uint32_t status; /* CI_CALL_* */
+    char *data;      /* the reply's bytes after its status */
+    size_t len;
+    char failure[256]; /* why an answer was refused, told to the cell if none is given */
+};
+void ci_reply_init(ci_reply *reply, ci_session *s, const char *function);
+/* After the callback: a reply without an answer becomes CI_CALL_FAILED
+ * saying why (data may then be NULL when memory ran out). */
+void ci_reply_finish(ci_reply *reply);
+void ci_reply_clear(ci_reply *reply);
 
 /*
  * manifest_cache.c: a verified package manifest, shared by the sessions
@@ -84,6 +132,7 @@ struct ci_worker {
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
     int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
     int exit_code;   /* its exit status once reaped, if it exited; else -1 */
+    int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */

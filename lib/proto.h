@@ -34,6 +34,14 @@
  *           (CI_INPUT_FLAG_PASSWORD: getpass(), the reply is a secret),
  *           then the prompt, UTF-8 without NUL, at most
  *           CI_INPUT_PROMPT_MAX bytes (the worker cuts a longer one).
+ *   CALL    a cell's call of a host function (ci_config_add_function):
+ *           only during a run, to a name the FUNCTIONS frame gave, and
+ *           never a second request (CALL or INPUT_REQUEST) before the
+ *           worker has read the reply to the first. payload: u32 name
+ *           length (1 to CI_FUNCTION_NAME_MAX), the name, then the
+ *           arguments: a JSON object (RFC 8259, UTF-8) of exactly two
+ *           members, "args" an array and "kwargs" an object, without
+ *           duplicate keys, at most the FUNCTIONS frame's argument limit.
  * Host -> worker
  *   RUN     payload: u32 execution count, u32 flags (CI_RUN_FLAG_*), then
  *           the cell's UTF-8 source.
@@ -44,6 +52,22 @@
  *           interrupted while it waits gives up on the request, but still
  *           reads the reply (and drops it) before its next request or the
  *           next RUN.
+ *   FUNCTIONS  the host functions, once, before a worker's first RUN, when
+ *           the session has any. payload: u32 count (1 to
+ *           CI_FUNCTIONS_MAX), u32 argument limit, u32 result limit (bytes
+ *           of JSON), then for each function u32 name length, u32
+ *           description length, the name (a Python identifier, at most
+ *           CI_FUNCTION_NAME_MAX bytes) and its description (UTF-8 without
+ *           NUL, at most CI_FUNCTION_DOC_MAX bytes; 0 for none).
+ *   CALL_REPLY  exactly one for each CALL, sent before the host reads
+ *           another frame. payload: u32 status (CI_CALL_*), then for
+ *           RETURNED the value's JSON, at most the result limit; for
+ *           RAISED u32 exception name length (1 to CI_CALL_ENAME_MAX), the
+ *           name (identifiers joined by dots) and the message; for FAILED
+ *           the message; nothing for STOPPED. Messages are UTF-8 without
+ *           NUL, at most CI_CALL_MESSAGE_MAX bytes. A worker interrupted
+ *           while it waits gives up on the call, and drops its reply as it
+ *           drops an INPUT_REPLY.
  *
  * Interrupts travel out of band: the host sends SIGINT to the worker's
  * main thread with rt_tgsigqueueinfo(2), si_code SI_QUEUE and the RUN's
@@ -75,6 +99,9 @@ enum ci_frame_type {
     CI_FRAME_SIGNALED = 5,
     CI_FRAME_INPUT_REQUEST = 6,
     CI_FRAME_INPUT_REPLY = 7,
+    CI_FRAME_FUNCTIONS = 8,
+    CI_FRAME_CALL = 9,
+    CI_FRAME_CALL_REPLY = 10,
 };
 
 /* RUN flags. */
@@ -91,6 +118,23 @@ enum ci_input_status {
     CI_INPUT_REFUSED = 1,  /* the host would not answer (on_input failed) */
     CI_INPUT_INVALID = 2,  /* its answer was not UTF-8 or over CI_INPUT_REPLY_MAX */
     CI_INPUT_STOPPED = 3,  /* the cell is being interrupted (timeout or request) */
+};
+
+/* Host functions: the most a session defines, the longest name and
+ * description, and the bounds of a CALL_REPLY's parts. */
+#define CI_FUNCTIONS_MAX 256u
+#define CI_FUNCTION_NAME_MAX 64u
+#define CI_FUNCTION_DOC_MAX 65536u
+#define CI_CALL_ENAME_MAX 128u
+#define CI_CALL_MESSAGE_MAX 65536u
+/* The bounds of the argument and result limits (ci_config_set_call_limits). */
+#define CI_CALL_LIMIT_MIN 1024u
+#define CI_CALL_LIMIT_MAX (64u * 1024 * 1024)
+enum ci_call_status {
+    CI_CALL_RETURNED = 0, /* the function's value, as JSON */
+    CI_CALL_RAISED = 1,   /* the function raised: exception name and message */
+    CI_CALL_FAILED = 2,   /* no answer, or none the host could pass on: why */
+    CI_CALL_STOPPED = 3,  /* the cell is being interrupted (timeout or request) */
 };
 
 /*

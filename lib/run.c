@@ -7,9 +7,9 @@
  * does: every wait below is bounded by the run's hard deadline, output is
  * drained in bounded steps, and the worker's frames are read incrementally
  * and capped, so a hostile worker can neither stall nor flood the host.
- * Only the host's own on_input, called while the cell waits for its
- * input(), can hold a run longer; it is never called once the cell is
- * being stopped.
+ * Only the host's own callbacks, on_input while the cell waits for its
+ * input() and a host function while the cell waits for its call, can hold
+ * a run longer; neither is called once the cell is being stopped.
  */
 #include <errno.h>
 #include <poll.h>
@@ -200,6 +200,31 @@ static void stop_if_due(struct run *run)
         interrupt(run, BY_REQUEST);
 }
 
+/* 1 if a request (CALL or INPUT_REQUEST) waits on @channel: a worker
+ * makes one at a time, and waits for its reply (proto.h). */
+static int request_waiting(int channel)
+{
+    uint32_t type = waiting_frame(channel);
+    return type == CI_FRAME_CALL || type == CI_FRAME_INPUT_REQUEST;
+}
+
+/* Sends a reply frame of @type: its u32 status, then @len bytes of @data.
+ * 0, or 1 when it could not be sent (the worker is killed: the run is
+ * over); @what names the reply in the result. */
+static int send_reply(struct run *run, uint32_t type, uint32_t status, const void *data,
+                      size_t len, const char *what)
+{
+    char msg[200];
+
+    if (ci_send_frame(run->s->worker.channel, type, &status, sizeof status, data, len,
+                      run->hard, &run->drain) == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "the answer to %s could not be sent to the worker (%s); it "
+             "was killed", what, strerror(errno));
+    end_killed(run, errno == ETIMEDOUT ? "TimeoutError" : NULL, errno == ETIMEDOUT ? msg : NULL);
+    return 1;
+}
+
 /* The host's answer to the prompt: its status, and for CI_INPUT_ANSWERED
  * the answer in *@reply (malloc'ed) of *@len bytes. */
 static uint32_t ask_host(struct run *run, uint32_t flags, const char *prompt, char **reply,
@@ -232,7 +257,7 @@ static uint32_t ask_host(struct run *run, uint32_t flags, const char *prompt, ch
 static int on_input_request(struct run *run, const char **why)
 {
     uint32_t flags, status = CI_INPUT_STOPPED;
-    char *reply = NULL, msg[160];
+    char *reply = NULL;
     size_t len = 0;
     int rc;
 
@@ -255,25 +280,66 @@ static int on_input_request(struct run *run, const char **why)
         status = CI_INPUT_STOPPED;
         len = 0;
     }
-    if (waiting_frame(run->s->worker.channel) == CI_FRAME_INPUT_REQUEST) {
+    if (request_waiting(run->s->worker.channel)) {
         free(reply);
-        *why = "a second input request before the reply to the first";
+        *why = waiting_frame(run->s->worker.channel) == CI_FRAME_CALL
+                   ? "a call before the reply to an input request"
+                   : "a second input request before the reply to the first";
         return -1;
     }
-    rc = ci_send_frame(run->s->worker.channel, CI_FRAME_INPUT_REPLY, &status, sizeof status,
-                       reply, len, run->hard, &run->drain);
+    rc = send_reply(run, CI_FRAME_INPUT_REPLY, status, reply, len, "input()");
     free(reply);
-    if (rc == 0)
-        return 0;
-    snprintf(msg, sizeof msg, "the answer to input() could not be sent to the worker (%s); it "
-             "was killed", strerror(errno));
-    end_killed(run, errno == ETIMEDOUT ? "TimeoutError" : NULL, errno == ETIMEDOUT ? msg : NULL);
-    return 1;
+    return rc;
+}
+
+/*
+ * A CALL, checked: runs the host function (unless the cell is being
+ * stopped) and sends its CALL_REPLY. As for input(), the timeout runs on
+ * meanwhile, and an answer given after it, or after an interrupt request,
+ * is dropped and the cell interrupted. 0: wait on; 1: the run is over;
+ * -1 with @why: the worker broke the protocol.
+ */
+static int on_call(struct run *run, const char **why)
+{
+    const struct ci_function *fn;
+    size_t at;
+    ci_reply reply;
+    char what[CI_FUNCTION_NAME_MAX + 8];
+    int rc;
+
+    if (ci_call_parse(run->rd.payload, run->rd.len, &run->s->cfg, &fn, &at, why) < 0)
+        return -1;
+    run->rd.payload[run->rd.len] = '\0'; /* the reader's spare byte: the JSON ends */
+    ci_reply_init(&reply, run->s, fn->name);
+    reply.status = CI_CALL_STOPPED;
+    stop_if_due(run);
+    if (run->interrupted == NOT_INTERRUPTED) {
+        /* What the cell printed before it called, a partial line too. */
+        ci_drain_pipes(&run->drain);
+        ci_drain_give_partial(&run->drain, INT64_MAX);
+        fn->fn(fn->payload, fn->name, (const char *)run->rd.payload + at, run->rd.len - at,
+               &reply);
+        ci_reply_finish(&reply);
+        stop_if_due(run);
+    }
+    if (run->interrupted != NOT_INTERRUPTED) {
+        ci_reply_clear(&reply);
+        reply.status = CI_CALL_STOPPED;
+    }
+    if (request_waiting(run->s->worker.channel)) {
+        ci_reply_clear(&reply);
+        *why = "a second request before the reply to a call";
+        return -1;
+    }
+    snprintf(what, sizeof what, "%s()", fn->name);
+    rc = send_reply(run, CI_FRAME_CALL_REPLY, reply.status, reply.data, reply.len, what);
+    ci_reply_clear(&reply);
+    return rc;
 }
 
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
- * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST, once
- * answered). */
+ * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST or a
+ * CALL, once answered). */
 static int on_frame(struct run *run)
 {
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
@@ -281,12 +347,14 @@ static int on_frame(struct run *run)
     char msg[160];
     int rc;
 
-    if (run->rd.type == CI_FRAME_INPUT_REQUEST) {
+    if (run->rd.type == CI_FRAME_INPUT_REQUEST || run->rd.type == CI_FRAME_CALL) {
+        int call = run->rd.type == CI_FRAME_CALL;
         if (run->violation[0])
-            why = "an input request after a violation report";
+            why = call ? "a call after a violation report"
+                       : "an input request after a violation report";
         else if (run->s->worker.signaled)
-            why = "an input request after a signal report";
-        else if ((rc = on_input_request(run, &why)) >= 0) {
+            why = call ? "a call after a signal report" : "an input request after a signal report";
+        else if ((rc = call ? on_call(run, &why) : on_input_request(run, &why)) >= 0) {
             ci_reader_reset(&run->rd);
             return rc;
         }
@@ -382,12 +450,15 @@ static void spin_for_frame(int channel)
 }
 
 /* 1 if the frame is refused from its header alone (a type the worker never
- * sends during a run, an input request over its cap): waiting for its
+ * sends during a run, a result, call or input request over its cap): waiting for its
  * payload would only make garbage look like a timeout. */
-static int refused_by_header(const struct ci_reader *rd)
+static int refused_by_header(const struct ci_reader *rd, const struct ci_config *cfg)
 {
     switch (rd->type) {
     case CI_FRAME_RESULT:
+        return rd->len > ci_result_frame_cap(cfg);
+    case CI_FRAME_CALL:
+        return rd->len > ci_call_frame_cap(cfg);
     case CI_FRAME_VIOLATION:
     case CI_FRAME_SIGNALED:
         return 0;
@@ -397,6 +468,9 @@ static int refused_by_header(const struct ci_reader *rd)
         return 1;
     }
 }
+
+static const char over_the_cap[] =
+    "the worker broke the protocol (a frame over the size limit); it was killed";
 
 /* Waits for the RESULT frame, reading output all the while. */
 static void await_result(struct run *run)
@@ -449,12 +523,16 @@ static void await_result(struct run *run)
             continue;
         }
         if (n == -2) {
-            end_killed(run, "ProtocolError",
-                       "the worker broke the protocol (a frame over the size limit); it was killed");
+            end_killed(run, "ProtocolError", over_the_cap);
             return;
         }
-        if (run->rd.header_have == sizeof run->rd.header && refused_by_header(&run->rd)) {
-            on_frame(run);
+        if (run->rd.header_have == sizeof run->rd.header &&
+            refused_by_header(&run->rd, &run->s->cfg)) {
+            /* Its payload is not read: only its header may be looked at. */
+            if (run->rd.type == CI_FRAME_RESULT || run->rd.type == CI_FRAME_CALL)
+                end_killed(run, "ProtocolError", over_the_cap);
+            else
+                on_frame(run);
             return;
         }
         /* The channel closed, or the process exited: it died on its own.
@@ -526,6 +604,27 @@ static void files_after(ci_session *s, ci_result *r)
     s->files = after;
 }
 
+/* Before a worker's first RUN: the FUNCTIONS frame, when the session has
+ * host functions. 0, or -1 with errno. */
+static int send_functions(struct run *run)
+{
+    struct ci_worker *w = &run->s->worker;
+    unsigned char *p;
+    size_t len;
+    int rc;
+
+    if (w->functions_sent || run->s->cfg.function_count == 0)
+        return 0;
+    if (ci_functions_frame(&run->s->cfg, &p, &len) != CI_OK) {
+        errno = ENOMEM;
+        return -1;
+    }
+    rc = ci_send_frame(w->channel, CI_FRAME_FUNCTIONS, p, len, NULL, 0, run->hard, &run->drain);
+    free(p);
+    w->functions_sent = rc == 0;
+    return rc;
+}
+
 /* Sends the cell and waits for its end; the session is busy. */
 static void run_cell(struct run *run, const char *code, size_t len)
 {
@@ -556,7 +655,8 @@ static void run_cell(struct run *run, const char *code, size_t len)
         end_killed(run, "ProtocolError",
                    "the worker sent data while no cell was running (a cell wrote to the "
                    "protocol channel); it was killed");
-    } else if (ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
+    } else if (send_functions(run) < 0 ||
+               ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
                              run->hard, &run->drain) < 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
@@ -570,6 +670,14 @@ static void run_cell(struct run *run, const char *code, size_t len)
     ci_usage_end(&s->worker, &usage, run->r);
     s->last_run_us = run->r->wall_us ? run->r->wall_us : 1;
     files_after(s, run->r);
+}
+
+/* The longest frame a run reads: a RESULT or a CALL (refused_by_header
+ * holds each to its own cap). */
+static size_t reader_cap(const struct ci_config *cfg)
+{
+    size_t result = ci_result_frame_cap(cfg), call = ci_call_frame_cap(cfg);
+    return result > call ? result : call;
 }
 
 CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version)
@@ -644,7 +752,7 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     run.drain.count = run.r->execution_count;
     run.on_input = opts && opts->version >= 2 ? opts->on_input : NULL;
     run.payload = opts ? opts->payload : NULL;
-    ci_reader_init(&run.rd, ci_result_frame_cap(&s->cfg));
+    ci_reader_init(&run.rd, reader_cap(&s->cfg));
     run_cell(&run, code, len);
     ci_reader_reset(&run.rd);
     *out = run.r;

@@ -145,7 +145,17 @@ ci_result *h_run(ci_session *s, const char *code)
 
 ci_result *h_run_status(ci_session *s, const char *code, ci_status want)
 {
-    ci_result *r = h_run(s, code);
+    return h_run_ex_status(s, code, NULL, want);
+}
+
+ci_result *h_run_ex_status(ci_session *s, const char *code, const ci_run_options *opts,
+                           ci_status want)
+{
+    ci_result *r = NULL;
+    int rc = ci_run_ex(s, code, opts, &r);
+    if (rc != CI_OK || !r)
+        fail_msg("ci_run_ex: %d (%s): %s\n  cell: %s", rc, ci_strerror(rc),
+                 ci_session_errmsg(s), code);
     ci_status got = ci_result_status(r);
     if (got != want) {
         h_dump(r);
@@ -259,6 +269,33 @@ int64_t h_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void h_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void *interrupter_main(void *arg)
+{
+    struct h_interrupter *in = arg;
+    h_sleep_ms(in->delay_ms);
+    in->rc = ci_session_interrupt(in->s);
+    return NULL;
+}
+
+void h_interrupt_later(struct h_interrupter *in, ci_session *s, int delay_ms)
+{
+    *in = (struct h_interrupter){.s = s, .delay_ms = delay_ms, .rc = -99};
+    assert_int_equal(pthread_create(&in->thread, NULL, interrupter_main, in), 0);
+}
+
+int h_interrupter_join(struct h_interrupter *in)
+{
+    pthread_join(in->thread, NULL);
+    return in->rc;
 }
 
 char *h_tmpdir(void)

@@ -9,6 +9,7 @@
 #ifndef CI_TEST_HELPERS_H
 #define CI_TEST_HELPERS_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,10 @@ ci_result *h_run(ci_session *s, const char *code);
 /* Like h_run, and asserts the status, printing the result if it differs. */
 ci_result *h_run_status(ci_session *s, const char *code, ci_status want);
 
+/* h_run_status() through ci_run_ex() with @opts. */
+ci_result *h_run_ex_status(ci_session *s, const char *code, const ci_run_options *opts,
+                           ci_status want);
+
 /* Whether @v, the text/plain of a value, is @want written on one line:
  * IPython's pretty printer breaks a long list, tuple or dict after a
  * ", " into ",\n" and an indent, which only ever stands between items. */
@@ -98,6 +103,20 @@ void h_watchdog(int seconds);
 
 /* Milliseconds on the monotonic clock. */
 int64_t h_now_ms(void);
+
+/* Sleeps @ms milliseconds, whatever signals come. */
+void h_sleep_ms(int ms);
+
+/* A thread that calls ci_session_interrupt(@s) after @delay_ms:
+ * h_interrupt_later() starts it (asserting it started), h_interrupter_join()
+ * waits for it and returns what ci_session_interrupt() returned. */
+struct h_interrupter {
+    ci_session *s;
+    int delay_ms, rc;
+    pthread_t thread;
+};
+void h_interrupt_later(struct h_interrupter *in, ci_session *s, int delay_ms);
+int h_interrupter_join(struct h_interrupter *in);
 
 /* mkdtemp under $TMPDIR or /tmp, then mode 0711 (a root test's workers,
  * uid 65534, must pass through it); a malloc'ed path. */

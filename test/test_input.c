@@ -23,13 +23,6 @@ static int group_setup(void **state)
     return h_group_session(&S, &(struct h_limits){.grace_ms = GRACE_MS});
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* ------------------------------------------------------------ the host */
 
 /* What the host answers, and what its callbacks saw. */
@@ -79,7 +72,7 @@ static int on_input(const char *prompt, int password, char **reply, void *payloa
     if (h->interrupt)
         ci_session_interrupt(h->interrupt);
     if (h->sleep_ms)
-        sleep_ms(h->sleep_ms);
+        h_sleep_ms(h->sleep_ms);
     while (k > 0 && !h->answers[k])
         k--;
     if (h->big) {
@@ -107,22 +100,13 @@ static void on_output(int stream, const char *data, size_t len, void *payload)
 static ci_result *ask(const char *code, struct host *h, unsigned long timeout_ms, ci_status want)
 {
     ci_run_options opts = CI_RUN_OPTIONS_INIT;
-    ci_result *r = NULL;
     opts.timeout_ms = timeout_ms;
     if (h) {
         opts.on_input = on_input;
         opts.on_output = on_output;
         opts.payload = h;
     }
-    int rc = ci_run_ex(S, code, &opts, &r);
-    if (rc != CI_OK)
-        fail_msg("ci_run_ex: %d (%s): %s", rc, ci_strerror(rc), ci_session_errmsg(S));
-    if (ci_result_status(r) != want) {
-        h_dump(r);
-        fail_msg("status %s, expected %s", h_status_name(ci_result_status(r)),
-                 h_status_name(want));
-    }
-    return r;
+    return h_run_ex_status(S, code, &opts, want);
 }
 
 /* Neither a prompt nor an answer reached the cell's stdout: a front end
@@ -351,29 +335,14 @@ static void test_the_timeout_bounds_a_callback_that_sleeps_past_it(void **state)
     free(h);
 }
 
-struct interrupter {
-    ci_session *s;
-    int delay_ms, rc;
-};
-
-static void *interrupt_later(void *arg)
-{
-    struct interrupter *in = arg;
-    sleep_ms(in->delay_ms);
-    in->rc = ci_session_interrupt(in->s);
-    return NULL;
-}
-
 static void test_an_interrupt_stops_a_cell_waiting_for_its_answer(void **state)
 {
     struct host *h = host_new("too late");
-    struct interrupter in = {S, 100, -99};
-    pthread_t t;
+    struct h_interrupter in;
     h->sleep_ms = 400;
-    assert_int_equal(pthread_create(&t, NULL, interrupt_later, &in), 0);
+    h_interrupt_later(&in, S, 100);
     ci_result *r = ask("y = 0\ny = input('wait? ')", h, 0, CI_STATUS_INTERRUPTED);
-    pthread_join(t, NULL);
-    assert_int_equal(in.rc, 1);
+    assert_int_equal(h_interrupter_join(&in), 1);
     h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
     assert_int_equal(h->calls, 1);
     ci_result_free(r);

@@ -335,7 +335,15 @@ type Session struct {
 	workspace string
 	pid       atomic.Int64  // last known worker pid, -1 when dead or closed
 	sandbox   atomic.Uint32 // last known layers
+	functions []cgo.Handle  // of its host functions (WithFunction), deleted by Close
+	// A panic in a host function, for Run to raise again; s.mu is held.
+	fnPanicked bool
+	fnPanic    interface{}
 }
+
+// newSessionMu keeps NewSession calls apart while their options add host
+// functions (pendingFunctions).
+var newSessionMu sync.Mutex
 
 // NewSession starts a session: a private directory and a sandboxed worker
 // with the preload list loaded (by default numpy, pandas and matplotlib).
@@ -349,6 +357,16 @@ func NewSession(opts ...Option) (*Session, error) {
 		return nil, newError("NewSession", C.CI_ENOMEM, "")
 	}
 	defer C.ci_config_free(cfg)
+	newSessionMu.Lock()
+	defer newSessionMu.Unlock()
+	defer func() {
+		for _, h := range pendingFunctions { // the session's now, or no one's
+			if h != 0 {
+				h.Delete()
+			}
+		}
+		pendingFunctions = nil
+	}()
 	for _, o := range opts {
 		if o.set == nil {
 			return nil, newError("NewSession", C.CI_EINVAL, "a zero Option{}: make options with the With* functions")
@@ -369,6 +387,11 @@ func NewSession(opts ...Option) (*Session, error) {
 		return nil, newError("NewSession", rc, d)
 	}
 	s := &Session{ptr: p, workspace: C.GoString(C.ci_session_workspace(p))}
+	for i, h := range pendingFunctions {
+		h.Value().(*hostFunction).session = s
+		s.functions = append(s.functions, h)
+		pendingFunctions[i] = 0
+	}
 	s.refresh()
 	runtime.SetFinalizer(s, (*Session).Close)
 	return s, nil
@@ -492,6 +515,11 @@ func (s *Session) RunWithOptions(code string, opts RunOptions) (*Result, error) 
 	if st != nil && st.panicked {
 		panic(st.panicVal)
 	}
+	if s.fnPanicked {
+		p := s.fnPanic
+		s.fnPanicked, s.fnPanic = false, nil
+		panic(p)
+	}
 	return copyResult(r), nil
 }
 
@@ -530,6 +558,10 @@ func (s *Session) Close() error {
 	if p != nil {
 		C.ci_session_free(p)
 		runtime.SetFinalizer(s, nil)
+		for _, h := range s.functions {
+			h.Delete()
+		}
+		s.functions = nil
 	}
 	s.refresh()
 	return nil

@@ -30,11 +30,13 @@
  * The worker's Python, each a real file beside this one, embedded at
  * build time (tools/embed.sh): the cell runner (runner.py) with the
  * run's outputs (outputs.py), the sandbox's messages (refusals.py),
- * input() as Jupyter's input_request (stdin.py), IPython's shell
+ * input() as Jupyter's input_request (stdin.py), host functions
+ * (functions.py), IPython's shell
  * (shell.py) and the tracebacks' folding (tracebacks.py), and the signed package manifest's import hook
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
+#include "functions_py.h"
 #include "manifest_finder_py.h"
 #include "outputs_py.h"
 #include "refusals_py.h"
@@ -217,6 +219,7 @@ static PyObject *configure_fn; /* the runner's _configure() */
 static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 
 static PyObject *prime_fn;     /* the runner's prime() */
+static PyObject *define_fn;    /* functions.py's define() */
 
 /* The runner's helpers, and IPython's shell, made before any package of
  * the preload list is imported: pandas asks get_ipython() at its import
@@ -229,6 +232,9 @@ static void load_shell(void)
     Py_DECREF(load_embedded("_codeinterp_outputs", outputs_py, what));
     Py_DECREF(load_embedded("_codeinterp_refusals", refusals_py, what));
     Py_DECREF(load_embedded("_codeinterp_stdin", stdin_py, what));
+    m = load_embedded("_codeinterp_functions", functions_py, what);
+    define_fn = attribute(m, "define", what);
+    Py_DECREF(m);
     m = load_embedded("_codeinterp_shell", shell_py, what);
     r = PyObject_CallMethod(m, "create", NULL);
     if (!r)
@@ -555,6 +561,11 @@ void ci_interp_run(uint32_t count, const char *src, size_t len,
     res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
                                 (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);
     running_cell = 0;
+    /* A call a cell's thread is making is answered before the RESULT,
+     * and none starts after it. */
+    Py_BEGIN_ALLOW_THREADS
+    ci_calls_close();
+    Py_END_ALLOW_THREADS
     /* Extensions' C stdio buffers, so their output precedes the RESULT. */
     fflush(NULL);
     if (!res) {
@@ -571,5 +582,30 @@ void ci_interp_cell_done(struct ci_cell *cell)
 {
     Py_XDECREF((PyObject *)cell->owner);
     cell->owner = NULL;
+    main_ts = PyEval_SaveThread();
+}
+
+void ci_interp_define(const struct ci_function_def *defs, size_t n, uint32_t args_limit,
+                      uint32_t result_limit)
+{
+    static const char what[] = "cannot define the host functions";
+    PyObject *list, *r;
+
+    PyEval_RestoreThread(main_ts);
+    if (!(list = PyList_New((Py_ssize_t)n)))
+        python_failed(what);
+    for (size_t i = 0; i < n; i++) {
+        PyObject *def = Py_BuildValue("(s#s#)", defs[i].name, (Py_ssize_t)defs[i].name_len,
+                                      defs[i].doc, (Py_ssize_t)defs[i].doc_len);
+        if (!def)
+            python_failed(what);
+        PyList_SET_ITEM(list, (Py_ssize_t)i, def);
+    }
+    r = PyObject_CallFunction(define_fn, "OII", list, (unsigned)args_limit,
+                              (unsigned)result_limit);
+    if (!r)
+        python_failed(what);
+    Py_DECREF(r);
+    Py_DECREF(list);
     main_ts = PyEval_SaveThread();
 }

@@ -393,48 +393,124 @@ static void refuse_cell(size_t len, uint32_t count)
     send_result(&c, count);
 }
 
-/* ------------------------------------------------------------ input() */
+/* ------------------------------------------------- input(), host calls */
 
 static uint32_t run_flags; /* the running cell's RUN flags; 0 between cells */
 static unsigned owed;      /* replies still to come to requests given up on */
+static uint32_t call_result_limit; /* the FUNCTIONS frame's */
+
+pthread_mutex_t ci_channel_lock = PTHREAD_MUTEX_INITIALIZER;
+static int calls_open; /* under ci_channel_lock: a cell runs */
 
 int ci_input_allowed(void)
 {
     return (run_flags & CI_RUN_FLAG_INPUT) && syscall(SYS_gettid) == getpid();
 }
 
-/* An INPUT_REPLY's header is well formed (the host's: a mismatch is a bug). */
-static void check_reply(const struct ci_frame_header *h)
+int ci_calls_open(void)
 {
-    if (h->type != CI_FRAME_INPUT_REPLY || h->len < sizeof(uint32_t) ||
-        h->len - sizeof(uint32_t) > CI_INPUT_REPLY_MAX)
+    return calls_open;
+}
+
+/* Opens or closes the cell's calls; closing waits for the call in
+ * progress, whose reply must be read before the next frame. */
+static void set_calls_open(int open)
+{
+    pthread_mutex_lock(&ci_channel_lock);
+    calls_open = open;
+    pthread_mutex_unlock(&ci_channel_lock);
+}
+
+void ci_calls_close(void)
+{
+    set_calls_open(0);
+}
+
+/* The largest reply of @type (INPUT_REPLY, CALL_REPLY, or 0 for either,
+ * a reply owed to a request given up on) after its u32 status. */
+static uint64_t reply_max(uint32_t type)
+{
+    uint64_t call = CI_CALL_ENAME_MAX + CI_CALL_MESSAGE_MAX + sizeof(uint32_t);
+
+    if (call < call_result_limit)
+        call = call_result_limit;
+    if (type == CI_FRAME_INPUT_REPLY)
+        return CI_INPUT_REPLY_MAX;
+    if (type == CI_FRAME_CALL_REPLY)
+        return call;
+    return call > CI_INPUT_REPLY_MAX ? call : CI_INPUT_REPLY_MAX;
+}
+
+/* A reply's header is well formed (the host's: a mismatch is a bug). */
+static void check_reply(const struct ci_frame_header *h, uint32_t type)
+{
+    if ((type ? h->type != type
+              : h->type != CI_FRAME_INPUT_REPLY && h->type != CI_FRAME_CALL_REPLY) ||
+        h->len < sizeof(uint32_t) || h->len - sizeof(uint32_t) > reply_max(h->type))
         ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32 ", length %" PRIu32
-                 ") instead of an input reply", h->type, h->len);
+                 ") instead of a reply", h->type, h->len);
+}
+
+/* One request at a time (proto.h): first the replies owed are dropped. 0,
+ * or -1 as @wait returned. */
+static int pay_owed(int (*wait)(void))
+{
+    struct ci_frame_header h;
+
+    for (; owed > 0; owed--) {
+        if (wait() < 0)
+            return -1;
+        read_exact(&h, sizeof(h), 0);
+        check_reply(&h, 0);
+        skip(h.len);
+    }
+    return 0;
+}
+
+/* Sends the request of @iov (@n entries, the first for the header), waits
+ * for its reply of @type and reads its header and status. 0, or -1 as
+ * @wait returned (the reply is owed). */
+static int ask_host(uint32_t type, uint32_t reply_type, struct iovec *iov, int n,
+                    int (*wait)(void), uint32_t *status, size_t *reply_len)
+{
+    struct ci_frame_header h;
+
+    if (pay_owed(wait) < 0)
+        return -1;
+    send_frame(type, iov, n);
+    if (wait() < 0) {
+        owed++;
+        return -1;
+    }
+    read_exact(&h, sizeof(h), 0);
+    check_reply(&h, reply_type);
+    read_exact(status, sizeof(*status), 0);
+    *reply_len = h.len - sizeof(*status);
+    return 0;
+}
+
+int ci_call_ask(const char *name, size_t name_len, const char *json, size_t len,
+                int (*wait)(void), uint32_t *status, size_t *reply_len)
+{
+    uint32_t nl = (uint32_t)name_len;
+    struct iovec iov[4] = {{0}, {&nl, sizeof(nl)}, {(void *)name, name_len}, {(void *)json, len}};
+
+    if (ask_host(CI_FRAME_CALL, CI_FRAME_CALL_REPLY, iov, 4, wait, status, reply_len) < 0)
+        return -1;
+    if (*status > CI_CALL_STOPPED || (*status == CI_CALL_STOPPED && *reply_len > 0) ||
+        (*status == CI_CALL_RAISED && *reply_len < sizeof(uint32_t)))
+        ci_fatal(CI_EXIT_PROTOCOL, "bad call reply (status %" PRIu32 ")", *status);
+    return 0;
 }
 
 int ci_input_ask(uint32_t flags, const char *prompt, size_t len, int (*wait)(void),
                  uint32_t *status, size_t *reply_len)
 {
     struct iovec iov[3] = {{0}, {&flags, sizeof(flags)}, {(void *)prompt, len}};
-    struct ci_frame_header h;
 
-    /* One request at a time (proto.h): first the replies owed. */
-    for (; owed > 0; owed--) {
-        if (wait() < 0)
-            return -1;
-        read_exact(&h, sizeof(h), 0);
-        check_reply(&h);
-        skip(h.len);
-    }
-    send_frame(CI_FRAME_INPUT_REQUEST, iov, 3);
-    if (wait() < 0) {
-        owed++;
+    if (ask_host(CI_FRAME_INPUT_REQUEST, CI_FRAME_INPUT_REPLY, iov, 3, wait, status,
+                 reply_len) < 0)
         return -1;
-    }
-    read_exact(&h, sizeof(h), 0);
-    check_reply(&h);
-    read_exact(status, sizeof(*status), 0);
-    *reply_len = h.len - sizeof(*status);
     if (*status > CI_INPUT_STOPPED || (*status != CI_INPUT_ANSWERED && *reply_len > 0))
         ci_fatal(CI_EXIT_PROTOCOL, "bad input reply (status %" PRIu32 ")", *status);
     return 0;
@@ -492,10 +568,55 @@ static void await_next_cell(void)
     last_wait_us = now_us() - start;
 }
 
+/*
+ * A FUNCTIONS frame of @len bytes (proto.h): its functions become the
+ * cell's builtins. The host's, so a malformed one is a bug that ends the
+ * worker.
+ */
+static void define_functions(size_t len)
+{
+    uint32_t head[3]; /* count, argument limit, result limit */
+    struct ci_function_def *defs;
+    char *p, *end;
+
+    if (len < sizeof(head) || !(p = malloc(len)))
+        ci_fatal(CI_EXIT_PROTOCOL, "a FUNCTIONS frame of %zu bytes", len);
+    read_exact(p, len, 0);
+    memcpy(head, p, sizeof(head));
+    if (head[0] == 0 || head[0] > CI_FUNCTIONS_MAX || head[1] < CI_CALL_LIMIT_MIN ||
+        head[1] > CI_CALL_LIMIT_MAX || head[2] < CI_CALL_LIMIT_MIN ||
+        head[2] > CI_CALL_LIMIT_MAX || !(defs = calloc(head[0], sizeof(*defs))))
+        ci_fatal(CI_EXIT_PROTOCOL, "a malformed FUNCTIONS frame");
+    end = p + len;
+    p += sizeof(head);
+    for (uint32_t i = 0; i < head[0]; i++) {
+        uint32_t nd[2];
+
+        if ((size_t)(end - p) < sizeof(nd))
+            ci_fatal(CI_EXIT_PROTOCOL, "a FUNCTIONS frame cut short");
+        memcpy(nd, p, sizeof(nd));
+        p += sizeof(nd);
+        if (nd[0] == 0 || nd[0] > CI_FUNCTION_NAME_MAX || nd[1] > CI_FUNCTION_DOC_MAX ||
+            (size_t)(end - p) < (size_t)nd[0] + nd[1])
+            ci_fatal(CI_EXIT_PROTOCOL, "a FUNCTIONS frame cut short");
+        defs[i] = (struct ci_function_def){p, nd[0], p + nd[0], nd[1]};
+        p += nd[0] + nd[1];
+    }
+    if (p != end)
+        ci_fatal(CI_EXIT_PROTOCOL, "a FUNCTIONS frame with bytes left over");
+    call_result_limit = head[2];
+    ci_interp_define(defs, head[0], head[1], head[2]);
+    free(defs);
+    free(end - len);
+}
+
 /* Reads RUN frames and answers each with one RESULT, until EOF; drops
- * the replies owed to input() requests a cell gave up on. */
+ * the replies owed to requests a cell gave up on. A FUNCTIONS frame
+ * may come once, before the first RUN. */
 static _Noreturn void serve(const struct ci_limits *limits)
 {
+    int ran = 0, defined = 0;
+
     for (;;) {
         struct ci_frame_header h;
         uint32_t head[2]; /* execution count, flags */
@@ -506,10 +627,15 @@ static _Noreturn void serve(const struct ci_limits *limits)
         await_next_cell();
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
-        if (h.type == CI_FRAME_INPUT_REPLY && owed > 0) {
-            check_reply(&h);
+        if ((h.type == CI_FRAME_INPUT_REPLY || h.type == CI_FRAME_CALL_REPLY) && owed > 0) {
+            check_reply(&h, 0);
             skip(h.len);
             owed--;
+            continue;
+        }
+        if (h.type == CI_FRAME_FUNCTIONS && !ran && !defined) {
+            define_functions(h.len);
+            defined = 1;
             continue;
         }
         if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||
@@ -530,7 +656,9 @@ static _Noreturn void serve(const struct ci_limits *limits)
         }
         read_exact(src, len, 0);
         run_flags = head[1];
-        ci_interp_run(head[0], src, len, limits, &cell);
+        ran = 1;
+        set_calls_open(1);
+        ci_interp_run(head[0], src, len, limits, &cell); /* closes the calls */
         run_flags = 0;
         free(src);
         send_result(&cell, head[0]);

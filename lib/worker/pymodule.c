@@ -3,7 +3,7 @@
  * (runner.py, stdin.py, manifest_finder.py) share with its C side. Its
  * constants are made here from lib/proto.h and codeinterp.h, so each has
  * one source; its functions are input_request() (stdin.py's way to the
- * host, over main.c's channel) and the signed package manifest's checks
+ * host, over main.c's channel), host_call() (functions.py's) and the signed package manifest's checks
  * (manifest.c). test/python/conftest.py builds the same module from the
  * same headers for the runner's unit tests.
  */
@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "manifest.h"
 #include "worker.h"
@@ -54,6 +55,51 @@ static int wait_for_host(void)
     return r;
 }
 
+/* Takes ci_channel_lock without holding the GIL (worker.h), in slices
+ * in the main thread, so that an interrupt still stops its wait: 0, or
+ * -1 with the exception a signal handler raised. */
+static _Thread_local int holding; /* this thread holds ci_channel_lock */
+
+static int lock_channel(void)
+{
+    int main_thread = _PyOS_IsMainThread(), r;
+
+    if (holding) { /* a signal handler's call, while this thread waits */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this thread is already waiting for the host's answer");
+        return -1;
+    }
+    for (;;) {
+        struct timespec until;
+
+        if (main_thread && PyErr_CheckSignals() < 0)
+            return -1;
+        Py_BEGIN_ALLOW_THREADS
+        if (main_thread) {
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 20 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            r = pthread_mutex_timedlock(&ci_channel_lock, &until);
+        } else {
+            r = pthread_mutex_lock(&ci_channel_lock);
+        }
+        Py_END_ALLOW_THREADS
+        if (r == 0) {
+            holding = 1;
+            return 0;
+        }
+    }
+}
+
+static void unlock_channel(void)
+{
+    holding = 0;
+    pthread_mutex_unlock(&ci_channel_lock);
+}
+
 /*
  * input_request(prompt, password): asks the host for a line (proto.h's
  * INPUT_REQUEST) and returns (status, text), status a CI_INPUT_* value
@@ -89,25 +135,103 @@ static PyObject *py_input_request(PyObject *self, PyObject *args)
     }
     if (!ci_input_allowed())
         Py_RETURN_NONE;
+    if (lock_channel() < 0)
+        return NULL;
     asking = 1;
     rc = ci_input_ask(password ? CI_INPUT_FLAG_PASSWORD : 0, p, (size_t)n, wait_for_host,
                       &status, &len);
     asking = 0;
-    if (rc < 0)
+    reply = rc < 0 ? NULL : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    if (rc == 0)
+        ci_input_read(reply ? PyBytes_AS_STRING(reply) : NULL, len);
+    unlock_channel();
+    if (!reply)
         return NULL;
-    if (!(reply = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len))) {
-        ci_input_read(NULL, len);
-        return NULL;
-    }
-    ci_input_read(PyBytes_AS_STRING(reply), len);
     text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(reply), (Py_ssize_t)len, "strict");
     Py_DECREF(reply);
     return text ? Py_BuildValue("(IN)", (unsigned)status, text) : NULL;
 }
 
+/* The reply to a call as host_call() returns it, from its @len bytes at
+ * @p after the status (checked by the host: UTF-8, the lengths). */
+static PyObject *call_value(uint32_t status, const char *p, size_t len)
+{
+    uint32_t nl;
+
+    switch (status) {
+    case CI_CALL_RETURNED:
+        return Py_BuildValue("(Iy#O)", (unsigned)status, p, (Py_ssize_t)len, Py_None);
+    case CI_CALL_RAISED:
+        memcpy(&nl, p, sizeof nl);
+        if (nl > len - sizeof nl)
+            break;
+        return Py_BuildValue("(Is#s#)", (unsigned)status, p + sizeof nl, (Py_ssize_t)nl,
+                             p + sizeof nl + nl, (Py_ssize_t)(len - sizeof nl - nl));
+    case CI_CALL_FAILED:
+        return Py_BuildValue("(Is#O)", (unsigned)status, p, (Py_ssize_t)len, Py_None);
+    case CI_CALL_STOPPED:
+        return Py_BuildValue("(IOO)", (unsigned)status, Py_None, Py_None);
+    }
+    PyErr_SetString(PyExc_SystemError, "a malformed reply to a host call");
+    return NULL;
+}
+
+/*
+ * host_call(name, args): calls host function @name (a str) with @args,
+ * the bytes of its JSON arguments (functions.py checked and encoded them),
+ * and returns (status, a, b): (CALL_RETURNED, the value's JSON as bytes,
+ * None), (CALL_RAISED, exception name, message), (CALL_FAILED, message,
+ * None) or (CALL_STOPPED, None, None). From any of the cell's threads,
+ * one call at a time; RuntimeError when no cell runs. Raises what the
+ * cell's signal handler raised while the main thread waited
+ * (KeyboardInterrupt): the call is then given up on.
+ */
+static PyObject *py_host_call(PyObject *self, PyObject *args)
+{
+    const char *name, *json;
+    Py_ssize_t nlen, jlen;
+    PyObject *bytes, *reply = NULL, *value;
+    uint32_t status;
+    size_t len;
+    char *buf;
+    int rc;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s#S", &name, &nlen, &bytes))
+        return NULL;
+    json = PyBytes_AS_STRING(bytes);
+    jlen = PyBytes_GET_SIZE(bytes);
+    if (nlen == 0 || (size_t)nlen > CI_FUNCTION_NAME_MAX) {
+        PyErr_SetString(PyExc_ValueError, "no host function has that name");
+        return NULL;
+    }
+    if (lock_channel() < 0)
+        return NULL;
+    if (!ci_calls_open()) {
+        unlock_channel();
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a host function can only be called while a cell runs");
+        return NULL;
+    }
+    rc = ci_call_ask(name, (size_t)nlen, json, (size_t)jlen, wait_for_host, &status, &len);
+    if (rc == 0) {
+        reply = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+        ci_input_read(reply ? PyBytes_AS_STRING(reply) : NULL, len);
+    }
+    unlock_channel();
+    if (!reply)
+        return NULL;
+    buf = PyBytes_AS_STRING(reply);
+    value = call_value(status, buf, len);
+    Py_DECREF(reply);
+    return value;
+}
+
 static PyMethodDef methods[] = {
     {"input_request", py_input_request, METH_VARARGS,
      "Asks the host for a line: (status, text), or None if it cannot be asked."},
+    {"host_call", py_host_call, METH_VARARGS,
+     "Calls a host function with JSON arguments: (status, a, b)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -247,6 +371,10 @@ static const struct {
     CONSTANT(CI_INPUT_REFUSED),
     CONSTANT(CI_INPUT_INVALID),
     CONSTANT(CI_INPUT_STOPPED),
+    CONSTANT(CI_CALL_RETURNED),
+    CONSTANT(CI_CALL_RAISED),
+    CONSTANT(CI_CALL_FAILED),
+    CONSTANT(CI_CALL_STOPPED),
 };
 
 static int exec_module(PyObject *m)

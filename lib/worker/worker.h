@@ -7,6 +7,7 @@
 #ifndef CI_WORKER_H
 #define CI_WORKER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -97,6 +98,40 @@ int ci_input_ask(uint32_t flags, const char *prompt, size_t len, int (*wait)(voi
  * @buf is NULL. */
 void ci_input_read(char *buf, size_t len);
 
+/*
+ * Host functions, as proto.h's CALL and CALL_REPLY. A cell's threads may
+ * call them, one at a time: ci_channel_lock is held by whoever reads the
+ * channel during a cell, from its request to the end of its reply (input()
+ * too). Nobody waits for it holding the GIL, so its holder may take the
+ * GIL.
+ */
+extern pthread_mutex_t ci_channel_lock;
+
+/* Under ci_channel_lock: 1 while a cell runs, so calls may be made. */
+int ci_calls_open(void);
+
+/* Closes the calls when a cell ends, waiting for the one in progress;
+ * without the GIL. */
+void ci_calls_close(void);
+
+/* Under ci_channel_lock: sends a CALL of @name (@name_len bytes) with the
+ * @len bytes of JSON arguments at @json, first dropping the replies owed,
+ * and reads the reply's status into *@status and the length of what
+ * follows it, which ci_input_read() then reads, into *@reply_len. @wait as
+ * for ci_input_ask(); 0, or -1 as @wait returned. A malformed reply ends
+ * the worker. */
+int ci_call_ask(const char *name, size_t name_len, const char *json, size_t len,
+                int (*wait)(void), uint32_t *status, size_t *reply_len);
+
+/* One function of a FUNCTIONS frame: its name and description, neither
+ * NUL-terminated. */
+struct ci_function_def {
+    const char *name;
+    size_t name_len;
+    const char *doc;
+    size_t doc_len;
+};
+
 /* ------------------------------------------------------------ interp.c */
 
 /* A field of a RESULT: the text fields' bytes are UTF-8 without NULs,
@@ -173,6 +208,12 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
 void ci_interp_run(uint32_t count, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out);
 void ci_interp_cell_done(struct ci_cell *cell);
+
+/* Makes the @n host functions of @defs the cell's builtins and the module
+ * codeinterp_host (functions.py), with the call limits of the FUNCTIONS
+ * frame. Exits with CI_EXIT_PYTHON on failure. */
+void ci_interp_define(const struct ci_function_def *defs, size_t n, uint32_t args_limit,
+                      uint32_t result_limit);
 
 /* ---------------------------------------------------------- lockdown.c */
 

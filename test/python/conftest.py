@@ -67,6 +67,7 @@ def _load(name, *parts):
 sys.modules.setdefault('_codeinterp', _fake_codeinterp())
 outputs = _load('_codeinterp_outputs', 'lib', 'worker', 'outputs.py')
 refusals = _load('_codeinterp_refusals', 'lib', 'worker', 'refusals.py')
+functions = _load('_codeinterp_functions', 'lib', 'worker', 'functions.py')
 stdin = _load('_codeinterp_stdin', 'lib', 'worker', 'stdin.py')
 shell = _load('_codeinterp_shell', 'lib', 'worker', 'shell.py')
 main = types.ModuleType('__main__')

@@ -27,7 +27,7 @@ from .errors import (BusyError, CodeinterpError, DeadSessionError, ErrorCode,
                      SessionClosedError, SpawnError, TooBigError, UnsafeFileError,
                      WorkspaceIOError, strerror)
 from .session import (MAX_CELL_BYTES, MAX_OUTPUTS, STREAM_STDERR, STREAM_STDOUT,
-                      CellError, InputCallback, Output, OutputCallback, Result,
+                      CellError, HostFunction, InputCallback, Output, OutputCallback, Result,
                       Sandbox, Session, Status, Truncated, version)
 
 __version__ = "0.1.0"
@@ -35,7 +35,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Session", "Result", "Status", "CellError", "Output", "Sandbox", "Truncated",
     "STREAM_STDOUT", "STREAM_STDERR", "MAX_OUTPUTS", "MAX_CELL_BYTES",
-    "OutputCallback", "InputCallback",
+    "OutputCallback", "InputCallback", "HostFunction",
     "version", "library_path", "strerror", "ErrorCode",
     "CodeinterpError", "InvalidArgumentError", "SessionClosedError",
     "NoMemoryError", "SpawnError", "DeadSessionError", "BusyError",

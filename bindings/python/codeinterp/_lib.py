@@ -32,6 +32,13 @@ OUTPUT_FN = CFUNCTYPE(None, c_int, c_void_p, c_size_t, c_void_p)
 # *reply gets a buffer from libc's malloc(), which the library free()s.
 INPUT_FN = CFUNCTYPE(c_int, c_char_p, c_int, POINTER(c_void_p), c_void_p)
 
+# typedef void (*ci_function_fn)(void *payload, const char *name,
+#                                const char *args_json, size_t args_len,
+#                                ci_reply *reply);
+# args_json is void *: its length is given, and a string in it may hold an
+# escaped NUL.
+FUNCTION_FN = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p, c_size_t, c_void_p)
+
 CI_RUN_OPTIONS_VERSION = 2
 
 
@@ -81,6 +88,10 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
     "ci_config_set_manifest": (c_int, [c_void_p, c_char_p, c_char_p]),
     "ci_config_set_manifest_key": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
+    "ci_config_add_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION_FN, c_void_p]),
+    "ci_config_set_call_limits": (c_int, [c_void_p, c_size_t, c_size_t]),
+    "ci_reply_json": (c_int, [c_void_p, c_char_p, c_size_t]),
+    "ci_reply_error": (c_int, [c_void_p, c_char_p, c_char_p]),
     # session
     "ci_session_new": (c_int, [POINTER(c_void_p), c_void_p]),
     "ci_session_free": (None, [c_void_p]),

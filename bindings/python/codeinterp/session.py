@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import enum
+import inspect
+import json
 import os
 import threading
 from ctypes import byref, c_size_t, c_void_p, string_at
-from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional,
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
                     Tuple, TypeVar, Union)
 
 if TYPE_CHECKING:
@@ -441,6 +443,82 @@ def _code_bytes(op: str, code: object) -> bytes:
     return b
 
 
+#: What Session() takes as a host function: any callable, called with the
+#: cell's arguments decoded from JSON; its value is encoded back.
+HostFunction = Callable[..., Any]
+
+_FUNCTION_NAME_WANT = ("an ASCII Python identifier of at most 64 bytes, not a keyword or a "
+                       "builtin, not starting with '_', given once; a description (the "
+                       "docstring) of at most 65536 bytes; at most 256 functions")
+_MESSAGE_MAX = 65536  # ci_reply_error's message, in bytes
+
+
+def _message(e: BaseException) -> bytes:
+    """@e's message as ci_reply_error() takes it: UTF-8, no NUL, at most
+    64 KiB, cut on a character boundary. The message of an exception made
+    of one str is that str (str(KeyError('x')) would quote it again)."""
+    try:
+        text = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], str) else str(e)
+    except Exception:
+        text = "<str() of the exception failed>"
+    b = text.replace("\0", "\\0").encode("utf-8", "replace")
+    return b[:_MESSAGE_MAX].decode("utf-8", "ignore").encode("utf-8")
+
+
+class _Functions:
+    """The host functions of one Session and the one C callback that runs
+    them. It holds no reference to the Session: a KeyboardInterrupt (or
+    another BaseException that is not an Exception) a function raises is
+    kept in pending, the cell interrupted through handle, and run() raises
+    it once the cell is over."""
+
+    def __init__(self, functions: Dict[str, HostFunction]) -> None:
+        self.functions = functions
+        self.pending: List[BaseException] = []
+        self.handle: Optional[int] = None
+        self.callback = _lib.FUNCTION_FN(self._call)
+
+    def _call(self, payload: Optional[int], name: bytes, args: int, length: int,
+              reply: int) -> None:
+        # Runs inside C: nothing may propagate out of it.
+        try:
+            fn = self.functions[name.decode("ascii")]
+            call = json.loads(string_at(args, length).decode("utf-8"))
+            value = fn(*call["args"], **call["kwargs"])
+            try:
+                data = json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+            except (TypeError, ValueError) as e:
+                raise TypeError("the host function %s() returned a value that is not JSON: "
+                                "%s" % (name.decode("ascii"), e)) from None
+            if lib.ci_reply_json(reply, data, len(data)) != 0:
+                raise ValueError(_text(lib.ci_session_errmsg(self.handle)))
+        except Exception as e:
+            lib.ci_reply_error(reply, type(e).__name__.encode("ascii", "replace"), _message(e))
+        except BaseException as e:  # KeyboardInterrupt: the host's own, re-raised by run()
+            self.pending.append(e)
+            if self.handle is not None:
+                lib.ci_session_interrupt(self.handle)
+            lib.ci_reply_error(reply, type(e).__name__.encode("ascii", "replace"), _message(e))
+
+    def add_to(self, cfg: int) -> None:
+        for name, fn in self.functions.items():
+            if not isinstance(name, str):
+                raise TypeError("%s: a host function's name must be a str, not %s"
+                                % (_NEW, type(name).__name__))
+            if not callable(fn):
+                raise TypeError("%s: functions[%r] must be callable" % (_NEW, name))
+            doc = inspect.getdoc(fn)
+            _check_config(lib.ci_config_add_function(
+                cfg, name.encode("utf-8"), doc.encode("utf-8", "replace") if doc else None,
+                self.callback, None), "functions[%s]" % _shown(name), _FUNCTION_NAME_WANT)
+
+    def take_pending(self) -> None:
+        if self.pending:
+            e = self.pending[0]
+            self.pending.clear()
+            raise e
+
+
 def _check_config(rc: int, arg: str, want: str) -> None:
     """Raises the error of a setting the library refused: @arg as given
     ("timeout_ms=0"), @want what the library takes."""
@@ -497,6 +575,20 @@ class Session:
                           manifest (a path: the NAME.pub of
                           "codeinterp-manifest keygen NAME")
       public_key_bytes    that key as its 32 bytes (Ed25519), instead of a file
+      functions           host functions, {name: callable}: each a builtin of
+                          the cells (and importable from codeinterp_host),
+                          whose docstring is the callable's. A cell's call
+                          runs the callable here, on the thread in run(),
+                          with the arguments decoded from JSON; its value
+                          (JSON: None, bool, int, float, str, list, dict)
+                          is what the call returns, and an exception it
+                          raises is raised in the cell (a builtin one as
+                          itself, any other as HostFunctionError with its
+                          name and message). A KeyboardInterrupt in it
+                          interrupts the cell and run() raises it after.
+                          See ci_config_add_function(3)
+      call_limits         (args_bytes, result_bytes) of a call's JSON
+                          (1 MiB each)
 
     A manifest that cannot be read, is malformed or badly signed, or does
     not match the installed files makes the session fail to start (and
@@ -520,8 +612,12 @@ class Session:
                  require_sandbox: Optional[int] = None, preload: Optional[str] = None,
                  zygote: Optional[bool] = None, manifest: Optional[PathLike] = None,
                  public_key: Optional[PathLike] = None,
-                 public_key_bytes: Optional[bytes] = None) -> None:
+                 public_key_bytes: Optional[bytes] = None,
+                 functions: Optional[Mapping[str, HostFunction]] = None,
+                 call_limits: Optional[Tuple[int, int]] = None) -> None:
         self._handle: Optional[int] = None
+        # Kept as long as the session: its C callback is the library's.
+        self._functions = _Functions(dict(functions or {}))
         self._lock = threading.Lock()
         self._busy: Optional[str] = None   # None, or the name of the call in progress
         self._pid: Optional[int] = None
@@ -602,6 +698,14 @@ class Session:
             elif public_key is not None or public_key_bytes is not None:
                 raise _invalid(_NEW, "%s without manifest" % (
                     "public_key" if public_key is not None else "public_key_bytes"))
+            self._functions.add_to(cfg)
+            if call_limits is not None:
+                args_bytes, result_bytes = call_limits
+                want = "(args_bytes, result_bytes), each 1024 to 64 MiB (67108864)"
+                _check_config(lib.ci_config_set_call_limits(
+                    cfg, _uint(_NEW, "call_limits[0]", args_bytes, _C_SIZE_MAX, want),
+                    _uint(_NEW, "call_limits[1]", result_bytes, _C_SIZE_MAX, want)),
+                    "call_limits=%r" % (call_limits,), want)
             handle = c_void_p()
             rc = lib.ci_session_new(byref(handle), cfg)
             if rc != 0:
@@ -610,6 +714,7 @@ class Session:
         finally:
             lib.ci_config_free(cfg)
         self._handle = handle.value
+        self._functions.handle = self._handle
         self._workspace = os.fsdecode(lib.ci_session_workspace(self._handle))
         self._refresh()
 
@@ -823,6 +928,7 @@ class Session:
             callbacks.clear()
         if failures:
             raise failures[0]
+        self._functions.take_pending()
         return result
 
     async def run_async(self, code: Union[str, bytes], timeout_ms: Optional[int] = None,

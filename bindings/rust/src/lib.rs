@@ -46,6 +46,9 @@ use std::time::Duration;
 /// crate, re-exported.
 pub use codeinterp_sys as sys;
 
+mod functions;
+pub use functions::{FunctionError, HostFn};
+
 /// The version of the C library the program runs with ("0.1.0").
 pub fn version() -> &'static str {
     // SAFETY: ci_version returns a static, NUL-terminated ASCII string.
@@ -559,6 +562,8 @@ pub struct Config {
     zygote: Option<bool>,
     require_sandbox: Option<Sandbox>,
     manifest: Option<(PathBuf, ManifestKey)>,
+    functions: Vec<functions::Definition>,
+    call_limits: Option<(usize, usize)>,
 }
 
 /// The public key a manifest must have been signed with.
@@ -730,6 +735,38 @@ impl Config {
         self
     }
 
+    /// Defines a host function the session's cells can call: a builtin
+    /// named `name` (also importable: `from codeinterp_host import name`),
+    /// whose docstring is `description` ("" for none). A cell's call runs
+    /// `f` on the thread in [`Session::run`], one call at a time, with the
+    /// call's arguments as JSON text (`{"args":[...],"kwargs":{...}}`);
+    /// the JSON text `f` returns is what the call returns, parsed, and a
+    /// [`FunctionError`] is raised in the cell instead. The cell waits
+    /// meanwhile and its timeout runs on, so an `f` that blocks holds the
+    /// run past its timeout (its answer is then dropped and the cell
+    /// interrupted). A panic in `f` interrupts the cell, and the run
+    /// resumes it once the library has returned. A name the library
+    /// refuses makes [`Session::new`] fail with
+    /// [`ErrorKind::InvalidArgument`]. See `ci_config_add_function(3)`.
+    pub fn function<F>(mut self, name: &str, description: &str, f: F) -> Config
+    where
+        F: Fn(&str) -> std::result::Result<String, FunctionError> + Send + Sync + 'static,
+    {
+        self.functions.push(functions::Definition {
+            name: name.to_string(),
+            description: description.to_string(),
+            f: Arc::new(f),
+        });
+        self
+    }
+
+    /// Sets the most bytes of JSON a host function call's arguments and a
+    /// function's value may have (default 1 MiB each, 1024 to 64 MiB).
+    pub fn call_limits(mut self, args_bytes: usize, result_bytes: usize) -> Config {
+        self.call_limits = Some((args_bytes, result_bytes));
+        self
+    }
+
     /// A `ci_config` holding these settings, to be freed by the caller.
     /// A setting the library refuses is an error of `Session::new` that
     /// names the setter, the value and what the library takes.
@@ -821,6 +858,11 @@ impl Config {
                 let rc = sys::ci_config_require_sandbox(cfg.0, mask.0 as c_uint);
                 let want = format!("made of the layers this library knows: {}", Sandbox::ALL);
                 check(rc, "require_sandbox", mask.to_string(), &want)?;
+            }
+            if let Some((args, result)) = self.call_limits {
+                let rc = sys::ci_config_set_call_limits(cfg.0, args, result);
+                let want = "each 1024 bytes to 64 MiB (67108864 bytes)";
+                check(rc, "call_limits", format!("{}, {}", args, result), want)?;
             }
             match self.manifest {
                 None => {}
@@ -1436,6 +1478,10 @@ pub struct Session {
     raw: *mut sys::ci_session,
     shared: Arc<Shared>,
     workspace: PathBuf,
+    // The host functions' payloads (boxed: each address is a C payload);
+    // dropped after the session is freed.
+    #[allow(clippy::vec_box)]
+    functions: Vec<Box<functions::Slot>>,
 }
 
 // SAFETY: a session may move between threads (the header asks only for one
@@ -1450,6 +1496,7 @@ impl Session {
     /// forked from the list's zygote.
     pub fn new(config: Config) -> Result<Session> {
         let cfg = config.to_raw()?;
+        let slots = functions::add(cfg.0, &config.functions)?;
         let mut raw: *mut sys::ci_session = ptr::null_mut();
         // SAFETY: valid out pointer and config; the config is copied.
         let rc = unsafe { sys::ci_session_new(&mut raw, cfg.0) };
@@ -1461,12 +1508,14 @@ impl Session {
         // SAFETY: raw is a live session; the string lives until the free.
         let workspace = unsafe { CStr::from_ptr(sys::ci_session_workspace(raw)) };
         let workspace = PathBuf::from(OsStr::from_bytes(workspace.to_bytes()));
+        functions::attach(&slots, raw);
         Ok(Session {
             raw,
             shared: Arc::new(Shared {
                 raw: Mutex::new(raw),
             }),
             workspace,
+            functions: slots,
         })
     }
 
@@ -1554,7 +1603,7 @@ impl Session {
             Err(unsafe { Error::from_session(op, rc, self.raw) })
         };
         drop(result);
-        if let Some(p) = panicked {
+        if let Some(p) = panicked.or_else(|| functions::take_panic(&self.functions)) {
             panic::resume_unwind(p);
         }
         copied

@@ -110,6 +110,24 @@ pub type ci_input_fn = Option<
     ) -> c_int,
 >;
 
+/// Opaque `ci_reply`: a host function's answer, valid during its call.
+#[repr(C)]
+pub struct ci_reply {
+    _private: [u8; 0],
+}
+
+/// `ci_function_fn`: runs a host function for a cell; answers through
+/// `reply` with `ci_reply_json` or `ci_reply_error`.
+pub type ci_function_fn = Option<
+    unsafe extern "C" fn(
+        payload: *mut c_void,
+        name: *const c_char,
+        args_json: *const c_char,
+        args_len: usize,
+        reply: *mut ci_reply,
+    ),
+>;
+
 pub const CI_RUN_OPTIONS_VERSION: c_uint = 2;
 
 /// `ci_run_options`, version 2.
@@ -163,6 +181,21 @@ extern "C" {
         manifest_path: *const c_char,
         public_key: *const c_uchar,
         key_len: usize,
+    ) -> c_int;
+    pub fn ci_config_add_function(
+        cfg: *mut ci_config,
+        name: *const c_char,
+        description: *const c_char,
+        func: ci_function_fn,
+        payload: *mut c_void,
+    ) -> c_int;
+    pub fn ci_config_set_call_limits(cfg: *mut ci_config, args_bytes: usize, result_bytes: usize)
+        -> c_int;
+    pub fn ci_reply_json(reply: *mut ci_reply, json: *const c_char, len: usize) -> c_int;
+    pub fn ci_reply_error(
+        reply: *mut ci_reply,
+        exception_name: *const c_char,
+        message: *const c_char,
     ) -> c_int;
 
     pub fn ci_session_new(out: *mut *mut ci_session, cfg: *const ci_config) -> c_int;
