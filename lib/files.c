@@ -245,6 +245,15 @@ int ci_workspace_create(ci_session *s)
      * nothing beside them, nor rename them. */
     if (i == 3 && geteuid() == 0 && chmod(s->dir, 0711) < 0)
         i = 0;
+    if (dirfd >= 0 && i < 3 && errno == EINVAL && geteuid() == 0) {
+        /* fchownat's answer for an id this user namespace does not map
+         * (a container that maps only root): no worker can run here. */
+        ci_set_errmsg(s, "cannot give the session directory %s to uid %u, which a root host's "
+                      "workers run as: this user namespace does not map it (/proc/self/uid_map)",
+                      s->dir, CI_WORKER_UID);
+        close(dirfd);
+        return CI_ESPAWN;
+    }
     if (dirfd < 0 || i < 3) {
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
         if (dirfd >= 0)

@@ -639,6 +639,57 @@ static void test_root_host_needs_a_root_the_worker_can_pass(void **state)
     free(root);
 }
 
+/* In a forked root host: into a user namespace that maps only uid and
+ * gid 0, as a container may, then a session. 0 if it failed as it must,
+ * 77 if no user namespace could be made. No cmocka assertion here. */
+static int session_where_only_root_is_mapped(void)
+{
+    static const char *const maps[][2] = {
+        {"/proc/self/setgroups", "deny"},
+        {"/proc/self/uid_map", "0 0 1\n"},
+        {"/proc/self/gid_map", "0 0 1\n"},
+    };
+    if (unshare(CLONE_NEWUSER) != 0)
+        return 77;
+    for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) {
+        int fd = open(maps[i][0], O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, maps[i][1], strlen(maps[i][1])) < 0) {
+            fprintf(stderr, "%s: %s\n", maps[i][0], strerror(errno));
+            return 30;
+        }
+        close(fd);
+    }
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    if (!cfg || ci_config_set_workspace_root(cfg, tmp) != CI_OK)
+        return 31;
+    int rc = ci_session_new(&s, cfg);
+    const char *msg = ci_session_errmsg(NULL);
+    if (rc != CI_ESPAWN || !strstr(msg, "does not map it")) {
+        fprintf(stderr, "where only root is mapped, ci_session_new gave %d: %s\n", rc, msg);
+        return 32;
+    }
+    ci_config_free(cfg);
+    return 0;
+}
+
+static void test_root_host_whose_namespace_maps_only_root_is_a_spawn_error(void **state)
+{
+    if (geteuid() != 0)
+        h_skip_because("not root, so the worker keeps our uid");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(session_where_only_root_is_mapped());
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        h_skip_because("this process may not make a user namespace");
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* ------------------------------------------------------------ filesystem */
 
 /* Defines try_(f): 'done', or the name of the OSError f raised. */
@@ -1540,6 +1591,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_worker_runs_without_root_or_capabilities, h_setup_alive),
         cmocka_unit_test_setup(test_warm_up_reads_nothing_a_cell_planted, h_setup_alive),
         cmocka_unit_test(test_root_host_needs_a_root_the_worker_can_pass),
+        cmocka_unit_test(test_root_host_whose_namespace_maps_only_root_is_a_spawn_error),
         cmocka_unit_test_setup(test_cell_cannot_read_the_hosts_configuration, h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_write_outside_its_directories, h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_read_a_world_readable_file_outside, h_setup_alive),
