@@ -249,7 +249,8 @@ demo-macro: demo-deps
 # layer or a resource this machine lacks (a best-effort layer the kernel
 # or a container refuses, as test/probe.c finds, root, a writable
 # /usr...), and appends one line saying so to $(TEST_SKIPS) (helpers.h,
-# h_skip_because); the list is printed before the count.
+# h_skip_because; the CHECK_EXTRA checks get it too, and test/install.sh
+# appends to it); the list is printed before the count.
 TEST_TIMEOUT ?= 240
 TEST_SKIPS   := $(abspath $(BUILD))/test-skips.txt
 # Prints $(TEST_SKIPS), if anything was skipped.
@@ -269,7 +270,7 @@ check: deps
 	else echo "all $(words $(TESTS)) test programs passed"; fi; \
 	xfailed=""; for x in $(CHECK_EXTRA); do \
 	  echo "== make $$x"; \
-	  $(MAKE) --no-print-directory $$x || { xfailed="$$xfailed $$x"; echo "== make $$x FAILED"; }; \
+	  CI_TEST_SKIPS=$(TEST_SKIPS) $(MAKE) --no-print-directory $$x || { xfailed="$$xfailed $$x"; echo "== make $$x FAILED"; }; \
 	done; \
 	nfail=$$(echo $$failed $$xfailed | wc -w); \
 	npass=$$(( $(words $(TESTS) $(CHECK_EXTRA)) - nfail )); \
@@ -456,9 +457,12 @@ install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodein
 
 # The dynamic loader's cache (ldconfig(8)) is refreshed after an install
 # into the live system by root, so a program linked against the new
-# library runs at once from /usr/local/lib; never for a staged DESTDIR.
+# library runs at once from /usr/local/lib; never for a staged DESTDIR,
+# and not where /etc, which holds the cache, is read-only (a container's
+# root, with PREFIX somewhere writable), which the install then says.
 LDCONFIG_IF_LIVE = @if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig > /dev/null; then \
-	  ldconfig; fi
+	  if [ -w /etc ]; then ldconfig; \
+	  else echo "/etc is read-only: ldconfig's cache is not refreshed"; fi; fi
 
 # Removes the files install put and the worker's own directory; the
 # shared directories (lib, include, man3...) stay.

@@ -356,8 +356,9 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
  * that is neither root's nor ours: such a user could swap a session
  * directory for their own. When the host runs as root its workers run as uid 65534
  * (see CI_SANDBOX_UNPRIVILEGED), which must be able to search every
- * directory down to @dir (as /tmp allows); if it cannot, the worker does
- * not start (CI_ESPAWN, and the message says so).
+ * directory down to @dir (as /tmp allows); if it cannot, or if the host's
+ * user namespace does not map uid 65534 (a container that maps only
+ * root), the worker does not start (CI_ESPAWN, and the message says so).
  * @return CI_OK; CI_EINVAL if an argument is NULL, @dir is empty, not
  *         absolute or longer than 3000 bytes; CI_ENOMEM.
  */

@@ -278,6 +278,15 @@ static int fill_dir(ci_session *s)
         s->dir_ino = st.st_ino;
     }
     if (dirfd < 0 || take_lock(s, dirfd) < 0 || make_subdirs(s, dirfd) < 0) {
+        if (dirfd >= 0 && errno == EINVAL && geteuid() == 0) {
+            /* fchownat's answer for an id this user namespace does not map
+             * (a container that maps only root): no worker can run here. */
+            ci_set_errmsg(s, "cannot give the session directory %s to uid %u, which a root "
+                          "host's workers run as: this user namespace does not map it "
+                          "(/proc/self/uid_map)", s->dir, CI_WORKER_UID);
+            close(dirfd);
+            return CI_ESPAWN;
+        }
         ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
         if (dirfd >= 0)
             close(dirfd);

@@ -125,6 +125,22 @@ static void *spawner_main(void *unused)
     return NULL;
 }
 
+/* In a forked child: the lock and the condition variable as new. The
+ * parent's spawner thread, which is not in the child, may have been
+ * waiting on the condition (as it does between jobs) or holding the
+ * lock, and glibc's condition variable would then wait for that thread
+ * for ever in the child's first broadcast. Plain stores, safe between
+ * fork and exec (the spawner's own children run this too). */
+static void spawner_forked(void)
+{
+    static const pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static const pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+
+    memcpy(&spawner_lock, &lock, sizeof lock);
+    memcpy(&spawner_cond, &cond, sizeof cond);
+    spawner_job = NULL;
+}
+
 /* Starts the spawner thread once per process (again in a forked child,
  * which has no threads but the one that forked). Called with the lock. */
 static int spawner_ensure(void)
@@ -133,6 +149,8 @@ static int spawner_ensure(void)
 
     if (spawner_owner == getpid())
         return 0;
+    if (spawner_owner == 0 && (rc = pthread_atfork(NULL, NULL, spawner_forked)) != 0)
+        return -rc;
     if ((rc = ci_thread_start_masked(spawner_main, NULL)) != 0)
         return -rc;
     spawner_owner = getpid();

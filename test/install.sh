@@ -122,13 +122,25 @@ echo "install: staged, installed, used through pkg-config, uninstalled"
 # and loads the library through ldconfig's cache, and uninstall leaves
 # /usr/local as it found it. Only as root, only when no codeinterp is
 # installed there already (someone's own is never overwritten), and one run
-# at a time (flock); CODEINTERP_TEST_LIVE_INSTALL=0 skips it.
+# at a time (flock); CODEINTERP_TEST_LIVE_INSTALL=0 skips it. A skip is
+# appended to $CI_TEST_SKIPS, as the test programs' are (make check lists
+# them).
 live_dirs="/usr/local/lib /usr/local/lib/pkgconfig /usr/local/include /usr/local/libexec
   /usr/local/bin /usr/local/share /usr/local/share/man /usr/local/share/man/man1 /usr/local/share/man/man3"
-live_skip() { echo "install: default prefix not tried: $*"; exit 0; }
+live_skip() {
+    echo "install: default prefix not tried: $*"
+    [ -z "${CI_TEST_SKIPS:-}" ] || echo "install.sh: default_prefix: $*" >> "$CI_TEST_SKIPS"
+    exit 0
+}
 [ "${CODEINTERP_TEST_LIVE_INSTALL:-1}" != 0 ] || live_skip "CODEINTERP_TEST_LIVE_INSTALL=0"
-[ "$(id -u)" = 0 ] || live_skip "not root"
-command -v flock > /dev/null || live_skip "no flock(1)"
+[ "$(id -u)" = 0 ] || live_skip "needs root"
+command -v flock > /dev/null || live_skip "needs flock(1)"
+# A read-only root (a container's): the lock file and /usr/local itself.
+# sh exits on a redirection that fails, so test first.
+[ -w /run/lock ] || live_skip "needs a writable /run/lock"
+for d in /usr/local $live_dirs; do
+    [ ! -d "$d" ] || [ -w "$d" ] || live_skip "needs a writable $d"
+done
 exec 9> /run/lock/codeinterp-install-test.lock
 flock -n 9 || live_skip "another run holds /run/lock/codeinterp-install-test.lock"
 for f in /usr/local/lib/libcodeinterp.so.0 /usr/local/lib/pkgconfig/codeinterp.pc \

@@ -154,6 +154,13 @@ static void map_user(unsigned uid, unsigned gid)
     }
 }
 
+/* As the worker's ci_ns_refused(): how a kernel or a container refuses. */
+static int ns_refused(int err)
+{
+    return err == EPERM || err == EINVAL || err == ENOSPC || err == EUSERS || err == EACCES ||
+           err == ENOSYS;
+}
+
 static const struct {
     int flag;
     unsigned layer;
@@ -177,13 +184,16 @@ static unsigned unshare_others(unsigned have)
 /* As mounts.c's unshare_mounts() and mount_own_proc(), in this process's
  * new mount namespace: CI_SANDBOX_MNTNS, OWN_PROC if @pidns and a proc
  * of our PID namespace could be mounted on a tmpfs at /tmp (where the
- * worker builds its root), BROKEN if a step the worker dies of failed. */
+ * worker builds its root), BROKEN if a step the worker dies of failed.
+ * 0 where mount(2) is refused (a seccomp filter's EPERM), in which the
+ * worker goes without the layer. */
 static unsigned mount_namespace(int pidns)
 {
     if (unshare(CLONE_NEWNS) != 0)
         return 0;
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-        mount("ci-probe", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") !=
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return ns_refused(errno) ? 0 : CI_SANDBOX_MNTNS | BROKEN;
+    if (mount("ci-probe", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") !=
             0 ||
         mkdir("/tmp/proc", 0755) != 0)
         return CI_SANDBOX_MNTNS | BROKEN;
@@ -242,9 +252,10 @@ static unsigned zygote_worker(void)
     if (leave_root() != 0)
         return NOT_ROOT;
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+    /* Where mount(2) is refused the zygote goes on without mounts. */
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) {
         map_user(uid, gid);
-        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0 && !ns_refused(errno))
             return BROKEN;
     }
     /* valgrind 3.19 fails pidfd_open with ENOSYS; the zygote, which runs

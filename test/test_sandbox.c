@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -276,6 +280,87 @@ static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
         char *want = p->own_proc ? h_fmt("'1'") : h_fmt("'%d'", ci_session_pid(S));
         h_expect(S, "import os\nos.readlink('/proc/self')", want, "");
         free(want);
+    }
+}
+
+/* In a forked host: mount(2), pivot_root(2) and the new mount API fail
+ * with EPERM from now on, as under a container's profile that allows
+ * unshare(2) but not mounts. 0, or -1 where no filter can be installed. */
+static int refuse_mounts(void)
+{
+    static const long calls[] = {SYS_mount,      SYS_umount2, SYS_pivot_root, SYS_open_tree,
+                                 SYS_move_mount, SYS_fsopen,  SYS_fsconfig,   SYS_fsmount,
+                                 SYS_fspick,     SYS_mount_setattr};
+    enum { N = sizeof calls / sizeof *calls };
+    struct sock_filter f[2 * N + 2];
+    unsigned n = 0;
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, nr));
+    for (unsigned i = 0; i < N; i++) {
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)calls[i], 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        return -1;
+    return 0;
+}
+
+/* In the forked host: a session (from the zygote or started by exec, as
+ * @zygote says) that runs a cell and has every layer the probe found
+ * but the mount namespace and a proc of its own. No cmocka assertion:
+ * the child reports by its exit status, and says why on stderr. */
+static int session_without_mounts(int zygote)
+{
+    const struct h_probe *p = h_probe(zygote);
+    unsigned want = p->layers & ~p->unknown & ~CI_SANDBOX_MNTNS;
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    ci_result *r = NULL;
+    int rc = 0;
+
+    if (!cfg || ci_config_set_workspace_root(cfg, tmp) != CI_OK ||
+        ci_config_set_zygote(cfg, zygote) != CI_OK || ci_session_new(&s, cfg) != CI_OK) {
+        fprintf(stderr, "no session where mounts are refused: %s\n", ci_session_errmsg(NULL));
+        rc = 20;
+    } else if ((ci_session_sandbox(s) & ~p->unknown) != want) {
+        fprintf(stderr, "where mounts are refused, the worker has 0x%x, not 0x%x\n",
+                ci_session_sandbox(s), want);
+        rc = 21;
+    } else if (ci_run(s, "import os\n(6 * 7, os.readlink('/proc/self') != '1')", &r) != CI_OK ||
+               ci_result_status(r) != CI_STATUS_OK || !ci_result_value(r) ||
+               strcmp(ci_result_value(r), "(42, True)") != 0) {
+        fprintf(stderr, "where mounts are refused, the cell gave %s\n",
+                r && ci_result_value(r) ? ci_result_value(r) : ci_session_errmsg(s));
+        rc = 22;
+    }
+    ci_result_free(r);
+    ci_session_free(s);
+    ci_config_free(cfg);
+    return rc;
+}
+
+/* Where a container's filter allows unshare(2) but refuses mount(2),
+ * the worker cannot make its root: it goes without the mount namespace
+ * and says so, keeping every other layer, from the zygote and by exec. */
+static void test_worker_where_mounts_are_refused_goes_without_its_root(void **state)
+{
+    for (int zygote = 0; zygote <= h_zygote_default(); zygote++) {
+        h_probe(zygote); /* before the filter, which would change its answer */
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(refuse_mounts() != 0 ? 77 : session_without_mounts(zygote));
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+            h_skip_because("this process may not install a seccomp filter");
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("the %s worker where mounts are refused failed (wait status %#x)",
+                     zygote ? "zygote-forked" : "exec-started", st);
     }
 }
 
@@ -552,6 +637,57 @@ static void test_root_host_needs_a_root_the_worker_can_pass(void **state)
     assert_int_equal(rmdir(root), 0); /* nothing left behind */
     ci_config_free(cfg);
     free(root);
+}
+
+/* In a forked root host: into a user namespace that maps only uid and
+ * gid 0, as a container may, then a session. 0 if it failed as it must,
+ * 77 if no user namespace could be made. No cmocka assertion here. */
+static int session_where_only_root_is_mapped(void)
+{
+    static const char *const maps[][2] = {
+        {"/proc/self/setgroups", "deny"},
+        {"/proc/self/uid_map", "0 0 1\n"},
+        {"/proc/self/gid_map", "0 0 1\n"},
+    };
+    if (unshare(CLONE_NEWUSER) != 0)
+        return 77;
+    for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) {
+        int fd = open(maps[i][0], O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, maps[i][1], strlen(maps[i][1])) < 0) {
+            fprintf(stderr, "%s: %s\n", maps[i][0], strerror(errno));
+            return 30;
+        }
+        close(fd);
+    }
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    if (!cfg || ci_config_set_workspace_root(cfg, tmp) != CI_OK)
+        return 31;
+    int rc = ci_session_new(&s, cfg);
+    const char *msg = ci_session_errmsg(NULL);
+    if (rc != CI_ESPAWN || !strstr(msg, "does not map it")) {
+        fprintf(stderr, "where only root is mapped, ci_session_new gave %d: %s\n", rc, msg);
+        return 32;
+    }
+    ci_config_free(cfg);
+    return 0;
+}
+
+static void test_root_host_whose_namespace_maps_only_root_is_a_spawn_error(void **state)
+{
+    if (geteuid() != 0)
+        h_skip_because("not root, so the worker keeps our uid");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(session_where_only_root_is_mapped());
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        h_skip_because("this process may not make a user namespace");
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* ------------------------------------------------------------ filesystem */
@@ -1431,9 +1567,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_host_environment_does_not_reach_the_worker, h_setup_alive),
         cmocka_unit_test_setup(test_worker_environ_seen_from_host_has_no_canary, h_setup_alive),
         cmocka_unit_test_setup(test_sandbox_reports_the_layers_this_kernel_has, h_setup_alive),
+        cmocka_unit_test(test_worker_where_mounts_are_refused_goes_without_its_root),
         cmocka_unit_test_setup(test_worker_runs_without_root_or_capabilities, h_setup_alive),
         cmocka_unit_test_setup(test_warm_up_reads_nothing_a_cell_planted, h_setup_alive),
         cmocka_unit_test(test_root_host_needs_a_root_the_worker_can_pass),
+        cmocka_unit_test(test_root_host_whose_namespace_maps_only_root_is_a_spawn_error),
         cmocka_unit_test_setup(test_cell_cannot_read_the_hosts_configuration, h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_write_outside_its_directories, h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_read_a_world_readable_file_outside, h_setup_alive),

@@ -348,7 +348,11 @@ static void bind_search_path(int fd[CI_MANIFEST_MAX_PATHS])
 }
 
 /* A mount namespace of our own, nothing of which propagates back to the
- * host's tree. 0 where the kernel refuses it. */
+ * host's tree. 0 where the kernel refuses it, or where a container's
+ * seccomp profile allows unshare(2) but refuses mount(2): the namespace
+ * is then an unchanged copy of the host's tree in which we can mount
+ * nothing (and once the worker's own filter is loaded, never will), so
+ * it hides nothing, and the worker goes on without the layer. */
 static int unshare_mounts(void)
 {
     if (unshare(CLONE_NEWNS) != 0) {
@@ -356,8 +360,11 @@ static int unshare_mounts(void)
             return 0;
         die("unshare", "CLONE_NEWNS");
     }
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        if (ci_ns_refused(errno))
+            return 0;
         die("make private", "/");
+    }
     return 1;
 }
 

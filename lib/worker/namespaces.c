@@ -95,9 +95,18 @@ int ci_unshare_zygote(unsigned uid, unsigned gid)
     ci_map_user(uid, gid);
     /* A slave copy (mount_namespaces(7)): nothing mounted in it reaches
      * the host; the host's later mounts reach it where they are shared
-     * (else the zygote answers EXDEV for a directory it lacks). */
-    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
-        ci_fatal(CI_EXIT_NAMESPACES, "zygote: make / a slave: %s", strerror(errno));
+     * (else the zygote answers EXDEV for a directory it lacks). Where a
+     * container's filter refuses mount(2) but not unshare(2), it stays
+     * as the kernel made it, which for a namespace owned by a new user
+     * namespace is slave already, and the zygote mounts nothing: the
+     * spares then find that they cannot make a root of their own either
+     * (mounts.c) and go without the mount namespace. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) {
+        if (!ci_ns_refused(errno))
+            ci_fatal(CI_EXIT_NAMESPACES, "zygote: make / a slave: %s", strerror(errno));
+        ci_drop_capabilities();
+        return 0;
+    }
     /* open_tree(2) is Linux 5.2's; without it, or where a filter refuses
      * it, the spares bind the directory themselves, as before. */
     probe = open_tree(AT_FDCWD, "/", OPEN_TREE_CLOEXEC);

@@ -75,9 +75,9 @@ fn timeout_of_one_run_keeps_the_session() {
     assert_eq!(r.error.as_ref().unwrap().name, "TimeoutError");
     assert!(r.wall_time >= Duration::from_millis(300), "{:?}", r.wall_time);
     assert!(r.wall_time < Duration::from_secs(3), "{:?}", r.wall_time);
-    // The spin ran on a core for part of its 300 ms at least; how much
-    // depends on the machine's load (a loaded 2-core machine gave it 79 ms).
-    assert!(r.cpu_time > Duration::ZERO, "cpu {:?}", r.cpu_time);
+    // The spin's CPU time is counted; on a loaded machine it may get far
+    // less than its 300 ms of wall time (81 ms was seen on 2 shared cores).
+    assert!(r.cpu_time >= Duration::from_millis(10), "cpu {:?}", r.cpu_time);
 
     let r = s.run("21 * 2").unwrap();
     assert_eq!(r.value.as_deref(), Some("42"));

@@ -128,7 +128,7 @@ fn panic_in_callback_interrupts_the_cell_and_resumes_after() {
     let mut s = session();
     let start = Instant::now();
     let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-        let mut explode = |_: Stream, _: &[u8]| -> () { panic!("boom from the callback") };
+        let mut explode = |_: Stream, _: &[u8]| panic!("boom from the callback");
         s.run_with(
             "import time\nprint('x', flush=True)\ntime.sleep(15)\nprint('never')",
             RunOptions::new().on_output(&mut explode),
