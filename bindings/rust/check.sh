@@ -71,6 +71,12 @@ fi
 pkghome=$CARGO_TARGET_DIR/package-home
 registry=$CARGO_TARGET_DIR/package-registry
 rm -rf "$pkghome" "$registry"
+# Cargo takes a registry crate of a name and version it has built for
+# unchanged, so the codeinterp-sys that the verification below builds from
+# the registry is built again: its declarations may have changed.
+rm -rf "$CARGO_TARGET_DIR"/debug/.fingerprint/codeinterp-sys-* \
+       "$CARGO_TARGET_DIR"/debug/build/codeinterp-sys-* \
+       "$CARGO_TARGET_DIR"/debug/deps/*codeinterp_sys-*
 mkdir -p "$pkghome" "$registry/index/co/de"
 printf '[source.crates-io]\nreplace-with = "local"\n\n[source.local]\nlocal-registry = "%s"\n' \
     "$registry" > "$pkghome/config.toml"
