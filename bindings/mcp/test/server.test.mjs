@@ -420,8 +420,11 @@ test('download_file: a cell swapping names cannot make the server read a big fil
                 small++;
             }
         }
-        const stopped = await run(client, 'stop = True\nswaps > 1000');
-        assert.match(textOf(stopped), /\[value\]\nTrue\n/, 'the names were hardly swapped');
+        // How many swaps a machine's load allows varies (under 1000 in
+        // 1.4 s was seen); that both files were read under the name, below,
+        // is what shows the race was run.
+        const stopped = await run(client, 'stop = True\nswaps > 0');
+        assert.match(textOf(stopped), /\[value\]\nTrue\n/, 'the names were never swapped');
         const peak = peakMiB(pid);
         t.diagnostic(`${small} small, ${big} refused as too big; server peak RSS ${peak.toFixed(1)} MiB`);
         assert.ok(small > 0 && big > 0, `${small} small, ${big} big: did the swap run?`);
