@@ -17,6 +17,7 @@
  */
 #include <ftw.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #include "attack.h"
 
@@ -61,6 +62,14 @@ static int check_mode(const char *path, const struct stat *st, int flag, struct 
      * through config. Nothing there is setuid, setgid or sticky. */
     int in_config = strncmp(path, sdir, strlen(sdir)) == 0 && strlen(path) > config_len &&
                     strncmp(path + strlen(sdir), "/config/", 8) == 0;
+    /* An ACL would let in whoever it names, whatever the mode says: the
+     * session directory included, none of it carries one. */
+    if (!S_ISLNK(st->st_mode) &&
+        (lgetxattr(path, "system.posix_acl_access", NULL, 0) >= 0 ||
+         lgetxattr(path, "system.posix_acl_default", NULL, 0) >= 0)) {
+        print_error("ATTACK SUCCEEDED: %s carries an ACL\n", path);
+        bad_entries++;
+    }
     if (ftw->level == 0)
         return 0;
     if (st->st_mode & (in_config ? 07000 : 07077)) {
@@ -102,7 +111,8 @@ static void assert_modes_private(void)
 
 /* What a process of uid @uid and gid @gid got into, as bits: 1 the
  * session directory listed, 2 the workspace listed, 4 data.txt read, 8 a
- * file made in the workspace, 16 the copy of python3 opened. Tried in a
+ * file made in the workspace, 16 the copy of python3 opened, 32 the
+ * session directory passed through (the workspace stat'ed). Tried in a
  * forked child that only makes system calls; the answer comes through a
  * pipe. */
 static unsigned another_user(uid_t uid, gid_t gid)
@@ -130,6 +140,9 @@ static unsigned another_user(uid_t uid, gid_t gid)
             got |= 8, close(fd);
         if ((fd = open(py, O_RDONLY)) >= 0)
             got |= 16, close(fd);
+        struct stat st;
+        if (stat(ws, &st) == 0)
+            got |= 32;
         _exit(write(fds[1], &got, sizeof got) == sizeof got ? 0 : 1);
     }
     close(fds[1]);
@@ -160,7 +173,7 @@ static void assert_others_kept_out(void)
     unsigned got = another_user(4242, 4242);
     if (got)
         fail_msg("ATTACK SUCCEEDED: uid 4242 got into the session (0x%x)", got);
-    got = another_user(4242, 65534);
+    got = another_user(4242, 65534) & ~32u;
     if (got)
         fail_msg("ATTACK SUCCEEDED: uid 4242 of group 65534 got into the session (0x%x)", got);
 }
@@ -271,6 +284,83 @@ static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **s
     free(p);
 }
 
+/* A default ACL of @dir giving uid 4242 all, and others read and search
+ * (as on a shared project directory); 0, or -1 with errno. */
+static int set_default_acl(const char *dir)
+{
+    /* The kernel's posix_acl_xattr format: a version, then (tag, perm,
+     * id) entries in tag order (linux/posix_acl_xattr.h). */
+    struct __attribute__((packed)) {
+        uint32_t version;
+        struct __attribute__((packed)) {
+            uint16_t tag, perm;
+            uint32_t id;
+        } e[5];
+    } acl = {2,
+             {{0x01, 7, ~0u},   /* ACL_USER_OBJ rwx */
+              {0x02, 7, 4242},  /* ACL_USER 4242 rwx */
+              {0x04, 5, ~0u},   /* ACL_GROUP_OBJ r-x */
+              {0x10, 7, ~0u},   /* ACL_MASK rwx */
+              {0x20, 5, ~0u}}}; /* ACL_OTHER r-x */
+    return setxattr(dir, "system.posix_acl_default", &acl, sizeof acl, 0);
+}
+
+/* A session under a workspace root that is setgid and has a default ACL:
+ * a new directory inherits both, and under a default ACL the umask does
+ * not apply, so without the host's care the session directory, the
+ * worker's three and every file and directory a cell makes would be
+ * setgid, carry group and other bits, and let uid 4242 in by its ACL
+ * entry, whatever mode the cell asks for. */
+static ci_session *s2;  /* its session, under */
+static char *r2;        /* its root */
+static char *saved_sdir;
+
+/* a_teardown, and s2 and r2 freed, sdir S's again. */
+static int inherit_teardown(void **state)
+{
+    ci_session_free(s2);
+    s2 = NULL;
+    if (r2)
+        h_rmtree(r2);
+    free(r2);
+    r2 = NULL;
+    if (saved_sdir) {
+        free(sdir);
+        sdir = saved_sdir;
+        saved_sdir = NULL;
+    }
+    return a_teardown(state);
+}
+
+static void test_a_setgid_root_with_a_default_acl_is_not_inherited(void **state)
+{
+    r2 = a_tmpdir(02755);
+    struct stat st;
+    assert_int_equal(stat(r2, &st), 0);
+    assert_true(st.st_mode & S_ISGID);
+    if (set_default_acl(r2) != 0) {
+        if (errno != EOPNOTSUPP)
+            fail_msg("setxattr %s: %s", r2, strerror(errno));
+        h_skip_part_because("the filesystem of %s has no ACLs; its setgid bit is tried alone",
+                            r2);
+    }
+    struct h_limits lim = {.timeout_ms = 30000, .root = r2};
+    s2 = a_session_new(&lim);
+    assert_non_null(s2);
+    h_expect(s2,
+             "import os\n"
+             "for d in ('.', os.environ['HOME'], os.environ['TMPDIR']):\n"
+             "    os.makedirs(f'{d}/wide/er', 0o777)\n"
+             "    os.close(os.open(f'{d}/wide/f', os.O_CREAT | os.O_WRONLY, 0o666))\n"
+             "'made'",
+             "'made'", NULL);
+    const char *ws = ci_session_workspace(s2);
+    saved_sdir = sdir;
+    sdir = h_fmt("%.*s", (int)(strrchr(ws, '/') - ws), ws);
+    assert_modes_private();
+    assert_others_kept_out();
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
@@ -278,6 +368,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         A_TEST(test_a_setuid_copy_of_python_cannot_be_made),
         A_TEST(test_the_workspace_and_its_files_cannot_be_opened_to_others),
+        cmocka_unit_test_setup_teardown(test_a_setgid_root_with_a_default_acl_is_not_inherited,
+                                        a_setup_alive, inherit_teardown),
     };
     char *name = h_fmt("attacks: file modes (%s)", a_host_kind());
     int rc = cmocka_run_group_tests_name(name, tests, group_setup, group_teardown);
