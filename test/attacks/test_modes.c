@@ -70,6 +70,11 @@ static int check_mode(const char *path, const struct stat *st, int flag, struct 
         print_error("ATTACK SUCCEEDED: %s carries an ACL\n", path);
         bad_entries++;
     }
+    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
+        print_error("ATTACK SUCCEEDED: %s is a device, fifo or socket (mode %06o)\n", path,
+                    st->st_mode);
+        bad_entries++;
+    }
     if (ftw->level == 0)
         return 0;
     if (st->st_mode & (in_config ? 07000 : 07077)) {
@@ -284,6 +289,38 @@ static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **s
     free(p);
 }
 
+/* Nodes that are neither file, directory nor link, and their modes: mknod
+ * and mkfifo are refused, and so is the whiteout renameat2 leaves, a
+ * character device (0, 0) of mode 0. */
+static void test_a_cell_cannot_make_a_device_node_or_a_fifo(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "os.mkdir('nodes')\n"
+                   "open('nodes/victim', 'w').close()\n"
+                   "[try_(lambda: os.mkfifo('nodes/fifo', 0o600)),\n"
+                   " try_(lambda: os.mknod('nodes/node', 0o600)),\n"
+                   " try_(lambda: os.mknod('nodes/chr', 0o20600, os.makedev(1, 3))),\n"
+                   " try_(lambda: sc(%d, b'nodes/fifo2', 0o10600, 0)),\n"       /* mknod */
+                   " try_(lambda: sc(%d, -100, b'nodes/fifo3', 0o10600, 0)),\n" /* mknodat */
+                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved', 4)),\n"
+                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved',"
+                   " (1 << 32) | 4)),\n" /* RENAME_WHITEOUT, and with a high bit */
+                   " sorted(os.listdir('nodes'))]",
+                   SYS_mknod, SYS_mknodat, SYS_renameat2, SYS_renameat2);
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 'PermissionError', ['victim']]",
+                   "a device node, fifo or whiteout was made");
+    assert_modes_private();
+    /* renameat2 goes on working without it (RENAME_NOREPLACE). */
+    char *code = h_fmt(TRY_PY "[try_(lambda: sc(%d, -100, b'nodes/victim', -100, "
+                       "b'nodes/moved', 1)), sorted(os.listdir('nodes'))]",
+                       SYS_renameat2);
+    h_expect(S, code, "['done', ['moved']]", NULL);
+    free(code);
+    h_expect(S, "import shutil\nshutil.rmtree('nodes')", NULL, NULL);
+}
+
 /* A default ACL of @dir giving uid 4242 all, and others read and search
  * (as on a shared project directory); 0, or -1 with errno. */
 static int set_default_acl(const char *dir)
@@ -368,6 +405,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         A_TEST(test_a_setuid_copy_of_python_cannot_be_made),
         A_TEST(test_the_workspace_and_its_files_cannot_be_opened_to_others),
+        A_TEST(test_a_cell_cannot_make_a_device_node_or_a_fifo),
         cmocka_unit_test_setup_teardown(test_a_setgid_root_with_a_default_acl_is_not_inherited,
                                         a_setup_alive, inherit_teardown),
     };
