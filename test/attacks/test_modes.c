@@ -289,6 +289,48 @@ static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **s
     free(p);
 }
 
+/* The other ways to a file with a mode: an unnamed O_TMPFILE given a
+ * name by linkat, chmod through the /proc/self/fd link of an O_PATH
+ * descriptor, an archive's members, a hard link to a setuid program. */
+static void test_other_ways_to_a_mode_keep_it_private(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "import io, tarfile, zipfile\n"
+                   "os.mkdir('other')\n"
+                   "fd = os.open('other', os.O_TMPFILE | os.O_RDWR, 0o777)\n"
+                   "sc(%d, -100, f'/proc/self/fd/{fd}'.encode(), -100, b'other/tmpfile',"
+                   " 0x400)\n" /* linkat, AT_SYMLINK_FOLLOW */
+                   "p = os.open('other/tmpfile', os.O_PATH)\n"
+                   "b = io.BytesIO()\n"
+                   "with tarfile.open(fileobj=b, mode='w') as t:\n"
+                   "    m = tarfile.TarInfo('suid'); m.mode = 0o6777; m.size = 1\n"
+                   "    t.addfile(m, io.BytesIO(b'x'))\n"
+                   "    m = tarfile.TarInfo('sticky'); m.type = tarfile.DIRTYPE; m.mode = 0o1777\n"
+                   "    t.addfile(m)\n"
+                   "b.seek(0)\n"
+                   "tarfile.open(fileobj=b).extractall('other/tar')\n"
+                   "z = io.BytesIO()\n"
+                   "with zipfile.ZipFile(z, 'w') as f:\n"
+                   "    m = zipfile.ZipInfo('suid'); m.external_attr = 0o104777 << 16\n"
+                   "    f.writestr(m, 'x')\n"
+                   "zipfile.ZipFile(z).extractall('other/zip')\n"
+                   "[try_(lambda: os.chmod(f'/proc/self/fd/{p}', 0o755)),\n"
+                   " try_(lambda: sc(%d, p, 0o4700)),\n" /* fchmod of O_PATH */
+                   " try_(lambda: os.link('/usr/bin/su', 'other/su')),\n"
+                   " [oct(os.stat(f).st_mode & 0o7777) for f in\n"
+                   "  ('other/tmpfile', 'other/tar/suid', 'other/tar/sticky', 'other/zip/suid')]]",
+                   SYS_linkat, SYS_fchmod);
+    /* The hard link crosses the worker's mounts (EXDEV); the others keep
+     * the owner's bits, as the umask and the filter leave them. */
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'OSError', "
+                   "['0o700', '0o600', '0o700', '0o600']]",
+                   "a mode that lets another user in was set");
+    assert_modes_private();
+    assert_others_kept_out();
+    h_expect(S, "import shutil\nshutil.rmtree('other')", NULL, NULL);
+}
+
 /* Nodes that are neither file, directory nor link, and their modes: mknod
  * and mkfifo are refused, and so is the whiteout renameat2 leaves, a
  * character device (0, 0) of mode 0. */
@@ -405,6 +447,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         A_TEST(test_a_setuid_copy_of_python_cannot_be_made),
         A_TEST(test_the_workspace_and_its_files_cannot_be_opened_to_others),
+        A_TEST(test_other_ways_to_a_mode_keep_it_private),
         A_TEST(test_a_cell_cannot_make_a_device_node_or_a_fifo),
         cmocka_unit_test_setup_teardown(test_a_setgid_root_with_a_default_acl_is_not_inherited,
                                         a_setup_alive, inherit_teardown),
