@@ -15,6 +15,8 @@
 
 #include "codeinterp.h"
 #include "proto.h"
+#include "fetch.h"
+#include "urls.h"
 #include "worker_start.h"
 
 /* A host function (ci_config_add_function, functions.c). */
@@ -47,6 +49,7 @@ struct ci_config {
     size_t function_count;
     size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */
     size_t call_result_limit; /* a host function's JSON value (bytes) */
+    struct ci_url_policy urls; /* HTTP through the host (urls.c, fetch.c) */
 };
 
 void ci_config_defaults(struct ci_config *cfg);
@@ -133,6 +136,7 @@ struct ci_worker {
     int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
     int exit_code;   /* its exit status once reaped, if it exited; else -1 */
     int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
+    int network_sent;   /* 1 once it was sent the NETWORK frame */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */
