@@ -497,7 +497,7 @@ FUZZ_FLAGS     ?=
 FUZZ_BUILD     := build-fuzz
 FUZZ_SEEDS     := fuzz/corpus/frames
 FUZZ_REGRESS   := fuzz/regressions
-FUZZ_HEADERS   := fuzz/fuzz_frames.c lib/internal.h lib/proto.h lib/worker_start.h include/codeinterp.h
+FUZZ_HEADERS   := fuzz/fuzz_frames.c $(wildcard lib/*.h) include/codeinterp.h
 FUZZ_CFLAGS    := -std=c11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -g -O1 -fno-omit-frame-pointer \
                   -fsanitize=address,undefined -fno-sanitize-recover=all \
                   -DCI_WORKER_PATH='"/nonexistent/codeinterp-worker"'

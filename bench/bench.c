@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "codeinterp.h"
-#include "internal.h"     /* ci_zygote_stop_all */
+#include "zygote.h"       /* ci_zygote_stop_all */
 #include "manifest.h"     /* the worker's file check, timed in-process */
 #include "manifest_doc.h" /* the host's verification, timed in-process */
 

@@ -1,8 +1,10 @@
 /* Return codes and messages, from the one list in codeinterp.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "errors.h"
+#include "session.h"
 
 CI_API const char *ci_strerror(int code)
 {

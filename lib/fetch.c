@@ -17,7 +17,13 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "errors.h"
+#include "fetch.h"
+#include "proto.h"
+#include "result.h"
+#include "urls.h"
 
 static uint32_t get_u32(const unsigned char *p)
 {

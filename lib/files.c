@@ -32,8 +32,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "errors.h"
+#include "files.h"
 #include "read_all.h"
+#include "resolve.h"
+#include "session.h"
+#include "worker_start.h"
 
 /* ---- creating and removing the session directory ---- */
 

@@ -15,7 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "errors.h"
+#include "functions.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
 
 /* Names a function may not take: Python 3.11's keywords and soft
  * keywords, its builtins, and what the runner adds to them or to the

@@ -26,9 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "config.h"
 #include "err.h"
+#include "manifest_cache.h"
 #include "manifest_doc.h"
+#include "result.h"
 
 /* Distinct manifests (or keys) kept at once; the least recently used goes. */
 #define MAX_VERIFIED 8

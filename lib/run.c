@@ -23,7 +23,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "changes.h"
+#include "channel.h"
+#include "clock.h"
+#include "config.h"
+#include "errors.h"
+#include "fetch.h"
+#include "functions.h"
+#include "output.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "usage.h"
 
 /* Why the run sent SIGINT, if it did. */
 enum interrupt { NOT_INTERRUPTED, BY_TIMEOUT, BY_REQUEST };
@@ -635,29 +646,29 @@ static int death_report_waiting(int channel)
 static void files_before(ci_session *s)
 {
     if (!s->files.valid &&
-        ci_snapshot_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
+        ci_scan_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
         return; /* out of memory: this run lists no files */
-    ci_snapshot_settle(&s->files);
+    ci_scan_settle(&s->files);
 }
 
 /* The files the run created or modified; the scan is the next run's
  * "before". A dead worker's run lists none, and the next run rescans. */
 static void files_after(ci_session *s, ci_result *r)
 {
-    struct ci_snapshot after = {0};
+    struct ci_scan after = {0};
 
     if (!s->files.valid)
         return;
     if (r->status == CI_STATUS_KILLED ||
-        ci_snapshot_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
+        ci_scan_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
         s->files.valid = 0;
         return;
     }
-    if (ci_snapshot_diff(&s->files, &after, r) != CI_OK)
+    if (ci_scan_diff(&s->files, &after, r) != CI_OK)
         r->truncated |= CI_TRUNCATED_FILES;
     if (s->files.incomplete || after.incomplete)
         r->truncated |= CI_TRUNCATED_FILES;
-    ci_snapshot_clear(&s->files);
+    ci_scan_clear(&s->files);
     s->files = after;
 }
 

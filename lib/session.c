@@ -12,8 +12,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "changes.h"
+#include "channel.h"
+#include "clock.h"
+#include "config.h"
+#include "errors.h"
+#include "fd.h"
+#include "files.h"
+#include "manifest_cache.h"
+#include "output.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "spawn.h"
 #include "thread.h"
+#include "worker_start.h"
 
 void ci_worker_init(struct ci_worker *w)
 {
@@ -395,7 +408,7 @@ CI_API void ci_session_free(ci_session *s)
     ci_workspace_remove(s);
     ci_manifest_cache_put(s->policy);
     ci_config_clear(&s->cfg);
-    ci_snapshot_clear(&s->files);
+    ci_scan_clear(&s->files);
     ci_close_fd(&s->wake_fd);
     free(s);
 }

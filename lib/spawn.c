@@ -23,8 +23,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "fd.h"
+#include "manifest_cache.h"
+#include "session.h"
+#include "spawn.h"
 #include "thread.h"
+#include "zygote.h"
 
 #ifndef CI_WORKER_PATH
 #define CI_WORKER_PATH "/usr/local/libexec/codeinterp/codeinterp-worker"

@@ -12,7 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "config.h"
+#include "errors.h"
+#include "proto.h"
+#include "result.h"
+#include "urls.h"
 
 #define MIB (1024u * 1024)
 

@@ -31,7 +31,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "fd.h"
+#include "files.h"
+#include "manifest_cache.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "spawn.h"
+#include "zygote.h"
 #include "zygote_proto.h"
 
 /* Distinct preload lists kept warm at once; the least recently used goes. */

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "config.h"
+#include "proto.h"
+#include "urls.h"
 
 #define SECRET "s3cret-token-0f9e"
 #define RESPONSE_LIMIT (1024 * 1024)

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "internal.h" /* ci_zygote_stop_all */
+#include "zygote.h" /* ci_zygote_stop_all */
 
 static char *tmp;      /* the test's own directory */
 static char *site;     /* <tmp>/site: okpkg and unlistedpkg */

@@ -1,0 +1,33 @@
+/*
+ * A verified package manifest, shared by the sessions and the zygote
+ * that use it (manifest_cache.c). The policy text (lib/manifest.h) is
+ * what a worker is given on its descriptor 4.
+ */
+#ifndef CI_MANIFEST_CACHE_H
+#define CI_MANIFEST_CACHE_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+struct ci_manifest_verified {
+    unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
+    char *text;
+    size_t len;
+    int refs; /* under manifest_cache.c's lock */
+};
+
+/* The verified manifest @cfg names, verifying it unless the file and key
+ * are those of one verified before. CI_OK and a reference in *@out (put it
+ * back with ci_manifest_cache_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
+int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
+                          char *msg, size_t msglen);
+void ci_manifest_cache_put(struct ci_manifest_verified *p);
+/* A sealed memfd holding @p's text at offset 0, close-on-exec; -1 with errno. */
+int ci_manifest_policy_memfd(const struct ci_manifest_verified *p);
+/* The message for a worker or zygote that exited with
+ * CI_WORKER_EXIT_MANIFEST, from what it wrote on stderr (@err, NULL if
+ * nothing). */
+void ci_manifest_refusal(char *msg, size_t msglen, const char *err);
+
+#endif /* CI_MANIFEST_CACHE_H */
