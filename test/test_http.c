@@ -329,6 +329,88 @@ static void test_pandas_reads_an_allowed_csv(void **state)
     free(out);
 }
 
+/* What a cell gets past the worker's own client: _codeinterp.host_fetch
+ * with bytes of its choosing. A URL the policy refuses is refused; a
+ * frame the worker's client never writes ends the worker. */
+static void test_forged_requests_are_refused_or_end_the_worker(void **state)
+{
+    static const char *const killing[][2] = {
+        {"struct.pack('=III', 3, 900, 0) + b'GET'", "wrong lengths"},
+        {"fetch('get', URL)", "method is not upper-case"},
+        {"fetch('GET', URL, b'X-A: 1\\r\\nBad\\r\\n')", "are not \"Name: value\" lines"},
+        {"fetch('GET', URL, b'X: ' + b'a' * 70000 + b'\\r\\n')", "wrong lengths"},
+        {"fetch('GET', URL + '\\0')", "URL holds a NUL"},
+        {"fetch('POST', URL, b'', b'x' * (1024 * 1024 + 1))", "body is over the request limit"},
+    };
+    char *out = cell_out(
+        "import _codeinterp as ci, struct\n"
+        "def fetch(m, u, h=b'', b=b''):\n"
+        "    m, u = m.encode(), u.encode()\n"
+        "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
+        "for u in ['http://evil.example/', 'http://x:y@127.0.0.1:%d/v1/echo',"
+        " 'http://127.0.0.1:%d/v1/echo\\r\\nX: y', 'file:///etc/passwd',"
+        " 'gopher://127.0.0.1:%d/v1/', 'http://127.0.0.1:%d/v1/../other']:\n"
+        "    status, why = ci.host_fetch(fetch('GET', u))\n"
+        "    print(status, why.decode())\n");
+    int before = srv.requests;
+
+    h_assert_contains(out, "1 network access to http://evil.example/ is not allowed");
+    h_assert_contains(out, "has userinfo");
+    h_assert_contains(out, "a space, a control character");
+    h_assert_contains(out, "1 network access to file:///etc/passwd is not allowed");
+    h_assert_contains(out, "only http and https are allowed");
+    h_assert_contains(out, "/v1/../other is not allowed in this sandbox; allowed:");
+    free(out);
+    assert_int_equal(srv.requests, before);
+    for (size_t i = 0; i < sizeof killing / sizeof *killing; i++) {
+        char *code = h_fmt("import _codeinterp as ci, struct\n"
+                           "URL = 'http://127.0.0.1:%d/v1/echo'\n"
+                           "def fetch(m, u, h=b'', b=b''):\n"
+                           "    m, u = m.encode(), u.encode()\n"
+                           "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
+                           "ci.host_fetch(%s)\n", srv.port, killing[i][0]);
+        ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+        h_assert_str(ci_result_error_name(r), "ProtocolError");
+        h_assert_contains(ci_result_error_value(r), killing[i][1]);
+        ci_result_free(r);
+        free(code);
+        h_ensure_alive(S);
+    }
+    assert_int_equal(srv.requests, before);
+}
+
+static void test_an_interrupt_ends_a_request(void **state)
+{
+    struct h_interrupter in;
+    int64_t start = h_now_ms();
+    char *code = h_fmt("import urllib.request\n"
+                       "urllib.request.urlopen('http://127.0.0.1:%d/v1/slow')\n", srv.port);
+    ci_result *r;
+
+    h_interrupt_later(&in, S, 300);
+    r = h_run_status(S, code, CI_STATUS_INTERRUPTED);
+    assert_int_equal(h_interrupter_join(&in), 1); /* a cell was running */
+    assert_true(h_now_ms() - start < URL_TIMEOUT_MS + 30000); /* a hang, not a slow machine */
+    ci_result_free(r);
+    free(code);
+}
+
+static void test_a_session_without_prefixes_has_no_network(void **state)
+{
+    ci_session *s = h_session(NULL);
+    char *code = h_fmt("import urllib.request\n"
+                       "urllib.request.urlopen('http://127.0.0.1:%d/v1/echo')\n", srv.port);
+    ci_result *r = h_run_status(s, code, CI_STATUS_ERROR);
+    h_assert_contains(ci_result_error_value(r), "network access is disabled in this sandbox");
+    ci_result_free(r);
+    free(code);
+    /* A cell that asks the host anyway breaks the protocol. */
+    r = h_run_status(s, "import _codeinterp as ci\nci.host_fetch(b'x' * 12)\n", CI_STATUS_KILLED);
+    h_assert_contains(ci_result_error_value(r), "from a worker that was given no network");
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
 /* ------------------------------------------------------------ the policy */
 
 static void test_prefixes_and_headers_are_checked(void **state)
@@ -469,6 +551,9 @@ int main(void)
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
         cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv, alive),
+        cmocka_unit_test_setup(test_forged_requests_are_refused_or_end_the_worker, alive),
+        cmocka_unit_test_setup(test_an_interrupt_ends_a_request, alive),
+        cmocka_unit_test(test_a_session_without_prefixes_has_no_network),
     };
     h_watchdog(600);
     return cmocka_run_group_tests_name("http", tests, group_setup, group_teardown);
