@@ -241,35 +241,42 @@ static curl_socket_t on_open_socket(void *arg, curlsocktype purpose, struct curl
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
-/* The request's headers for libcurl: the cell's, less those the host
- * sets and those the prefix adds, then the prefix's. NULL when memory
- * ran out (or *@list when there are none). */
+/* Appends @line to *@list; 0, or -1 when memory ran out (*@list kept). */
+static int append(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    if (!grown)
+        return -1;
+    *list = grown;
+    return 0;
+}
+
+/* The request's headers for libcurl in *@list: the cell's, less those the
+ * host sets and those the prefix adds, then the prefix's. 0, or -1 when
+ * memory ran out (the caller frees *@list either way). */
 static int request_headers(const struct ci_fetch_request *req, const struct ci_url_rule *rule,
                            struct curl_slist **list)
 {
     const char *p = req->head, *end = req->head + req->head_len;
     int typed = 0;
-    char line[CI_FETCH_HEAD_MAX + 1];
 
     while (p < end) {
         size_t n = (size_t)((const char *)memchr(p, '\r', (size_t)(end - p)) - p);
         typed |= named(p, n, "content-type", 12);
         if (!hop_header(p, n) && !injected(rule, p, n)) {
-            struct curl_slist *grown;
-            memcpy(line, p, n);
-            line[n] = '\0';
-            if (!(grown = curl_slist_append(*list, line)))
+            char *line = strndup(p, n);
+            int rc = line ? append(list, line) : -1;
+            free(line);
+            if (rc < 0)
                 return -1;
-            *list = grown;
         }
         p += n + 2;
     }
     for (size_t i = 0; i < rule->header_count; i++)
-        if (!(*list = curl_slist_append(*list, rule->headers[i])))
+        if (append(list, rule->headers[i]) < 0)
             return -1;
     /* No "Expect: 100-continue" wait, and no form type the cell never set. */
-    if (!(*list = curl_slist_append(*list, "Expect:")) ||
-        (!typed && req->body_len && !(*list = curl_slist_append(*list, "Content-Type:"))))
+    if (append(list, "Expect:") < 0 || (!typed && req->body_len && append(list, "Content-Type:") < 0))
         return -1;
     return 0;
 }
