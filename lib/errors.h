@@ -8,10 +8,12 @@
 #include <stddef.h>
 
 #include "codeinterp.h"
+#include "err.h"
 
-void ci_set_errmsg(ci_session *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void ci_set_thread_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The calling thread's error, for the calls that fail before a session
+ * exists to hold one (ci_session_new, the config's setters):
+ * ci_session_errmsg(NULL) reads its message. Never NULL. */
+struct ci_err *ci_thread_err(void);
 /* @bytes as a limit is named: "1 MiB", "1.5 GiB", "1.46 KiB", "1000
  * bytes" (two decimals at most; outputs.size() in the worker agrees). */
 void ci_format_size(char *out, size_t size, unsigned long long bytes);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "err.h"
 
 struct ci_manifest_verified {
     unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
@@ -19,15 +20,15 @@ struct ci_manifest_verified {
 
 /* The verified manifest @cfg names, verifying it unless the file and key
  * are those of one verified before. CI_OK and a reference in *@out (put it
- * back with ci_manifest_cache_put), CI_EMANIFEST or CI_ENOMEM with @msg. */
+ * back with ci_manifest_cache_put), CI_EMANIFEST or CI_ENOMEM with @err. */
 int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
-                          char *msg, size_t msglen);
+                          struct ci_err *err);
 void ci_manifest_cache_put(struct ci_manifest_verified *p);
 /* A sealed memfd holding @p's text at offset 0, close-on-exec; -1 with errno. */
 int ci_manifest_policy_memfd(const struct ci_manifest_verified *p);
-/* The message for a worker or zygote that exited with
- * CI_WORKER_EXIT_MANIFEST, from what it wrote on stderr (@err, NULL if
- * nothing). */
-void ci_manifest_refusal(char *msg, size_t msglen, const char *err);
+/* Records in @err, with CI_EMANIFEST (which it returns), why a worker or
+ * zygote exited with CI_WORKER_EXIT_MANIFEST: the first line of what it
+ * wrote on stderr (@stderr_text, NULL if nothing). */
+int ci_manifest_refusal(struct ci_err *err, const char *stderr_text);
 
 #endif /* CI_MANIFEST_CACHE_H */

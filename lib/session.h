@@ -13,6 +13,7 @@
 
 #include "changes.h"
 #include "config.h"
+#include "err.h"
 #include "spill.h"
 
 /* A live worker's handles; pid <= 0 means none. */
@@ -54,10 +55,10 @@ struct ci_session {
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
     int wake_fd;              /* eventfd: wakes a run to see that request */
     struct ci_scan files;    /* the workspace after the last run */
-    struct ci_manifest_verified *policy; /* its package manifest's, or NULL (manifest_cache.c) */
+    struct ci_manifest_verified *verified_manifest; /* cfg.manifest, verified; or NULL */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
     int spill_count;
-    char errmsg[1024];
+    struct ci_err err; /* the last failure: ci_session_errmsg() */
 };
 
 /* No worker: every handle -1. */
@@ -70,12 +71,12 @@ int ci_worker_exited(const struct ci_worker *w);
  * (@packets: its channel is SOCK_SEQPACKET, a frame a message) a zygote,
  * keeping the start of its stderr (w->err) to explain a failure: an
  * import error, a lockdown step the kernel refused. CI_OK with
- * w->layers; else @w is killed and reaped, and @msg says why, naming it
+ * w->layers; else @w is killed and reaped, and @err says why, naming it
  * @who: CI_EMANIFEST (it exited with CI_WORKER_EXIT_MANIFEST: the
  * installed files are not the manifest's), CI_EPROTO (its first message
  * was no READY), CI_ENOMEM or CI_ESPAWN. */
 int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
-                  char *msg, size_t msglen);
+                  struct ci_err *err);
 /* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
 void ci_worker_stop(struct ci_worker *w);
 /* Reaps an exiting worker, waiting until @deadline_ms at most, then kills
