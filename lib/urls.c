@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "err.h"
 #include "errors.h"
 #include "proto.h"
 #include "result.h"
@@ -186,28 +187,21 @@ CI_API int ci_config_allow_url(ci_config *cfg, const char *prefix)
     const char *why = NULL;
     int rc;
 
-    ci_set_thread_errmsg("%s", "");
-    if (!cfg || !prefix) {
-        ci_set_thread_errmsg("%s is NULL", !cfg ? "cfg" : "prefix");
-        return CI_EINVAL;
-    }
+    ci_err_clear(ci_thread_err());
+    if (!cfg || !prefix)
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "%s is NULL", !cfg ? "cfg" : "prefix");
     if (rule_find(cfg, prefix))
         return CI_OK;
-    if (cfg->urls.count >= CI_URL_PREFIXES_MAX) {
-        ci_set_thread_errmsg("a session allows at most %u URL prefixes", CI_URL_PREFIXES_MAX);
-        return CI_ETOOBIG;
-    }
-    if (strpbrk(prefix, "?#")) {
-        ci_set_thread_errmsg("the URL prefix '%.200s' has a query or a fragment; a prefix is "
-                             "a scheme, a host, a port and a path", prefix);
-        return CI_EINVAL;
-    }
-    if ((rc = url_parse(prefix, &u, &why)) != CI_OK) {
-        if (rc == CI_EINVAL)
-            ci_set_thread_errmsg("'%.200s' is not a URL prefix the host can allow: %s",
-                                 prefix, why);
-        return rc;
-    }
+    if (cfg->urls.count >= CI_URL_PREFIXES_MAX)
+        return ci_err_set(ci_thread_err(), CI_ETOOBIG, "a session allows at most %u URL prefixes",
+                          CI_URL_PREFIXES_MAX);
+    if (strpbrk(prefix, "?#"))
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "the URL prefix '%.200s' has a query or a "
+                          "fragment; a prefix is a scheme, a host, a port and a path", prefix);
+    if ((rc = url_parse(prefix, &u, &why)) != CI_OK)
+        return rc == CI_EINVAL ? ci_err_set(ci_thread_err(), CI_EINVAL, "'%.200s' is not a URL "
+                                            "prefix the host can allow: %s", prefix, why)
+                               : rc;
     grown = realloc(cfg->urls.rules, (cfg->urls.count + 1) * sizeof *grown);
     if (!grown) {
         ci_url_clear(&u);
@@ -251,25 +245,21 @@ CI_API int ci_config_set_url_header(ci_config *cfg, const char *prefix, const ch
     struct ci_url_rule *r;
     char **grown, *copy;
 
-    ci_set_thread_errmsg("%s", "");
-    if (!cfg || !prefix || !header) {
-        ci_set_thread_errmsg("%s is NULL", !cfg ? "cfg" : !prefix ? "prefix" : "header");
-        return CI_EINVAL;
-    }
-    if (!(r = rule_find(cfg, prefix))) {
-        ci_set_thread_errmsg("'%.200s' is not an allowed URL prefix: allow it first "
-                             "(ci_config_allow_url)", prefix);
-        return CI_EINVAL;
-    }
-    if (strlen(header) > CI_URL_HEADER_MAX || !ci_http_header_valid(header, strlen(header))) {
-        ci_set_thread_errmsg("a header the host adds must be one 'Name: value' line of at "
-                             "most %u bytes, without CR, LF or NUL", CI_URL_HEADER_MAX);
-        return CI_EINVAL;
-    }
-    if (r->header_count >= CI_URL_HEADERS_MAX) {
-        ci_set_thread_errmsg("a URL prefix has at most %u headers", CI_URL_HEADERS_MAX);
-        return CI_ETOOBIG;
-    }
+    ci_err_clear(ci_thread_err());
+    if (!cfg || !prefix || !header)
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "%s is NULL",
+                          !cfg ? "cfg" : !prefix ? "prefix" : "header");
+    if (!(r = rule_find(cfg, prefix)))
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "'%.200s' is not an allowed URL prefix: "
+                          "allow it first (ci_config_allow_url)", prefix);
+    /* The message never shows the header: it is a credential. */
+    if (strlen(header) > CI_URL_HEADER_MAX || !ci_http_header_valid(header, strlen(header)))
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "a header the host adds must be one "
+                          "'Name: value' line of at most %u bytes, without CR, LF or NUL",
+                          CI_URL_HEADER_MAX);
+    if (r->header_count >= CI_URL_HEADERS_MAX)
+        return ci_err_set(ci_thread_err(), CI_ETOOBIG, "a URL prefix has at most %u headers",
+                          CI_URL_HEADERS_MAX);
     if (!(copy = ci_strdup(header)))
         return CI_ENOMEM;
     if (!(grown = realloc(r->headers, (r->header_count + 1) * sizeof *grown))) {
