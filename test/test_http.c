@@ -6,6 +6,7 @@
  * it (the header the host adds) against what the cell saw.
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -395,6 +396,45 @@ static void test_an_interrupt_ends_a_request(void **state)
     free(code);
 }
 
+/* A prefix that names a host by a name that resolves to loopback (the
+ * machine's own name, in /etc/hosts) allows the URL but not the address:
+ * the host refuses the connection after it resolves the name. */
+static void test_a_name_that_resolves_to_loopback_is_refused(void **state)
+{
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    char name[256], *allowed, *code;
+    ci_config *cfg;
+    ci_session *s;
+    ci_result *r;
+    int before = srv.requests;
+
+    if (gethostname(name, sizeof name) != 0 || strcmp(name, "localhost") == 0 ||
+        getaddrinfo(name, NULL, &hints, &ai) != 0 ||
+        (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) != 127) {
+        if (ai)
+            freeaddrinfo(ai);
+        h_skip_because("this machine's name (%s) does not resolve to a loopback address", name);
+        return;
+    }
+    freeaddrinfo(ai);
+    allowed = h_fmt("http://%s:%d/v1/", name, srv.port);
+    cfg = h_config(NULL);
+    assert_int_equal(ci_config_allow_url(cfg, allowed), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    code = h_fmt("import urllib.request\nurllib.request.urlopen('%secho')\n", allowed);
+    r = h_run_status(s, code, CI_STATUS_ERROR);
+    h_assert_contains(ci_result_error_value(r), "is not allowed in this sandbox: its host "
+                      "resolves to 127.");
+    h_assert_contains(ci_result_error_value(r), "a loopback, link-local, private or reserved "
+                      "address");
+    assert_int_equal(srv.requests, before);
+    ci_result_free(r);
+    ci_session_free(s);
+    free(code);
+    free(allowed);
+}
+
 static void test_a_session_without_prefixes_has_no_network(void **state)
 {
     ci_session *s = h_session(NULL);
@@ -553,6 +593,7 @@ int main(void)
         cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv, alive),
         cmocka_unit_test_setup(test_forged_requests_are_refused_or_end_the_worker, alive),
         cmocka_unit_test_setup(test_an_interrupt_ends_a_request, alive),
+        cmocka_unit_test(test_a_name_that_resolves_to_loopback_is_refused),
         cmocka_unit_test(test_a_session_without_prefixes_has_no_network),
     };
     h_watchdog(600);
