@@ -9,6 +9,8 @@
  * of the response, the body capped, the time bounded by the cell's.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
 #include <curl/curl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "clock.h"
 #include "config.h"
@@ -328,6 +331,33 @@ static CURLcode setup(CURL *h, struct transfer *t, const struct ci_fetch_request
     return rc;
 }
 
+/*
+ * libcurl under CURLOPT_NOSIGNAL changes no signal disposition (the host's
+ * to keep), but a write to a connection the server closed can then raise
+ * SIGPIPE (a TLS write, curl says) and end the host. So SIGPIPE is
+ * blocked on this thread alone for the transfer, and one the transfer
+ * raised is taken before the mask is restored.
+ */
+static CURLcode perform_without_sigpipe(CURL *h)
+{
+    sigset_t only, old, pending;
+    int was_pending;
+    CURLcode rc;
+
+    sigemptyset(&only);
+    sigaddset(&only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &only, &old);
+    was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    rc = curl_easy_perform(h);
+    if (!was_pending && !sigismember(&old, SIGPIPE) && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGPIPE)) {
+        struct timespec now = {0, 0};
+        sigtimedwait(&only, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 /* ------------------------------------------------------------ outcome */
 
 static void reply_text(struct ci_fetch_reply *out, uint32_t status, const char *fmt, ...)
@@ -432,7 +462,7 @@ void ci_fetch_perform(const struct ci_config *cfg, const struct ci_fetch_request
     if (request_headers(req, t.rule, &headers) == 0 && (h = curl_easy_init()) &&
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail) == CURLE_OK &&
         (rc = setup(h, &t, req, &u, headers, deadline_ms)) == CURLE_OK) {
-        rc = curl_easy_perform(h);
+        rc = perform_without_sigpipe(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     }
     if (!t.no_memory && rc != CURLE_OUT_OF_MEMORY)
