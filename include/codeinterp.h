@@ -649,7 +649,12 @@ CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const cha
  * redirect's too (the cell's client follows it with a new request, checked
  * as the first), fails in the cell with a PermissionError naming the
  * policy and the allowed prefixes. With no prefix allowed (the default) a
- * cell has no network at all. Copied; allowing a prefix twice is a no-op.
+ * cell has no network at all. Each request is made on the thread inside
+ * ci_run(), ci_run_stream() or ci_run_ex() while the cell waits, within
+ * the URL limits (ci_config_set_url_limits) and never past the cell's
+ * timeout; ci_session_interrupt() ends it at once. The library changes no
+ * signal disposition (SIGPIPE is blocked on that thread alone during a
+ * request). Copied; allowing a prefix twice is a no-op.
  * Not thread-safe on one @cfg; a failure's message is
  * ci_session_errmsg(NULL)'s, on this thread.
  * @return CI_OK; CI_EINVAL if @cfg or @prefix is NULL, or @prefix is not
