@@ -115,6 +115,9 @@ static void serve_request(int fd, char *req, size_t req_size, char *body, size_t
         respond(fd, "200 OK", "Content-Type: text/plain\r\nX-Served: yes\r\n", body);
     } else if (strcmp(path, "/v1/data.csv") == 0) {
         respond(fd, "200 OK", "Content-Type: text/csv\r\n", "region,sales\nEMEA,120\nAPAC,80\n");
+    } else if (strcmp(path, "/v1/data.json") == 0) {
+        respond(fd, "200 OK", "Content-Type: application/json\r\n",
+                "[{\"region\": \"EMEA\", \"sales\": 120}, {\"region\": \"APAC\", \"sales\": 80}]");
     } else if (strcmp(path, "/v1/leak") == 0) {
         /* A server that shows the client its credentials. */
         respond(fd, "200 OK", "Authorization: Bearer " SECRET "\r\nX-Your-Auth: Bearer " SECRET
@@ -321,12 +324,15 @@ static void test_a_slow_response_times_out(void **state)
     free(out);
 }
 
-static void test_pandas_reads_an_allowed_csv(void **state)
+static void test_pandas_reads_an_allowed_csv_and_json(void **state)
 {
     char *out = cell_out("import pandas as pd\n"
                          "df = pd.read_csv('http://127.0.0.1:%d/v1/data.csv')\n"
-                         "print(df.to_dict('list'))\n");
-    h_assert_contains(out, "{'region': ['EMEA', 'APAC'], 'sales': [120, 80]}");
+                         "print(df.to_dict('list'))\n"
+                         "print(pd.read_json('http://127.0.0.1:%d/v1/data.json').to_dict('list'))\n");
+    const char *want = "{'region': ['EMEA', 'APAC'], 'sales': [120, 80]}\n";
+    h_assert_contains(out, want);
+    h_assert_contains(strstr(out, want) + 1, want);
     free(out);
 }
 
@@ -590,7 +596,7 @@ int main(void)
         cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
-        cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv, alive),
+        cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv_and_json, alive),
         cmocka_unit_test_setup(test_forged_requests_are_refused_or_end_the_worker, alive),
         cmocka_unit_test_setup(test_an_interrupt_ends_a_request, alive),
         cmocka_unit_test(test_a_name_that_resolves_to_loopback_is_refused),
