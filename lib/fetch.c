@@ -9,9 +9,9 @@
  * of the response, the body capped, the time bounded by the cell's.
  */
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <curl/curl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
