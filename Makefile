@@ -27,8 +27,9 @@ BUILD         := build
 CFLAGS        ?= -O2 -g
 WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
 # What the host library links: JSON (the package manifest, and the MCP
-# server) from libjansson, Ed25519 and SHA-256 from libsodium.
-LIB_LIBS      := -ljansson -lsodium -lpthread
+# server) from libjansson, Ed25519 and SHA-256 from libsodium, the HTTP
+# requests the host makes for cells (ci_config_allow_url) with libcurl.
+LIB_LIBS      := -ljansson -lsodium -lcurl -lpthread
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
 
@@ -179,7 +180,7 @@ $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/sce
 # The finance demo writes its report with tabulate (Markdown) and
 # XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
-                 python3-numpy python3-pandas python3-matplotlib python3-ipython \
+                 libcurl4-openssl-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
                  python3-tabulate python3-xlsxwriter python3-openpyxl
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python

@@ -36,6 +36,7 @@
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
+#include "fetch_py.h"
 #include "functions_py.h"
 #include "manifest_finder_py.h"
 #include "outputs_py.h"
@@ -238,6 +239,7 @@ static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 
 static PyObject *prime_fn;     /* the runner's prime() */
 static PyObject *define_fn;    /* functions.py's define() */
+static PyObject *network_fn;   /* fetch.py's enable() */
 
 /* The runner's helpers, and IPython's shell, made before any package of
  * the preload list is imported: pandas asks get_ipython() at its import
@@ -252,6 +254,9 @@ static void load_shell(void)
     Py_DECREF(load_embedded("_codeinterp_stdin", stdin_py, what));
     m = load_embedded("_codeinterp_functions", functions_py, what);
     define_fn = attribute(m, "define", what);
+    Py_DECREF(m);
+    m = load_embedded("_codeinterp_fetch", fetch_py, what);
+    network_fn = attribute(m, "enable", what);
     Py_DECREF(m);
     m = load_embedded("_codeinterp_shell", shell_py, what);
     r = PyObject_CallMethod(m, "create", NULL);
@@ -625,5 +630,18 @@ void ci_interp_define(const struct ci_function_def *defs, size_t n, uint32_t arg
         python_failed(what);
     Py_DECREF(r);
     Py_DECREF(list);
+    main_ts = PyEval_SaveThread();
+}
+
+void ci_interp_enable_network(uint32_t request_limit, uint32_t response_limit)
+{
+    PyObject *r;
+
+    PyEval_RestoreThread(main_ts);
+    r = PyObject_CallFunction(network_fn, "II", (unsigned)request_limit,
+                              (unsigned)response_limit);
+    if (!r)
+        python_failed("cannot give the cell's HTTP clients to the host");
+    Py_DECREF(r);
     main_ts = PyEval_SaveThread();
 }
