@@ -308,8 +308,8 @@ check-python-sources:
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
 # make demo's finance job and examples/tool_agent.c against plain pandas
-# outside the sandbox, and
-# its sample data against the script that wrote it (test/demo/).
+# outside the sandbox, and the demo's sample data against the script that
+# wrote it (test/demo/).
 check-demo: all
 	PYTHONDONTWRITEBYTECODE=1 BUILD=$(BUILD) timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
 	    -p no:cacheprovider --rootdir test/demo test/demo
