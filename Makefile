@@ -156,7 +156,11 @@ $(BUILD)/codeinterp-manifest: $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a
 	$(CC) $(LDFLAGS) -o $@ $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp \
+	    $(EXAMPLE_LIBS)
+# tool_agent's host function reads its arguments with jansson; its
+# loopback service is a thread.
+$(BUILD)/tool_agent: EXAMPLE_LIBS := -ljansson -lpthread
 
 # The MCP server (bindings/mcp/), linked as the examples are; JSON comes
 # from Debian's libjansson.
@@ -303,8 +307,9 @@ check-python-sources:
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
-# make demo's finance job against plain pandas outside the sandbox, and
-# its sample data against the script that wrote it (test/demo/).
+# make demo's finance job and examples/tool_agent.c against plain pandas
+# outside the sandbox, and the demo's sample data against the script that
+# wrote it (test/demo/).
 check-demo: all
 	PYTHONDONTWRITEBYTECODE=1 BUILD=$(BUILD) timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
 	    -p no:cacheprovider --rootdir test/demo test/demo
