@@ -47,10 +47,12 @@ struct ci_config {
     size_t function_count;
     size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */
     size_t call_result_limit; /* a host function's JSON value (bytes) */
+    struct ci_audit *audit;   /* NULL: no audit trail (audit.h); one reference */
 };
 
 void ci_config_defaults(struct ci_config *cfg);
-/* Deep copy (the root string); CI_OK or CI_ENOMEM. */
+/* Deep copy (the strings and functions; the audit log is shared, one
+ * more reference); CI_OK or CI_ENOMEM. */
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src);
 void ci_config_clear(struct ci_config *cfg);
 /* The modules a worker imports before READY, never NULL. */
@@ -189,6 +191,8 @@ struct ci_session {
     struct ci_manifest_verified *policy; /* its package manifest's, or NULL (manifest_cache.c) */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
     int spill_count;
+    char id[33];      /* 32 hex digits: the audit trail's name for it */
+    int audit_failed; /* an audit event could not be written (audit.h) */
     char errmsg[1024];
 };
 

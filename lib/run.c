@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "internal.h"
 
 /* Why the run sent SIGINT, if it did. */
@@ -142,7 +143,10 @@ static int on_violation(struct run *run, const char **why)
         *why = "a second violation report";
         return -1;
     }
-    return ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why);
+    if (ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why) < 0)
+        return -1;
+    ci_audit_violation(run->s, run->violation);
+    return 0;
 }
 
 /* To the main thread, where Python raises KeyboardInterrupt: a thread the
@@ -331,6 +335,7 @@ static int on_call(struct run *run, const char **why)
         *why = "a second request before the reply to a call";
         return -1;
     }
+    ci_audit_call(run->s, fn->name, run->rd.len - at, reply.status, reply.len);
     snprintf(what, sizeof what, "%s()", fn->name);
     rc = send_reply(run, CI_FRAME_CALL_REPLY, reply.status, reply.data, reply.len, what);
     ci_reply_clear(&reply);
@@ -724,6 +729,10 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
         atomic_store(&s->busy, 0);
         return CI_EDEAD;
     }
+    if (ci_audit_check(s) != CI_OK) {
+        atomic_store(&s->busy, 0);
+        return CI_EIO;
+    }
     len = strlen(code);
     if (len > CI_MAX_CODE_BYTES) {
         char limit[32];
@@ -733,6 +742,11 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
         return CI_ETOOBIG;
     }
 
+    /* Logged before it is sent: a cell the log cannot record never runs. */
+    if (ci_audit_cell_start(s, s->execution_count + 1, code, len) != CI_OK) {
+        atomic_store(&s->busy, 0);
+        return CI_EIO;
+    }
     memset(&run, 0, sizeof run);
     run.s = s;
     if (!(run.r = ci_result_new())) {
@@ -755,6 +769,8 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     ci_reader_init(&run.rd, reader_cap(&s->cfg));
     run_cell(&run, code, len);
     ci_reader_reset(&run.rd);
+    /* A failure marks the session: its next call says so (ci_audit_check). */
+    ci_audit_cell(s, code, len, run.r);
     *out = run.r;
     atomic_store(&s->busy, 0);
     return CI_OK;
