@@ -180,11 +180,26 @@ static json_t *start_event(ci_session *s, const char *event, int rc)
                  limits(&s->cfg), "manifest", manifest_id(s), "worker_pid", (int)s->worker.pid);
 }
 
+/* A start's event: a failed start keeps its own message, which says more
+ * than the log's. */
+static int emit_start(ci_session *s, const char *ok, const char *failure, int rc)
+{
+    char why[sizeof s->errmsg];
+    int logged;
+
+    if (rc == CI_OK)
+        return emit(s, start_event(s, ok, rc));
+    memcpy(why, s->errmsg, sizeof why);
+    logged = emit(s, start_event(s, failure, rc));
+    memcpy(s->errmsg, why, sizeof why);
+    return logged;
+}
+
 int ci_audit_session_start(ci_session *s, int rc)
 {
     if (!s->cfg.audit)
         return CI_OK;
-    return emit(s, start_event(s, rc == CI_OK ? "session_start" : "session_start_failed", rc));
+    return emit_start(s, "session_start", "session_start_failed", rc);
 }
 
 int ci_audit_restart(ci_session *s, int rc)
@@ -192,7 +207,7 @@ int ci_audit_restart(ci_session *s, int rc)
     if (!s->cfg.audit)
         return CI_OK;
     s->audit_failed = 0; /* this event says whether the log works again */
-    return emit(s, start_event(s, rc == CI_OK ? "restart" : "restart_failed", rc));
+    return emit_start(s, "restart", "restart_failed", rc);
 }
 
 int ci_audit_session_end(ci_session *s)

@@ -361,6 +361,33 @@ static void test_a_refused_event_stops_the_session_until_a_restart(void **state)
     free(c.text);
 }
 
+static void test_a_failed_start_is_logged_and_keeps_its_own_message(void **state)
+{
+    char *path = log_path("failed.log");
+    ci_config *cfg = audit_config(path);
+    struct lines l;
+    json_t *ev;
+
+    /* Refused before any worker starts: only a zygote's child has one. */
+    assert_int_equal(ci_config_set_zygote(cfg, 0), CI_OK);
+    assert_int_equal(ci_config_require_sandbox(cfg, CI_SANDBOX_SECCOMP | CI_SANDBOX_PIDNS), CI_OK);
+    h_start_fails(cfg, CI_ESANDBOX, "PID namespace");
+    ci_config_free(cfg);
+
+    l = read_log(path);
+    assert_int_equal(l.n, 2);
+    assert_chain(&l);
+    ev = l.doc[0];
+    h_assert_str(str(ev, "event"), "session_start_failed");
+    h_assert_str(str(ev, "error"), "CI_ESANDBOX");
+    h_assert_contains(str(ev, "message"), "PID namespace");
+    h_assert_str(json_string_value(json_array_get(json_object_get(ev, "required_sandbox"), 1)),
+                 "pidns");
+    h_assert_str(str(l.doc[1], "event"), "session_end");
+    free_lines(&l);
+    free(path);
+}
+
 static void test_an_unopenable_log_fails_the_session_with_eio(void **state)
 {
     char *path = h_fmt("%s/no-such-dir/audit.log", dir);
@@ -634,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_a_forbidden_syscall_logs_refusal_kill_and_restart),
         cmocka_unit_test(test_the_callback_gets_the_lines_the_file_gets),
         cmocka_unit_test(test_a_refused_event_stops_the_session_until_a_restart),
+        cmocka_unit_test(test_a_failed_start_is_logged_and_keeps_its_own_message),
         cmocka_unit_test(test_an_unopenable_log_fails_the_session_with_eio),
         cmocka_unit_test(test_a_log_ending_in_a_partial_line_is_not_appended_to),
         cmocka_unit_test(test_sessions_threads_and_configs_share_one_chain),
