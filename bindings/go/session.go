@@ -321,6 +321,29 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 		}}
 }
 
+// WithAuditLog makes the host append one JSON line to the file at path for
+// each event of the session: its start (sandbox layers, limits, manifest),
+// each cell (SHA-256, status, times, changed files), each PutFile and
+// GetFile, each host function call, each system call the sandbox refused,
+// restarts, kills and its end, each line chained to the one before by
+// SHA-256 ("codeinterp-audit verify FILE" checks it; docs/audit-log.md is
+// the schema). The log fails closed: NewSession fails with ErrIO, the
+// Detail naming the file, when it cannot record the start; after another
+// event it could not record, Run, PutFile and GetFile fail with ErrIO until
+// a Restart is recorded. See ci_config_set_audit_log(3).
+func WithAuditLog(path string) Option {
+	return Option{"WithAuditLog", quote(path),
+		"a non-empty path of at most 4096 bytes, without NUL",
+		func(c *C.ci_config) C.int {
+			if path == "" || hasNUL(path) {
+				return C.CI_EINVAL
+			}
+			cpath := C.CString(path)
+			defer C.free(unsafe.Pointer(cpath))
+			return C.ci_config_set_audit_log(c, cpath)
+		}}
+}
+
 // Session is one sandboxed interpreter. Its methods may be called from any
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at
