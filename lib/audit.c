@@ -13,8 +13,12 @@
 #include <sodium.h>
 
 #include "audit.h"
-#include "internal.h"
+#include "config.h"
+#include "err.h"
+#include "manifest_cache.h"
 #include "proto.h"
+#include "result.h"
+#include "session.h"
 
 void ci_audit_session_id(ci_session *s)
 {
@@ -104,8 +108,7 @@ static json_t *layer_names(unsigned bits)
 static int failed(ci_session *s, const char *why)
 {
     s->audit_failed = 1;
-    ci_set_errmsg(s, "the audit event could not be recorded: %s", why);
-    return CI_EIO;
+    return ci_err_set(&s->err, CI_EIO, "the audit event could not be recorded: %s", why);
 }
 
 /* Writes @ev (whose first member is "event"; taken) to @s's log. */
@@ -138,9 +141,8 @@ int ci_audit_check(ci_session *s)
 {
     if (!s->cfg.audit || !s->audit_failed)
         return CI_OK;
-    ci_set_errmsg(s, "an audit event of this session could not be recorded; it runs nothing "
-                  "more until ci_session_restart() records its own");
-    return CI_EIO;
+    return ci_err_set(&s->err, CI_EIO, "an audit event of this session could not be recorded; "
+                      "it runs nothing more until ci_session_restart() records its own");
 }
 
 static json_t *limits(const struct ci_config *c)
@@ -162,9 +164,10 @@ static json_t *manifest_id(const ci_session *s)
 {
     char hex[65];
 
-    if (!s->policy)
+    if (!s->verified_manifest)
         return json_null();
-    sodium_bin2hex(hex, sizeof hex, s->policy->digest, sizeof s->policy->digest);
+    sodium_bin2hex(hex, sizeof hex, s->verified_manifest->digest,
+                   sizeof s->verified_manifest->digest);
     return json_string(hex);
 }
 
@@ -173,7 +176,7 @@ static json_t *start_event(ci_session *s, const char *event, int rc)
 {
     if (rc != CI_OK)
         return EVENT("s:s,s:o,s:o,s:o", event, "error", code_name(rc), "message",
-                     text(s->errmsg, strlen(s->errmsg)), "required_sandbox",
+                     text(s->err.msg, strlen(s->err.msg)), "required_sandbox",
                      layer_names(s->cfg.required_layers), "limits", limits(&s->cfg));
     return EVENT("s:o,s:o,s:o,s:o,s:i", event, "sandbox", layer_names(s->worker.layers),
                  "required_sandbox", layer_names(s->cfg.required_layers), "limits",
@@ -184,14 +187,14 @@ static json_t *start_event(ci_session *s, const char *event, int rc)
  * than the log's. */
 static int emit_start(ci_session *s, const char *ok, const char *failure, int rc)
 {
-    char why[sizeof s->errmsg];
+    struct ci_err why;
     int logged;
 
     if (rc == CI_OK)
         return emit(s, start_event(s, ok, rc));
-    memcpy(why, s->errmsg, sizeof why);
+    why = s->err;
     logged = emit(s, start_event(s, failure, rc));
-    memcpy(s->errmsg, why, sizeof why);
+    s->err = why;
     return logged;
 }
 

@@ -20,7 +20,8 @@
 #include <sodium.h>
 
 #include "audit.h"
-#include "internal.h"
+#include "fd.h"
+#include "result.h"
 
 struct ci_audit {
     atomic_int refs;

@@ -4,7 +4,11 @@
 #include <string.h>
 
 #include "audit.h"
-#include "internal.h"
+#include "config.h"
+#include "functions.h"
+#include "proto.h"
+#include "result.h"
+#include "worker_start.h"
 
 #define MIB (1024ULL * 1024)
 #define GIB (1024 * MIB)

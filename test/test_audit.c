@@ -18,7 +18,6 @@
 
 #include "audit.h"
 #include "helpers.h"
-#include "internal.h"
 
 static char *dir;
 
