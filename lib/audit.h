@@ -45,6 +45,8 @@ int ci_audit_write(struct ci_audit *a, const char *session, const char *body, si
 #define CI_AUDIT_FIRST_PREV "0000000000000000000000000000000000000000000000000000000000000000"
 /* The longest line read back to continue a chain (bytes). */
 #define CI_AUDIT_LINE_MAX (16u * 1024 * 1024)
+/* The bytes of a URL an http event keeps; url_bytes gives its length. */
+#define CI_AUDIT_URL_MAX 8192
 /* Changed files a cell event names; the rest are counted. */
 #define CI_AUDIT_FILES_MAX 1000
 

@@ -481,13 +481,19 @@ static void test_sessions_threads_and_configs_share_one_chain(void **state)
 
 static void test_an_http_event_records_method_url_status_and_verdict(void **state)
 {
-    char *path = log_path("http.log");
+    char *path = log_path("http.log"), *long_url;
     ci_session *s = audit_session(path);
     struct lines l;
     json_t *ev;
 
     assert_int_equal(ci_audit_http(s, "GET", "https://data.example/q?x=1", 200, 1234, 1), CI_OK);
     assert_int_equal(ci_audit_http(s, "POST", "http://evil.example/\xff", 0, 0, 0), CI_OK);
+    long_url = malloc(10001);
+    assert_non_null(long_url);
+    memset(long_url, 'a', 10000);
+    long_url[10000] = '\0';
+    assert_int_equal(ci_audit_http(s, "GET", long_url, 404, 0, 1), CI_OK);
+    free(long_url);
     ci_session_free(s);
 
     l = read_log(path);
@@ -495,6 +501,7 @@ static void test_an_http_event_records_method_url_status_and_verdict(void **stat
     ev = find(&l, "http", NULL, 0);
     h_assert_str(str(ev, "method"), "GET");
     h_assert_str(str(ev, "url"), "https://data.example/q?x=1");
+    assert_int_equal(num(ev, "url_bytes"), 26);
     assert_int_equal(num(ev, "status"), 200);
     assert_int_equal(num(ev, "bytes"), 1234);
     assert_true(json_is_true(json_object_get(ev, "allowed")));
@@ -502,6 +509,9 @@ static void test_an_http_event_records_method_url_status_and_verdict(void **stat
     h_assert_str(str(ev, "url"), "http://evil.example/\xef\xbf\xbd");
     assert_int_equal(num(ev, "status"), 0);
     assert_true(json_is_false(json_object_get(ev, "allowed")));
+    ev = find(&l, "http", NULL, 2);
+    assert_int_equal(strlen(str(ev, "url")), CI_AUDIT_URL_MAX);
+    assert_int_equal(num(ev, "url_bytes"), 10000);
     free_lines(&l);
     free(path);
 }
