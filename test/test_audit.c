@@ -26,6 +26,16 @@ static char *log_path(const char *name)
     return h_fmt("%s/%s", dir, name);
 }
 
+/* 1 if the workspace of @s holds @name. */
+static int in_workspace(ci_session *s, const char *name)
+{
+    char *path = h_fmt("%s/%s", ci_session_workspace(s), name);
+    int there = access(path, F_OK) == 0;
+
+    free(path);
+    return there;
+}
+
 static void hex_sha256(const void *p, size_t n, char out[65])
 {
     unsigned char h[crypto_hash_sha256_BYTES];
@@ -347,7 +357,7 @@ static void test_a_refused_event_stops_the_session_until_a_restart(void **state)
     assert_int_equal(ci_session_put_file(s, "x", "1", 1), CI_EIO);
     assert_int_equal(ci_session_get_file(s, "x", &data, &len), CI_EIO);
     assert_null(data);
-    assert_int_equal(access(h_fmt("%s/x", ci_session_workspace(s)), F_OK), -1);
+    assert_false(in_workspace(s, "x"));
     /* A restart whose event is refused too stays stopped... */
     assert_int_equal(ci_session_restart(s), CI_EIO);
     assert_int_equal(ci_run(s, "1", &r), CI_EIO);
@@ -418,7 +428,7 @@ static void test_a_log_ending_in_a_partial_line_is_not_appended_to(void **state)
     assert_int_equal(ci_run(s, "open('ran', 'w').close()", &r), CI_EIO);
     assert_null(r);
     h_assert_contains(ci_session_errmsg(s), "incomplete line");
-    assert_int_equal(access(h_fmt("%s/ran", ci_session_workspace(s)), F_OK), -1);
+    assert_false(in_workspace(s, "ran"));
     ci_session_free(s);
     text = h_read_file(path, &len);
     assert_int_equal(strncmp(text + len - 8, "\n{\"seq\":", 8), 0);
@@ -539,14 +549,26 @@ static int verify(const char *path, const char *last, char **out)
     return WEXITSTATUS(st);
 }
 
+/* Asserts that verify's output @out says "@file:@said". */
+static void assert_said(const char *out, const char *file, const char *said)
+{
+    char *want = h_fmt("%s:%s", file, said);
+
+    h_assert_contains(out, want);
+    free(want);
+}
+
 /* A real log of 1 + 2 * 4 + 1 = 10 lines. */
 static struct lines real_log(const char *path)
 {
     ci_session *s = audit_session(path);
     int i;
 
-    for (i = 0; i < 4; i++)
-        ci_result_free(h_run_status(s, h_fmt("x = %d", i), CI_STATUS_OK));
+    for (i = 0; i < 4; i++) {
+        char *code = h_fmt("x = %d", i);
+        ci_result_free(h_run_status(s, code, CI_STATUS_OK));
+        free(code);
+    }
     ci_session_free(s);
     return read_log(path);
 }
@@ -599,27 +621,27 @@ static void test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke(v
         fclose(f);
     }
     assert_int_equal(verify(bad, NULL, &out), 1);
-    h_assert_contains(out, h_fmt("%s:3: edited", bad));
+    assert_said(out, bad, "3: edited");
     free(out);
 
     /* Line 5 removed: what is now line 5 is seq 6. */
     int removed[] = {0, 1, 2, 3, 5, 6, 7, 8, 9, -1};
     write_lines(bad, &l, removed, 0);
     assert_int_equal(verify(bad, NULL, &out), 1);
-    h_assert_contains(out, h_fmt("%s:5: seq 6 after seq 4", bad));
+    assert_said(out, bad, "5: seq 6 after seq 4");
     free(out);
 
     /* Lines 4 and 5 swapped. */
     int swapped[] = {0, 1, 2, 4, 3, 5, 6, 7, 8, 9, -1};
     write_lines(bad, &l, swapped, 0);
     assert_int_equal(verify(bad, NULL, &out), 1);
-    h_assert_contains(out, h_fmt("%s:4: seq 5 after seq 3", bad));
+    assert_said(out, bad, "4: seq 5 after seq 3");
     free(out);
 
     /* The last line cut in half. */
     write_lines(bad, &l, order, 1);
     assert_int_equal(verify(bad, NULL, &out), 1);
-    h_assert_contains(out, h_fmt("%s:10: incomplete", bad));
+    assert_said(out, bad, "10: incomplete");
     free(out);
 
     /* The last two lines removed: only --last can tell. */
@@ -628,7 +650,7 @@ static void test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke(v
     assert_int_equal(verify(bad, NULL, &out), 0);
     free(out);
     assert_int_equal(verify(bad, last, &out), 1);
-    h_assert_contains(out, h_fmt("%s:8: its SHA-256 is not the one given with --last", bad));
+    assert_said(out, bad, "8: its SHA-256 is not the one given with --last");
     free(out);
 
     /* Not JSON at all. */
@@ -638,10 +660,12 @@ static void test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke(v
         fclose(f);
     }
     assert_int_equal(verify(bad, NULL, &out), 1);
-    h_assert_contains(out, h_fmt("%s:2: not a JSON object", bad));
+    assert_said(out, bad, "2: not a JSON object");
     free(out);
 
-    assert_int_equal(verify(h_fmt("%s/none.log", dir), NULL, &out), 2);
+    free(bad);
+    bad = log_path("none.log");
+    assert_int_equal(verify(bad, NULL, &out), 2);
     free(out);
     free_lines(&l);
     free(path);
