@@ -103,6 +103,7 @@ static int read_last_line(struct ci_audit *a, off_t size, char *msg, size_t msgl
     for (;;) {
         size_t n = (off_t)want < size ? want : (size_t)size;
         char *start, *line;
+        size_t len;
         ssize_t got;
         json_t *doc;
         json_int_t seq;
@@ -135,7 +136,8 @@ static int read_last_line(struct ci_audit *a, off_t size, char *msg, size_t msgl
                      CI_AUDIT_LINE_MAX);
             break;
         }
-        doc = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+        len = (size_t)(buf + n - 1 - line);
+        doc = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
         seq = json_integer_value(json_object_get(doc, "seq"));
         json_decref(doc);
         if (seq <= 0) {
@@ -144,7 +146,7 @@ static int read_last_line(struct ci_audit *a, off_t size, char *msg, size_t msgl
             break;
         }
         a->seq = (unsigned long long)seq;
-        hex_sha256(line, strlen(line), a->prev);
+        hex_sha256(line, len, a->prev);
         free(buf);
         return 0;
     }
