@@ -78,3 +78,52 @@ func TestAuditLogThatCannotBeOpenedFailsTheStart(t *testing.T) {
 		t.Fatalf("WithAuditLog(\"\"): %v", err)
 	}
 }
+
+func TestEventFuncGetsTheLinesTheFileGets(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	var seen []string
+	s, err := NewSession(WithAuditLog(log), WithEventFunc(func(line string) error {
+		seen = append(seen, line+"\n")
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, s, "1 + 1")
+	s.Close()
+	text, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(seen, ""); got != string(text) || len(seen) != 4 {
+		t.Fatalf("the callback got %d lines:\n%s\nthe file:\n%s", len(seen), got, text)
+	}
+}
+
+func TestAnEventTheFuncRefusesStopsRunsUntilARestart(t *testing.T) {
+	refuse := false
+	s, err := NewSession(WithEventFunc(func(line string) error {
+		if refuse {
+			return errors.New("the collector is down")
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refuse = true
+	if _, err := s.Run("print('never')"); !errors.Is(err, ErrIO) {
+		t.Fatalf("Run with the event refused: %v; want ErrIO", err)
+	}
+	refuse = false
+	if err := s.PutFile("x.txt", []byte("1")); !errors.Is(err, ErrIO) {
+		t.Fatalf("PutFile before a restart: %v; want ErrIO", err)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, s, "6 * 7"); res.Value != "42" {
+		t.Fatalf("after the restart: %q", res.Value)
+	}
+}
