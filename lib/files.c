@@ -30,6 +30,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -272,8 +273,25 @@ static int make_subdirs(ci_session *s, int dirfd)
     return 0;
 }
 
+/* Clears what the new session directory @dirfd inherited from the
+ * workspace root: a setgid bit, which every directory made in it would
+ * inherit, and ACLs, which would let in whom they name and whose default
+ * every file and directory made below would take, the umask ignored
+ * (acl(5)): a cell's 0777 would stay 0777. 0, or -1 with errno. */
+static int make_private(int dirfd)
+{
+    static const char *const acls[] = {"system.posix_acl_default", "system.posix_acl_access"};
+    char proc[64];
+
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", dirfd);
+    for (int i = 0; i < 2; i++)
+        if (removexattr(proc, acls[i]) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
+            return -1;
+    return set_mode(dirfd, 0700);
+}
+
 /* Fills the new s->dir: notes its identity (s->dir_dev, s->dir_ino),
- * takes its lock, makes its three directories and opens
+ * makes it private, takes its lock, makes its three directories and opens
  * s->workspace_fd. */
 static int fill_dir(ci_session *s)
 {
@@ -284,7 +302,8 @@ static int fill_dir(ci_session *s)
         s->dir_dev = st.st_dev;
         s->dir_ino = st.st_ino;
     }
-    if (dirfd < 0 || take_lock(s, dirfd) < 0 || make_subdirs(s, dirfd) < 0) {
+    if (dirfd < 0 || make_private(dirfd) < 0 || take_lock(s, dirfd) < 0 ||
+        make_subdirs(s, dirfd) < 0) {
         if (dirfd >= 0 && errno == EINVAL && geteuid() == 0) {
             /* fchownat's answer for an id this user namespace does not map
              * (a container that maps only root): no worker can run here. */
