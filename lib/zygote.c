@@ -121,7 +121,6 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
         ci_workspace_remove(&scratch);
         return rc;
     }
-    rc = CI_ESPAWN; /* each failure below, until ci_ready_wait says otherwise */
     z->preload = ci_strdup(preload);
     z->worker = ci_strdup(ci_worker_path());
     if (!z->preload || !z->worker) {
