@@ -93,7 +93,7 @@ PY_LDFLAGS = $(shell $(PYTHON_CONFIG) --embed --ldflags)
 .PHONY: check-header check-abi check-man check-install check-python-sources check-demo
 .PHONY: check-bindings check-python check-go check-rust check-mcp
 all: $(BUILD)/libcodeinterp.so $(BUILD)/libcodeinterp.a $(BUILD)/codeinterp-worker \
-     $(BUILD)/codeinterp-mcp $(BUILD)/codeinterp-manifest $(EXAMPLES)
+     $(BUILD)/codeinterp-mcp $(BUILD)/codeinterp-manifest $(BUILD)/codeinterp-audit $(EXAMPLES)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -155,6 +155,11 @@ $(BUILD)/tools/manifest/create.o: $(BUILD)/gen/discover_py.h
 $(BUILD)/codeinterp-manifest: $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a
 	$(CC) $(LDFLAGS) -o $@ $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
+# codeinterp-audit (tools/audit/): checks an audit log's chain. It links
+# nothing of the library's but its header of the log's constants.
+$(BUILD)/codeinterp-audit: tools/audit/main.c lib/audit.h include/codeinterp.h
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljansson -lsodium
+
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp \
 	    $(EXAMPLE_LIBS)
@@ -176,6 +181,9 @@ $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp
 # test_scenario reads the scenario every binding's tests run
 # (test/scenario/steps.json) from the source tree, from wherever it runs.
 $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/scenario/steps.json)"'
+# test_audit checks logs with the codeinterp-audit just built.
+$(BUILD)/test/test_audit: TEST_DEFS = -DCI_AUDIT_TOOL='"$(abspath $(BUILD))/codeinterp-audit"'
+$(BUILD)/test/test_audit: $(BUILD)/codeinterp-audit
 
 # ------------------------------------------------------------------ deps
 # What the build and the demo need: the C toolchain, python3-config and
@@ -444,7 +452,7 @@ $(BUILD)/install/codeinterp.pc: codeinterp.pc.in FORCE
 
 install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodeinterp.a \
          $(BUILD)/install/codeinterp.pc $(BUILD)/codeinterp-worker $(BUILD)/install/codeinterp-mcp \
-         $(BUILD)/codeinterp-manifest
+         $(BUILD)/codeinterp-manifest $(BUILD)/codeinterp-audit
 	$(INSTALL) -d -m 755 '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' '$(DESTDIR)$(PKGCONFIGDIR)' \
 	    '$(DESTDIR)$(LIBEXECDIR)/codeinterp' '$(DESTDIR)$(MAN3DIR)' '$(DESTDIR)$(BINDIR)' \
 	    '$(DESTDIR)$(MAN1DIR)'
@@ -458,6 +466,7 @@ install: $(BUILD)/install/libcodeinterp.so.$(VERSION) $(BUILD)/install/libcodein
 	$(INSTALL_DATA) $(MAN_PAGES) '$(DESTDIR)$(MAN3DIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/install/codeinterp-mcp '$(DESTDIR)$(BINDIR)'
 	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-manifest '$(DESTDIR)$(BINDIR)'
+	$(INSTALL_PROGRAM) $(BUILD)/codeinterp-audit '$(DESTDIR)$(BINDIR)'
 	$(INSTALL_DATA) $(MAN1_PAGES) '$(DESTDIR)$(MAN1DIR)'
 	$(LDCONFIG_IF_LIVE)
 
@@ -477,7 +486,7 @@ uninstall:
 	      '$(DESTDIR)$(LIBDIR)/libcodeinterp.so' '$(DESTDIR)$(LIBDIR)/libcodeinterp.a' \
 	      '$(DESTDIR)$(INCLUDEDIR)/codeinterp.h' '$(DESTDIR)$(PKGCONFIGDIR)/codeinterp.pc' \
 	      '$(DESTDIR)$(INSTALLED_WORKER)' '$(DESTDIR)$(BINDIR)/codeinterp-mcp' \
-	      '$(DESTDIR)$(BINDIR)/codeinterp-manifest'
+	      '$(DESTDIR)$(BINDIR)/codeinterp-manifest' '$(DESTDIR)$(BINDIR)/codeinterp-audit'
 	rmdir '$(DESTDIR)$(LIBEXECDIR)/codeinterp' 2>/dev/null || true
 	for p in $(notdir $(MAN_PAGES)); do rm -f '$(DESTDIR)$(MAN3DIR)/'"$$p"; done
 	for p in $(notdir $(MAN1_PAGES)); do rm -f '$(DESTDIR)$(MAN1DIR)/'"$$p"; done

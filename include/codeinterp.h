@@ -492,6 +492,73 @@ CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
 CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
                                       const unsigned char *public_key, size_t key_len);
 
+/* ----------------------------------------------------------- audit trail */
+
+/*
+ * The audit trail: the host records each event of each session started
+ * from a config, one JSON object a line: a session's start (its sandbox
+ * layers, the config's limits, the manifest's id) and end, each cell
+ * (before it is sent, and after: its SHA-256 and size, status, times,
+ * peak memory, changed files), each file put or got, each host-function
+ * call, each system call the seccomp filter refused, restarts and kills.
+ * Every line carries a sequence number, a UTC time, the session's id and
+ * the SHA-256 of the line before it, so a removed, edited or reordered
+ * line is detectable: `codeinterp-audit verify FILE` checks a log. The
+ * schema is docs/audit-log.md and codeinterp-audit(1).
+ *
+ * Fails closed: a session whose start the log cannot record does not
+ * start (ci_session_new: CI_EIO); a cell whose start it cannot record is
+ * not run (ci_run: CI_EIO); after any other event the log could not
+ * record, the session's ci_run, ci_session_put_file and
+ * ci_session_get_file return CI_EIO without doing anything until
+ * ci_session_restart() records its own event.
+ */
+
+/*
+ * ci_event_fn - receives each audit event of the config's sessions.
+ * @line:    the event's JSON line, exactly as the log file gets it, without
+ *           its newline; NUL-terminated after @len bytes. Borrowed: valid
+ *           during the call only.
+ * @len:     its length in bytes.
+ * @payload: as given to ci_config_set_event_fn().
+ * @return 0 if the event was taken; any other value counts as a failed
+ *         write (see above).
+ * Called on the thread of the call that made the event (ci_session_new,
+ * ci_run and the others), one event at a time in the log's order, under
+ * the log's lock: it must not start, run or free a session of the same
+ * log, or it deadlocks.
+ */
+typedef int (*ci_event_fn)(const char *line, size_t len, void *payload);
+
+/*
+ * ci_config_set_audit_log - appends the config's sessions' events to the
+ * file @path. The file is opened (O_APPEND | O_CREAT, mode 0600 when
+ * created) at the first session's start and held open by the config and
+ * every session started from it or from a copy, until the last of them is
+ * freed; a path set later does not move them. Several sessions, threads and
+ * processes may append to one file: each line is one write(2) under
+ * flock(2), and continues the chain from the file's last line, which must
+ * be a whole audit event (else no session starts). Lines are written
+ * without buffering, not fsync()ed. The worker never sees the file;
+ * it must not be inside a workspace root.
+ * @path: copied; NULL stops the file (the callback stays).
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, @path is empty or over 4096
+ *         bytes; CI_ENOMEM. A file that cannot be opened, locked, read or
+ *         written makes ci_session_new() fail with CI_EIO, its message
+ *         naming the file and why.
+ */
+CI_API int ci_config_set_audit_log(ci_config *cfg, const char *path);
+
+/*
+ * ci_config_set_event_fn - also passes each event's line to @fn, for a
+ * host that ships them elsewhere; with a log file too, the line goes to
+ * the file first. Without a file the chain is kept in memory, starting
+ * at seq 1 with each call of this function or of ci_config_set_audit_log.
+ * @fn: NULL stops the callback (the file stays).
+ * @return CI_OK; CI_EINVAL if @cfg is NULL; CI_ENOMEM.
+ */
+CI_API int ci_config_set_event_fn(ci_config *cfg, ci_event_fn fn, void *payload);
+
 /* -------------------------------------------------------- host functions */
 
 /*
@@ -735,7 +802,8 @@ CI_API int ci_config_set_url_limits(ci_config *cfg, size_t request_bytes, size_t
  *         started or does not become ready within the startup timeout;
  *         CI_EPROTO if its first message is malformed; CI_ESANDBOX if a
  *         layer demanded by ci_config_require_sandbox() is missing (the
- *         message names it). The detail of a
+ *         message names it); CI_EIO also if the audit log
+ *         (ci_config_set_audit_log) cannot record its start. The detail of a
  *         failure is kept per thread: ci_session_errmsg(NULL) returns it
  *         until the calling thread's next ci_session_new().
  * The session directory holds a "lock" file that the host keeps
@@ -768,7 +836,9 @@ CI_API void ci_session_free(ci_session *s);
  * @return CI_OK; CI_EINVAL if @s is NULL; CI_EBUSY during a run;
  *         CI_EIO if config/ or tmp/ cannot be renewed; CI_ESPAWN,
  *         CI_EPROTO, CI_ESANDBOX, CI_ENOMEM as for ci_session_new(); on
- *         failure the session is dead and may be restarted again.
+ *         failure the session is dead and may be restarted again. CI_EIO
+ *         also if the audit log cannot record the restart: the worker
+ *         then lives but runs nothing until a restart is recorded.
  */
 CI_API int ci_session_restart(ci_session *s);
 
@@ -820,7 +890,10 @@ CI_API int ci_session_pid(const ci_session *s);
  * @return CI_OK; CI_EINVAL for a NULL or refused argument; CI_ETOOBIG if
  *         @len is over the file limit; CI_ENOENT if a directory on the
  *         path is missing; CI_EUNSAFE if a path component is a link or
- *         not a directory; CI_EIO for other I/O failures (errmsg says).
+ *         not a directory; CI_EIO for other I/O failures (errmsg says),
+ *         or when the audit log (ci_config_set_audit_log) could not record
+ *         this put (the file is written) or an earlier event (nothing is
+ *         written).
  * Works on a dead session too: the workspace outlives its worker.
  */
 CI_API int ci_session_put_file(ci_session *s, const char *name,
@@ -838,7 +911,9 @@ CI_API int ci_session_put_file(ci_session *s, const char *name,
  * @return CI_OK; CI_EINVAL for a NULL or refused argument (see
  *         ci_session_put_file for the name rules); CI_ENOENT if there is
  *         no such file; CI_EUNSAFE for a link or a non-regular file;
- *         CI_ETOOBIG if it is over the file limit; CI_ENOMEM; CI_EIO.
+ *         CI_ETOOBIG if it is over the file limit; CI_ENOMEM; CI_EIO, also
+ *         when the audit log could not record this get or an earlier
+ *         event (then nothing is handed out).
  */
 CI_API int ci_session_get_file(ci_session *s, const char *name,
                                void **data, size_t *len);
@@ -890,7 +965,11 @@ CI_API int ci_session_interrupt(ci_session *s);
  *         known to be dead (a run killed it, or a restart failed; a worker
  *         that died between runs is reported by the next run instead:
  *         CI_OK, CI_STATUS_KILLED and how it died); CI_EBUSY if a run
- *         is in progress; CI_ENOMEM.
+ *         is in progress; CI_ENOMEM; CI_EIO if the audit log
+ *         (ci_config_set_audit_log) cannot record the cell's start, or
+ *         could not record an earlier event of the session: the cell is
+ *         not run. A cell whose end the log cannot record still returns
+ *         CI_OK and its result; the next call says CI_EIO.
  */
 CI_API int ci_run(ci_session *s, const char *code, ci_result **out);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "config.h"
 #include "functions.h"
 #include "proto.h"
@@ -36,6 +37,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->call_args_limit = 1 * MIB;
     cfg->call_result_limit = 1 * MIB;
     ci_urls_defaults(&cfg->urls);
+    cfg->audit = NULL;
 }
 
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
@@ -47,6 +49,7 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
     dst->manifest_key_path = NULL;
     dst->urls.rules = NULL;
     dst->urls.count = 0;
+    dst->audit = ci_audit_ref(src->audit);
     if (ci_functions_copy(dst, src) != CI_OK || ci_urls_copy(&dst->urls, &src->urls) != CI_OK ||
         (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
         (src->preload && !(dst->preload = ci_strdup(src->preload))) ||
@@ -68,6 +71,8 @@ void ci_config_clear(struct ci_config *cfg)
     cfg->preload = NULL;
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
+    ci_audit_unref(cfg->audit);
+    cfg->audit = NULL;
     ci_functions_clear(cfg);
     ci_urls_clear(&cfg->urls);
 }
@@ -250,4 +255,37 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir)
     free(cfg->workspace_root);
     cfg->workspace_root = copy;
     return CI_OK;
+}
+
+/* Replaces the config's log with one of @path and @fn: sessions started
+ * before keep theirs. */
+static int set_audit(ci_config *cfg, const char *path, ci_event_fn fn, void *payload)
+{
+    struct ci_audit *a = NULL;
+
+    if (path || fn) {
+        if (!(a = ci_audit_new(path, fn, payload)))
+            return CI_ENOMEM;
+    }
+    ci_audit_unref(cfg->audit);
+    cfg->audit = a;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_audit_log(ci_config *cfg, const char *path)
+{
+    void *payload;
+    ci_event_fn fn;
+
+    if (!cfg || (path && !path_ok(path)))
+        return CI_EINVAL;
+    fn = ci_audit_fn(cfg->audit, &payload);
+    return set_audit(cfg, path, fn, payload);
+}
+
+CI_API int ci_config_set_event_fn(ci_config *cfg, ci_event_fn fn, void *payload)
+{
+    if (!cfg)
+        return CI_EINVAL;
+    return set_audit(cfg, ci_audit_path(cfg->audit), fn, fn ? payload : NULL);
 }

@@ -41,10 +41,12 @@ struct ci_config {
     size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */
     size_t call_result_limit; /* a host function's JSON value (bytes) */
     struct ci_url_policy urls; /* HTTP through the host (urls.c, fetch.c) */
+    struct ci_audit *audit;   /* NULL: no audit trail (audit.h); one reference */
 };
 
 void ci_config_defaults(struct ci_config *cfg);
-/* Deep copy (the root string); CI_OK or CI_ENOMEM. */
+/* Deep copy (the strings and functions; the audit log is shared, one
+ * more reference); CI_OK or CI_ENOMEM. */
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src);
 void ci_config_clear(struct ci_config *cfg);
 /* The modules a worker imports before READY, never NULL. */

@@ -385,6 +385,8 @@ static void reply_response(struct ci_fetch_reply *out, long code, const struct t
         return; /* CI_FETCH_FAILED with no message */
     }
     out->status = CI_FETCH_DONE;
+    out->http_status = (int)code;
+    out->body_bytes = t->body.len;
     memcpy(out->data, head, sizeof head);
     if (t->head.len)
         memcpy(out->data + sizeof head, t->head.p, t->head.len);
@@ -449,7 +451,7 @@ void ci_fetch_perform(const struct ci_config *cfg, const struct ci_fetch_request
     long code = 0;
 
     /* What memory running out leaves: a failure without a message. */
-    *out = (struct ci_fetch_reply){CI_FETCH_FAILED, NULL, 0};
+    *out = (struct ci_fetch_reply){CI_FETCH_FAILED, NULL, 0, 0, 0};
     memcpy(method, req->method, req->method_len);
     method[req->method_len] = '\0';
     memcpy(url, req->url, req->url_len);

@@ -22,6 +22,8 @@ struct ci_fetch_reply {
     uint32_t status; /* CI_FETCH_* */
     unsigned char *data;
     size_t len;
+    int http_status;                /* of a response (CI_FETCH_DONE), else 0 */
+    unsigned long long body_bytes;  /* the response body's size */
 };
 
 /* The NETWORK payload of @cfg: request and response limits. */

@@ -33,6 +33,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "clock.h"
 #include "config.h"
 #include "errors.h"
@@ -579,7 +580,7 @@ int ci_create_temp(int dirfd, char *tmp, size_t size)
     return -1;
 }
 
-CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data, size_t len)
+static int put_file(ci_session *s, const char *name, const void *data, size_t len)
 {
     const char *base, *slash;
     char tmp[64];
@@ -644,7 +645,7 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
     return rc;
 }
 
-CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, size_t *len)
+static int get_file(ci_session *s, const char *name, void **data, size_t *len)
 {
     struct stat st;
     char *buf;
@@ -698,4 +699,39 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
     *data = buf;
     *len = have;
     return CI_OK;
+}
+
+CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data, size_t len)
+{
+    int rc;
+
+    if (s && ci_audit_check(s) != CI_OK)
+        return CI_EIO;
+    rc = put_file(s, name, data, len);
+    if (s && name && ci_audit_file(s, "put", name, data, len, rc) != CI_OK && rc == CI_OK)
+        rc = CI_EIO; /* the file is in the workspace, but unrecorded */
+    return rc;
+}
+
+CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, size_t *len)
+{
+    int rc;
+
+    if (s && ci_audit_check(s) != CI_OK) {
+        if (data)
+            *data = NULL;
+        if (len)
+            *len = 0;
+        return CI_EIO;
+    }
+    rc = get_file(s, name, data, len);
+    if (s && name && data && len &&
+        ci_audit_file(s, "get", name, *data, *len, rc) != CI_OK && rc == CI_OK) {
+        /* What the log cannot record is not handed out. */
+        free(*data);
+        *data = NULL;
+        *len = 0;
+        rc = CI_EIO;
+    }
+    return rc;
 }

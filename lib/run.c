@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "changes.h"
 #include "channel.h"
 #include "clock.h"
@@ -154,7 +155,10 @@ static int on_violation(struct run *run, const char **why)
         *why = "a second violation report";
         return -1;
     }
-    return ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why);
+    if (ci_violation_parse(run->rd.payload, run->rd.len, run->violation, why) < 0)
+        return -1;
+    ci_audit_violation(run->s, run->violation);
+    return 0;
 }
 
 /* To the main thread, where Python raises KeyboardInterrupt: a thread the
@@ -343,10 +347,24 @@ static int on_call(struct run *run, const char **why)
         *why = "a second request before the reply to a call";
         return -1;
     }
+    ci_audit_call(run->s, fn->name, run->rd.len - at, reply.status, reply.len);
     snprintf(what, sizeof what, "%s()", fn->name);
     rc = send_reply(run, CI_FRAME_CALL_REPLY, reply.status, reply.data, reply.len, what);
     ci_reply_clear(&reply);
     return rc;
+}
+
+/* The audit trail's line for one request the host made or refused. */
+static void audit_fetch(ci_session *s, const struct ci_fetch_request *req,
+                        const struct ci_fetch_reply *reply)
+{
+    char *method = strndup(req->method, req->method_len), *url = strndup(req->url, req->url_len);
+
+    /* Out of memory: the line is still written, without the names. */
+    ci_audit_http(s, method ? method : "", url ? url : "", reply->http_status, reply->body_bytes,
+                  reply->status != CI_FETCH_REFUSED);
+    free(method);
+    free(url);
 }
 
 /* ci_fetch_perform's question while a request runs: 1 once the cell is
@@ -367,7 +385,7 @@ static int fetch_stop(void *arg)
 static int on_fetch(struct run *run, const char **why)
 {
     struct ci_fetch_request req;
-    struct ci_fetch_reply reply = {CI_FETCH_STOPPED, NULL, 0};
+    struct ci_fetch_reply reply = {CI_FETCH_STOPPED, NULL, 0, 0, 0};
     int rc;
 
     if (!run->s->worker.network_sent) {
@@ -381,11 +399,12 @@ static int on_fetch(struct run *run, const char **why)
         ci_drain_pipes(&run->drain);
         ci_drain_give_partial(&run->drain, INT64_MAX);
         ci_fetch_perform(&run->s->cfg, &req, run->deadline, fetch_stop, run, &reply);
+        audit_fetch(run->s, &req, &reply);
         stop_if_due(run);
     }
     if (run->interrupted != NOT_INTERRUPTED) {
         free(reply.data);
-        reply = (struct ci_fetch_reply){CI_FETCH_STOPPED, NULL, 0};
+        reply = (struct ci_fetch_reply){CI_FETCH_STOPPED, NULL, 0, 0, 0};
     }
     if (request_waiting(run->s->worker.channel)) {
         free(reply.data);
@@ -810,6 +829,10 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
         atomic_store(&s->busy, 0);
         return CI_EDEAD;
     }
+    if (ci_audit_check(s) != CI_OK) {
+        atomic_store(&s->busy, 0);
+        return CI_EIO;
+    }
     len = strlen(code);
     if (len > CI_MAX_CODE_BYTES) {
         char limit[32];
@@ -820,6 +843,11 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
         return CI_ETOOBIG;
     }
 
+    /* Logged before it is sent: a cell the log cannot record never runs. */
+    if (ci_audit_cell_start(s, s->execution_count + 1, code, len) != CI_OK) {
+        atomic_store(&s->busy, 0);
+        return CI_EIO;
+    }
     memset(&run, 0, sizeof run);
     run.s = s;
     if (!(run.r = ci_result_new())) {
@@ -842,6 +870,8 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     ci_reader_init(&run.rd, reader_cap(&s->cfg));
     run_cell(&run, code, len);
     ci_reader_reset(&run.rd);
+    /* A failure marks the session: its next call says so (ci_audit_check). */
+    ci_audit_cell(s, code, len, run.r);
     *out = run.r;
     atomic_store(&s->busy, 0);
     return CI_OK;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "changes.h"
 #include "channel.h"
 #include "clock.h"
@@ -386,9 +387,16 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
         free(s);
         return rc;
     }
+    ci_audit_session_id(s);
     ci_config_defaults(&defaults);
-    if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) != CI_OK ||
-        (rc = ci_workspace_create(s)) != CI_OK || (rc = ci_worker_start(s)) != CI_OK) {
+    if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) == CI_OK) {
+        if ((rc = ci_workspace_create(s)) == CI_OK)
+            rc = ci_worker_start(s);
+        /* A session the log cannot record does not start. */
+        if (ci_audit_session_start(s, rc) != CI_OK && rc == CI_OK)
+            rc = CI_EIO;
+    }
+    if (rc != CI_OK) {
         ci_err_set(ci_thread_err(), rc, "%s", s->err.msg[0] ? s->err.msg : ci_strerror(rc));
         ci_session_free(s);
         return rc;
@@ -402,6 +410,7 @@ CI_API void ci_session_free(ci_session *s)
     if (!s)
         return;
     ci_worker_stop(&s->worker);
+    ci_audit_session_end(s); /* nobody is told if it fails: the session is gone */
     ci_workspace_remove(s);
     ci_manifest_cache_put(s->verified_manifest);
     ci_config_clear(&s->cfg);
@@ -424,6 +433,8 @@ CI_API int ci_session_restart(ci_session *s)
     rc = ci_workspace_renew(s);
     if (rc == CI_OK)
         rc = ci_worker_start(s);
+    if (ci_audit_restart(s, rc) != CI_OK && rc == CI_OK)
+        rc = CI_EIO; /* the worker lives, but runs nothing: ci_audit_check */
     atomic_store(&s->busy, 0);
     return rc;
 }

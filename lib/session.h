@@ -58,6 +58,8 @@ struct ci_session {
     struct ci_manifest_verified *verified_manifest; /* cfg.manifest, verified; or NULL */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
     int spill_count;
+    char id[33];      /* 32 hex digits: the audit trail's name for it */
+    int audit_failed; /* an audit event could not be written (audit.h) */
     struct ci_err err; /* the last failure: ci_session_errmsg() */
 };
 

@@ -625,6 +625,18 @@ void h_start_fails(const ci_config *cfg, int rc, const char *why)
     h_assert_contains(ci_session_errmsg(NULL), why);
 }
 
+const char *h_kill_listed_cell(void)
+{
+#if defined(__x86_64__)
+    return "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)";
+#elif defined(__aarch64__)
+    return "import ctypes\nctypes.CDLL(None).syscall(117, 0, 0, 0, 0)";
+#else
+    h_skip_because("no kill-listed system call number written for this architecture");
+    return "";
+#endif
+}
+
 int h_children(int ppid, int *zombies, int verbose)
 {
     return count_children(ppid, zombies, verbose, 0);

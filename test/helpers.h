@@ -170,6 +170,11 @@ int h_utf8_valid(const char *s, size_t len);
  * say @why in its message. */
 void h_start_fails(const ci_config *cfg, int rc, const char *why);
 
+/* A cell that makes ptrace(2), a system call the seccomp filter kills
+ * the worker for; skips the test on an architecture without its number
+ * written here. */
+const char *h_kill_listed_cell(void);
+
 /* A status's name, for messages. */
 const char *h_status_name(ci_status st);
 

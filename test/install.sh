@@ -35,6 +35,7 @@ installed_files() {
     echo "lib/libcodeinterp.a include/codeinterp.h lib/pkgconfig/codeinterp.pc"
     echo "libexec/codeinterp/codeinterp-worker bin/codeinterp-mcp share/man/man1/codeinterp-mcp.1"
     echo "bin/codeinterp-manifest share/man/man1/codeinterp-manifest.1"
+    echo "bin/codeinterp-audit share/man/man1/codeinterp-audit.1"
     for page in man/*.3; do echo "share/man/man3/${page#man/}"; done
 }
 only_dirs_left() {
@@ -102,6 +103,8 @@ ldd "$mcp" | grep -qF "$prefix/lib/libcodeinterp.so.${version%%.*}" ||
 "$mcp" --help | grep -q -- --max-message-bytes || fail "codeinterp-mcp --help does not document its options"
 "$prefix/bin/codeinterp-manifest" --help | grep -q -- keygen ||
     fail "codeinterp-manifest --help does not name its commands"
+"$prefix/bin/codeinterp-audit" 2>&1 | grep -q -- 'verify' ||
+    fail "codeinterp-audit does not name its command when run without one"
 mkdir "$tmp/ws" && chmod 0755 "$tmp/ws"
 out=$(echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"install.sh","version":"1"}}}' |
     env -u CODEINTERP_WORKER "$mcp" --workspace-root "$tmp/ws" 2> "$tmp/err") ||

@@ -6,6 +6,7 @@
  * it (the header the host adds) against what the cell saw.
  */
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -549,6 +550,67 @@ static void test_private_addresses_need_a_prefix_that_names_them(void **state)
     assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&b));
 }
 
+/* Each request by URL is a line of the audit trail, allowed or refused,
+ * with its method, URL, status and size, and no trace of the header the
+ * host added. */
+static void test_each_request_is_in_the_audit_trail(void **state)
+{
+    char *dir = h_tmpdir(), *log = h_fmt("%s/audit.log", dir), *text, *line, *save = NULL;
+    ci_config *cfg = h_config(&(struct h_limits){.timeout_ms = 60000});
+    ci_session *s;
+    int allowed = 0, refused = 0;
+    size_t len;
+
+    assert_int_equal(ci_config_allow_url(cfg, prefix), CI_OK);
+    assert_int_equal(ci_config_set_url_header(cfg, prefix, "Authorization: Bearer " SECRET), CI_OK);
+    assert_int_equal(ci_config_set_audit_log(cfg, log), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    char *code = h_fmt("import urllib.request\n"
+                       "print(urllib.request.urlopen('http://127.0.0.1:%d/v1/echo').read())\n"
+                       "try:\n"
+                       "    urllib.request.urlopen('http://127.0.0.1:%d/v2/no')\n"
+                       "except PermissionError as e:\n"
+                       "    print('refused')\n",
+                       srv.port, srv.port);
+    ci_result *r = h_run_status(s, code, CI_STATUS_OK);
+    h_assert_contains(ci_result_stdout(r, NULL), "refused");
+    ci_result_free(r);
+    ci_session_free(s);
+    ci_config_free(cfg);
+    assert_non_null(text = h_read_file(log, &len));
+    h_assert_not_contains(text, SECRET);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        assert_non_null(ev);
+        if (!strcmp(json_string_value(json_object_get(ev, "event")), "http")) {
+            const char *url = json_string_value(json_object_get(ev, "url"));
+            h_assert_str(json_string_value(json_object_get(ev, "method")), "GET");
+            if (json_is_true(json_object_get(ev, "allowed"))) {
+                char *want = h_fmt("http://127.0.0.1:%d/v1/echo", srv.port);
+                h_assert_str(url, want);
+                assert_int_equal(json_integer_value(json_object_get(ev, "status")), 200);
+                assert_true(json_integer_value(json_object_get(ev, "bytes")) > 0);
+                free(want);
+                allowed++;
+            } else {
+                char *want = h_fmt("http://127.0.0.1:%d/v2/no", srv.port);
+                h_assert_str(url, want);
+                assert_int_equal(json_integer_value(json_object_get(ev, "status")), 0);
+                free(want);
+                refused++;
+            }
+        }
+        json_decref(ev);
+    }
+    assert_int_equal(allowed, 1);
+    assert_int_equal(refused, 1);
+    free(text);
+    free(code);
+    h_rmtree(dir);
+    free(log);
+    free(dir);
+}
+
 static int group_setup(void **state)
 {
     ci_config *cfg;
@@ -598,6 +660,7 @@ int main(void)
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
         cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv_and_json, alive),
         cmocka_unit_test_setup(test_forged_requests_are_refused_or_end_the_worker, alive),
+        cmocka_unit_test(test_each_request_is_in_the_audit_trail),
         cmocka_unit_test_setup(test_an_interrupt_ends_a_request, alive),
         cmocka_unit_test(test_a_name_that_resolves_to_loopback_is_refused),
         cmocka_unit_test(test_a_session_without_prefixes_has_no_network),

@@ -402,15 +402,7 @@ static void assert_violation(const char *code)
 
 static void test_kill_listed_syscall_is_sandbox_violation(void **state)
 {
-#if defined(__x86_64__)
-    const char *code = "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)";
-#elif defined(__aarch64__)
-    const char *code = "import ctypes\nctypes.CDLL(None).syscall(117, 0, 0, 0, 0)";
-#else
-    h_skip_because("no kill-listed system call number written for this architecture");
-    const char *code = "";
-#endif
-    assert_violation(code);
+    assert_violation(h_kill_listed_cell());
     h_expect(S, "'restarted'", "'restarted'", "");
 }
 

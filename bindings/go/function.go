@@ -96,8 +96,8 @@ func WithFunction(name, description string, fn HostFunc) Option {
 		}}
 }
 
-// pendingFunctions are the handles of the functions the options of the
-// NewSession in progress added; NewSession takes them over (newSessionMu
+// pendingFunctions are the handles of the functions (and the event
+// function) the options of the NewSession in progress added; NewSession takes them over (newSessionMu
 // keeps two NewSession calls apart).
 var pendingFunctions []cgo.Handle
 

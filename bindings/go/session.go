@@ -6,6 +6,19 @@ package codeinterp
 #include <string.h>
 #include <codeinterp.h>
 
+extern int cigoEvent(char *line, size_t len, uintptr_t handle);
+
+static int cigo_event(const char *line, size_t len, void *payload)
+{
+	return cigoEvent((char *)line, len, (uintptr_t)payload);
+}
+
+// The payload is a cgo.Handle, a number the C side only hands back.
+static int cigo_set_event_fn(ci_config *cfg, uintptr_t handle)
+{
+	return ci_config_set_event_fn(cfg, cigo_event, (void *)handle);
+}
+
 extern void cigoOutput(int stream, char *data, size_t len, uintptr_t handle);
 
 extern int cigoInput(char *prompt, int password, char **reply, uintptr_t handle);
@@ -321,6 +334,71 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 		}}
 }
 
+// WithAuditLog makes the host append one JSON line to the file at path for
+// each event of the session: its start (sandbox layers, limits, manifest),
+// each cell (SHA-256, status, times, changed files), each PutFile and
+// GetFile, each host function call, each system call the sandbox refused,
+// restarts, kills and its end, each line chained to the one before by
+// SHA-256 ("codeinterp-audit verify FILE" checks it; docs/audit-log.md is
+// the schema). The log fails closed: NewSession fails with ErrIO, the
+// Detail naming the file, when it cannot record the start; after another
+// event it could not record, Run, PutFile and GetFile fail with ErrIO until
+// a Restart is recorded. See ci_config_set_audit_log(3).
+func WithAuditLog(path string) Option {
+	return Option{"WithAuditLog", quote(path),
+		"a non-empty path of at most 4096 bytes, without NUL",
+		func(c *C.ci_config) C.int {
+			if path == "" || hasNUL(path) {
+				return C.CI_EINVAL
+			}
+			cpath := C.CString(path)
+			defer C.free(unsafe.Pointer(cpath))
+			return C.ci_config_set_audit_log(c, cpath)
+		}}
+}
+
+// EventFunc receives each audit event's JSON line (without its newline)
+// as the audit log gets it; an error it returns counts as a failed write
+// of the log (see WithAuditLog).
+type EventFunc func(line string) error
+
+// WithEventFunc passes each audit event of the session to fn too, with or
+// without WithAuditLog, for a host that ships the events elsewhere. fn
+// runs on the goroutine of the call that made the event (NewSession, Run,
+// PutFile, GetFile, Restart, Close), one event at a time, and must not
+// call this session. A panic in fn is recovered and counts as a failed
+// write. See ci_config_set_event_fn(3).
+func WithEventFunc(fn EventFunc) Option {
+	return Option{"WithEventFunc", "fn", "a function", func(c *C.ci_config) C.int {
+		if fn == nil {
+			return C.CI_EINVAL
+		}
+		h := cgo.NewHandle(fn)
+		rc := C.cigo_set_event_fn(c, C.uintptr_t(h))
+		if rc != C.CI_OK {
+			h.Delete()
+		} else {
+			pendingFunctions = append(pendingFunctions, h)
+		}
+		return rc
+	}}
+}
+
+// cigoEvent is the ci_event_fn trampoline: 0 if fn took the line.
+//
+//export cigoEvent
+func cigoEvent(line *C.char, n C.size_t, handle C.uintptr_t) (rc C.int) {
+	defer func() {
+		if recover() != nil {
+			rc = -1
+		}
+	}()
+	if cgo.Handle(handle).Value().(EventFunc)(C.GoStringN(line, C.int(n))) != nil {
+		return -1
+	}
+	return 0
+}
+
 // Session is one sandboxed interpreter. Its methods may be called from any
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at
@@ -388,7 +466,9 @@ func NewSession(opts ...Option) (*Session, error) {
 	}
 	s := &Session{ptr: p, workspace: C.GoString(C.ci_session_workspace(p))}
 	for i, h := range pendingFunctions {
-		h.Value().(*hostFunction).session = s
+		if f, ok := h.Value().(*hostFunction); ok {
+			f.session = s
+		}
 		s.functions = append(s.functions, h)
 		pendingFunctions[i] = 0
 	}

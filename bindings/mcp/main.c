@@ -69,6 +69,15 @@ static const char usage[] =
     "  --public-key FILE        the public key file that must have signed the manifest\n"
     "                           (the NAME.pub of \"codeinterp-manifest keygen NAME\");\n"
     "                           only with --manifest.\n"
+    "  --audit-log FILE         append one JSON line for each event of the session (its\n"
+    "                           start, each cell with its SHA-256, status and changed\n"
+    "                           files, each file uploaded or downloaded, each refused\n"
+    "                           system call, each reset), chained by SHA-256\n"
+    "                           (ci_config_set_audit_log; codeinterp-audit verify\n"
+    "                           checks it); download_file is not logged. A log that\n"
+    "                           cannot be opened or written stops the start; one that\n"
+    "                           fails later makes run_python and upload_file fail\n"
+    "                           until a reset is logged.\n"
     "  --max-message-bytes BYTES  the longest input message, 4K to 1G; a longer line is\n"
     "                           discarded and answered with an error. upload_file takes\n"
     "                           files up to about 3/4 of it, base64 being 4/3 of the\n"
@@ -176,8 +185,8 @@ static void url_header(const char *arg)
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL,
-           O_URL_HEADER };
+           O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION,
+           O_ALLOW_URL, O_URL_HEADER };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -186,6 +195,7 @@ static void parse_options(int argc, char **argv)
         {"preload", required_argument, NULL, O_PRELOAD},
         {"manifest", required_argument, NULL, O_MANIFEST},
         {"public-key", required_argument, NULL, O_PUBLIC_KEY},
+        {"audit-log", required_argument, NULL, O_AUDIT_LOG},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
@@ -235,6 +245,10 @@ static void parse_options(int argc, char **argv)
             break;
         case O_PUBLIC_KEY:
             public_key = optarg;
+            break;
+        case O_AUDIT_LOG:
+            if (ci_config_set_audit_log(srv.cfg, optarg) != CI_OK)
+                bad_option("--audit-log takes a file name", optarg);
             break;
         case O_MAX_MESSAGE:
             if (v < 4096 || v > (1u << 30))

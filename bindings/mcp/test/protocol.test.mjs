@@ -512,3 +512,11 @@ test('a workspace root the session cannot use: exit 1 with the reason', () => {
     assert.match(bad.stderr, /could not be started|workspace|nonexistent/i);
     assert.equal(bad.stdout, '');
 });
+
+test('an audit log that cannot be opened: exit 1 naming it', () => {
+    const bad = spawnSync(SERVER, ['--audit-log', '/nonexistent/codeinterp-mcp-test/audit.log'],
+                          { encoding: 'utf8', timeout: 60000, input: '' });
+    assert.equal(bad.status, 1, `exit ${bad.status}`);
+    assert.match(bad.stderr, /cannot open the audit log \/nonexistent\/codeinterp-mcp-test\/audit\.log/);
+    assert.equal(bad.stdout, '');
+});

@@ -3,13 +3,15 @@
 // Each test starts its own server (about a second) so that one failure
 // cannot leave state behind for the next.
 import { test } from 'node:test';
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import assert from 'node:assert/strict';
 import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    connect, FAKE_WORKER, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep,
-    textOf,
+    connect, FAKE_WORKER, freshRoot, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep,
+    SERVER, textOf,
 } from './helpers.mjs';
 
 /** Runs @fn with a connected client; closes it and checks the cleanup.
@@ -914,4 +916,43 @@ test('--allow-url lets a cell fetch under the prefix, with --url-header kept fro
         rmSync(dirname(keyFile), { recursive: true, force: true });
     }
     assert.deepEqual(seen, [{ url: '/ok/x', key: 'k-5e3c7' }]);
+});
+
+test('--audit-log: the start, each cell and upload, the end, chained; verify finds it intact', async (t) => {
+    const dir = freshRoot(); // outside the server's workspace root
+    const log = join(dir, 'audit.log');
+    const sha256 = (b) => createHash('sha256').update(b).digest('hex');
+    const code = 'x = 6 * 7\nx';
+    try {
+        await withServer(t, ['--audit-log', log], async ({ client }) => {
+            expectOk(await run(client, code), code);
+            const up = await client.callTool({
+                name: 'upload_file',
+                arguments: { name: 'a.csv', content_base64: Buffer.from('a\n1\n').toString('base64') },
+            });
+            expectOk(up, 'upload_file');
+        });
+        const lines = readFileSync(log, 'utf8').split('\n');
+        assert.equal(lines.pop(), '', 'the log ends in a newline');
+        const events = lines.map((l) => JSON.parse(l));
+        assert.deepEqual(events.map((e) => e.event),
+            ['session_start', 'cell_start', 'cell', 'file_put', 'session_end']);
+        events.forEach((e, i) => {
+            assert.equal(e.seq, i + 1);
+            assert.equal(e.prev, i ? sha256(lines[i - 1]) : '0'.repeat(64));
+            assert.equal(e.session, events[0].session);
+        });
+        assert.ok(events[0].sandbox.includes('seccomp'));
+        assert.equal(events[0].limits.timeout_ms, 30000);
+        assert.equal(events[2].sha256, sha256(code));
+        assert.equal(events[2].bytes, Buffer.byteLength(code));
+        assert.equal(events[2].status, 'ok');
+        assert.deepEqual([events[3].name, events[3].bytes, events[3].sha256], ['a.csv', 4, sha256('a\n1\n')]);
+        const verify = spawnSync(join(dirname(SERVER), 'codeinterp-audit'), ['verify', log],
+                                 { encoding: 'utf8', timeout: 60000 });
+        assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+        assert.match(verify.stdout, /intact: 5 lines/);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
 });

@@ -39,6 +39,10 @@ INPUT_FN = CFUNCTYPE(c_int, c_char_p, c_int, POINTER(c_void_p), c_void_p)
 # escaped NUL.
 FUNCTION_FN = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p, c_size_t, c_void_p)
 
+# typedef int (*ci_event_fn)(const char *line, size_t len, void *payload);
+# line is void *: its length is given.
+EVENT_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p)
+
 CI_RUN_OPTIONS_VERSION = 2
 
 
@@ -93,6 +97,8 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_allow_url": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_url_header": (c_int, [c_void_p, c_char_p, c_char_p]),
     "ci_config_set_url_limits": (c_int, [c_void_p, c_size_t, c_size_t, c_ulong]),
+    "ci_config_set_audit_log": (c_int, [c_void_p, c_char_p]),
+    "ci_config_set_event_fn": (c_int, [c_void_p, EVENT_FN, c_void_p]),
     "ci_reply_json": (c_int, [c_void_p, c_char_p, c_size_t]),
     "ci_reply_error": (c_int, [c_void_p, c_char_p, c_char_p]),
     # session

@@ -549,6 +549,25 @@ class _Functions:
             raise e
 
 
+def _event_callback(on_event: Optional[Callable[[str], None]]) -> Any:
+    """The C callback that gives @on_event each audit line (None: none).
+    It runs inside C: an exception becomes the failed write the library
+    reports (ci_event_fn returns -1)."""
+    if on_event is None:
+        return None
+    if not callable(on_event):
+        raise TypeError("%s: on_event must be callable" % _NEW)
+    take: Callable[[str], None] = on_event
+
+    def call(line: int, length: int, payload: Optional[int]) -> int:
+        try:
+            take(string_at(line, length).decode("utf-8"))
+            return 0
+        except BaseException:
+            return -1
+    return _lib.EVENT_FN(call)
+
+
 def _check_config(rc: int, arg: str, want: str) -> None:
     """Raises the error of a setting the library refused: @arg as given
     ("timeout_ms=0"), @want what the library takes."""
@@ -629,6 +648,25 @@ class Session:
                           network. See ci_config_allow_url(3)
       url_limits          (request_bytes, response_bytes, timeout_ms) of one
                           request by URL (16 MiB, 16 MiB, 30000)
+      audit_log           a file (a path) the host appends one JSON line to
+                          for each event of the session: its start, each
+                          cell (SHA-256, status, times, changed files), each
+                          put_file and get_file, each host function call,
+                          each refused system call, restarts, kills, its
+                          end; each line chained to the one before by
+                          SHA-256 (codeinterp-audit verify checks it;
+                          docs/audit-log.md is the schema). See
+                          ci_config_set_audit_log(3)
+      on_event            a callable given each event's line (a str) as the
+                          log gets it, on the thread of the call that made
+                          it; an exception it raises counts as a failed
+                          write. It must not use this session
+
+    The audit log fails closed: a start it cannot record raises
+    WorkspaceIOError (CI_EIO) naming the file; after another event it could
+    not record, run(), put_file() and get_file() raise WorkspaceIOError
+    until a restart() is recorded (a run whose end was not recorded still
+    returns its Result).
 
     A manifest that cannot be read, is malformed or badly signed, or does
     not match the installed files makes the session fail to start (and
@@ -656,10 +694,13 @@ class Session:
                  functions: Optional[Mapping[str, HostFunction]] = None,
                  call_limits: Optional[Tuple[int, int]] = None,
                  allow_urls: Optional[Union[Iterable[str], Mapping[str, Sequence[str]]]] = None,
-                 url_limits: Optional[Tuple[int, int, int]] = None) -> None:
+                 url_limits: Optional[Tuple[int, int, int]] = None,
+                 audit_log: Optional[PathLike] = None,
+                 on_event: Optional[Callable[[str], None]] = None) -> None:
         self._handle: Optional[int] = None
         # Kept as long as the session: its C callback is the library's.
         self._functions = _Functions(dict(functions or {}))
+        self._on_event = _event_callback(on_event)
         self._lock = threading.Lock()
         self._busy: Optional[str] = None   # None, or the name of the call in progress
         self._pid: Optional[int] = None
@@ -759,6 +800,13 @@ class Session:
                     _uint(_NEW, "url_limits[1]", response_bytes, _C_SIZE_MAX, want),
                     _uint(_NEW, "url_limits[2]", url_timeout, _C_ULONG_MAX, want)),
                     "url_limits=%r" % (url_limits,), want)
+            if audit_log is not None:
+                _check_config(lib.ci_config_set_audit_log(
+                    cfg, _path_bytes(_NEW, "audit_log", audit_log)),
+                    "audit_log=%s" % _shown(audit_log), "a path of 1 to 4096 bytes")
+            if self._on_event is not None:
+                _check_config(lib.ci_config_set_event_fn(cfg, self._on_event, None),
+                              "on_event", "a callable")
             handle = c_void_p()
             rc = lib.ci_session_new(byref(handle), cfg)
             if rc != 0:

@@ -566,6 +566,7 @@ pub struct Config {
     call_limits: Option<(usize, usize)>,
     urls: Vec<(String, Vec<UrlHeader>)>,
     url_limits: Option<(usize, usize, Duration)>,
+    audit_log: Option<PathBuf>,
 }
 
 /// A header the host adds to a prefix's requests: a credential, so its
@@ -670,6 +671,23 @@ impl Config {
     /// (default `$TMPDIR`, else /tmp); absolute.
     pub fn workspace_root<P: AsRef<Path>>(mut self, dir: P) -> Config {
         self.workspace_root = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// A file the host appends one JSON line to for each event of the
+    /// session: its start (sandbox layers, limits, manifest), each cell
+    /// (SHA-256, status, times, changed files), each
+    /// [`Session::put_file`] and [`Session::get_file`], each host function
+    /// call, each system call the sandbox refused, restarts, kills and its
+    /// end, each line chained to the one before by SHA-256
+    /// (`codeinterp-audit verify FILE` checks it; docs/audit-log.md is the
+    /// schema). The log fails closed: [`Session::new`] fails with
+    /// [`ErrorKind::Io`], the detail naming the file, when it cannot record
+    /// the start; after another event it could not record, runs, puts and
+    /// gets fail with [`ErrorKind::Io`] until a restart is recorded. See
+    /// `ci_config_set_audit_log(3)`.
+    pub fn audit_log<P: AsRef<Path>>(mut self, path: P) -> Config {
+        self.audit_log = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -876,6 +894,11 @@ impl Config {
                 let rc = sys::ci_config_set_workspace_root(cfg.0, c.as_ptr());
                 let want = "an absolute path of at most 3000 bytes";
                 check(rc, "workspace_root", path(dir), want)?;
+            }
+            if let Some(ref log) = self.audit_log {
+                let c = path_c_string(OP, "Config::audit_log", log)?;
+                let rc = sys::ci_config_set_audit_log(cfg.0, c.as_ptr());
+                check(rc, "audit_log", path(log), "a path of 1 to 4096 bytes")?;
             }
             if let Some(ref modules) = self.preload {
                 let c = c_string(OP, "Config::preload", modules.as_bytes())?;

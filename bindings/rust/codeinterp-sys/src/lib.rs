@@ -99,6 +99,11 @@ pub const CI_OUTPUT_CLEAR_OUTPUT: ci_output_type = 4;
 pub type ci_output_fn =
     Option<unsafe extern "C" fn(stream: c_int, data: *const c_char, len: usize, payload: *mut c_void)>;
 
+/// `ci_event_fn`: receives each audit event's JSON line (`len` bytes,
+/// NUL-terminated, no newline); 0 takes it, anything else is a failed write.
+pub type ci_event_fn =
+    Option<unsafe extern "C" fn(line: *const c_char, len: usize, payload: *mut c_void) -> c_int>;
+
 /// `ci_input_fn`: answers a cell's `input()`; `*reply` gets a buffer from
 /// libc's `malloc`, which the library frees.
 pub type ci_input_fn = Option<
@@ -203,6 +208,9 @@ extern "C" {
         response_bytes: usize,
         timeout_ms: c_ulong,
     ) -> c_int;
+    pub fn ci_config_set_audit_log(cfg: *mut ci_config, path: *const c_char) -> c_int;
+    pub fn ci_config_set_event_fn(cfg: *mut ci_config, f: ci_event_fn, payload: *mut c_void)
+        -> c_int;
     pub fn ci_reply_json(reply: *mut ci_reply, json: *const c_char, len: usize) -> c_int;
     pub fn ci_reply_error(
         reply: *mut ci_reply,

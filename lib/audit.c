@@ -1,0 +1,334 @@
+/*
+ * The audit trail's events: what each one records of a session, a cell, a
+ * file, a call or a refusal (the schema is docs/audit-log.md). Every field
+ * is what the host itself saw or decided; nothing is taken from the worker
+ * but what the protocol checked (a result's status, a violation's name).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "audit.h"
+#include "config.h"
+#include "err.h"
+#include "manifest_cache.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+
+void ci_audit_session_id(ci_session *s)
+{
+    unsigned char id[16];
+
+    if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id)
+        randombytes_buf(id, sizeof id); /* getrandom cannot fail on a 16-byte read; belt */
+    sodium_bin2hex(s->id, sizeof s->id, id, sizeof id);
+}
+
+/* A JSON string of @n bytes that may not be UTF-8 (a workspace file's
+ * name is any bytes): each byte that starts no valid sequence becomes
+ * U+FFFD. NULL when memory ran out. */
+static json_t *text(const char *p, size_t n)
+{
+    json_t *j;
+    char *clean;
+    size_t i = 0, o = 0;
+
+    if (ci_utf8_valid((const unsigned char *)p, n))
+        return json_stringn(p, n);
+    if (!(clean = malloc(n * 3 + 1)))
+        return NULL;
+    while (i < n) {
+        size_t k = 1;
+        while (k <= 4 && i + k <= n && !ci_utf8_valid((const unsigned char *)p + i, k))
+            k++;
+        if (k <= 4 && i + k <= n) {
+            memcpy(clean + o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(clean + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    j = json_stringn(clean, o);
+    free(clean);
+    return j;
+}
+
+static json_t *hash_of(const void *p, size_t n)
+{
+    unsigned char h[crypto_hash_sha256_BYTES];
+    char hex[2 * sizeof h + 1];
+
+    crypto_hash_sha256(h, p ? p : (const void *)"", n);
+    sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+    return json_string(hex);
+}
+
+static const char *code_name(int rc)
+{
+#define CI_AUDIT_NAME_(name, value, message) \
+    case name:                               \
+        return #name;
+    switch (rc) {
+    CI_ERRORS(CI_AUDIT_NAME_)
+    }
+#undef CI_AUDIT_NAME_
+    return "unknown";
+}
+
+static json_t *layer_names(unsigned bits)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } layers[] = {{CI_SANDBOX_SECCOMP, "seccomp"},     {CI_SANDBOX_RLIMITS, "rlimits"},
+                  {CI_SANDBOX_NO_NEW_PRIVS, "no_new_privs"}, {CI_SANDBOX_LANDLOCK, "landlock"},
+                  {CI_SANDBOX_UNPRIVILEGED, "unprivileged"}, {CI_SANDBOX_USERNS, "userns"},
+                  {CI_SANDBOX_NETNS, "netns"},         {CI_SANDBOX_IPCNS, "ipcns"},
+                  {CI_SANDBOX_UTSNS, "utsns"},         {CI_SANDBOX_MNTNS, "mntns"},
+                  {CI_SANDBOX_PIDNS, "pidns"}};
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a && i < sizeof layers / sizeof *layers; i++)
+        if (bits & layers[i].bit)
+            json_array_append_new(a, json_string(layers[i].name));
+    return a;
+}
+
+/* Marks @s and says why: its runs, puts and gets stop until a restart's
+ * event is written. CI_EIO. */
+static int failed(ci_session *s, const char *why)
+{
+    s->audit_failed = 1;
+    return ci_err_set(&s->err, CI_EIO, "the audit event could not be recorded: %s", why);
+}
+
+/* Writes @ev (whose first member is "event"; taken) to @s's log. */
+static int emit(ci_session *s, json_t *ev)
+{
+    char msg[512], *body;
+    size_t len;
+    int rc;
+
+    if (!ev) /* a member could not be made */
+        return failed(s, "out of memory");
+    body = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(ev);
+    if (!body || (len = strlen(body)) < 3) {
+        free(body);
+        return failed(s, "out of memory");
+    }
+    /* Inside the braces: the log puts its own members first. */
+    rc = ci_audit_write(s->cfg.audit, s->id, body + 1, len - 2, msg, sizeof msg);
+    free(body);
+    return rc == 0 ? CI_OK : failed(s, msg);
+}
+
+/* A new event object, or NULL when memory ran out. json_pack's "o"
+ * members take a NULL as a failure, so a member that could not be made
+ * fails the whole event. */
+#define EVENT(fmt, ...) json_pack("{s:s," fmt "}", "event", __VA_ARGS__)
+
+int ci_audit_check(ci_session *s)
+{
+    if (!s->cfg.audit || !s->audit_failed)
+        return CI_OK;
+    return ci_err_set(&s->err, CI_EIO, "an audit event of this session could not be recorded; "
+                      "it runs nothing more until ci_session_restart() records its own");
+}
+
+static json_t *limits(const struct ci_config *c)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+                     "timeout_ms", (json_int_t)c->timeout_ms, "grace_ms", (json_int_t)c->grace_ms,
+                     "startup_timeout_ms", (json_int_t)c->startup_ms,
+                     "memory_limit", (json_int_t)c->memory_limit,
+                     "file_limit", (json_int_t)c->file_limit,
+                     "output_limit", (json_int_t)c->output_limit,
+                     "spill_limit", (json_int_t)c->spill_limit,
+                     "display_output_limit", (json_int_t)c->display_output_limit,
+                     "display_run_limit", (json_int_t)c->display_run_limit,
+                     "call_args_limit", (json_int_t)c->call_args_limit,
+                     "call_result_limit", (json_int_t)c->call_result_limit);
+}
+
+static json_t *manifest_id(const ci_session *s)
+{
+    char hex[65];
+
+    if (!s->verified_manifest)
+        return json_null();
+    sodium_bin2hex(hex, sizeof hex, s->verified_manifest->digest,
+                   sizeof s->verified_manifest->digest);
+    return json_string(hex);
+}
+
+/* A started worker's layers and pid, or a failed start's code and message. */
+static json_t *start_event(ci_session *s, const char *event, int rc)
+{
+    if (rc != CI_OK)
+        return EVENT("s:s,s:o,s:o,s:o", event, "error", code_name(rc), "message",
+                     text(s->err.msg, strlen(s->err.msg)), "required_sandbox",
+                     layer_names(s->cfg.required_layers), "limits", limits(&s->cfg));
+    return EVENT("s:o,s:o,s:o,s:o,s:i", event, "sandbox", layer_names(s->worker.layers),
+                 "required_sandbox", layer_names(s->cfg.required_layers), "limits",
+                 limits(&s->cfg), "manifest", manifest_id(s), "worker_pid", (int)s->worker.pid);
+}
+
+/* A start's event: a failed start keeps its own message, which says more
+ * than the log's. */
+static int emit_start(ci_session *s, const char *ok, const char *failure, int rc)
+{
+    struct ci_err why;
+    int logged;
+
+    if (rc == CI_OK)
+        return emit(s, start_event(s, ok, rc));
+    why = s->err;
+    logged = emit(s, start_event(s, failure, rc));
+    s->err = why;
+    return logged;
+}
+
+int ci_audit_session_start(ci_session *s, int rc)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit_start(s, "session_start", "session_start_failed", rc);
+}
+
+int ci_audit_restart(ci_session *s, int rc)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    s->audit_failed = 0; /* this event says whether the log works again */
+    return emit_start(s, "restart", "restart_failed", rc);
+}
+
+int ci_audit_session_end(ci_session *s)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:i", "session_end", "cells", s->run_seq));
+}
+
+int ci_audit_cell_start(ci_session *s, int count, const char *code, size_t len)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:i,s:o,s:I", "cell_start", "execution_count", count, "sha256",
+                         hash_of(code, len), "bytes", (json_int_t)len));
+}
+
+static json_t *changed_files(const ci_result *r)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a && i < r->file_count && i < CI_AUDIT_FILES_MAX; i++)
+        if (json_array_append_new(a, text(r->files[i], strlen(r->files[i]))) < 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *opt_text(const char *p)
+{
+    return p ? text(p, strlen(p)) : json_null();
+}
+
+int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *r)
+{
+    int rc;
+
+    if (!s->cfg.audit)
+        return CI_OK;
+    rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b", "cell",
+                       "execution_count", r->execution_count, "sha256", hash_of(code, len),
+                       "bytes", (json_int_t)len, "status", ci_status_name(r->status),
+                       "error_name", opt_text(r->error_name),
+                       "wall_us", (json_int_t)r->wall_us, "cpu_us", (json_int_t)r->cpu_us,
+                       "peak_memory", (json_int_t)r->peak_memory,
+                       "files", changed_files(r),
+                       "files_omitted", (json_int_t)(r->file_count > CI_AUDIT_FILES_MAX
+                                                         ? r->file_count - CI_AUDIT_FILES_MAX
+                                                         : 0),
+                       "files_incomplete", (r->truncated & CI_TRUNCATED_FILES) != 0));
+    if (r->status != CI_STATUS_KILLED)
+        return rc;
+    /* The worker is gone: the session is dead until a restart. */
+    return emit(s, EVENT("s:i,s:o,s:o", "kill", "execution_count", r->execution_count,
+                         "cause", opt_text(r->error_name), "message",
+                         opt_text(r->error_value))) == CI_OK ? rc : CI_EIO;
+}
+
+int ci_audit_violation(ci_session *s, const char *syscall_name)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:s,s:o", "refusal", "kind", "syscall", "syscall",
+                         text(syscall_name, strlen(syscall_name))));
+}
+
+int ci_audit_file(ci_session *s, const char *op, const char *name, const void *data,
+                  size_t len, int rc)
+{
+    char event[16];
+
+    if (!s->cfg.audit)
+        return CI_OK;
+    snprintf(event, sizeof event, "file_%s", op);
+    if (rc != CI_OK)
+        return emit(s, EVENT("s:o,s:s", event, "name", text(name, strlen(name)), "error",
+                             code_name(rc)));
+    return emit(s, EVENT("s:o,s:I,s:o", event, "name", text(name, strlen(name)), "bytes",
+                         (json_int_t)len, "sha256", hash_of(data, len)));
+}
+
+static const char *call_outcome(unsigned status)
+{
+    switch (status) {
+    case CI_CALL_RETURNED:
+        return "returned";
+    case CI_CALL_RAISED:
+        return "raised";
+    case CI_CALL_STOPPED:
+        return "stopped";
+    default:
+        return "failed";
+    }
+}
+
+int ci_audit_call(ci_session *s, const char *function, size_t args_len, unsigned status,
+                  size_t reply_len)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:s,s:I,s:I,s:s", "call", "function", function, "args_bytes",
+                         (json_int_t)args_len, "reply_bytes", (json_int_t)reply_len, "outcome",
+                         call_outcome(status)));
+}
+
+int ci_audit_http(ci_session *s, const char *method, const char *url, int status,
+                  unsigned long long bytes, int allowed)
+{
+    size_t len = strlen(url);
+
+    if (!s->cfg.audit)
+        return CI_OK;
+    /* A line must stay well under what a chain's continuation reads back. */
+    return emit(s, EVENT("s:o,s:o,s:I,s:i,s:I,s:b", "http", "method",
+                         text(method, strnlen(method, 64)), "url",
+                         text(url, len < CI_AUDIT_URL_MAX ? len : CI_AUDIT_URL_MAX), "url_bytes",
+                         (json_int_t)len, "status", status, "bytes", (json_int_t)bytes,
+                         "allowed", allowed != 0));
+}
