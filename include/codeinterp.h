@@ -201,6 +201,13 @@ CI_API const char *ci_status_name(ci_status status);
  *                           zygote off, or with $CODEINTERP_WORKER set,
  *                           makes every session fail with CI_ESANDBOX
  *                           before any worker starts.
+ *  CI_SANDBOX_TASK_LIMIT    best effort: RLIMIT_NPROC at the task limit
+ *                           (ci_config_set_task_limit), soft and hard,
+ *                           counted in the worker's own user namespace,
+ *                           so only its own processes and threads count;
+ *                           set only with CI_SANDBOX_USERNS, since without
+ *                           it the count would be of every process of
+ *                           the worker's uid, other sessions' included.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
@@ -213,6 +220,7 @@ CI_API const char *ci_status_name(ci_status status);
 #define CI_SANDBOX_UTSNS 0x100u
 #define CI_SANDBOX_MNTNS 0x200u
 #define CI_SANDBOX_PIDNS 0x400u
+#define CI_SANDBOX_TASK_LIMIT 0x800u
 
 /* ---------------------------------------------------------------- config */
 
@@ -343,6 +351,21 @@ CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
  * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is 0 or over INT64_MAX.
  */
 CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
+
+/*
+ * ci_config_set_task_limit - the most tasks (processes and threads, the
+ * worker's own main thread and the library's included) a session's worker
+ * may have at once; default 256. A thread the cell starts past it fails
+ * with EAGAIN (Python's threading raises RuntimeError: can't start new
+ * thread), and the host and other sessions notice nothing. Enforced by
+ * the kernel as RLIMIT_NPROC in the worker's own user namespace, where
+ * only its own tasks count; where the worker has no user namespace
+ * (CI_SANDBOX_USERNS) the limit is not set and CI_SANDBOX_TASK_LIMIT is
+ * clear. Read by ci_session_new() and ci_session_restart().
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @tasks is under 16 or over
+ *         65536.
+ */
+CI_API int ci_config_set_task_limit(ci_config *cfg, unsigned long tasks);
 
 /*
  * ci_config_set_workspace_root - the directory under which each session

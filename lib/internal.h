@@ -31,6 +31,7 @@ struct ci_config {
     unsigned long startup_ms;
     unsigned long long memory_limit;
     unsigned long long file_limit;
+    unsigned long task_limit; /* RLIMIT_NPROC in the worker's user namespace */
     size_t output_limit;
     unsigned long long spill_limit; /* one cut stream's spill file; 0: none */
     size_t display_output_limit; /* one rich output's data */

@@ -323,6 +323,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         .dpi = s->cfg.figure_dpi,
         .memory = s->cfg.memory_limit,
         .fsize = s->cfg.file_limit,
+        .tasks = (uint32_t)s->cfg.task_limit,
         .output_limit = s->cfg.output_limit,
         .display_limit = s->cfg.display_output_limit,
         .display_run_limit = s->cfg.display_run_limit,

@@ -47,7 +47,7 @@ struct ci_spawn_request {
     uint64_t display_limit;   /* as --display-limit */
     uint64_t display_run_limit; /* as --display-run-limit */
     uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
-    uint32_t reserved;        /* 0 */
+    uint32_t tasks;           /* as --tasks */
     uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the
                                 * zygote opens it by name and compares */
 };

@@ -337,6 +337,9 @@ static const struct h_probe *probe(int zygote)
     p->broken = (ns & BROKEN) != 0;
     p->own_proc = (ns & OWN_PROC) != 0;
     p->layers |= ns & 0xffffu;
+    /* The worker sets its task limit wherever it has a user namespace. */
+    if (p->layers & CI_SANDBOX_USERNS)
+        p->layers |= CI_SANDBOX_TASK_LIMIT;
     p->zygote = !!zygote;
     done[!!zygote] = 1;
     return p;
@@ -356,7 +359,7 @@ int h_zygote_default(void)
 static const char *const layer_names[] = {"seccomp", "rlimits", "no_new_privs", "Landlock",
                                           "unprivileged", "user namespace", "network namespace",
                                           "IPC namespace", "UTS namespace", "mount namespace",
-                                          "PID namespace"};
+                                          "PID namespace", "task limit"};
 
 /* The names of @layers, @sep between them; a namespace's with "the "
  * before it if @articles. */

@@ -88,6 +88,7 @@ static void test_config_setters_reject_null_config(void **state)
     assert_int_equal(ci_config_set_memory_limit(NULL, 1ull << 30), CI_EINVAL);
     assert_int_equal(ci_config_set_output_limit(NULL, 4096), CI_EINVAL);
     assert_int_equal(ci_config_set_file_limit(NULL, 4096), CI_EINVAL);
+    assert_int_equal(ci_config_set_task_limit(NULL, 256), CI_EINVAL);
     assert_int_equal(ci_config_set_workspace_root(NULL, "/tmp"), CI_EINVAL);
 }
 
@@ -149,6 +150,16 @@ static void test_file_limit_bounds(void **state)
     assert_int_equal(ci_config_set_file_limit(cfg, 0), CI_EINVAL);
     assert_int_equal(ci_config_set_file_limit(cfg, 1), CI_OK);
     assert_int_equal(ci_config_set_file_limit(cfg, 1ull << 40), CI_OK);
+    ci_config_free(cfg);
+}
+
+static void test_task_limit_bounds(void **state)
+{
+    ci_config *cfg = ci_config_new();
+    assert_int_equal(ci_config_set_task_limit(cfg, 15), CI_EINVAL);
+    assert_int_equal(ci_config_set_task_limit(cfg, 16), CI_OK);
+    assert_int_equal(ci_config_set_task_limit(cfg, 65536), CI_OK);
+    assert_int_equal(ci_config_set_task_limit(cfg, 65537), CI_EINVAL);
     ci_config_free(cfg);
 }
 
@@ -659,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_memory_limit_bounds),
         cmocka_unit_test(test_output_limit_bounds),
         cmocka_unit_test(test_file_limit_bounds),
+        cmocka_unit_test(test_task_limit_bounds),
         cmocka_unit_test(test_workspace_root_bounds),
         cmocka_unit_test(test_require_sandbox_bounds),
         cmocka_unit_test(test_strerror_gives_each_code_its_listed_message),

@@ -95,6 +95,31 @@ static void test_worker_rlimits_are_the_configured_ones(void **state)
     proc_limit(pid, "Max file size", soft, hard);
     assert_string_equal(soft, "1073741824");
     assert_string_equal(hard, "1073741824");
+    /* The default task limit, where the worker has its user namespace. */
+    if (h_has_layer(S, CI_SANDBOX_TASK_LIMIT, "the task limit")) {
+        proc_limit(pid, "Max processes", soft, hard);
+        assert_string_equal(soft, "256");
+        assert_string_equal(hard, "256");
+    }
+}
+
+static void test_task_limit_is_the_configured_one(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    ci_session *s;
+    assert_int_equal(ci_config_set_task_limit(cfg, 40), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    if (h_has_layer(s, CI_SANDBOX_TASK_LIMIT, "the task limit")) {
+        h_expect(s, "import resource\nresource.getrlimit(resource.RLIMIT_NPROC)", "(40, 40)",
+                 NULL);
+        /* The worker's own threads count: fewer than 40 start. */
+        h_expect(s, "import threading, time\nn = 0\ntry:\n    while True:\n"
+                    "        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+                    "        n += 1\nexcept RuntimeError:\n    pass\n30 <= n < 40",
+                 "True", NULL);
+    }
+    ci_session_free(s);
 }
 
 /* ------------------------------------------------------------- timeout */
@@ -343,6 +368,7 @@ int main(void)
     h_watchdog(150);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_worker_rlimits_are_the_configured_ones, h_setup_alive),
+        cmocka_unit_test(test_task_limit_is_the_configured_one),
         cmocka_unit_test_setup(test_busy_loop_times_out_and_state_survives, h_setup_alive),
         cmocka_unit_test_setup(test_sleep_times_out, h_setup_alive),
         cmocka_unit_test_setup(test_timeout_is_per_run, h_setup_alive),

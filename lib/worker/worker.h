@@ -56,6 +56,7 @@ struct ci_limits {
     size_t display_limit;     /* cap of one rich output's data */
     size_t display_run_limit; /* cap of all of a run's rich outputs' data */
     unsigned dpi;             /* matplotlib figures' resolution */
+    uint64_t tasks;           /* RLIMIT_NPROC, in the worker's user namespace (tasks.c) */
     const char *preload;      /* modules to import before READY, comma-separated */
 };
 
@@ -312,6 +313,14 @@ int ci_ns_refused(int err);
  * alone; the CI_LAYER_*NS bits of those made. Needs CAP_SYS_ADMIN (root,
  * or inside our user namespace); refusals are skipped. */
 uint32_t ci_unshare_others(uint32_t have);
+
+/* ------------------------------------------------------------- tasks.c */
+
+/* RLIMIT_NPROC at @tasks, soft and hard, if @have holds CI_LAYER_USERNS:
+ * then only the worker's own tasks count. CI_LAYER_TASK_LIMIT if set, 0
+ * without the user namespace; exits with CI_EXIT_RLIMIT if refused. Call
+ * once isolated (ci_isolate, ci_isolate_late): no capability left. */
+uint32_t ci_limit_tasks(uint32_t have, uint64_t tasks);
 
 /* ------------------------------------------------------------ mounts.c */
 

@@ -181,7 +181,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     nfds = take_rights(&msg, fds, CI_SPAWN_FDS);
     ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == CI_SPAWN_FDS &&
          (size_t)n >= sizeof *req && req->version == CI_PROTO_VERSION &&
-         req->reserved == 0 && req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
+         req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
          (size_t)n == sizeof *req + req->dir_len;
     if (!ok) {
         for (int i = 0; i < nfds && i < CI_SPAWN_FDS; i++)

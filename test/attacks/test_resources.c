@@ -1,5 +1,6 @@
 /*
- * Exhausting the machine from a cell: processes, threads, memory, CPU in
+ * Exhausting the machine from a cell: processes, threads (bounded by the
+ * task limit), memory, CPU in
  * Python and in C, output, disk space (blocks allocated past the size
  * too), inodes and directory depth,
  * descriptors. Each must end with a clear status within the limits, and
@@ -9,6 +10,7 @@
  * small: 512 MiB of memory, 64 KiB of output, 4 MiB files, a 0.5 s grace,
  * and a 3 s timeout, or 1 s for the session Q that runs the endless loops.
  */
+#include <pthread.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 
@@ -149,6 +151,77 @@ static void test_thread_bomb(void **state)
     a_assert_filtered(S);
     assert_gone(pid);
     h_expect(S, "'fresh'", "'fresh'", NULL);
+}
+
+static void *host_idle(void *arg)
+{
+    return arg;
+}
+
+/* The host starts @n threads and joins them: 0, or the first error. */
+static int host_threads_start(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        int rc = pthread_create(&t, NULL, host_idle, NULL);
+        if (rc)
+            return rc;
+        pthread_join(t, NULL);
+    }
+    return 0;
+}
+
+static void test_thread_bomb_stops_at_the_task_limit(void **state)
+{
+    /* Threads of the smallest stack, so that memory is not what stops
+     * them: without the task limit 21609 started in 16 s here, most of
+     * the machine's 32768 pids, before RLIMIT_AS did. */
+    if (!(h_layers_of(S, CI_SANDBOX_TASK_LIMIT) & CI_SANDBOX_TASK_LIMIT))
+        h_skip_because("the task limit needs the user namespace, which this kernel or "
+                       "container refuses (probed)");
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("import threading, time\n"
+                             "threading.stack_size(32768)\n"
+                             "n = 0\n"
+                             "try:\n"
+                             "    while True:\n"
+                             "        threading.Thread(target=time.sleep, args=(3600,),\n"
+                             "                         daemon=True).start()\n"
+                             "        n += 1\n"
+                             "except RuntimeError as e:\n"
+                             "    print(e)\n"
+                             "n");
+    const char *v = ci_result_value(r);
+    long started = v ? strtol(v, NULL, 10) : -1;
+    if (ci_result_status(r) != CI_STATUS_OK || !strstr(ci_result_stdout(r, NULL),
+                                                        "can't start new thread")) {
+        h_dump(r);
+        fail_msg("the thread bomb did not end with RuntimeError at the task limit");
+    }
+    ci_result_free(r);
+    /* The default 256 holds the worker's own threads too. */
+    if (started < 200 || started > 256)
+        fail_msg("ATTACK SUCCEEDED: the cell started %ld threads under a task limit of 256",
+                 started);
+    /* While they live, from outside: the host makes threads and processes,
+     * and a new session starts and makes threads of its own. */
+    assert_int_equal(host_threads_start(64), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    ci_session *other = a_session_new(limits);
+    if (!other)
+        fail_msg("ATTACK SUCCEEDED: no session starts while the thread bomb's threads live");
+    h_expect(other, "import threading\nts = [threading.Thread(target=int) for i in range(100)]\n"
+                    "for t in ts:\n    t.start()\nfor t in ts:\n    t.join()\nlen(ts)",
+             "100", NULL);
+    ci_session_free(other);
+    a_assert_continues(S, pid);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    a_assert_filtered(S);
+    assert_gone(pid);
 }
 
 /* ----------------------------------------------------------------- memory */
@@ -420,6 +493,7 @@ int main(int argc, char **argv)
         A_TEST(test_catastrophic_regex),
         A_TEST(test_endless_loop_in_c),
         A_TEST(test_thread_bomb),
+        A_TEST(test_thread_bomb_stops_at_the_task_limit),
         cmocka_unit_test_setup_teardown(test_inodes_and_depth_are_removed_with_the_session,
                                         a_setup_alive, inode_teardown),
     };
