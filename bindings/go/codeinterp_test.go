@@ -586,6 +586,9 @@ func TestOptions(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), "WithTimeout") {
 		t.Errorf("WithTimeout(0): %v", err)
 	}
+	if _, err := NewSession(WithTaskLimit(15)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("WithTaskLimit(15): %v", err)
+	}
 	if _, err := NewSession(WithWorkspaceRoot("relative")); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WithWorkspaceRoot(relative): %v", err)
 	}
@@ -943,10 +946,10 @@ func TestSandboxNames(t *testing.T) {
 		m    Sandbox
 		want string
 	}{
-		{allLayers, "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns"},
+		{allLayers, "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|task_limit"},
 		{SandboxSeccomp | SandboxUserNS, "seccomp|userns"},
 		{0, "none"},
-		{SandboxPIDNS | 0x800, "pidns|0x800"},
+		{SandboxPIDNS | 0x1000, "pidns|0x1000"},
 	} {
 		if got := fmt.Sprintf("%v", c.m); got != c.want {
 			t.Errorf("Sandbox(%#x) prints %q, want %q", uint(c.m), got, c.want)

@@ -52,6 +52,8 @@ static const char usage[] =
     "  --output-limit BYTES     how much stdout, and separately stderr, a cell keeps,\n"
     "                           1K to 256M; it also caps the value's repr and the\n"
     "                           traceback (default 1M)\n"
+    "  --task-limit N           the most processes and threads the worker may have at\n"
+    "                           once, 16 to 65536 (default 256)\n"
     "  --workspace-root DIR     absolute directory under which the session's private\n"
     "                           directory is made (default $TMPDIR, else /tmp)\n"
     "  --preload MODULES        comma-separated modules every interpreter imports before\n"
@@ -122,12 +124,13 @@ static void bad_option(const char *what, const char *value)
 
 static void parse_options(int argc, char **argv)
 {
-    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
+    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_TASKS, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
            O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
         {"output-limit", required_argument, NULL, O_OUTPUT},
+        {"task-limit", required_argument, NULL, O_TASKS},
         {"workspace-root", required_argument, NULL, O_ROOT},
         {"preload", required_argument, NULL, O_PRELOAD},
         {"manifest", required_argument, NULL, O_MANIFEST},
@@ -164,6 +167,11 @@ static void parse_options(int argc, char **argv)
             if (v > (1u << 28) || ci_config_set_output_limit(srv.cfg, (size_t)v) != CI_OK)
                 bad_option("--output-limit takes 1K to 256M bytes", optarg);
             srv.output_limit = (size_t)v;
+            break;
+        case O_TASKS: /* a plain number of tasks: no suffix */
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
+                v > 65536 || ci_config_set_task_limit(srv.cfg, (unsigned long)v) != CI_OK)
+                bad_option("--task-limit takes 16 to 65536 tasks", optarg);
             break;
         case O_ROOT:
             if (ci_config_set_workspace_root(srv.cfg, optarg) != CI_OK)

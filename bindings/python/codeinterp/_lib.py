@@ -83,6 +83,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_display_limits": (c_int, [c_void_p, c_size_t, c_size_t]),
     "ci_config_set_figure_dpi": (c_int, [c_void_p, c_uint]),
     "ci_config_set_file_limit": (c_int, [c_void_p, ci_uint64]),
+    "ci_config_set_task_limit": (c_int, [c_void_p, c_ulong]),
     "ci_config_set_workspace_root": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_preload": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),

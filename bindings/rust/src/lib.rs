@@ -392,7 +392,7 @@ fn bit_names(f: &mut fmt::Formatter<'_>, bits: u32, names: &[(u32, &str)]) -> fm
 /// See the C header for what each layer does.
 ///
 /// Displays as the layers' names, the bits' in lower case, joined by "|":
-/// `seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns`,
+/// `seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|task_limit`,
 /// `none` for no layer; `{:?}` wraps that in `Sandbox(...)`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Sandbox(pub u32);
@@ -409,6 +409,7 @@ const SANDBOX_NAMES: &[(u32, &str)] = &[
     (sys::CI_SANDBOX_UTSNS, "utsns"),
     (sys::CI_SANDBOX_MNTNS, "mntns"),
     (sys::CI_SANDBOX_PIDNS, "pidns"),
+    (sys::CI_SANDBOX_TASK_LIMIT, "task_limit"),
 ];
 
 impl fmt::Display for Sandbox {
@@ -440,6 +441,10 @@ impl Sandbox {
     /// set): requiring it of such a session fails with
     /// [`ErrorKind::Sandbox`].
     pub const PIDNS: Sandbox = Sandbox(sys::CI_SANDBOX_PIDNS);
+    /// Best effort: RLIMIT_NPROC at the task limit ([`Config::task_limit`])
+    /// counted in the worker's own user namespace; set only with
+    /// [`Sandbox::USERNS`].
+    pub const TASK_LIMIT: Sandbox = Sandbox(sys::CI_SANDBOX_TASK_LIMIT);
     /// Every layer this crate knows.
     pub const ALL: Sandbox = Sandbox(
         sys::CI_SANDBOX_SECCOMP
@@ -452,7 +457,8 @@ impl Sandbox {
             | sys::CI_SANDBOX_IPCNS
             | sys::CI_SANDBOX_UTSNS
             | sys::CI_SANDBOX_MNTNS
-            | sys::CI_SANDBOX_PIDNS,
+            | sys::CI_SANDBOX_PIDNS
+            | sys::CI_SANDBOX_TASK_LIMIT,
     );
     /// The library's default requirement: seccomp, rlimits, no_new_privs.
     pub const DEFAULT_REQUIRED: Sandbox = Sandbox(
@@ -557,6 +563,7 @@ pub struct Config {
     display_limits: Option<(usize, usize)>,
     figure_dpi: Option<u32>,
     file_limit: Option<u64>,
+    task_limit: Option<u32>,
     workspace_root: Option<PathBuf>,
     preload: Option<String>,
     zygote: Option<bool>,
@@ -650,6 +657,13 @@ impl Config {
     /// [`Session::put_file`]/[`Session::get_file`] move (default 1 GiB).
     pub fn file_limit(mut self, bytes: u64) -> Config {
         self.file_limit = Some(bytes);
+        self
+    }
+
+    /// The most processes and threads a session's worker may have at once
+    /// (default 256, 16 to 65536); past it a cell's new thread fails.
+    pub fn task_limit(mut self, tasks: u32) -> Config {
+        self.task_limit = Some(tasks);
         self
     }
 
@@ -836,6 +850,10 @@ impl Config {
             if let Some(b) = self.file_limit {
                 let rc = sys::ci_config_set_file_limit(cfg.0, b);
                 check(rc, "file_limit", b.to_string(), "1 byte to i64::MAX bytes")?;
+            }
+            if let Some(n) = self.task_limit {
+                let rc = sys::ci_config_set_task_limit(cfg.0, n as c_ulong);
+                check(rc, "task_limit", n.to_string(), "16 to 65536 tasks")?;
             }
             if let Some(ref dir) = self.workspace_root {
                 let c = path_c_string(OP, "Config::workspace_root", dir)?;
