@@ -32,6 +32,8 @@ struct ci_config {
     unsigned long long memory_limit;
     unsigned long long file_limit;
     unsigned long task_limit; /* RLIMIT_NPROC in the worker's user namespace */
+    unsigned long long disk_quota; /* the session directory's tmpfs size=; 0: none (quota.c) */
+    unsigned long long inode_quota; /* its nr_inodes= */
     size_t output_limit;
     unsigned long long spill_limit; /* one cut stream's spill file; 0: none */
     size_t display_output_limit; /* one rich output's data */
@@ -178,6 +180,7 @@ struct ci_session {
     dev_t dir_dev;    /* of s->dir, as made */
     ino_t dir_ino;
     int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
+    dev_t quota_dev;  /* of the tmpfs mounted on s->dir (quota.c), or 0: none */
     struct ci_worker worker;
     int execution_count;
     unsigned long long last_run_us; /* the last run's wall time; 0 before any */
@@ -355,6 +358,24 @@ int ci_workspace_create(ci_session *s);
  * and an earlier cell may have planted files there. CI_OK or CI_EIO. */
 int ci_workspace_renew(ci_session *s);
 void ci_workspace_remove(ci_session *s);
+
+/* quota.c: the session directory as a tmpfs of its own, mounted by a
+ * root host on s->dir in its own mount namespace. */
+/* Mounts it with the config's quotas if the host may (root, or
+ * CAP_SYS_ADMIN over its mount namespace) and the config has one; sets
+ * s->quota_dev. CI_OK also where the host may not (no quota: the layer
+ * is best effort); CI_EIO with the message on any other failure. */
+int ci_quota_mount(ci_session *s);
+/* Detaches the tmpfs on @path (a session directory under a safe root),
+ * if one is there; what is in it goes with its last user. */
+void ci_quota_unmount(const char *path);
+/* A detached copy of s->dir's tmpfs (open_tree(2)) for a zygote's child
+ * to attach in its own root, close-on-exec; -1 with errno. */
+int ci_quota_tree(const ci_session *s);
+/* The message and code of a write into the workspace that failed with
+ * @err: CI_ETOOBIG naming the quota when @err is ENOSPC or EDQUOT and
+ * the session has one, else -1 (the caller's own mapping). */
+int ci_quota_error(ci_session *s, const char *name, int err);
 
 /* channel.c: frames over the socketpair. */
 struct ci_reader {

@@ -68,6 +68,9 @@ static int apply_limits(ci_config *cfg, const struct h_limits *lim, const char *
         *what = "ci_config_set_spill_limit";
     else if (lim->root && (rc = ci_config_set_workspace_root(cfg, lim->root)) != CI_OK)
         *what = "ci_config_set_workspace_root";
+    else if (lim->inode_quota &&
+             (rc = ci_config_set_inode_quota(cfg, lim->inode_quota)) != CI_OK)
+        *what = "ci_config_set_inode_quota";
     return rc;
 }
 

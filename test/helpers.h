@@ -28,6 +28,7 @@ struct h_limits {
     size_t output;
     unsigned long long file;
     long long spill; /* ci_config_set_spill_limit; 0: default, -1: none */
+    unsigned long long inode_quota;
     const char *root;
 };
 

@@ -255,7 +255,8 @@ static int assert_all_tasks_locked(int pid)
 #define ALL_LAYERS                                                                      \
     (CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS | CI_SANDBOX_LANDLOCK | \
      CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS | CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS |       \
-     CI_SANDBOX_UTSNS | CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS)
+     CI_SANDBOX_UTSNS | CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS | CI_SANDBOX_TASK_LIMIT |         \
+     CI_SANDBOX_DISK_QUOTA)
 
 static void test_sandbox_reports_the_layers_this_kernel_has(void **state)
 {
@@ -310,12 +311,13 @@ static int refuse_mounts(void)
 
 /* In the forked host: a session (from the zygote or started by exec, as
  * @zygote says) that runs a cell and has every layer the probe found
- * but the mount namespace and a proc of its own. No cmocka assertion:
+ * but the mount namespace, a proc of its own, and the disk quota, whose
+ * tmpfs this host then cannot mount either. No cmocka assertion:
  * the child reports by its exit status, and says why on stderr. */
 static int session_without_mounts(int zygote)
 {
     const struct h_probe *p = h_probe(zygote);
-    unsigned want = p->layers & ~p->unknown & ~CI_SANDBOX_MNTNS;
+    unsigned want = p->layers & ~p->unknown & ~(CI_SANDBOX_MNTNS | CI_SANDBOX_DISK_QUOTA);
     ci_config *cfg = ci_config_new();
     ci_session *s = NULL;
     ci_result *r = NULL;
@@ -1088,6 +1090,15 @@ static void test_worker_dies_with_its_host(void **state)
         kill(worker, SIGKILL);
         fail_msg("worker %d still running (state %c) 10 s after its host died", worker, st);
     }
+    /* The next host's session under that root removes what the dead one
+     * left, its disk quota's tmpfs included. */
+    ci_session_free(h_session(&(struct h_limits){.root = root}));
+    char *left = h_dir_names(root), *mounts = h_read_file("/proc/self/mountinfo", NULL);
+    h_assert_str(left, "");
+    if (strstr(mounts, root))
+        fail_msg("the dead host's session tmpfs under %s is still mounted", root);
+    free(mounts);
+    free(left);
     h_rmtree(root);
     free(root);
 }

@@ -2,7 +2,7 @@
  * Exhausting the machine from a cell: processes, threads (bounded by the
  * task limit), memory, CPU in
  * Python and in C, output, disk space (blocks allocated past the size
- * too), inodes and directory depth,
+ * too) and inodes (bounded by the disk and inode quotas), directory depth,
  * descriptors. Each must end with a clear status within the limits, and
  * leave the host as it was: no new process, its own memory and threads
  * unchanged, the session usable or restartable, the session directory
@@ -407,6 +407,108 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
     a_assert_continues(S, pid);
 }
 
+/* The session of the quota tests, of an 8 MiB and 256-inode quota: freed
+ * by their teardown too, should a test fail half-way. */
+static ci_session *quota_session;
+
+static int quota_teardown(void **state)
+{
+    ci_session_free(quota_session);
+    quota_session = NULL;
+    return 0;
+}
+
+/* The quota session under the group's root, or a skip where this host
+ * may not mount its tmpfs (the probe agreeing). */
+static ci_session *quota_session_new(void)
+{
+    ci_config *cfg = h_config(limits);
+    assert_int_equal(ci_config_set_disk_quota(cfg, 8ull << 20), CI_OK);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 256), CI_OK);
+    assert_int_equal(ci_session_new(&quota_session, cfg), CI_OK);
+    ci_config_free(cfg);
+    a_assert_filtered(quota_session);
+    if (!(h_layers_of(quota_session, CI_SANDBOX_DISK_QUOTA) & CI_SANDBOX_DISK_QUOTA))
+        h_skip_because("the disk quota needs a host that may mount a tmpfs (root), which this "
+                       "one may not (probed)");
+    return quota_session;
+}
+
+/* From outside a full session: the host writes on the workspace root's
+ * filesystem, and the group's session writes, by a cell and by put. */
+static void assert_others_write(const char *what)
+{
+    char *f = h_fmt("%s/host-writes-%s", root, what);
+    h_write_file(f, "host", 4);
+    assert_int_equal(unlink(f), 0);
+    free(f);
+    h_expect(S, "open('after-the-filler', 'wb').write(bytes(1 << 20))", "1048576", NULL);
+    assert_int_equal(ci_session_put_file(S, "put-after-the-filler", "x", 1), CI_OK);
+    h_expect(S, "import os\nos.unlink('after-the-filler')\nos.unlink('put-after-the-filler')",
+             NULL, NULL);
+}
+
+static void test_filling_the_disk_quota(void **state)
+{
+    /* Without the quota, files of the file limit each fill the host's
+     * filesystem under the workspace root. */
+    ci_session *q = quota_session_new();
+    int pid = ci_session_pid(q);
+    ci_result *r = h_run(q, "i = 0\nwhile True:\n"
+                            "    with open(f'fill{i}', 'wb') as f:\n"
+                            "        f.write(bytes(1 << 20))\n"
+                            "    i += 1");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "disk quota of 8 MiB is full");
+    ci_result_free(r);
+    /* The host's put into it fails with the quota named, nothing left. */
+    static char block[1 << 20];
+    assert_int_equal(ci_session_put_file(q, "put.bin", block, sizeof block), CI_ETOOBIG);
+    h_assert_contains(ci_session_errmsg(q), "disk quota of 8 MiB is full");
+    assert_others_write("disk");
+    /* Its own files go, and it writes again. */
+    a_assert_continues(q, pid);
+    h_expect(q, "import glob, os\nfor f in glob.glob('fill*'):\n    os.unlink(f)\n"
+                "open('again', 'wb').write(bytes(1 << 20))", "1048576", NULL);
+    assert_int_equal(ci_session_put_file(q, "put.bin", block, sizeof block), CI_OK);
+}
+
+static void test_filling_the_inode_quota(void **state)
+{
+    /* Empty files: without the quota they use up the inodes of the
+     * workspace root's filesystem, and the host's next upload fails. */
+    ci_session *q = quota_session_new();
+    int pid = ci_session_pid(q);
+    ci_result *r = h_run(q, "import os\nos.mkdir('many')\ni = 0\nwhile True:\n"
+                            "    open(f'many/{i}', 'w').close()\n"
+                            "    i += 1");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "inode quota of 256 files is full");
+    ci_result_free(r);
+    assert_int_equal(ci_session_put_file(q, "one-more", "x", 1), CI_ETOOBIG);
+    h_assert_contains(ci_session_errmsg(q), "inode quota of 256 files is full");
+    assert_others_write("inodes");
+    a_assert_continues(q, pid);
+    /* The quota survives a restart, and so do the files in it; freed, it
+     * leaves no mount behind. */
+    char *dir = h_fmt("%s", ci_session_workspace(q));
+    int rc = ci_session_restart(q);
+    if (rc != CI_OK)
+        fail_msg("restart of the full session: %s", ci_session_errmsg(q));
+    h_expect(q, "import os\nlen(os.listdir('many')) > 200", "True", NULL);
+    assert_true(ci_session_sandbox(q) & CI_SANDBOX_DISK_QUOTA);
+    ci_session_free(quota_session);
+    quota_session = NULL;
+    char *mounts = h_read_file("/proc/self/mountinfo", NULL);
+    *strrchr(dir, '/') = '\0';
+    if (strstr(mounts, dir))
+        fail_msg("ATTACK SUCCEEDED: the session's tmpfs %s is still mounted after free", dir);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), -1);
+    free(mounts);
+    free(dir);
+}
+
 /* The session of the inode test and its root: freed by its teardown too,
  * should the test fail half-way. */
 static ci_session *inode_session;
@@ -488,6 +590,10 @@ int main(int argc, char **argv)
         A_TEST(test_filling_the_disk_is_bounded_per_file),
         A_TEST(test_sparse_file_of_a_terabyte),
         A_TEST(test_fallocate_past_the_size_stays_under_the_file_limit),
+        cmocka_unit_test_setup_teardown(test_filling_the_disk_quota, a_setup_alive,
+                                        quota_teardown),
+        cmocka_unit_test_setup_teardown(test_filling_the_inode_quota, a_setup_alive,
+                                        quota_teardown),
         A_TEST(test_a_gigabyte_of_output),
         A_TEST(test_endless_python_loop),
         A_TEST(test_catastrophic_regex),
