@@ -84,6 +84,8 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_figure_dpi": (c_int, [c_void_p, c_uint]),
     "ci_config_set_file_limit": (c_int, [c_void_p, ci_uint64]),
     "ci_config_set_task_limit": (c_int, [c_void_p, c_ulong]),
+    "ci_config_set_disk_quota": (c_int, [c_void_p, ci_uint64]),
+    "ci_config_set_inode_quota": (c_int, [c_void_p, ci_uint64]),
     "ci_config_set_workspace_root": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_preload": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
