@@ -26,7 +26,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "errors.h"
+#include "quota.h"
+#include "session.h"
 
 /* The answers of a kernel that does not let this host mount a tmpfs. */
 static int may_not_mount(int err)
@@ -48,11 +50,12 @@ int ci_quota_mount(ci_session *s)
     if (mount("codeinterp", s->dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) != 0) {
         if (may_not_mount(errno))
             return CI_OK;
-        ci_set_errmsg(s, "cannot mount the session's tmpfs on %s: %s", s->dir, strerror(errno));
-        return CI_EIO;
+        return ci_err_set(&s->err, CI_EIO, "cannot mount the session's tmpfs on %s: %s", s->dir,
+                          strerror(errno));
     }
     if (stat(s->dir, &st) != 0) {
-        ci_set_errmsg(s, "cannot stat the session's tmpfs %s: %s", s->dir, strerror(errno));
+        ci_err_set(&s->err, CI_EIO, "cannot stat the session's tmpfs %s: %s", s->dir,
+                   strerror(errno));
         ci_quota_unmount(s->dir);
         return CI_EIO;
     }
@@ -79,12 +82,10 @@ int ci_quota_error(ci_session *s, const char *name, int err)
 
     if (!s->quota_dev || (err != ENOSPC && err != EDQUOT))
         return -1;
-    if (fstatvfs(s->workspace_fd, &fs) == 0 && fs.f_favail == 0) {
-        ci_set_errmsg(s, "%s: the session's inode quota of %llu files is full", name,
-                      s->cfg.inode_quota);
-    } else {
-        ci_format_size(size, sizeof size, s->cfg.disk_quota);
-        ci_set_errmsg(s, "%s: the session's disk quota of %s is full", name, size);
-    }
-    return CI_ETOOBIG;
+    if (fstatvfs(s->workspace_fd, &fs) == 0 && fs.f_favail == 0)
+        return ci_err_set(&s->err, CI_ETOOBIG, "%s: the session's inode quota of %llu files is "
+                          "full", name, s->cfg.inode_quota);
+    ci_format_size(size, sizeof size, s->cfg.disk_quota);
+    return ci_err_set(&s->err, CI_ETOOBIG, "%s: the session's disk quota of %s is full", name,
+                      size);
 }
