@@ -439,7 +439,12 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
  * figures come back as outputs through them. A module that fails to
  * import makes ci_session_new() fail with CI_ESPAWN, its traceback in
  * the message. The string is copied; each distinct list gets its own
- * zygote (ci_config_set_zygote).
+ * zygote (ci_config_set_zygote). A zygote with the default list also
+ * imports what it can of statsmodels.api, sklearn, seaborn and sympy
+ * (installed, and listed by the package manifest if there is one), whose
+ * first imports cost over 150 ms each: the first session of a process
+ * pays for them once, and each session shares their pages, counted in its
+ * address space (docs/benchmark.md); a worker started by exec does not.
  * @return CI_OK; CI_EINVAL if an argument is NULL or @modules is empty,
  *         malformed or over 1024 bytes; CI_ENOMEM.
  */

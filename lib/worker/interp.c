@@ -188,24 +188,40 @@ static PyObject *warm_import(const char *name)
     return m;
 }
 
-/* Imports each module of @preload (a comma-separated list, checked by
- * the host), then matplotlib on the Agg backend and pyplot, which the
- * runner needs whatever the list says. */
-static void warm(const char *preload)
+/* Imports each module of @list (a comma-separated list, checked by the
+ * host): a failure ends the worker unless @optional, when the module is
+ * left out (not installed, or not in the package manifest). */
+static void import_list(const char *list, int optional)
 {
-    PyObject *mpl, *r;
     char name[256];
 
-    for (const char *p = preload; *p;) {
+    for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
 
         if (n == 0 || n >= sizeof name)
-            ci_fatal(CI_EXIT_USAGE, "--preload: bad module name in '%s'", preload);
+            ci_fatal(CI_EXIT_USAGE, "--preload: bad module name in '%s'", list);
         memcpy(name, p, n);
         name[n] = '\0';
-        Py_DECREF(warm_import(name));
+        if (!optional) {
+            Py_DECREF(warm_import(name));
+        } else {
+            PyObject *m = PyImport_ImportModule(name);
+            if (!m)
+                PyErr_Clear();
+            Py_XDECREF(m);
+        }
         p += n + (p[n] == ',');
     }
+}
+
+/* Imports each module of @preload, then matplotlib on the Agg backend and
+ * pyplot, which the runner needs whatever the list says; a zygote with
+ * the default list also imports what it can of CI_ZYGOTE_EXTRAS. */
+static void warm(const char *preload, int zygote)
+{
+    PyObject *mpl, *r;
+
+    import_list(preload, 0);
     mpl = warm_import("matplotlib");
     r = PyObject_CallMethod(mpl, "use", "s", "Agg");
     if (!r)
@@ -213,6 +229,8 @@ static void warm(const char *preload)
     Py_DECREF(r);
     Py_DECREF(mpl);
     Py_DECREF(warm_import("matplotlib.pyplot"));
+    if (zygote && !strcmp(preload, CI_DEFAULT_PRELOAD))
+        import_list(CI_ZYGOTE_EXTRAS, 1);
 }
 
 static PyObject *configure_fn; /* the runner's _configure() */
@@ -280,7 +298,7 @@ void ci_interp_warm(const char *preload, int zygote)
     if (ci_manifest())
         install_finder();
     load_shell();
-    warm(preload);
+    warm(preload, zygote);
     load_runner();
     if (zygote) { /* the first frame and figure, then gc.freeze() */
         PyObject *r = PyObject_CallNoArgs(prime_fn);
