@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -319,7 +320,10 @@ char *h_tmpdir(void)
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     if (flag == FTW_DP || flag == FTW_D) {
-        rmdir(path);
+        /* A session directory a killed host left is its quota's tmpfs,
+         * still mounted (lib/quota.c): emptied above, then detached. */
+        if (rmdir(path) != 0 && errno == EBUSY && umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+            rmdir(path);
     } else {
         unlink(path);
     }

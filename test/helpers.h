@@ -125,7 +125,8 @@ char *h_tmpdir(void);
 /* The names in the directory @path but . and .., sorted and joined by
  * spaces; malloc'ed. Asserts it can be listed. */
 char *h_dir_names(const char *path);
-/* rm -rf @path without following links (nftw FTW_PHYS); NULL is a no-op. */
+/* rm -rf @path without following links (nftw FTW_PHYS), detaching the
+ * session tmpfs a killed host left mounted in it; NULL is a no-op. */
 void h_rmtree(const char *path);
 
 /* Writes @len bytes of @data to @path (created 0600), asserts success. */
