@@ -302,11 +302,7 @@ static int refuse_mounts(void)
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-        return -1;
-    return 0;
+    return h_seccomp_filter(f, (unsigned short)n);
 }
 
 /* In the forked host: a session (from the zygote or started by exec, as
@@ -351,18 +347,9 @@ static void test_worker_where_mounts_are_refused_goes_without_its_root(void **st
 {
     for (int zygote = 0; zygote <= h_zygote_default(); zygote++) {
         h_probe(zygote); /* before the filter, which would change its answer */
-        fflush(NULL);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(refuse_mounts() != 0 ? 77 : session_without_mounts(zygote));
-        int st;
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-            h_skip_because("this process may not install a seccomp filter");
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            fail_msg("the %s worker where mounts are refused failed (wait status %#x)",
-                     zygote ? "zygote-forked" : "exec-started", st);
+        h_filtered_host(refuse_mounts, session_without_mounts, zygote,
+                        zygote ? "the zygote-forked worker where mounts are refused"
+                               : "the exec-started worker where mounts are refused");
     }
 }
 
