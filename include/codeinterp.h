@@ -201,6 +201,20 @@ CI_API const char *ci_status_name(ci_status status);
  *                           zygote off, or with $CODEINTERP_WORKER set,
  *                           makes every session fail with CI_ESANDBOX
  *                           before any worker starts.
+ *  CI_SANDBOX_TASK_LIMIT    best effort: RLIMIT_NPROC at the task limit
+ *                           (ci_config_set_task_limit), soft and hard,
+ *                           counted in the worker's own user namespace,
+ *                           so only its own processes and threads count;
+ *                           set only with CI_SANDBOX_USERNS, since without
+ *                           it the count would be of every process of
+ *                           the worker's uid, other sessions' included.
+ *  CI_SANDBOX_DISK_QUOTA    best effort: the session directory (its
+ *                           workspace, config and tmp) is a tmpfs of its
+ *                           own of the disk and inode quotas
+ *                           (ci_config_set_disk_quota), mounted by the
+ *                           host; only a host that may mount, root or
+ *                           CAP_SYS_ADMIN over its mount namespace, has
+ *                           one, and only with a disk quota set.
  */
 #define CI_SANDBOX_SECCOMP 0x1u
 #define CI_SANDBOX_RLIMITS 0x2u
@@ -213,6 +227,8 @@ CI_API const char *ci_status_name(ci_status status);
 #define CI_SANDBOX_UTSNS 0x100u
 #define CI_SANDBOX_MNTNS 0x200u
 #define CI_SANDBOX_PIDNS 0x400u
+#define CI_SANDBOX_TASK_LIMIT 0x800u
+#define CI_SANDBOX_DISK_QUOTA 0x1000u
 
 /* ---------------------------------------------------------------- config */
 
@@ -343,6 +359,55 @@ CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
  * @return CI_OK; CI_EINVAL if @cfg is NULL, @bytes is 0 or over INT64_MAX.
  */
 CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
+
+/*
+ * ci_config_set_task_limit - the most tasks (processes and threads, the
+ * worker's own main thread and the library's included) a session's worker
+ * may have at once; default 256. A thread the cell starts past it fails
+ * with EAGAIN (Python's threading raises RuntimeError: can't start new
+ * thread), and the host and other sessions notice nothing. Enforced by
+ * the kernel as RLIMIT_NPROC in the worker's own user namespace, where
+ * only its own tasks count; where the worker has no user namespace
+ * (CI_SANDBOX_USERNS) the limit is not set and CI_SANDBOX_TASK_LIMIT is
+ * clear. Read by ci_session_new() and ci_session_restart().
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @tasks is under 16 or over
+ *         65536.
+ */
+CI_API int ci_config_set_task_limit(ci_config *cfg, unsigned long tasks);
+
+/*
+ * ci_config_set_disk_quota - the most bytes a session may keep in its
+ * directory (workspace, HOME and TMPDIR together, the host's
+ * ci_session_put_file() and spill files included); default 512 MiB; 0 for
+ * none. The session directory is then a tmpfs of its own (tmpfs(5),
+ * size=) that the host mounts on it, so the kernel enforces it for every
+ * writer, and what is in it goes when the session is freed: a cell's
+ * write past it fails with ENOSPC (OSError naming the quota and its
+ * size), ci_session_put_file() with CI_ETOOBIG, and the host's filesystem
+ * and other sessions are untouched. Its pages are memory (or swap), not
+ * disk, and not under the memory limit: a session may hold up to its
+ * memory limit plus its disk quota. Mounting needs root (CAP_SYS_ADMIN
+ * over the host's mount namespace); where the host may not, the session
+ * has no quota and CI_SANDBOX_DISK_QUOTA is clear. A host killed before
+ * ci_session_free() leaves its sessions' tmpfs mounted until a session
+ * of the same root removes its stale directory (ci_session_new).
+ * Read by ci_session_new().
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, or @bytes is not 0 and under
+ *         1 MiB, or over INT64_MAX.
+ */
+CI_API int ci_config_set_disk_quota(ci_config *cfg, ci_uint64 bytes);
+
+/*
+ * ci_config_set_inode_quota - the most files, directories and other
+ * inodes a session's directory may hold (tmpfs nr_inodes=), with the
+ * disk quota; default 65536. Past it a cell's new file fails with ENOSPC
+ * (OSError naming the inode quota), ci_session_put_file() with
+ * CI_ETOOBIG. Each inode holds about 1 KiB of kernel memory while it
+ * exists. No effect without a disk quota.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @inodes is under 64 or over
+ *         4294967295.
+ */
+CI_API int ci_config_set_inode_quota(ci_config *cfg, ci_uint64 inodes);
 
 /*
  * ci_config_set_workspace_root - the directory under which each session
@@ -888,7 +953,9 @@ CI_API int ci_session_pid(const ci_session *s);
  *        components and paths through symbolic links are refused.
  * @data: may be NULL only when @len is 0.
  * @return CI_OK; CI_EINVAL for a NULL or refused argument; CI_ETOOBIG if
- *         @len is over the file limit; CI_ENOENT if a directory on the
+ *         @len is over the file limit, or the file does not fit in the
+ *         session's disk or inode quota (ci_config_set_disk_quota; the
+ *         message names it, and nothing of the file is left); CI_ENOENT if a directory on the
  *         path is missing; CI_EUNSAFE if a path component is a link or
  *         not a directory; CI_EIO for other I/O failures (errmsg says),
  *         or when the audit log (ci_config_set_audit_log) could not record

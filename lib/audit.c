@@ -93,7 +93,8 @@ static json_t *layer_names(unsigned bits)
                   {CI_SANDBOX_UNPRIVILEGED, "unprivileged"}, {CI_SANDBOX_USERNS, "userns"},
                   {CI_SANDBOX_NETNS, "netns"},         {CI_SANDBOX_IPCNS, "ipcns"},
                   {CI_SANDBOX_UTSNS, "utsns"},         {CI_SANDBOX_MNTNS, "mntns"},
-                  {CI_SANDBOX_PIDNS, "pidns"}};
+                  {CI_SANDBOX_PIDNS, "pidns"},         {CI_SANDBOX_TASK_LIMIT, "task_limit"},
+                  {CI_SANDBOX_DISK_QUOTA, "disk_quota"}};
     json_t *a = json_array();
     size_t i;
 
@@ -147,7 +148,7 @@ int ci_audit_check(ci_session *s)
 
 static json_t *limits(const struct ci_config *c)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
                      "timeout_ms", (json_int_t)c->timeout_ms, "grace_ms", (json_int_t)c->grace_ms,
                      "startup_timeout_ms", (json_int_t)c->startup_ms,
                      "memory_limit", (json_int_t)c->memory_limit,
@@ -157,7 +158,13 @@ static json_t *limits(const struct ci_config *c)
                      "display_output_limit", (json_int_t)c->display_output_limit,
                      "display_run_limit", (json_int_t)c->display_run_limit,
                      "call_args_limit", (json_int_t)c->call_args_limit,
-                     "call_result_limit", (json_int_t)c->call_result_limit);
+                     "call_result_limit", (json_int_t)c->call_result_limit,
+                     "task_limit", (json_int_t)c->task_limit,
+                     "disk_quota", (json_int_t)c->disk_quota,
+                     "inode_quota", (json_int_t)c->inode_quota,
+                     "url_request_limit", (json_int_t)c->urls.request_limit,
+                     "url_response_limit", (json_int_t)c->urls.response_limit,
+                     "url_timeout_ms", (json_int_t)c->urls.timeout_ms);
 }
 
 static json_t *manifest_id(const ci_session *s)

@@ -20,6 +20,9 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->startup_ms = 60000;
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
+    cfg->task_limit = CI_TASK_LIMIT_DEFAULT;
+    cfg->disk_quota = 512 * MIB;
+    cfg->inode_quota = 65536;
     cfg->output_limit = 1 * MIB;
     cfg->spill_limit = 16 * MIB; /* 8 kept: 128 MiB a session at most */
     cfg->display_output_limit = 16 * MIB;
@@ -234,6 +237,30 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes)
     if (!cfg || bytes == 0 || bytes > INT64_MAX)
         return CI_EINVAL;
     cfg->file_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_task_limit(ci_config *cfg, unsigned long tasks)
+{
+    if (!cfg || tasks < CI_TASK_LIMIT_MIN || tasks > CI_TASK_LIMIT_MAX)
+        return CI_EINVAL;
+    cfg->task_limit = tasks;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_disk_quota(ci_config *cfg, unsigned long long bytes)
+{
+    if (!cfg || (bytes != 0 && bytes < 1 * MIB) || bytes > INT64_MAX)
+        return CI_EINVAL;
+    cfg->disk_quota = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_inode_quota(ci_config *cfg, unsigned long long inodes)
+{
+    if (!cfg || inodes < 64 || inodes > UINT32_MAX)
+        return CI_EINVAL;
+    cfg->inode_quota = inodes;
     return CI_OK;
 }
 

@@ -10,7 +10,9 @@
  * descriptors, never through a link.
  *
  *   <root>/codeinterp-XXXXXX/     mode 0700 (0710, group CI_WORKER_GID, for a
- *                                 root host), removed by ci_session_free
+ *                                 root host), removed by ci_session_free; for
+ *                                 a root host a tmpfs of its own, the
+ *                                 session's quota (quota.c)
  *       lock                      flock(2)ed by the host while the session lives
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
@@ -38,6 +40,7 @@
 #include "config.h"
 #include "errors.h"
 #include "files.h"
+#include "quota.h"
 #include "read_all.h"
 #include "resolve.h"
 #include "session.h"
@@ -121,6 +124,23 @@ out:
     return due;
 }
 
+/* Removes the stale session directory @name of the root @root (open at
+ * @rootfd), open at @sdir: its quota tmpfs, if it is one, is detached
+ * first (the host that mounted it died), then the directory under it. */
+static void remove_stale_dir(const char *root, int rootfd, int sdir, const char *name)
+{
+    struct stat top, dir;
+
+    if (fstat(rootfd, &top) == 0 && fstat(sdir, &dir) == 0 && top.st_dev != dir.st_dev) {
+        char path[PATH_MAX];
+
+        /* The root is safe (root_is_safe): no one else renames in it. */
+        snprintf(path, sizeof path, "%s/%s", root, name);
+        ci_quota_unmount(path);
+    }
+    remove_tree(sdir, rootfd, name);
+}
+
 static void remove_stale(const char *root)
 {
     DIR *d;
@@ -142,7 +162,7 @@ static void remove_stale(const char *root)
             continue;
         lock = openat(sdir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
-            remove_tree(sdir, dirfd(d), e->d_name);
+            remove_stale_dir(root, dirfd(d), sdir, e->d_name);
         if (lock >= 0)
             close(lock);
         close(sdir);
@@ -337,7 +357,7 @@ int ci_workspace_create(ci_session *s)
     if ((rc = resolve_root(s, root)) != CI_OK)
         return rc;
     remove_stale(root);
-    if ((rc = make_dir(s, root)) != CI_OK)
+    if ((rc = make_dir(s, root)) != CI_OK || (rc = ci_quota_mount(s)) != CI_OK)
         return rc;
     return fill_dir(s);
 }
@@ -484,6 +504,10 @@ void ci_workspace_remove(ci_session *s)
     if (s->workspace_fd >= 0)
         close(s->workspace_fd);
     s->workspace_fd = -1;
+    /* A quota's tmpfs goes whole, with everything in it. */
+    if (s->quota_dev)
+        ci_quota_unmount(s->dir);
+    s->quota_dev = 0;
     /* Everything in it goes, whatever its name: deep trees are moved into
      * the session directory itself as they are met, and its passes repeat
      * until a pass finds nothing left. */
@@ -499,6 +523,22 @@ void ci_workspace_remove(ci_session *s)
     s->dir = s->workspace = NULL;
 }
 
+/* mkdirat(2) of @name in @dir, mode 0700. In a session whose inode
+ * quota a cell filled, the inode of the directory just removed is still
+ * held by the dead worker's Landlock rules, which go with its
+ * credentials, after an RCU grace period: ENOSPC is tried again for up
+ * to a second. 0 or -1 with errno. */
+static int make_renewed(int dir, const char *name)
+{
+    for (int tries = 0;; tries++) {
+        if (mkdirat(dir, name, 0700) == 0)
+            return 0;
+        if (errno != ENOSPC || tries == 100)
+            return -1;
+        usleep(10000);
+    }
+}
+
 int ci_workspace_renew(ci_session *s)
 {
     static const char *const renewed[] = {"config", "tmp"};
@@ -512,7 +552,7 @@ int ci_workspace_renew(ci_session *s)
     set_mode(top, SESSION_DIR_MODE);
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
         remove_tree(top, top, renewed[i]);
-        if (mkdirat(top, renewed[i], 0700) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {
+        if (make_renewed(top, renewed[i]) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {
             ci_err_set(&s->err, CI_EIO, "cannot renew %s/%s: %s", s->dir, renewed[i],
                        strerror(errno));
             rc = CI_EIO;
@@ -562,6 +602,10 @@ static int errno_code(int err)
 
 static int open_error(ci_session *s, const char *what, const char *name, int err)
 {
+    int quota = ci_quota_error(s, name, err);
+
+    if (quota != -1)
+        return quota;
     return ci_err_set(&s->err, errno_code(err), "%s %s: %s", what, name, strerror(err));
 }
 

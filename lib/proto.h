@@ -307,7 +307,9 @@ enum ci_outcome {
 #define CI_LAYER_UTSNS 0x100u
 #define CI_LAYER_MNTNS 0x200u
 #define CI_LAYER_PIDNS 0x400u
-#define CI_LAYER_ALL 0x7FFu
+#define CI_LAYER_TASK_LIMIT 0x800u
+#define CI_LAYER_DISK_QUOTA 0x1000u
+#define CI_LAYER_ALL 0x1FFFu
 
 /* FLAGS bits. */
 #define CI_FLAG_TRUNCATED 1u /* a text field was cut at the output limit */

@@ -293,11 +293,14 @@ _Static_assert(CI_LAYER_SECCOMP == CI_SANDBOX_SECCOMP && CI_LAYER_RLIMITS == CI_
                    CI_LAYER_USERNS == CI_SANDBOX_USERNS && CI_LAYER_NETNS == CI_SANDBOX_NETNS &&
                    CI_LAYER_IPCNS == CI_SANDBOX_IPCNS && CI_LAYER_UTSNS == CI_SANDBOX_UTSNS &&
                    CI_LAYER_MNTNS == CI_SANDBOX_MNTNS && CI_LAYER_PIDNS == CI_SANDBOX_PIDNS &&
+                   CI_LAYER_TASK_LIMIT == CI_SANDBOX_TASK_LIMIT &&
+                   CI_LAYER_DISK_QUOTA == CI_SANDBOX_DISK_QUOTA &&
                    CI_LAYER_ALL == (CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS |
                                     CI_SANDBOX_NO_NEW_PRIVS | CI_SANDBOX_LANDLOCK |
                                     CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS |
                                     CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS |
-                                    CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS),
+                                    CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS |
+                                    CI_SANDBOX_TASK_LIMIT | CI_SANDBOX_DISK_QUOTA),
                "READY's layer bits are the public CI_SANDBOX_* bits");
 
 /* Refuses a worker that lacks a layer the config demands. */
@@ -316,7 +319,10 @@ static int check_layers(ci_session *s)
                  {CI_SANDBOX_IPCNS, "IPC namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_UTSNS, "UTS namespace (refused by the kernel or the container)"},
                  {CI_SANDBOX_MNTNS, "mount namespace (refused by the kernel or the container)"},
-                 {CI_SANDBOX_PIDNS, "PID namespace (refused by the kernel or the container)"}};
+                 {CI_SANDBOX_PIDNS, "PID namespace (refused by the kernel or the container)"},
+                 {CI_SANDBOX_TASK_LIMIT, "task limit (it needs the user namespace)"},
+                 {CI_SANDBOX_DISK_QUOTA, "disk quota (only a root host can mount its tmpfs, "
+                                         "and only with a quota set)"}};
     unsigned missing = s->cfg.required_layers & ~s->worker.layers;
     size_t i;
 

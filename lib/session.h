@@ -46,6 +46,7 @@ struct ci_session {
     dev_t dir_dev;    /* of s->dir, as made */
     ino_t dir_ino;
     int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
+    dev_t quota_dev;  /* of the tmpfs mounted on s->dir (quota.c), or 0: none */
     struct ci_worker worker;
     int execution_count;
     unsigned long long last_run_us; /* the last run's wall time; 0 before any */

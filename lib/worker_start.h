@@ -20,6 +20,13 @@
 #define CI_WORKER_UID 65534u
 #define CI_WORKER_GID 65534u
 
+/* The tasks (processes and threads) a session's worker may have at once
+ * (ci_config_set_task_limit): the worker needs its main thread, the
+ * channel's watchdog and a few for the libraries it imports. */
+#define CI_TASK_LIMIT_DEFAULT 256u
+#define CI_TASK_LIMIT_MIN 16u
+#define CI_TASK_LIMIT_MAX 65536u
+
 /* What a worker imports before READY unless told otherwise
  * (ci_config_set_preload()). */
 #define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"

@@ -37,6 +37,7 @@
 #include "files.h"
 #include "manifest_cache.h"
 #include "proto.h"
+#include "quota.h"
 #include "result.h"
 #include "session.h"
 #include "spawn.h"
@@ -336,22 +337,24 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         .dpi = s->cfg.figure_dpi,
         .memory = s->cfg.memory_limit,
         .fsize = s->cfg.file_limit,
+        .tasks = (uint32_t)s->cfg.task_limit,
         .output_limit = s->cfg.output_limit,
         .display_limit = s->cfg.display_output_limit,
         .display_run_limit = s->cfg.display_run_limit,
         .dir_len = (uint32_t)strlen(s->dir),
         .dir_dev = (uint64_t)s->dir_dev,
         .dir_ino = (uint64_t)s->dir_ino,
+        .quota_dev = (uint64_t)s->quota_dev,
     };
     union {
-        char buf[CMSG_SPACE(sizeof(int) * CI_SPAWN_FDS)];
+        char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 1))];
         struct cmsghdr align;
     } control;
     struct iovec iov[2] = {{&req, sizeof req}, {s->dir, req.dir_len}};
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
                        .msg_controllen = sizeof control.buf};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    int gone = 0;
+    int gone = 0, tree = -1, nfds = CI_SPAWN_FDS;
     int64_t left;
     pid_t pid;
     ssize_t n;
@@ -360,14 +363,25 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         ci_err_set(err, CI_ESPAWN, "the session directory's path is too long for the zygote");
         return -1;
     }
+    /* The quota's tmpfs, which the zygote may not see (quota.c). */
+    if (s->quota_dev && (tree = ci_quota_tree(s)) < 0) {
+        ci_err_set(err, CI_ESPAWN, "cannot copy the session's tmpfs for the worker: %s",
+                   strerror(errno));
+        return -1;
+    }
+    nfds += tree >= 0;
     memset(control.buf, 0, sizeof control.buf);
+    m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * CI_SPAWN_FDS);
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
     memcpy(CMSG_DATA(c), fds, sizeof(int) * CI_SPAWN_FDS);
+    if (tree >= 0)
+        memcpy(CMSG_DATA(c) + sizeof(int) * CI_SPAWN_FDS, &tree, sizeof tree);
     do
         n = sendmsg(z->proc.channel, &m, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
+    ci_close_fd(&tree);
     if (n != (ssize_t)(sizeof req + req.dir_len)) {
         ci_err_set(err, CI_ESPAWN, "the zygote is gone (send: %s)",
                    n < 0 ? strerror(errno) : "short");

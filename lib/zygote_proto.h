@@ -20,8 +20,11 @@
  *                   one message), its layers those of the zygote itself;
  *   host -> zygote  SPAWN: struct ci_spawn_request, then dir_len bytes of
  *                   the session directory's absolute path (no NUL), with
- *                   exactly 4 descriptors in SCM_RIGHTS, the new worker's
- *                   0..3 (as for a worker started by exec);
+ *                   4 descriptors in SCM_RIGHTS, the new worker's 0..3 (as
+ *                   for a worker started by exec), and a fifth exactly
+ *                   when quota_dev is not 0: a detached copy of the
+ *                   session directory's tmpfs (open_tree(2)), which the
+ *                   child attaches instead of the zygote's own copy;
  *   zygote -> host  struct ci_spawn_reply: ASSIGNED with the pid of the
  *                   child about to get the request (any number of times:
  *                   a child that fails to take it is killed and the next
@@ -47,9 +50,10 @@ struct ci_spawn_request {
     uint64_t display_limit;   /* as --display-limit */
     uint64_t display_run_limit; /* as --display-run-limit */
     uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
-    uint32_t reserved;        /* 0 */
+    uint32_t tasks;           /* as --tasks */
     uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the
                                 * zygote opens it by name and compares */
+    uint64_t quota_dev;       /* as --quota-dev: its tmpfs's st_dev, or 0 */
 };
 #define CI_SPAWN_DIR_MAX 4000u
 #define CI_SPAWN_FDS 4

@@ -28,6 +28,7 @@ struct h_limits {
     size_t output;
     unsigned long long file;
     long long spill; /* ci_config_set_spill_limit; 0: default, -1: none */
+    unsigned long long inode_quota;
     const char *root;
 };
 
@@ -124,7 +125,26 @@ char *h_tmpdir(void);
 /* The names in the directory @path but . and .., sorted and joined by
  * spaces; malloc'ed. Asserts it can be listed. */
 char *h_dir_names(const char *path);
-/* rm -rf @path without following links (nftw FTW_PHYS); NULL is a no-op. */
+/* Installs the seccomp filter of the @len instructions at @f on this
+ * thread (and what it starts), after PR_SET_NO_NEW_PRIVS; 0, or -1 if
+ * this process may not. */
+struct sock_filter;
+int h_seccomp_filter(struct sock_filter *f, unsigned short len);
+
+/*
+ * A host in a container that refuses something: forks a child that
+ * installs the seccomp filter of @filter (0, or nonzero if this process
+ * may not, and the test is skipped) and exits with @body(@arg), which
+ * says why on stderr when it fails; asserts that exit is 0, naming the
+ * case @what. @test is the caller's __func__.
+ */
+void h_filtered_host_(const char *test, int (*filter)(void), int (*body)(int), int arg,
+                      const char *what);
+#define h_filtered_host(filter, body, arg, what)                                  \
+    h_filtered_host_(__func__, (filter), (body), (arg), (what))
+
+/* rm -rf @path without following links (nftw FTW_PHYS), detaching the
+ * session tmpfs a killed host left mounted in it; NULL is a no-op. */
 void h_rmtree(const char *path);
 
 /* Writes @len bytes of @data to @path (created 0600), asserts success. */

@@ -295,6 +295,19 @@ static unsigned seccomp_filter(void)
     return CI_SANDBOX_NO_NEW_PRIVS | CI_SANDBOX_SECCOMP;
 }
 
+/* CI_SANDBOX_DISK_QUOTA if this process may mount a tmpfs where the
+ * library mounts a session's (lib/quota.c: in the host's own mount
+ * namespace, which needs CAP_SYS_ADMIN over it), tried in a mount
+ * namespace of its own so that nothing of it is seen outside. */
+static unsigned quota_tmpfs(void)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return 0;
+    return mount("ci-probe", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m") == 0
+               ? CI_SANDBOX_DISK_QUOTA
+               : 0;
+}
+
 /* The Landlock ABI the worker would see; sets *@unknown when it cannot
  * be told. */
 static int landlock_abi(int *unknown)
@@ -337,6 +350,11 @@ static const struct h_probe *probe(int zygote)
     p->broken = (ns & BROKEN) != 0;
     p->own_proc = (ns & OWN_PROC) != 0;
     p->layers |= ns & 0xffffu;
+    /* The worker sets its task limit wherever it has a user namespace. */
+    if (p->layers & CI_SANDBOX_USERNS)
+        p->layers |= CI_SANDBOX_TASK_LIMIT;
+    /* The default config has a disk quota. */
+    p->layers |= in_child(quota_tmpfs, "tmpfs");
     p->zygote = !!zygote;
     done[!!zygote] = 1;
     return p;
@@ -356,7 +374,7 @@ int h_zygote_default(void)
 static const char *const layer_names[] = {"seccomp", "rlimits", "no_new_privs", "Landlock",
                                           "unprivileged", "user namespace", "network namespace",
                                           "IPC namespace", "UTS namespace", "mount namespace",
-                                          "PID namespace"};
+                                          "PID namespace", "task limit", "disk quota"};
 
 /* The names of @layers, @sep between them; a namespace's with "the "
  * before it if @articles. */

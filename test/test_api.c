@@ -88,6 +88,9 @@ static void test_config_setters_reject_null_config(void **state)
     assert_int_equal(ci_config_set_memory_limit(NULL, 1ull << 30), CI_EINVAL);
     assert_int_equal(ci_config_set_output_limit(NULL, 4096), CI_EINVAL);
     assert_int_equal(ci_config_set_file_limit(NULL, 4096), CI_EINVAL);
+    assert_int_equal(ci_config_set_task_limit(NULL, 256), CI_EINVAL);
+    assert_int_equal(ci_config_set_disk_quota(NULL, 1ull << 30), CI_EINVAL);
+    assert_int_equal(ci_config_set_inode_quota(NULL, 1000), CI_EINVAL);
     assert_int_equal(ci_config_set_workspace_root(NULL, "/tmp"), CI_EINVAL);
 }
 
@@ -152,6 +155,31 @@ static void test_file_limit_bounds(void **state)
     ci_config_free(cfg);
 }
 
+static void test_task_limit_bounds(void **state)
+{
+    ci_config *cfg = ci_config_new();
+    assert_int_equal(ci_config_set_task_limit(cfg, 15), CI_EINVAL);
+    assert_int_equal(ci_config_set_task_limit(cfg, 16), CI_OK);
+    assert_int_equal(ci_config_set_task_limit(cfg, 65536), CI_OK);
+    assert_int_equal(ci_config_set_task_limit(cfg, 65537), CI_EINVAL);
+    ci_config_free(cfg);
+}
+
+static void test_quota_bounds(void **state)
+{
+    ci_config *cfg = ci_config_new();
+    assert_int_equal(ci_config_set_disk_quota(cfg, 0), CI_OK); /* none */
+    assert_int_equal(ci_config_set_disk_quota(cfg, (1u << 20) - 1), CI_EINVAL);
+    assert_int_equal(ci_config_set_disk_quota(cfg, 1u << 20), CI_OK);
+    assert_int_equal(ci_config_set_disk_quota(cfg, (1ull << 63) - 1), CI_OK);
+    assert_int_equal(ci_config_set_disk_quota(cfg, 1ull << 63), CI_EINVAL);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 63), CI_EINVAL);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 64), CI_OK);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 4294967295ull), CI_OK);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 4294967296ull), CI_EINVAL);
+    ci_config_free(cfg);
+}
+
 static void test_workspace_root_bounds(void **state)
 {
     ci_config *cfg = ci_config_new();
@@ -180,7 +208,8 @@ static void test_require_sandbox_bounds(void **state)
     const unsigned all = CI_SANDBOX_SECCOMP | CI_SANDBOX_RLIMITS | CI_SANDBOX_NO_NEW_PRIVS |
                          CI_SANDBOX_LANDLOCK | CI_SANDBOX_UNPRIVILEGED | CI_SANDBOX_USERNS |
                          CI_SANDBOX_NETNS | CI_SANDBOX_IPCNS | CI_SANDBOX_UTSNS |
-                         CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS;
+                         CI_SANDBOX_MNTNS | CI_SANDBOX_PIDNS | CI_SANDBOX_TASK_LIMIT |
+                         CI_SANDBOX_DISK_QUOTA;
 
     assert_int_equal(ci_config_require_sandbox(NULL, 0), CI_EINVAL);
     assert_int_equal(ci_config_require_sandbox(cfg, all << 1), CI_EINVAL);
@@ -659,6 +688,8 @@ int main(void)
         cmocka_unit_test(test_memory_limit_bounds),
         cmocka_unit_test(test_output_limit_bounds),
         cmocka_unit_test(test_file_limit_bounds),
+        cmocka_unit_test(test_quota_bounds),
+        cmocka_unit_test(test_task_limit_bounds),
         cmocka_unit_test(test_workspace_root_bounds),
         cmocka_unit_test(test_require_sandbox_bounds),
         cmocka_unit_test(test_strerror_gives_each_code_its_listed_message),

@@ -317,7 +317,12 @@ static void test_a_spill_file_leaves_the_disk_to_others(void **state)
         printf("SKIPPED: no mount namespace with a tmpfs of this test's own\n");
         skip();
     }
-    s = h_session(&(struct h_limits){.output = LIMIT, .root = small_fs});
+    /* Without a disk quota: with one, the session's directory would be a
+     * tmpfs of its own rather than on the small filesystem. */
+    ci_config *cfg = h_config(&(struct h_limits){.output = LIMIT, .root = small_fs});
+    assert_int_equal(ci_config_set_disk_quota(cfg, 0), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
     h_expect(s, "open('filler', 'wb').write(b'f' * (3 << 20))", "3145728", NULL);
     r = h_run_status(s, "import os\nfor _ in range(32): os.write(1, b'x' * 65536)", CI_STATUS_OK);
     o = ci_result_stdout(r, NULL);

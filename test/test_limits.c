@@ -3,9 +3,19 @@
  * worker that dies. The group's session has small limits so the tests
  * that wait for them stay short.
  */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -95,6 +105,101 @@ static void test_worker_rlimits_are_the_configured_ones(void **state)
     proc_limit(pid, "Max file size", soft, hard);
     assert_string_equal(soft, "1073741824");
     assert_string_equal(hard, "1073741824");
+    /* The default task limit, where the worker has its user namespace. */
+    if (h_has_layer(S, CI_SANDBOX_TASK_LIMIT, "the task limit")) {
+        proc_limit(pid, "Max processes", soft, hard);
+        assert_string_equal(soft, "256");
+        assert_string_equal(hard, "256");
+    }
+}
+
+static void test_task_limit_is_the_configured_one(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    ci_session *s;
+    assert_int_equal(ci_config_set_task_limit(cfg, 40), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    if (h_has_layer(s, CI_SANDBOX_TASK_LIMIT, "the task limit")) {
+        h_expect(s, "import resource\nresource.getrlimit(resource.RLIMIT_NPROC)", "(40, 40)",
+                 NULL);
+        /* The worker's own threads count: fewer than 40 start. */
+        h_expect(s, "import threading, time\nn = 0\ntry:\n    while True:\n"
+                    "        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+                    "        n += 1\nexcept RuntimeError:\n    pass\n30 <= n < 40",
+                 "True", NULL);
+    }
+    ci_session_free(s);
+}
+
+/* A seccomp filter on this process and its children refusing new user
+ * namespaces, as a container may: unshare(2) and clone(2) with
+ * CLONE_NEWUSER fail with EPERM, clone3(2) with ENOSYS (glibc falls back
+ * to clone). 0, or -1 if this process may not install one. */
+static int refuse_user_namespaces(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    return h_seccomp_filter(f, sizeof f / sizeof *f);
+}
+
+/* In the forked host: a session, its worker without a user namespace,
+ * has no task limit and says so, and runs a cell. 0 if so; else why on
+ * stderr. No cmocka assertion here. */
+static int session_without_user_namespace(int zygote)
+{
+    struct rlimit own;
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    ci_result *r = NULL;
+    char want[64];
+    int rc = 0;
+
+    getrlimit(RLIMIT_NPROC, &own);
+    if (own.rlim_cur == RLIM_INFINITY)
+        snprintf(want, sizeof want, "True");
+    else
+        snprintf(want, sizeof want, "%llu", (unsigned long long)own.rlim_cur);
+    if (!cfg || ci_config_set_zygote(cfg, zygote) != CI_OK || ci_session_new(&s, cfg) != CI_OK) {
+        fprintf(stderr, "no session without user namespaces: %s\n", ci_session_errmsg(NULL));
+        rc = 20;
+    } else if (ci_session_sandbox(s) & (CI_SANDBOX_USERNS | CI_SANDBOX_TASK_LIMIT)) {
+        fprintf(stderr, "without user namespaces the worker has 0x%x\n", ci_session_sandbox(s));
+        rc = 21;
+    } else if (ci_run(s, own.rlim_cur == RLIM_INFINITY
+                             ? "import resource\nresource.getrlimit(resource.RLIMIT_NPROC)[0] == "
+                               "resource.RLIM_INFINITY"
+                             : "import resource\nresource.getrlimit(resource.RLIMIT_NPROC)[0]",
+                      &r) != CI_OK ||
+               ci_result_status(r) != CI_STATUS_OK || !ci_result_value(r) ||
+               strcmp(ci_result_value(r), want) != 0) {
+        fprintf(stderr, "without user namespaces the cell's RLIMIT_NPROC is %s, not %s\n",
+                r && ci_result_value(r) ? ci_result_value(r) : ci_session_errmsg(s), want);
+        rc = 22;
+    }
+    ci_result_free(r);
+    ci_session_free(s);
+    ci_config_free(cfg);
+    return rc;
+}
+
+static void test_without_a_user_namespace_there_is_no_task_limit(void **state)
+{
+    /* The count would be of every process of the worker's uid: the
+     * worker leaves RLIMIT_NPROC as it was and the bit clear. */
+    for (int zygote = 0; zygote <= h_zygote_default(); zygote++)
+        h_filtered_host(refuse_user_namespaces, session_without_user_namespace, zygote,
+                        zygote ? "the zygote-forked worker without user namespaces"
+                               : "the exec-started worker without user namespaces");
 }
 
 /* ------------------------------------------------------------- timeout */
@@ -343,6 +448,8 @@ int main(void)
     h_watchdog(150);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_worker_rlimits_are_the_configured_ones, h_setup_alive),
+        cmocka_unit_test(test_task_limit_is_the_configured_one),
+        cmocka_unit_test(test_without_a_user_namespace_there_is_no_task_limit),
         cmocka_unit_test_setup(test_busy_loop_times_out_and_state_survives, h_setup_alive),
         cmocka_unit_test_setup(test_sleep_times_out, h_setup_alive),
         cmocka_unit_test_setup(test_timeout_is_per_run, h_setup_alive),

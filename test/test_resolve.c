@@ -349,11 +349,7 @@ static int hide_openat2(int err)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    struct sock_fprog prog = {.len = sizeof filter / sizeof *filter, .filter = filter};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-        return -1;
-    return 0;
+    return h_seccomp_filter(filter, sizeof filter / sizeof *filter);
 }
 
 /* Runs @fn in a child without openat2 (@err); asserts it exited 0 (77:

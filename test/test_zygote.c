@@ -371,7 +371,13 @@ static void test_a_root_the_zygote_cannot_see_starts_its_worker_by_exec(void **s
     char *zmounts = h_fmt("/proc/%d/mountinfo", z[0]), *seen = h_read_file(zmounts, NULL);
     char *as_mount = h_fmt(" %s ", root);
     int zygote_sees_it = strstr(seen, as_mount) != NULL;
-    ci_session *s = h_session(&(struct h_limits){.root = root});
+    /* Without a disk quota: with one, the zygote's child attaches the
+     * host's copy of the quota's tmpfs, and needs no copy of its own
+     * (below). */
+    ci_config *cfg = h_config(&(struct h_limits){.root = root});
+    assert_int_equal(ci_config_set_disk_quota(cfg, 0), CI_OK);
+    ci_session *s;
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
     h_expect(s, "open('f.txt', 'w').write('x')", "1", "");
     char *f = h_fmt("%s/f.txt", ci_session_workspace(s));
     size_t len;
@@ -384,6 +390,17 @@ static void test_a_root_the_zygote_cannot_see_starts_its_worker_by_exec(void **s
     assert_int_equal(!!(ci_session_sandbox(s) & CI_SANDBOX_PIDNS),
                      zygote_sees_it && (h_probe(1)->layers & CI_SANDBOX_PIDNS));
     ci_session_free(s);
+    /* With the quota, where the host could mount its tmpfs, the zygote
+     * forks the worker whether it sees the root or not. */
+    ci_config_free(cfg);
+    cfg = h_config(&(struct h_limits){.root = root});
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    h_expect(s, "open('f.txt', 'w').write('x')", "1", "");
+    if (ci_session_sandbox(s) & CI_SANDBOX_DISK_QUOTA)
+        assert_int_equal(!!(ci_session_sandbox(s) & CI_SANDBOX_PIDNS),
+                         !!(h_probe(1)->layers & CI_SANDBOX_PIDNS));
+    ci_session_free(s);
+    ci_config_free(cfg);
     free(as_mount);
     free(seen);
     free(zmounts);

@@ -586,6 +586,15 @@ func TestOptions(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), "WithTimeout") {
 		t.Errorf("WithTimeout(0): %v", err)
 	}
+	if _, err := NewSession(WithTaskLimit(15)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("WithTaskLimit(15): %v", err)
+	}
+	if _, err := NewSession(WithDiskQuota(1024)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("WithDiskQuota(1024): %v", err)
+	}
+	if _, err := NewSession(WithInodeQuota(63)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("WithInodeQuota(63): %v", err)
+	}
 	if _, err := NewSession(WithWorkspaceRoot("relative")); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WithWorkspaceRoot(relative): %v", err)
 	}
@@ -943,10 +952,10 @@ func TestSandboxNames(t *testing.T) {
 		m    Sandbox
 		want string
 	}{
-		{allLayers, "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns"},
+		{allLayers, "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|task_limit|disk_quota"},
 		{SandboxSeccomp | SandboxUserNS, "seccomp|userns"},
 		{0, "none"},
-		{SandboxPIDNS | 0x800, "pidns|0x800"},
+		{SandboxPIDNS | 0x2000, "pidns|0x2000"},
 	} {
 		if got := fmt.Sprintf("%v", c.m); got != c.want {
 			t.Errorf("Sandbox(%#x) prints %q, want %q", uint(c.m), got, c.want)

@@ -93,20 +93,29 @@ const (
 	// worker started by exec (WithZygote(false), or $CODEINTERP_WORKER set):
 	// requiring it of such a session makes NewSession fail with ErrSandbox.
 	SandboxPIDNS Sandbox = C.CI_SANDBOX_PIDNS
+	// SandboxTaskLimit: best effort, RLIMIT_NPROC at the task limit
+	// (WithTaskLimit) counted in the worker's user namespace; set only
+	// with SandboxUserNS.
+	SandboxTaskLimit Sandbox = C.CI_SANDBOX_TASK_LIMIT
+	// SandboxDiskQuota: best effort, the session directory as a tmpfs of
+	// the disk and inode quotas (WithDiskQuota), which only a host that
+	// may mount (root) has.
+	SandboxDiskQuota Sandbox = C.CI_SANDBOX_DISK_QUOTA
 )
 
 // allLayers is every layer this binding knows.
 const allLayers = SandboxSeccomp | SandboxRlimits | SandboxNoNewPrivs | SandboxLandlock |
 	SandboxUnprivileged | SandboxUserNS | SandboxNetNS | SandboxIPCNS | SandboxUTSNS |
-	SandboxMntNS | SandboxPIDNS
+	SandboxMntNS | SandboxPIDNS | SandboxTaskLimit | SandboxDiskQuota
 
 // String names the layers, as the CI_SANDBOX_* bits do in lower case,
 // joined by "|": "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|
-// netns|ipcns|utsns|mntns|pidns"; "none" for no layer, and a bit this
-// binding does not know in hex ("0x800").
+// netns|ipcns|utsns|mntns|pidns|task_limit|disk_quota"; "none" for no layer,
+// and a bit this binding does not know in hex ("0x2000").
 func (m Sandbox) String() string {
 	return bitNames(uint(m), []string{"seccomp", "rlimits", "no_new_privs", "landlock",
-		"unprivileged", "userns", "netns", "ipcns", "utsns", "mntns", "pidns"})
+		"unprivileged", "userns", "netns", "ipcns", "utsns", "mntns", "pidns", "task_limit",
+		"disk_quota"})
 }
 
 // Option is a setting for NewSession; see the With* functions. The
@@ -220,6 +229,34 @@ func WithFileLimit(bytes uint64) Option {
 		"1 byte to 2^63-1 bytes",
 		func(c *C.ci_config) C.int {
 			return C.ci_config_set_file_limit(c, C.ci_uint64(bytes))
+		}}
+}
+
+// WithTaskLimit sets the most processes and threads a session's worker
+// may have at once (default 256); past it a cell's new thread fails.
+func WithTaskLimit(tasks uint) Option {
+	return Option{"WithTaskLimit", fmt.Sprint(tasks), "16 to 65536 tasks",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_task_limit(c, C.ulong(tasks))
+		}}
+}
+
+// WithDiskQuota sets the most bytes the session's directory holds (default
+// 512 MiB; 0 for none), a tmpfs of its own that a root host mounts; past
+// it a cell gets ENOSPC and PutFile ErrTooBig.
+func WithDiskQuota(bytes uint64) Option {
+	return Option{"WithDiskQuota", fmt.Sprint(bytes), "0, or 1 MiB to 2^63-1 bytes",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_disk_quota(c, C.ci_uint64(bytes))
+		}}
+}
+
+// WithInodeQuota sets the most files and directories the session's
+// directory holds (default 65536), with the disk quota.
+func WithInodeQuota(inodes uint64) Option {
+	return Option{"WithInodeQuota", fmt.Sprint(inodes), "64 to 4294967295 inodes",
+		func(c *C.ci_config) C.int {
+			return C.ci_config_set_inode_quota(c, C.ci_uint64(inodes))
 		}}
 }
 

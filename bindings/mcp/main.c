@@ -52,6 +52,13 @@ static const char usage[] =
     "  --output-limit BYTES     how much stdout, and separately stderr, a cell keeps,\n"
     "                           1K to 256M; it also caps the value's repr and the\n"
     "                           traceback (default 1M)\n"
+    "  --task-limit N           the most processes and threads the worker may have at\n"
+    "                           once, 16 to 65536 (default 256)\n"
+    "  --disk-quota BYTES       the most the session's directory holds, 0 for none or\n"
+    "                           1M or more, a tmpfs of its own where the server runs as\n"
+    "                           root (default 512M)\n"
+    "  --inode-quota N          the most files and directories in it, 64 to 4294967295\n"
+    "                           (default 65536)\n"
     "  --workspace-root DIR     absolute directory under which the session's private\n"
     "                           directory is made (default $TMPDIR, else /tmp)\n"
     "  --preload MODULES        comma-separated modules every interpreter imports before\n"
@@ -184,13 +191,16 @@ static void url_header(const char *arg)
 
 static void parse_options(int argc, char **argv)
 {
-    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION,
-           O_ALLOW_URL, O_URL_HEADER };
+    enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_TASKS, O_DISK, O_INODES, O_ROOT, O_PRELOAD,
+           O_MANIFEST, O_PUBLIC_KEY, O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT,
+           O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL, O_URL_HEADER };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
         {"output-limit", required_argument, NULL, O_OUTPUT},
+        {"task-limit", required_argument, NULL, O_TASKS},
+        {"disk-quota", required_argument, NULL, O_DISK},
+        {"inode-quota", required_argument, NULL, O_INODES},
         {"workspace-root", required_argument, NULL, O_ROOT},
         {"preload", required_argument, NULL, O_PRELOAD},
         {"manifest", required_argument, NULL, O_MANIFEST},
@@ -230,6 +240,21 @@ static void parse_options(int argc, char **argv)
             if (v > (1u << 28) || ci_config_set_output_limit(srv.cfg, (size_t)v) != CI_OK)
                 bad_option("--output-limit takes 1K to 256M bytes", optarg);
             srv.output_limit = (size_t)v;
+            break;
+        case O_TASKS: /* a plain number of tasks: no suffix */
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
+                v > 65536 || ci_config_set_task_limit(srv.cfg, (unsigned long)v) != CI_OK)
+                bad_option("--task-limit takes 16 to 65536 tasks", optarg);
+            break;
+        case O_DISK:
+            if ((v == 0 && strspn(optarg, "0") != strlen(optarg)) ||
+                ci_config_set_disk_quota(srv.cfg, v) != CI_OK)
+                bad_option("--disk-quota takes 0, or 1M bytes or more", optarg);
+            break;
+        case O_INODES: /* a plain number of inodes: no suffix */
+            if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
+                ci_config_set_inode_quota(srv.cfg, v) != CI_OK)
+                bad_option("--inode-quota takes 64 to 4294967295 inodes", optarg);
             break;
         case O_ROOT:
             if (ci_config_set_workspace_root(srv.cfg, optarg) != CI_OK)

@@ -378,8 +378,9 @@ void ci_interp_configure(const struct ci_limits *limits, const char *session_dir
             Py_DECREF(v);
         }
     }
-    r = PyObject_CallFunction(configure_fn, "nnIO", (Py_ssize_t)limits->display_limit,
-                              (Py_ssize_t)limits->display_run_limit, limits->dpi, env);
+    r = PyObject_CallFunction(configure_fn, "nnIOi", (Py_ssize_t)limits->display_limit,
+                              (Py_ssize_t)limits->display_run_limit, limits->dpi, env,
+                              limits->quota_dev != 0);
     if (!r)
         python_failed("cannot configure the cell runner");
     Py_DECREF(r);

@@ -3,7 +3,8 @@
  *
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
  *                     --output-limit BYTES --display-limit BYTES
- *                     --display-run-limit BYTES --dpi N --preload MODULES [--manifest]
+ *                     --display-run-limit BYTES --dpi N --tasks N --quota-dev DEV
+ *                     --preload MODULES [--manifest]
  *   codeinterp-worker --zygote --parent PID --preload MODULES [--manifest]
  *
  * The host starts it with the descriptors of lib/proto.h, as a session's
@@ -81,7 +82,7 @@ static _Noreturn void usage(const char *why)
 {
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
              "--memory BYTES --fsize BYTES --output-limit BYTES "
-             "--display-limit BYTES --display-run-limit BYTES --dpi N "
+             "--display-limit BYTES --display-run-limit BYTES --dpi N --tasks N --quota-dev DEV "
              "--preload MODULES [--manifest]\n       codeinterp-worker --zygote --parent PID "
              "--preload MODULES [--manifest]", why);
 }
@@ -106,7 +107,7 @@ bad:
              "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, s);
 }
 
-enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, N_NUMBERS };
+enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, TASKS, QUOTA_DEV, N_NUMBERS };
 static const struct {
     const char *name;
     uint64_t min, max;
@@ -118,6 +119,8 @@ static const struct {
     [DISPLAY] = {"--display-limit", 1, MAX_DISPLAY_LIMIT},
     [DISPLAY_RUN] = {"--display-run-limit", 1, MAX_DISPLAY_LIMIT},
     [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
+    [TASKS] = {"--tasks", CI_TASK_LIMIT_MIN, CI_TASK_LIMIT_MAX},
+    [QUOTA_DEV] = {"--quota-dev", 0, UINT64_MAX},
 };
 
 /* Checks each number against its option's range and sets the limits, as
@@ -139,6 +142,8 @@ static void set_limits(struct args *a, const uint64_t val[N_NUMBERS])
     a->limits.display_limit = (size_t)val[DISPLAY];
     a->limits.display_run_limit = (size_t)val[DISPLAY_RUN];
     a->limits.dpi = (unsigned)val[DPI];
+    a->limits.tasks = val[TASKS];
+    a->limits.quota_dev = val[QUOTA_DEV];
 }
 
 /* The zygote's command line, or a worker's: every option once; --zygote
@@ -212,7 +217,8 @@ static void limits_from_request(struct args *a, const struct ci_spawn_request *r
     uint64_t val[N_NUMBERS] = {
         [PARENT] = (uint64_t)a->parent, [MEMORY] = r->memory, [FSIZE] = r->fsize,
         [OUTPUT] = r->output_limit, [DISPLAY] = r->display_limit,
-        [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi,
+        [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi, [TASKS] = r->tasks,
+        [QUOTA_DEV] = r->quota_dev,
     };
 
     set_limits(a, val);
@@ -741,6 +747,8 @@ int main(int argc, char **argv)
     }
     ci_tie_to_parent(a.parent);
     layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
+    layers |= ci_limit_tasks(layers, a.limits.tasks);
+    layers |= ci_check_disk_quota(a.limits.quota_dev);
     /* What the warm-up writes (matplotlib's caches in HOME) is its
      * owner's alone too; ci_lockdown() sets it once more. Not before: the
      * directories of the new root, made as root, must stay searchable. */

@@ -35,6 +35,8 @@ _POOL = ('creating processes is disabled in this sandbox, and so are multiproces
          ' concurrent.futures.ThreadPoolExecutor or threading.Thread')
 _MEMORY = "the cell reached the session's memory limit of {}"
 _FILE_SIZE = "the file reached the session's file size limit of {}"
+_QUOTA = ("the session's {} quota of {} is full (the workspace, TMPDIR and HOME"
+          ' share it); delete files to make room')
 _SIGNAL = 'sending signals to other processes is disabled in this sandbox'
 _LINK = ('creating symbolic links is disabled in this sandbox;'
          ' copy the file instead (shutil.copy)')
@@ -119,6 +121,16 @@ def _limit_reached(exc):
         limit = _limit(resource.RLIMIT_FSIZE)
         if limit is not None:
             return _reworded(exc, _FILE_SIZE.format(_out.size(limit)))
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and _session['quota']:
+        # The session directory is the quota's tmpfs: its size and
+        # inodes are the quota's, and the one used up is the one full.
+        try:
+            fs = os.statvfs(os.path.dirname(_session['writable'][0]))
+        except OSError:
+            return None
+        if fs.f_favail == 0:
+            return _reworded(exc, _QUOTA.format('inode', f'{fs.f_files} files'))
+        return _reworded(exc, _QUOTA.format('disk', _out.size(fs.f_blocks * fs.f_frsize)))
     return None
 
 
@@ -229,14 +241,16 @@ Refused.__name__ = Refused.__qualname__ = 'PermissionError'
 Refused.__module__ = 'builtins'
 
 # What one session may reach, set by configure(); these are a spare's.
-_session = {'pid': os.getpid(), 'readable': (), 'writable': (), 'write': ''}
+_session = {'pid': os.getpid(), 'readable': (), 'writable': (), 'write': '', 'quota': False}
 
 
-def configure(workspace, tmp, home, pid):
-    """The session's directories and pid, for the messages above."""
+def configure(workspace, tmp, home, pid, quota):
+    """The session's directories, pid and whether its directory is the
+    tmpfs of a disk quota, for the messages above."""
     writable = tuple(os.path.join(os.path.dirname(workspace), d) for d in
                      ('workspace', 'config', 'tmp')) + (tmp,)
     _session['pid'] = pid
+    _session['quota'] = quota
     _session['writable'] = writable
     _session['readable'] = writable + (
         '/usr', '/lib', '/lib64', '/etc/ld.so.cache', '/etc/localtime',

@@ -523,7 +523,7 @@ def _report(value, exc, limit):
     return fields
 
 
-def _configure(display_limit, run_limit, dpi, env):
+def _configure(display_limit, run_limit, dpi, env, quota):
     # What belongs to one session, set once in the process that serves
     # it: a zygote loads this runner before any session exists and its
     # children call this after the fork, in their own workspace.
@@ -559,7 +559,7 @@ def _configure(display_limit, run_limit, dpi, env):
         np.set_state(('MT19937', key, 624))
     home = os.environ.get('HOME', '')
     tmp = os.environ.get('TMPDIR') or os.path.join(os.path.dirname(_WS), 'tmp')
-    _refusals.configure(_WS, tmp, home, os.getpid())
+    _refusals.configure(_WS, tmp, home, os.getpid(), quota)
     _shell.use_home(home, _WS)
     # Modules a cell writes into the workspace import as in a notebook,
     # but never shadow the standard library or the installed packages.
@@ -594,7 +594,7 @@ def _rehearse(env):
         del history.input_hist_parsed[kept[4]:]
         del history.input_hist_raw[kept[4]:]
     # Any limits and dpi: the session's call replaces them all.
-    _configure(1 << 20, 1 << 22, 100, env)
+    _configure(1 << 20, 1 << 22, 100, env, False)
 
 
 def _first_frame_and_figure():

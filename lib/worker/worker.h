@@ -56,6 +56,8 @@ struct ci_limits {
     size_t display_limit;     /* cap of one rich output's data */
     size_t display_run_limit; /* cap of all of a run's rich outputs' data */
     unsigned dpi;             /* matplotlib figures' resolution */
+    uint64_t tasks;           /* RLIMIT_NPROC, in the worker's user namespace (tasks.c) */
+    uint64_t quota_dev;       /* st_dev of the session directory's tmpfs, or 0 (quota.c) */
     const char *preload;      /* modules to import before READY, comma-separated */
 };
 
@@ -319,6 +321,23 @@ int ci_ns_refused(int err);
  * alone; the CI_LAYER_*NS bits of those made. Needs CAP_SYS_ADMIN (root,
  * or inside our user namespace); refusals are skipped. */
 uint32_t ci_unshare_others(uint32_t have);
+
+/* ------------------------------------------------------------- tasks.c */
+
+/* RLIMIT_NPROC at @tasks, soft and hard, if @have holds CI_LAYER_USERNS:
+ * then only the worker's own tasks count. CI_LAYER_TASK_LIMIT if set, 0
+ * without the user namespace; exits with CI_EXIT_RLIMIT if refused. Call
+ * once isolated (ci_isolate, ci_isolate_late): no capability left. */
+uint32_t ci_limit_tasks(uint32_t have, uint64_t tasks);
+
+/* ------------------------------------------------------------- quota.c */
+
+/* With a quota (@dev, the st_dev of the tmpfs the host mounted on the
+ * session directory, not 0): checks that the session directory, the
+ * parent of the cwd, is that tmpfs, and returns CI_LAYER_DISK_QUOTA;
+ * exits with CI_EXIT_NAMESPACES if it is not, for a cell would then
+ * write where the host does not look. 0 without one. */
+uint32_t ci_check_disk_quota(uint64_t dev);
 
 /* ------------------------------------------------------------ mounts.c */
 

@@ -157,9 +157,10 @@ static int take_rights(struct msghdr *m, int *fds, int max)
 }
 
 /* One SPAWN message on @sock: the request, the directory (NUL-terminated
- * in @dir) and its descriptors in @fds. 1 with a well-formed one; 0 for a
- * malformed one (its descriptors closed); -1 at EOF. */
-static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI_SPAWN_FDS])
+ * in @dir) and its descriptors in @fds, the fifth -1 unless the request
+ * has a quota. 1 with a well-formed one; 0 for a malformed one (its
+ * descriptors closed); -1 at EOF. */
+static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI_SPAWN_FDS + 1])
 {
     union {
         char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 4))];
@@ -178,13 +179,14 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
         return -1;
     if (n < 0)
         ci_fatal(CI_EXIT_PROTOCOL, "zygote: recvmsg: %s", strerror(errno));
-    nfds = take_rights(&msg, fds, CI_SPAWN_FDS);
-    ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == CI_SPAWN_FDS &&
-         (size_t)n >= sizeof *req && req->version == CI_PROTO_VERSION &&
-         req->reserved == 0 && req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
+    fds[CI_SPAWN_FDS] = -1;
+    nfds = take_rights(&msg, fds, CI_SPAWN_FDS + 1);
+    ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && (size_t)n >= sizeof *req &&
+         nfds == CI_SPAWN_FDS + (req->quota_dev != 0) && req->version == CI_PROTO_VERSION &&
+         req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
          (size_t)n == sizeof *req + req->dir_len;
     if (!ok) {
-        for (int i = 0; i < nfds && i < CI_SPAWN_FDS; i++)
+        for (int i = 0; i < nfds && i < CI_SPAWN_FDS + 1; i++)
             close(fds[i]);
         return 0;
     }
@@ -226,6 +228,27 @@ static int copy_session(struct order *o)
         o->tree_error = errno;
     close(dir);
     return tree;
+}
+
+/*
+ * With a quota: @tree, the host's copy of the session directory's tmpfs
+ * (zygote_proto.h), which a spare attaches instead of copy_session()'s,
+ * or -1 with o->tree_error set: EXDEV without zygote_mounts (the spare
+ * could not attach it: the host starts that worker by exec), EACCES if
+ * this uid, the workers', cannot reach the directory by its name, as a
+ * worker started by exec could not (the spare explains).
+ */
+static int take_quota_tree(struct order *o, int tree)
+{
+    int dir = zygote_mounts ? open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+
+    o->tree_error = !zygote_mounts ? EXDEV : dir < 0 && errno == EACCES ? EACCES : 0;
+    if (dir >= 0)
+        close(dir);
+    if (!o->tree_error)
+        return tree;
+    close(tree);
+    return -1;
 }
 
 /* Passes @o on to a spare, with the request's descriptors and @tree
@@ -587,7 +610,7 @@ static int serve_request(struct pool *pool, struct spare *self)
     static struct order order;
     struct spare taken = {.sock = -1};
     int32_t answer = -EAGAIN;
-    int fds[CI_SPAWN_FDS], got, tree;
+    int fds[CI_SPAWN_FDS + 1], got, tree;
 
     got = receive(CI_FD_CHANNEL, &order.req, order.dir, fds);
     if (got < 0)
@@ -597,7 +620,10 @@ static int serve_request(struct pool *pool, struct spare *self)
         reply(CI_SPAWN_FAILED, -EINVAL);
         return 0;
     }
-    tree = copy_session(&order);
+    /* A session with a quota comes with its tmpfs, mounted in the host's
+     * namespace, which ours may lack. */
+    tree = order.req.quota_dev ? take_quota_tree(&order, fds[CI_SPAWN_FDS])
+                               : copy_session(&order);
     /* A directory our copy of the mount table lacks (on a mount made
      * after it, where mounts do not propagate) is no spare's: the host
      * starts that worker by exec. One our uid cannot reach, the spare

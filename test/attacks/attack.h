@@ -378,6 +378,8 @@ static inline ci_session *a_session_new(const struct h_limits *lim)
             rc = ci_config_set_file_limit(cfg, lim->file);
         if (lim->root && rc == CI_OK)
             rc = ci_config_set_workspace_root(cfg, lim->root);
+        if (lim->inode_quota && rc == CI_OK)
+            rc = ci_config_set_inode_quota(cfg, lim->inode_quota);
     }
     ci_session *s = NULL;
     if (rc == CI_OK)

@@ -1,7 +1,8 @@
 /*
- * Exhausting the machine from a cell: processes, threads, memory, CPU in
+ * Exhausting the machine from a cell: processes, threads (bounded by the
+ * task limit), memory, CPU in
  * Python and in C, output, disk space (blocks allocated past the size
- * too), inodes and directory depth,
+ * too) and inodes (bounded by the disk and inode quotas), directory depth,
  * descriptors. Each must end with a clear status within the limits, and
  * leave the host as it was: no new process, its own memory and threads
  * unchanged, the session usable or restartable, the session directory
@@ -9,6 +10,7 @@
  * small: 512 MiB of memory, 64 KiB of output, 4 MiB files, a 0.5 s grace,
  * and a 3 s timeout, or 1 s for the session Q that runs the endless loops.
  */
+#include <pthread.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 
@@ -149,6 +151,129 @@ static void test_thread_bomb(void **state)
     a_assert_filtered(S);
     assert_gone(pid);
     h_expect(S, "'fresh'", "'fresh'", NULL);
+}
+
+static void *host_idle(void *arg)
+{
+    return arg;
+}
+
+/* The host starts @n threads and joins them: 0, or the first error. */
+static int host_threads_start(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        int rc = pthread_create(&t, NULL, host_idle, NULL);
+        if (rc)
+            return rc;
+        pthread_join(t, NULL);
+    }
+    return 0;
+}
+
+static void test_thread_bomb_stops_at_the_task_limit(void **state)
+{
+    /* Threads of the smallest stack, so that memory is not what stops
+     * them: without the task limit 21609 started in 16 s here, most of
+     * the machine's 32768 pids, before RLIMIT_AS did. */
+    if (!(h_layers_of(S, CI_SANDBOX_TASK_LIMIT) & CI_SANDBOX_TASK_LIMIT))
+        h_skip_because("the task limit needs the user namespace, which this kernel or "
+                       "container refuses (probed)");
+    int pid = ci_session_pid(S);
+    ci_result *r = run_timed("import threading, time\n"
+                             "threading.stack_size(32768)\n"
+                             "n = 0\n"
+                             "try:\n"
+                             "    while True:\n"
+                             "        threading.Thread(target=time.sleep, args=(3600,),\n"
+                             "                         daemon=True).start()\n"
+                             "        n += 1\n"
+                             "except RuntimeError as e:\n"
+                             "    print(e)\n"
+                             "n");
+    const char *v = ci_result_value(r);
+    long started = v ? strtol(v, NULL, 10) : -1;
+    if (ci_result_status(r) != CI_STATUS_OK || !strstr(ci_result_stdout(r, NULL),
+                                                        "can't start new thread")) {
+        h_dump(r);
+        fail_msg("the thread bomb did not end with RuntimeError at the task limit");
+    }
+    ci_result_free(r);
+    /* The default 256 holds the worker's own threads too. */
+    if (started < 200 || started > 256)
+        fail_msg("ATTACK SUCCEEDED: the cell started %ld threads under a task limit of 256",
+                 started);
+    /* While they live, from outside: the host makes threads and processes,
+     * and a new session starts and makes threads of its own. */
+    assert_int_equal(host_threads_start(64), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    ci_session *other = a_session_new(limits);
+    if (!other)
+        fail_msg("ATTACK SUCCEEDED: no session starts while the thread bomb's threads live");
+    h_expect(other, "import threading\nts = [threading.Thread(target=int) for i in range(100)]\n"
+                    "for t in ts:\n    t.start()\nfor t in ts:\n    t.join()\nlen(ts)",
+             "100", NULL);
+    ci_session_free(other);
+    a_assert_continues(S, pid);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    a_assert_filtered(S);
+    assert_gone(pid);
+}
+
+static void test_raw_clone_threads_stop_at_the_task_limit(void **state)
+{
+    /* Threads made by clone(2) itself, with pthread_create's flags (the
+     * ones the filter allows) and a stack of one word: the return
+     * address of sleep(), which the child enters with the flags still in
+     * its first argument register and sleeps in. Nothing of them is in
+     * RLIMIT_AS: with the limit raised to 65536, 2000 started in 0.05 s. */
+    if (!(h_layers_of(S, CI_SANDBOX_TASK_LIMIT) & CI_SANDBOX_TASK_LIMIT))
+        h_skip_because("the task limit needs the user namespace, which this kernel or "
+                       "container refuses (probed)");
+    a_cell = h_fmt("import ctypes, os\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "libc.syscall.restype = ctypes.c_long\n"
+                   "FLAGS = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000\n"
+                   "stacks = (ctypes.c_uint64 * (4096 * 64))()\n"
+                   "sleep = ctypes.cast(libc.sleep, ctypes.c_void_p).value\n"
+                   "n, err = 0, None\n"
+                   "while n < 4096 and err is None:\n"
+                   "    top = (ctypes.addressof(stacks) + n * 512 + 448) & ~15\n"
+                   "    ctypes.c_uint64.from_address(top).value = sleep\n"
+                   "    if libc.syscall(ctypes.c_long(%d), ctypes.c_long(FLAGS), ctypes.c_void_p(top),\n"
+                   "                    None, None, None) < 0:\n"
+                   "        err = ctypes.get_errno()\n"
+                   "    else:\n"
+                   "        n += 1\n"
+                   "n, err",
+                   SYS_clone);
+    ci_result *r = run_timed(a_cell);
+    const char *v = ci_result_value(r);
+    long started = -1;
+    int err = 0;
+    if (ci_result_status(r) != CI_STATUS_OK || !v || sscanf(v, "(%ld, %d)", &started, &err) != 2) {
+        h_dump(r);
+        fail_msg("the raw clone bomb did not end with an error");
+    }
+    ci_result_free(r);
+    if (started > 256 || err != EAGAIN)
+        fail_msg("ATTACK SUCCEEDED: the cell made %ld raw threads (then errno %d) under a task "
+                 "limit of 256", started, err);
+    assert_int_equal(host_threads_start(64), 0);
+    ci_session *other = a_session_new(limits);
+    if (!other)
+        fail_msg("ATTACK SUCCEEDED: no session starts while the raw threads live");
+    h_expect(other, "import threading\nt = threading.Thread(target=int)\nt.start()\nt.join()\n1",
+             "1", NULL);
+    ci_session_free(other);
+    int pid = ci_session_pid(S);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    a_assert_filtered(S);
+    assert_gone(pid);
 }
 
 /* ----------------------------------------------------------------- memory */
@@ -334,6 +459,108 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
     a_assert_continues(S, pid);
 }
 
+/* The session of the quota tests, of an 8 MiB and 256-inode quota: freed
+ * by their teardown too, should a test fail half-way. */
+static ci_session *quota_session;
+
+static int quota_teardown(void **state)
+{
+    ci_session_free(quota_session);
+    quota_session = NULL;
+    return 0;
+}
+
+/* The quota session under the group's root, or a skip where this host
+ * may not mount its tmpfs (the probe agreeing). */
+static ci_session *quota_session_new(void)
+{
+    ci_config *cfg = h_config(limits);
+    assert_int_equal(ci_config_set_disk_quota(cfg, 8ull << 20), CI_OK);
+    assert_int_equal(ci_config_set_inode_quota(cfg, 256), CI_OK);
+    assert_int_equal(ci_session_new(&quota_session, cfg), CI_OK);
+    ci_config_free(cfg);
+    a_assert_filtered(quota_session);
+    if (!(h_layers_of(quota_session, CI_SANDBOX_DISK_QUOTA) & CI_SANDBOX_DISK_QUOTA))
+        h_skip_because("the disk quota needs a host that may mount a tmpfs (root), which this "
+                       "one may not (probed)");
+    return quota_session;
+}
+
+/* From outside a full session: the host writes on the workspace root's
+ * filesystem, and the group's session writes, by a cell and by put. */
+static void assert_others_write(const char *what)
+{
+    char *f = h_fmt("%s/host-writes-%s", root, what);
+    h_write_file(f, "host", 4);
+    assert_int_equal(unlink(f), 0);
+    free(f);
+    h_expect(S, "open('after-the-filler', 'wb').write(bytes(1 << 20))", "1048576", NULL);
+    assert_int_equal(ci_session_put_file(S, "put-after-the-filler", "x", 1), CI_OK);
+    h_expect(S, "import os\nos.unlink('after-the-filler')\nos.unlink('put-after-the-filler')",
+             NULL, NULL);
+}
+
+static void test_filling_the_disk_quota(void **state)
+{
+    /* Without the quota, files of the file limit each fill the host's
+     * filesystem under the workspace root. */
+    ci_session *q = quota_session_new();
+    int pid = ci_session_pid(q);
+    ci_result *r = h_run(q, "i = 0\nwhile True:\n"
+                            "    with open(f'fill{i}', 'wb') as f:\n"
+                            "        f.write(bytes(1 << 20))\n"
+                            "    i += 1");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "disk quota of 8 MiB is full");
+    ci_result_free(r);
+    /* The host's put into it fails with the quota named, nothing left. */
+    static char block[1 << 20];
+    assert_int_equal(ci_session_put_file(q, "put.bin", block, sizeof block), CI_ETOOBIG);
+    h_assert_contains(ci_session_errmsg(q), "disk quota of 8 MiB is full");
+    assert_others_write("disk");
+    /* Its own files go, and it writes again. */
+    a_assert_continues(q, pid);
+    h_expect(q, "import glob, os\nfor f in glob.glob('fill*'):\n    os.unlink(f)\n"
+                "open('again', 'wb').write(bytes(1 << 20))", "1048576", NULL);
+    assert_int_equal(ci_session_put_file(q, "put.bin", block, sizeof block), CI_OK);
+}
+
+static void test_filling_the_inode_quota(void **state)
+{
+    /* Empty files: without the quota they use up the inodes of the
+     * workspace root's filesystem, and the host's next upload fails. */
+    ci_session *q = quota_session_new();
+    int pid = ci_session_pid(q);
+    ci_result *r = h_run(q, "import os\nos.mkdir('many')\ni = 0\nwhile True:\n"
+                            "    open(f'many/{i}', 'w').close()\n"
+                            "    i += 1");
+    assert_fate(r, CI_STATUS_ERROR, "OSError");
+    h_assert_contains(ci_result_error_value(r), "inode quota of 256 files is full");
+    ci_result_free(r);
+    assert_int_equal(ci_session_put_file(q, "one-more", "x", 1), CI_ETOOBIG);
+    h_assert_contains(ci_session_errmsg(q), "inode quota of 256 files is full");
+    assert_others_write("inodes");
+    a_assert_continues(q, pid);
+    /* The quota survives a restart, and so do the files in it; freed, it
+     * leaves no mount behind. */
+    char *dir = h_fmt("%s", ci_session_workspace(q));
+    int rc = ci_session_restart(q);
+    if (rc != CI_OK)
+        fail_msg("restart of the full session: %s", ci_session_errmsg(q));
+    h_expect(q, "import os\nlen(os.listdir('many')) > 200", "True", NULL);
+    assert_true(ci_session_sandbox(q) & CI_SANDBOX_DISK_QUOTA);
+    ci_session_free(quota_session);
+    quota_session = NULL;
+    char *mounts = h_read_file("/proc/self/mountinfo", NULL);
+    *strrchr(dir, '/') = '\0';
+    if (strstr(mounts, dir))
+        fail_msg("ATTACK SUCCEEDED: the session's tmpfs %s is still mounted after free", dir);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), -1);
+    free(mounts);
+    free(dir);
+}
+
 /* The session of the inode test and its root: freed by its teardown too,
  * should the test fail half-way. */
 static ci_session *inode_session;
@@ -415,11 +642,17 @@ int main(int argc, char **argv)
         A_TEST(test_filling_the_disk_is_bounded_per_file),
         A_TEST(test_sparse_file_of_a_terabyte),
         A_TEST(test_fallocate_past_the_size_stays_under_the_file_limit),
+        cmocka_unit_test_setup_teardown(test_filling_the_disk_quota, a_setup_alive,
+                                        quota_teardown),
+        cmocka_unit_test_setup_teardown(test_filling_the_inode_quota, a_setup_alive,
+                                        quota_teardown),
         A_TEST(test_a_gigabyte_of_output),
         A_TEST(test_endless_python_loop),
         A_TEST(test_catastrophic_regex),
         A_TEST(test_endless_loop_in_c),
         A_TEST(test_thread_bomb),
+        A_TEST(test_thread_bomb_stops_at_the_task_limit),
+        A_TEST(test_raw_clone_threads_stop_at_the_task_limit),
         cmocka_unit_test_setup_teardown(test_inodes_and_depth_are_removed_with_the_session,
                                         a_setup_alive, inode_teardown),
     };

@@ -19,7 +19,8 @@ static char *root;
 static int setup(void **state)
 {
     root = a_tmpdir(0755);
-    struct h_limits lim = {.timeout_ms = 120000, .root = root};
+    /* Room for the 100000 entries of one directory under the quota. */
+    struct h_limits lim = {.timeout_ms = 120000, .root = root, .inode_quota = 200000};
     S = a_session_new(&lim);
     return S ? 0 : -1;
 }

@@ -27,7 +27,7 @@ def limits(monkeypatch):
 def session(monkeypatch):
     monkeypatch.setattr(refusals, '_session', dict(refusals._session))
     monkeypatch.setattr(refusals, '_last_open', [None])
-    refusals.configure('/s/workspace', '/s/tmp', '/s/config', os.getpid())
+    refusals.configure('/s/workspace', '/s/tmp', '/s/config', os.getpid(), False)
 
 
 def raised(exc, filename=None, name='f'):

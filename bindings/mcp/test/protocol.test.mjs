@@ -431,13 +431,16 @@ test('--help documents the options; a bad option is refused', () => {
     assert.ok(version.stdout.includes(libraryVersion()), version.stdout);
     const help = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 30000 });
     assert.equal(help.status, 0, help.stderr);
-    for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--workspace-root', '--preload',
+    for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--task-limit', '--disk-quota', '--inode-quota', '--workspace-root', '--preload',
                        '--manifest', '--public-key', '--max-message-bytes', '--max-result-bytes',
                        '--max-output-chars', '--html', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],
                         ['--output-limit', '10'], ['--workspace-root', 'relative/dir'],
+                        ['--task-limit', '15'], ['--task-limit', '65537'], ['--task-limit', '1K'],
+                        ['--disk-quota', '1K'], ['--disk-quota', 'x'], ['--inode-quota', '63'],
+                        ['--inode-quota', '1K'],
                         ['--preload', 'not a module'], ['--max-result-bytes', '63K'],
                         ['--max-result-bytes', '2G'], ['stray-argument'],
                         ['--max-output-chars', '999'], ['--max-output-chars', '20K'],

@@ -83,11 +83,14 @@ class Sandbox(enum.IntFlag):
     own, in which it is pid 1 (os.getpid() is 1 in a cell): only a worker
     forked from the zygote gets one, never a worker started by exec
     (zygote=False, or $CODEINTERP_WORKER set), so requiring PIDNS of such a
-    session makes it fail with SandboxUnavailableError.
+    session makes it fail with SandboxUnavailableError. TASK_LIMIT, the
+    task limit (RLIMIT_NPROC counted in the worker's user namespace), is
+    set only with USERNS; DISK_QUOTA, the session directory as a tmpfs of
+    the disk and inode quotas, only where the host may mount (root).
 
     str() names the layers as the CI_SANDBOX_* bits do, in lower case:
     "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|
-    utsns|mntns|pidns"; "none" for no layer.
+    utsns|mntns|pidns|task_limit|disk_quota"; "none" for no layer.
     """
 
     SECCOMP = 0x1
@@ -101,6 +104,8 @@ class Sandbox(enum.IntFlag):
     UTSNS = 0x100
     MNTNS = 0x200
     PIDNS = 0x400
+    TASK_LIMIT = 0x800
+    DISK_QUOTA = 0x1000
 
     __str__ = _flag_names
 
@@ -605,6 +610,14 @@ class Session:
       grace_ms            time an interrupted cell has before it is killed (2000)
       startup_timeout_ms  time the worker has to start (60000)
       file_limit          largest file a cell writes or put/get move (1 GiB)
+      task_limit          most processes and threads a worker has at once
+                          (256); past it a cell's thread fails to start
+                          (Sandbox.TASK_LIMIT, which needs Sandbox.USERNS)
+      disk_quota          most bytes the session's directory holds (512 MiB;
+                          0: none), as a tmpfs of its own the host mounts
+                          (Sandbox.DISK_QUOTA: root only); past it a cell
+                          gets OSError ENOSPC and put_file() TooBigError
+      inode_quota         most files and directories in it (65536)
       figure_dpi          resolution of matplotlib figures (100)
       display_limits      (per_output, per_run) bytes of rich outputs
       require_sandbox     Sandbox flags without which the session fails
@@ -685,6 +698,8 @@ class Session:
                  output_limit: Optional[int] = None, workspace_root: Optional[PathLike] = None,
                  *, spill_limit: Optional[int] = None, grace_ms: Optional[int] = None,
                  startup_timeout_ms: Optional[int] = None, file_limit: Optional[int] = None,
+                 task_limit: Optional[int] = None, disk_quota: Optional[int] = None,
+                 inode_quota: Optional[int] = None,
                  figure_dpi: Optional[int] = None,
                  display_limits: Optional[Tuple[int, int]] = None,
                  require_sandbox: Optional[int] = None, preload: Optional[str] = None,
@@ -727,6 +742,12 @@ class Session:
                  "1 to 2**63-1 bytes"),
                 ("figure_dpi", figure_dpi, lib.ci_config_set_figure_dpi, _C_UINT_MAX,
                  "10 to 600"),
+                ("task_limit", task_limit, lib.ci_config_set_task_limit, _C_ULONG_MAX,
+                 "16 to 65536 tasks"),
+                ("disk_quota", disk_quota, lib.ci_config_set_disk_quota, _U64_MAX,
+                 "0 (none), or 1 MiB (1048576) to 2**63-1 bytes"),
+                ("inode_quota", inode_quota, lib.ci_config_set_inode_quota, _U64_MAX,
+                 "64 to 4294967295 inodes"),
             )
             for name, value, setter, maximum, want in numbers:
                 if value is not None:

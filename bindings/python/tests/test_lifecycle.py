@@ -214,6 +214,10 @@ def test_restart_live_session(small):
     {"manifest": "/m.json", "public_key": "/k.pub", "public_key_bytes": b"\1" * 32},
     {"public_key": "/k.pub"},                                # no manifest
     {"public_key_bytes": b"\1" * 32},
+    {"task_limit": 15},
+    {"task_limit": 65537},
+    {"disk_quota": 1024},
+    {"inode_quota": 63},
 ])
 def test_bad_config_refused(kwargs):
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
@@ -221,6 +225,27 @@ def test_bad_config_refused(kwargs):
     assert ei.value.code == ErrorCode.EINVAL
     assert list(kwargs)[0] in str(ei.value)
     assert str(ei.value).startswith("Session(): invalid argument: ")
+
+
+def test_task_limit_is_applied():
+    with codeinterp.Session(task_limit=40) as s:
+        if not s.sandbox & codeinterp.Sandbox.USERNS:
+            assert not s.sandbox & codeinterp.Sandbox.TASK_LIMIT
+            pytest.skip("the task limit needs the user namespace, which this machine refuses")
+        assert s.sandbox & codeinterp.Sandbox.TASK_LIMIT
+        assert s.run("import resource\nresource.getrlimit(resource.RLIMIT_NPROC)").value \
+            == "(40, 40)"
+
+
+def test_disk_quota_is_applied():
+    with codeinterp.Session(disk_quota=4 << 20, inode_quota=128) as s:
+        if not s.sandbox & codeinterp.Sandbox.DISK_QUOTA:
+            assert os.geteuid() != 0
+            pytest.skip("the disk quota needs a host that may mount a tmpfs (root)")
+        r = s.run("open('big', 'wb').write(bytes(5 << 20))")
+        assert r.error is not None and "disk quota of 4 MiB is full" in r.error.value
+        with pytest.raises(codeinterp.TooBigError):
+            s.put_file("more", bytes(1 << 20))
 
 
 def test_config_types():
@@ -371,10 +396,11 @@ def test_refused_settings_say_what_the_library_takes():
                              "0 (no spill files), or 1024 bytes to 4 GiB (4294967296) "
                              "(CI_EINVAL)")
     with pytest.raises(codeinterp.InvalidArgumentError) as ei:
-        codeinterp.Session(require_sandbox=1 << 11)
+        codeinterp.Session(require_sandbox=1 << 13)
     assert ei.value.detail == (
-        "require_sandbox=0x800 refused: must be made of the layers this library knows: "
-        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns")
+        "require_sandbox=0x2000 refused: must be made of the layers this library knows: "
+        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|"
+        "task_limit|disk_quota")
 
 
 def test_cell_killed_after_its_timeout_is_a_timeout_error():

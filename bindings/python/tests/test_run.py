@@ -260,11 +260,11 @@ def test_sandbox_and_truncated_print_by_name():
     for layer in S:
         every |= layer
     assert str(every) == ("seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|"
-                          "ipcns|utsns|mntns|pidns")
+                          "ipcns|utsns|mntns|pidns|task_limit|disk_quota")
     assert "%s" % (S.SECCOMP | S.USERNS) == "seccomp|userns"
     assert f"{S.MNTNS}" == "mntns"
     assert str(S(0)) == "none"
-    assert str(S.PIDNS | S(0x800)) == "pidns|0x800"
+    assert str(S.PIDNS | S(0x2000)) == "pidns|0x2000"
     T = codeinterp.Truncated
     assert str(T.STDOUT | T.FILES) == "stdout|files"
     assert str(T(0)) == "none"

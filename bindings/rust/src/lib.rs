@@ -392,7 +392,7 @@ fn bit_names(f: &mut fmt::Formatter<'_>, bits: u32, names: &[(u32, &str)]) -> fm
 /// See the C header for what each layer does.
 ///
 /// Displays as the layers' names, the bits' in lower case, joined by "|":
-/// `seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns`,
+/// `seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|task_limit|disk_quota`,
 /// `none` for no layer; `{:?}` wraps that in `Sandbox(...)`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Sandbox(pub u32);
@@ -409,6 +409,8 @@ const SANDBOX_NAMES: &[(u32, &str)] = &[
     (sys::CI_SANDBOX_UTSNS, "utsns"),
     (sys::CI_SANDBOX_MNTNS, "mntns"),
     (sys::CI_SANDBOX_PIDNS, "pidns"),
+    (sys::CI_SANDBOX_TASK_LIMIT, "task_limit"),
+    (sys::CI_SANDBOX_DISK_QUOTA, "disk_quota"),
 ];
 
 impl fmt::Display for Sandbox {
@@ -440,6 +442,14 @@ impl Sandbox {
     /// set): requiring it of such a session fails with
     /// [`ErrorKind::Sandbox`].
     pub const PIDNS: Sandbox = Sandbox(sys::CI_SANDBOX_PIDNS);
+    /// Best effort: RLIMIT_NPROC at the task limit ([`Config::task_limit`])
+    /// counted in the worker's own user namespace; set only with
+    /// [`Sandbox::USERNS`].
+    pub const TASK_LIMIT: Sandbox = Sandbox(sys::CI_SANDBOX_TASK_LIMIT);
+    /// Best effort: the session directory as a tmpfs of the disk and inode
+    /// quotas ([`Config::disk_quota`]), which only a host that may mount
+    /// (root) has.
+    pub const DISK_QUOTA: Sandbox = Sandbox(sys::CI_SANDBOX_DISK_QUOTA);
     /// Every layer this crate knows.
     pub const ALL: Sandbox = Sandbox(
         sys::CI_SANDBOX_SECCOMP
@@ -452,7 +462,9 @@ impl Sandbox {
             | sys::CI_SANDBOX_IPCNS
             | sys::CI_SANDBOX_UTSNS
             | sys::CI_SANDBOX_MNTNS
-            | sys::CI_SANDBOX_PIDNS,
+            | sys::CI_SANDBOX_PIDNS
+            | sys::CI_SANDBOX_TASK_LIMIT
+            | sys::CI_SANDBOX_DISK_QUOTA,
     );
     /// The library's default requirement: seccomp, rlimits, no_new_privs.
     pub const DEFAULT_REQUIRED: Sandbox = Sandbox(
@@ -557,6 +569,9 @@ pub struct Config {
     display_limits: Option<(usize, usize)>,
     figure_dpi: Option<u32>,
     file_limit: Option<u64>,
+    task_limit: Option<u32>,
+    disk_quota: Option<u64>,
+    inode_quota: Option<u64>,
     workspace_root: Option<PathBuf>,
     preload: Option<String>,
     zygote: Option<bool>,
@@ -664,6 +679,29 @@ impl Config {
     /// [`Session::put_file`]/[`Session::get_file`] move (default 1 GiB).
     pub fn file_limit(mut self, bytes: u64) -> Config {
         self.file_limit = Some(bytes);
+        self
+    }
+
+    /// The most processes and threads a session's worker may have at once
+    /// (default 256, 16 to 65536); past it a cell's new thread fails.
+    pub fn task_limit(mut self, tasks: u32) -> Config {
+        self.task_limit = Some(tasks);
+        self
+    }
+
+    /// The most bytes the session's directory holds (default 512 MiB; 0 for
+    /// none), a tmpfs of its own that a root host mounts; past it a cell
+    /// gets ENOSPC and [`Session::put_file`] fails with
+    /// [`ErrorKind::TooBig`].
+    pub fn disk_quota(mut self, bytes: u64) -> Config {
+        self.disk_quota = Some(bytes);
+        self
+    }
+
+    /// The most files and directories the session's directory holds
+    /// (default 65536), with the disk quota.
+    pub fn inode_quota(mut self, inodes: u64) -> Config {
+        self.inode_quota = Some(inodes);
         self
     }
 
@@ -888,6 +926,18 @@ impl Config {
             if let Some(b) = self.file_limit {
                 let rc = sys::ci_config_set_file_limit(cfg.0, b);
                 check(rc, "file_limit", b.to_string(), "1 byte to i64::MAX bytes")?;
+            }
+            if let Some(n) = self.task_limit {
+                let rc = sys::ci_config_set_task_limit(cfg.0, n as c_ulong);
+                check(rc, "task_limit", n.to_string(), "16 to 65536 tasks")?;
+            }
+            if let Some(b) = self.disk_quota {
+                let rc = sys::ci_config_set_disk_quota(cfg.0, b);
+                check(rc, "disk_quota", b.to_string(), "0, or 1 MiB to i64::MAX bytes")?;
+            }
+            if let Some(n) = self.inode_quota {
+                let rc = sys::ci_config_set_inode_quota(cfg.0, n);
+                check(rc, "inode_quota", n.to_string(), "64 to 4294967295 inodes")?;
             }
             if let Some(ref dir) = self.workspace_root {
                 let c = path_c_string(OP, "Config::workspace_root", dir)?;

@@ -138,13 +138,17 @@ fn bad_settings_are_errors() {
         e.to_string(),
         "Session::new: invalid argument: Config::figure_dpi(5) refused: must be 10 to 600"
     );
-    let e = Session::new(Config::new().require_sandbox(Sandbox(0x800))).unwrap_err();
+    let e = Session::new(Config::new().require_sandbox(Sandbox(0x2000))).unwrap_err();
     assert_eq!(
         e.detail(),
-        "Config::require_sandbox(0x800) refused: must be made of the layers this library \
+        "Config::require_sandbox(0x2000) refused: must be made of the layers this library \
          knows: seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|\
-         mntns|pidns"
+         mntns|pidns|task_limit|disk_quota"
     );
+    let e = Session::new(Config::new().disk_quota(1024)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let e = Session::new(Config::new().task_limit(15)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 
     let e = Session::new(Config::new().workspace_root("relative/dir")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -387,12 +391,13 @@ fn bad_manifest_settings_are_refused() {
 fn sandbox_layers_print_by_name() {
     assert_eq!(
         Sandbox::ALL.to_string(),
-        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns"
+        "seccomp|rlimits|no_new_privs|landlock|unprivileged|userns|netns|ipcns|utsns|mntns|pidns|\
+         task_limit|disk_quota"
     );
-    assert_eq!(Sandbox::ALL.bits(), 0x7ff);
+    assert_eq!(Sandbox::ALL.bits(), 0x1fff);
     assert_eq!(format!("{:?}", Sandbox::SECCOMP | Sandbox::USERNS), "Sandbox(seccomp|userns)");
     assert_eq!(Sandbox(0).to_string(), "none");
-    assert_eq!(format!("{}", Sandbox::PIDNS | Sandbox(0x800)), "pidns|0x800");
+    assert_eq!(format!("{}", Sandbox::PIDNS | Sandbox(0x2000)), "pidns|0x2000");
     assert_eq!(
         Sandbox::DEFAULT_REQUIRED.to_string(),
         "seccomp|rlimits|no_new_privs"

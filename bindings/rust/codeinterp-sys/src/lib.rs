@@ -74,6 +74,8 @@ pub const CI_SANDBOX_IPCNS: c_uint = 0x80;
 pub const CI_SANDBOX_UTSNS: c_uint = 0x100;
 pub const CI_SANDBOX_MNTNS: c_uint = 0x200;
 pub const CI_SANDBOX_PIDNS: c_uint = 0x400;
+pub const CI_SANDBOX_TASK_LIMIT: c_uint = 0x800;
+pub const CI_SANDBOX_DISK_QUOTA: c_uint = 0x1000;
 
 // Output streams (ci_output_fn).
 pub const CI_STREAM_STDOUT: c_int = 1;
@@ -173,6 +175,9 @@ extern "C" {
         -> c_int;
     pub fn ci_config_set_figure_dpi(cfg: *mut ci_config, dpi: c_uint) -> c_int;
     pub fn ci_config_set_file_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
+    pub fn ci_config_set_task_limit(cfg: *mut ci_config, tasks: c_ulong) -> c_int;
+    pub fn ci_config_set_disk_quota(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
+    pub fn ci_config_set_inode_quota(cfg: *mut ci_config, inodes: ci_uint64) -> c_int;
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
     pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
