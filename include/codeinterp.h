@@ -344,6 +344,7 @@ CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
  */
 CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
 
+
 /*
  * ci_config_set_workspace_root - the directory under which each session
  * creates its private directory; default $TMPDIR, else /tmp. The string
@@ -803,6 +804,14 @@ CI_API int ci_session_interrupt(ci_session *s);
  * given on_input to answer them (a cell that set sys.stdin to a file of
  * its own, io.StringIO say, reads input() from it, as in Python).
  *
+ * Between cells the worker is stopped (SIGSTOP, every thread; SIGCONT as
+ * the next cell is sent), so a thread a cell leaves running, or a timer,
+ * runs on only while later cells run and uses no CPU in between; what it
+ * prints then is part of the running cell's output. The host process gets
+ * a SIGCHLD for each stop and continue of a worker (as for any child,
+ * unless its handler has SA_NOCLDSTOP); the library waits for no stopped
+ * child, so a host that reaps its own children with WUNTRACED sees them.
+ *
  * @code: UTF-8 source, NUL-terminated, at most 16 MiB.
  * @out:  receives the result, owned by the caller (ci_result_free); set
  *        to NULL when the return code is not CI_OK.
@@ -949,7 +958,8 @@ CI_API ci_status ci_result_status(const ci_result *r);
 /*
  * ci_result_stdout, ci_result_stderr - everything the cell wrote to file
  * descriptor 1 (or 2), from Python or from C, including what threads of
- * earlier cells wrote since the last run; a stream that passed the output
+ * earlier cells wrote while it ran (they run only while a cell does,
+ * ci_run); a stream that passed the output
  * limit as its head, a marker line and its tail (at most the limit and
  * 400 bytes; ci_config_set_output_limit).
  * The bytes are as written (not necessarily UTF-8, may hold NULs), with

@@ -133,6 +133,7 @@ struct ci_worker {
     int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
     int exit_code;   /* its exit status once reaped, if it exited; else -1 */
     int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
+    int paused;         /* 1 while stopped between cells (cpu.c) */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */
@@ -506,5 +507,14 @@ struct ci_usage {
 void ci_usage_begin(struct ci_worker *w, struct ci_usage *u);
 /* Fills r->wall_us, and r->cpu_us and r->peak_memory while the worker lives. */
 void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r);
+
+/* cpu.c: the worker's CPU, held to its cells. */
+/* Stops every thread of the live worker @w (SIGSTOP) once its cell has
+ * ended, so a thread the cell left running uses no CPU until the next
+ * cell; a no-op on one that is gone or already stopped. */
+void ci_worker_pause(struct ci_worker *w);
+/* Lets a stopped worker run again (SIGCONT): before anything is sent to
+ * it. A no-op on one that runs. */
+void ci_worker_resume(struct ci_worker *w);
 
 #endif /* CI_INTERNAL_H */

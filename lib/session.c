@@ -346,8 +346,10 @@ int ci_worker_start(ci_session *s)
                        sizeof s->errmsg);
     if (rc == CI_OK)
         rc = check_layers(s);
-    if (rc == CI_OK)
+    if (rc == CI_OK) {
+        ci_worker_pause(&s->worker); /* until its first cell */
         s->errmsg[0] = '\0';
+    }
     return rc;
 }
 
