@@ -166,7 +166,9 @@ CI_API const char *ci_status_name(ci_status status);
  *                           on every thread; a forbidden call kills the
  *                           worker and is reported as SandboxViolation.
  *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
- *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard.
+ *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard;
+ *                           RLIMIT_CPU too when a CPU limit is set
+ *                           (ci_config_set_cpu_limit).
  *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS).
  *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (landlock(7))
  *                           granting reads of the system's libraries and
@@ -344,6 +346,25 @@ CI_API int ci_config_set_figure_dpi(ci_config *cfg, unsigned dpi);
  */
 CI_API int ci_config_set_file_limit(ci_config *cfg, ci_uint64 bytes);
 
+/*
+ * ci_config_set_cpu_limit - the CPU time a session's worker may use in
+ * all, every thread of every cell counted, in seconds; default 0, no
+ * limit. Each start of the worker (ci_session_new, ci_session_restart)
+ * gets it anew. The kernel enforces it (RLIMIT_CPU, soft and hard, set by
+ * the host once the worker is ready; the worker cannot raise it): the
+ * worker is killed when its CPU time reaches the limit, and the run that
+ * was going on ends with CI_STATUS_KILLED and the error name
+ * "CPULimitExceeded". The kernel counts whole seconds from the worker's
+ * start, and the start's own CPU time (milliseconds for a worker forked
+ * from the zygote, about a second by exec) is rounded up to the next
+ * second on top of @seconds, so the cells get at least @seconds and less
+ * than @seconds + 1. Between cells the worker is stopped and uses none
+ * (ci_run_ex), so the budget is spent by cells alone. When the limit
+ * cannot be set, the session does not start (CI_ESPAWN).
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @seconds is over a year
+ *         (31536000).
+ */
+CI_API int ci_config_set_cpu_limit(ci_config *cfg, unsigned long seconds);
 
 /*
  * ci_config_set_workspace_root - the directory under which each session
@@ -1045,7 +1066,8 @@ CI_API const char *ci_result_value(const ci_result *r);
  * CI_STATUS_TIMEOUT ("TimeoutError") and CI_STATUS_INTERRUPTED
  * ("KeyboardInterrupt", whatever the cell made of the interrupt); for
  * CI_STATUS_KILLED one of "WorkerDied", "SandboxViolation" (killed by the
- * seccomp filter), "ProtocolError", "TimeoutError" (did not stop within
+ * seccomp filter), "CPULimitExceeded" (killed by the kernel at the CPU
+ * limit, ci_config_set_cpu_limit), "ProtocolError", "TimeoutError" (did not stop within
  * the grace period after the timeout, or could not be sent the cell or
  * an input() answer before it) or "KeyboardInterrupt" (did not stop
  * within the grace period after ci_session_interrupt()): one name per

@@ -15,6 +15,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->startup_ms = 60000;
     cfg->memory_limit = 2 * GIB;
     cfg->file_limit = 1 * GIB;
+    cfg->cpu_limit_s = 0;
     cfg->output_limit = 1 * MIB;
     cfg->spill_limit = 16 * MIB; /* 8 kept: 128 MiB a session at most */
     cfg->display_output_limit = 16 * MIB;
@@ -221,6 +222,14 @@ CI_API int ci_config_set_file_limit(ci_config *cfg, unsigned long long bytes)
     if (!cfg || bytes == 0 || bytes > INT64_MAX)
         return CI_EINVAL;
     cfg->file_limit = bytes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_cpu_limit(ci_config *cfg, unsigned long seconds)
+{
+    if (!cfg || seconds > CI_CPU_LIMIT_MAX_S)
+        return CI_EINVAL;
+    cfg->cpu_limit_s = seconds;
     return CI_OK;
 }
 

@@ -31,6 +31,7 @@ struct ci_config {
     unsigned long startup_ms;
     unsigned long long memory_limit;
     unsigned long long file_limit;
+    unsigned long cpu_limit_s; /* a worker's CPU time after its start; 0: none */
     size_t output_limit;
     unsigned long long spill_limit; /* one cut stream's spill file; 0: none */
     size_t display_output_limit; /* one rich output's data */
@@ -134,6 +135,7 @@ struct ci_worker {
     int exit_code;   /* its exit status once reaped, if it exited; else -1 */
     int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
     int paused;         /* 1 while stopped between cells (cpu.c) */
+    unsigned long long cpu_limit_s; /* its RLIMIT_CPU (seconds), 0: none */
 };
 
 /* A regular file of the workspace as stat(2) saw it (changes.c). */
@@ -507,6 +509,8 @@ struct ci_usage {
 void ci_usage_begin(struct ci_worker *w, struct ci_usage *u);
 /* Fills r->wall_us, and r->cpu_us and r->peak_memory while the worker lives. */
 void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r);
+/* The worker's CPU time, all its threads, in ns; -1 if unreadable. */
+int64_t ci_worker_cpu_ns(struct ci_worker *w);
 
 /* cpu.c: the worker's CPU, held to its cells. */
 /* Stops every thread of the live worker @w (SIGSTOP) once its cell has
@@ -516,5 +520,13 @@ void ci_worker_pause(struct ci_worker *w);
 /* Lets a stopped worker run again (SIGCONT): before anything is sent to
  * it. A no-op on one that runs. */
 void ci_worker_resume(struct ci_worker *w);
+/* Checks that the ready worker @w set its RLIMIT_CPU, soft and hard, to
+ * @seconds on top of the whole seconds its start used (nothing to check
+ * for 0), and notes it in w->cpu_limit_s. CI_OK, or CI_ESPAWN with @msg. */
+int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, char *msg,
+                              size_t msglen);
+/* 1 if a worker that ended with wait status @st after @cpu_us of CPU time
+ * was killed by the kernel at its CPU limit. */
+int ci_worker_cpu_limited(const struct ci_worker *w, int st, unsigned long long cpu_us);
 
 #endif /* CI_INTERNAL_H */

@@ -285,7 +285,7 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
     int policy = -1;
     pid_t pid;
     char a_parent[32], a_memory[32], a_fsize[32], a_output[32], a_display[32],
-        a_display_run[32], a_dpi[16];
+        a_display_run[32], a_dpi[16], a_cpu[32];
 
     snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
     snprintf(a_memory, sizeof a_memory, "%llu", s->cfg.memory_limit);
@@ -294,10 +294,11 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
     snprintf(a_display, sizeof a_display, "%zu", s->cfg.display_output_limit);
     snprintf(a_display_run, sizeof a_display_run, "%zu", s->cfg.display_run_limit);
     snprintf(a_dpi, sizeof a_dpi, "%u", s->cfg.figure_dpi);
+    snprintf(a_cpu, sizeof a_cpu, "%lu", s->cfg.cpu_limit_s);
     char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
                     "--fsize", a_fsize, "--output-limit", a_output,
                     "--display-limit", a_display, "--display-run-limit", a_display_run,
-                    "--dpi", a_dpi, "--preload", (char *)ci_config_preload(&s->cfg),
+                    "--dpi", a_dpi, "--cpu", a_cpu, "--preload", (char *)ci_config_preload(&s->cfg),
                     s->policy ? "--manifest" : NULL, NULL};
 
     if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {

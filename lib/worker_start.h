@@ -20,6 +20,10 @@
 #define CI_WORKER_UID 65534u
 #define CI_WORKER_GID 65534u
 
+/* The longest CPU limit (ci_config_set_cpu_limit, the worker's --cpu):
+ * a year, in seconds. */
+#define CI_CPU_LIMIT_MAX_S 31536000UL
+
 /* What a worker imports before READY unless told otherwise
  * (ci_config_set_preload()). */
 #define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"

@@ -1,7 +1,8 @@
 /*
  * CPU: a thread a cell leaves spinning uses no CPU between cells (the
- * worker is stopped), and runs on in later cells. CPU time is read from
- * the host, never from the worker.
+ * worker is stopped), and runs on in later cells; the lifetime CPU limit
+ * (ci_config_set_cpu_limit) ends a session that spends it, with its own
+ * cause. CPU time is read from the host, never from the worker.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -46,13 +47,17 @@ static void assert_stopped(int pid)
     fail_msg("worker %d is in state %c between cells, not stopped (T)", pid, st);
 }
 
-static ci_session *session_by(int zygote)
+/* A session whose worker is forked from the zygote (@zygote 1) or started
+ * by exec, with a CPU limit of @cpu_s seconds (0: none) and a timeout
+ * far beyond it. */
+static ci_session *session_of(int zygote, unsigned long cpu_s)
 {
-    ci_config *cfg = h_config(NULL);
+    ci_config *cfg = h_config(&(struct h_limits){.timeout_ms = 60000});
     ci_session *s = NULL;
     int rc;
 
     assert_int_equal(ci_config_set_zygote(cfg, zygote), CI_OK);
+    assert_int_equal(ci_config_set_cpu_limit(cfg, cpu_s), CI_OK);
     rc = ci_session_new(&s, cfg);
     ci_config_free(cfg);
     if (rc != CI_OK)
@@ -64,7 +69,7 @@ static ci_session *session_by(int zygote)
  * PID namespace where the kernel allows one) and by exec. */
 static void test_spinning_threads_use_no_cpu_between_cells(void **state)
 {
-    ci_session *s[2] = {session_by(1), session_by(0)};
+    ci_session *s[2] = {session_of(1, 0), session_of(0, 0)};
     long long before[2], after[2];
     int pid[2];
     ci_result *r;
@@ -107,11 +112,67 @@ static void test_spinning_threads_use_no_cpu_between_cells(void **state)
     assert_int_equal(h_wait_reaped(pid[1], 5000), 1);
 }
 
+/* @r was ended by the CPU limit, well before its 60 s timeout. */
+static void assert_cpu_limited(ci_result *r)
+{
+    assert_int_equal(ci_result_status(r), CI_STATUS_KILLED);
+    h_assert_str(ci_result_error_name(r), "CPULimitExceeded");
+    h_assert_contains(ci_result_error_value(r), "CPU time limit");
+}
+
+static void test_cpu_limit_ends_a_spinning_cell(void **state)
+{
+    ci_session *s = session_of(1, 1);
+    ci_result *r;
+
+    h_expect(s, "1 + 1", "2", NULL);
+    r = h_run(s, "while True:\n    pass\n");
+    assert_cpu_limited(r);
+    if (ci_result_wall_time_us(r) > 30000000)
+        fail_msg("the 1 s CPU limit took %llu us of wall time",
+                 (unsigned long long)ci_result_wall_time_us(r));
+    ci_result_free(r);
+    /* A restart gets the budget anew. */
+    assert_int_equal(ci_session_restart(s), CI_OK);
+    h_expect(s, "1 + 1", "2", NULL);
+    ci_session_free(s);
+}
+
+/* Every thread counts: the main thread sleeps, a thread an earlier cell
+ * left spends the budget. */
+static void test_cpu_limit_counts_threads_left_running(void **state)
+{
+    ci_session *s = session_of(1, 1);
+    ci_result *r;
+
+    r = h_run_status(s, spinners, CI_STATUS_OK);
+    ci_result_free(r);
+    r = h_run(s, "import time\ntime.sleep(50)\n");
+    assert_cpu_limited(r);
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
+static void test_cpu_limit_bounds(void **state)
+{
+    ci_config *cfg = ci_config_new();
+
+    assert_non_null(cfg);
+    assert_int_equal(ci_config_set_cpu_limit(NULL, 1), CI_EINVAL);
+    assert_int_equal(ci_config_set_cpu_limit(cfg, 31536001), CI_EINVAL);
+    assert_int_equal(ci_config_set_cpu_limit(cfg, 31536000), CI_OK);
+    assert_int_equal(ci_config_set_cpu_limit(cfg, 0), CI_OK);
+    ci_config_free(cfg);
+}
+
 int main(void)
 {
-    h_watchdog(120);
+    h_watchdog(240);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_limit_bounds),
         cmocka_unit_test(test_spinning_threads_use_no_cpu_between_cells),
+        cmocka_unit_test(test_cpu_limit_ends_a_spinning_cell),
+        cmocka_unit_test(test_cpu_limit_counts_threads_left_running),
     };
     return cmocka_run_group_tests_name("cpu", tests, NULL, NULL);
 }

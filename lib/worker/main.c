@@ -3,7 +3,8 @@
  *
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
  *                     --output-limit BYTES --display-limit BYTES
- *                     --display-run-limit BYTES --dpi N --preload MODULES [--manifest]
+ *                     --display-run-limit BYTES --dpi N --cpu SECONDS
+ *                     --preload MODULES [--manifest]
  *   codeinterp-worker --zygote --parent PID --preload MODULES [--manifest]
  *
  * The host starts it with the descriptors of lib/proto.h, as a session's
@@ -81,17 +82,19 @@ static _Noreturn void usage(const char *why)
 {
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
              "--memory BYTES --fsize BYTES --output-limit BYTES "
-             "--display-limit BYTES --display-run-limit BYTES --dpi N "
+             "--display-limit BYTES --display-run-limit BYTES --dpi N --cpu SECONDS "
              "--preload MODULES [--manifest]\n       codeinterp-worker --zygote --parent PID "
              "--preload MODULES [--manifest]", why);
 }
 
-/* A decimal number from @min (1 or more) to @max: digits only, no sign,
- * no spaces. */
+/* A decimal number from @min to @max: one digit or more, no sign, no
+ * spaces. */
 static uint64_t parse_number(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
     uint64_t v = 0;
 
+    if (!*s)
+        goto bad;
     for (const char *p = s; *p; p++) {
         unsigned d = (unsigned)(*p - '0');
 
@@ -106,7 +109,7 @@ bad:
              "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, s);
 }
 
-enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, N_NUMBERS };
+enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, CPU, N_NUMBERS };
 static const struct {
     const char *name;
     uint64_t min, max;
@@ -118,6 +121,7 @@ static const struct {
     [DISPLAY] = {"--display-limit", 1, MAX_DISPLAY_LIMIT},
     [DISPLAY_RUN] = {"--display-run-limit", 1, MAX_DISPLAY_LIMIT},
     [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
+    [CPU] = {"--cpu", 0, CI_CPU_LIMIT_MAX_S},
 };
 
 /* Checks each number against its option's range and sets the limits, as
@@ -139,6 +143,7 @@ static void set_limits(struct args *a, const uint64_t val[N_NUMBERS])
     a->limits.display_limit = (size_t)val[DISPLAY];
     a->limits.display_run_limit = (size_t)val[DISPLAY_RUN];
     a->limits.dpi = (unsigned)val[DPI];
+    a->limits.cpu = val[CPU];
 }
 
 /* The zygote's command line, or a worker's: every option once; --zygote
@@ -212,7 +217,7 @@ static void limits_from_request(struct args *a, const struct ci_spawn_request *r
     uint64_t val[N_NUMBERS] = {
         [PARENT] = (uint64_t)a->parent, [MEMORY] = r->memory, [FSIZE] = r->fsize,
         [OUTPUT] = r->output_limit, [DISPLAY] = r->display_limit,
-        [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi,
+        [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi, [CPU] = r->cpu,
     };
 
     set_limits(a, val);

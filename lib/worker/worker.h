@@ -56,6 +56,7 @@ struct ci_limits {
     size_t display_limit;     /* cap of one rich output's data */
     size_t display_run_limit; /* cap of all of a run's rich outputs' data */
     unsigned dpi;             /* matplotlib figures' resolution */
+    uint64_t cpu;             /* RLIMIT_CPU past the start's, seconds; 0: none */
     const char *preload;      /* modules to import before READY, comma-separated */
 };
 

@@ -168,6 +168,7 @@ extern "C" {
         -> c_int;
     pub fn ci_config_set_figure_dpi(cfg: *mut ci_config, dpi: c_uint) -> c_int;
     pub fn ci_config_set_file_limit(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
+    pub fn ci_config_set_cpu_limit(cfg: *mut ci_config, seconds: c_ulong) -> c_int;
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
     pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
