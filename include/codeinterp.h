@@ -168,7 +168,9 @@ CI_API const char *ci_status_name(ci_status status);
  *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
  *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard;
  *                           RLIMIT_CPU too when a CPU limit is set
- *                           (ci_config_set_cpu_limit).
+ *                           (ci_config_set_cpu_limit), and
+ *                           RLIMIT_SIGPENDING 64 in a worker with a user
+ *                           namespace of its own (CI_SANDBOX_USERNS).
  *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS).
  *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (landlock(7))
  *                           granting reads of the system's libraries and

@@ -81,6 +81,19 @@ static void limit_cpu(uint64_t seconds)
     limit(RLIMIT_CPU, "RLIMIT_CPU", (rlim_t)used.tv_sec + (used.tv_nsec > 0) + seconds);
 }
 
+void ci_limit_signal_queue(uint32_t layers)
+{
+    /* Counted per user of each user namespace, and again for the user
+     * that made it in the namespace above (user_namespaces(7)): in a
+     * namespace of its own a worker's count is its own, and this limit
+     * bounds what it adds to the count it shares with every other worker
+     * of the host's, or the host's own, uid. In the host's namespace the
+     * count is shared itself, and a low limit would let one session use
+     * it up for all: left as it is there. */
+    if (layers & CI_LAYER_USERNS)
+        limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", CI_SIGPENDING_MAX);
+}
+
 /*
  * Landlock's ruleset attribute as of ABI 6 (Documentation/userspace-api/
  * landlock.rst); Debian 12's <linux/landlock.h> predates its last two

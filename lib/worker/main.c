@@ -724,6 +724,7 @@ int main(int argc, char **argv)
     ci_init_signals(); /* pid 1 of a PID namespace only */
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
+    ci_limit_signal_queue(layers);
     layers |= ci_lockdown(a.parent, &a.limits);
     ci_send_ready(layers);
     serve(&a.limits);

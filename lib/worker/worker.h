@@ -242,6 +242,13 @@ uint32_t ci_isolate(pid_t parent);
 uint32_t ci_isolate_early(uint32_t have);
 uint32_t ci_isolate_late(pid_t parent, uint32_t have);
 
+/* Signals queued for the worker at once (RLIMIT_SIGPENDING) when it has a
+ * user namespace of its own: the host's interrupt needs one. */
+#define CI_SIGPENDING_MAX 64
+/* Sets that limit where @layers (CI_LAYER_*) holds the user namespace;
+ * before ci_lockdown(), whose filter refuses setrlimit. */
+void ci_limit_signal_queue(uint32_t layers);
+
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied
  * (Landlock is best effort). */
