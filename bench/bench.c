@@ -13,10 +13,12 @@
  * Environment: BENCH_SESSIONS (200) concurrent sessions, BENCH_THREADS (4)
  * threads starting them.
  *
- * Last, the cost of a signed package manifest of the default set (numpy,
- * pandas, matplotlib and what they pull in, with the standard library),
- * made and signed with build/codeinterp-manifest in a directory of its
- * own: the host's verification of the signature, the zygote's hashing of
+ * Last, the cost of a signed package manifest of the analyst's set (the
+ * distributions $BENCH_MANIFEST_PACKAGES names, comma-separated, which
+ * make bench takes from tools/analysis_packages.txt; numpy, pandas and
+ * matplotlib without it, with what they pull in and the standard
+ * library), made and signed with build/codeinterp-manifest in a directory
+ * of its own: the host's verification of the signature, the zygote's hashing of
  * the listed files, and session ready with and without the manifest,
  * taken in turns so that the machine's drift falls on both alike.
  *
@@ -48,7 +50,7 @@
 #include <unistd.h>
 
 #include "codeinterp.h"
-#include "internal.h"     /* ci_zygote_stop_all */
+#include "zygote.h"       /* ci_zygote_stop_all */
 #include "manifest.h"     /* the worker's file check, timed in-process */
 #include "manifest_doc.h" /* the host's verification, timed in-process */
 
@@ -343,12 +345,15 @@ static void manifest_costs(void)
         *slash = '\0';
     snprintf(m, sizeof m, "%s/default.json", dir);
     snprintf(pub, sizeof pub, "%s/bench.pub", dir);
-    fprintf(stderr, "bench: manifest of the default set, made and signed in %s\n", dir);
+    const char *packages = getenv("BENCH_MANIFEST_PACKAGES");
+    if (!packages || !*packages)
+        packages = "numpy,pandas,matplotlib";
+    fprintf(stderr, "bench: manifest of %s, made and signed in %s\n", packages, dir);
     double t0 = now_us();
     snprintf(cmd, sizeof cmd,
              "cd %s && %s/codeinterp-manifest keygen bench && "
-             "%s/codeinterp-manifest create --packages numpy,pandas,matplotlib -o %s",
-             dir, exe, exe, m);
+             "%s/codeinterp-manifest create --packages %s -o %s",
+             dir, exe, exe, packages, m);
     if (sh(cmd) != 0) {
         fprintf(stderr, "bench: %s failed\n", cmd);
         failures++;

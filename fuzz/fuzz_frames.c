@@ -34,7 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "channel.h"
+#include "config.h"
+#include "functions.h"
+#include "proto.h"
+#include "result.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -365,7 +369,7 @@ static void check_getters(const ci_result *r, const struct ci_config *cfg)
         CHECK(mlen <= CI_MIME_MAX);
         CHECK(clear ? mlen == 0 && len == 0 : ref_mime((const unsigned char *)mime, mlen));
         CHECK(d != NULL);
-        CHECK(d[len] == '\0'); /* internal.h: data is NUL-terminated too */
+        CHECK(d[len] == '\0'); /* result.h: data is NUL-terminated too */
         CHECK(len <= cfg->display_output_limit);
         total += len;
         CHECK(total <= cfg->display_run_limit);

@@ -608,8 +608,10 @@ CI_API int ci_config_add_function(ci_config *cfg, const char *name, const char *
  * (@result_bytes; ci_reply_json() refuses a longer one with CI_ETOOBIG,
  * and the cell's call then raises HostFunctionError saying so). In
  * bytes; the defaults are 1048576 (1 MiB) each. The host also needs
- * memory for a tree of the arguments while it checks them, some tens of
- * times @args_bytes at worst.
+ * memory for a tree of the arguments while it checks them: about 20
+ * times @args_bytes for an array of numbers, 80 for one of empty objects,
+ * the worst a cell can send (jansson 2.14), so some 80 MiB at the
+ * default and 5 GiB at the maximum.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or a limit is under 1024 or
  *         over 67108864 (64 MiB).
  */

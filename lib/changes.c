@@ -11,7 +11,7 @@
  * Timestamps come from a clock that ticks every few milliseconds (or finer
  * since Linux 6.13's multigrain timestamps), so a file rewritten with the
  * same size within one tick of the scan would look unchanged; as git does
- * with its "racy" index entries, ci_snapshot_settle() waits out that tick
+ * with its "racy" index entries, ci_scan_settle() waits out that tick
  * before the next cell may write.
  */
 #include <dirent.h>
@@ -23,7 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "changes.h"
+#include "clock.h"
+#include "resolve.h"
+#include "result.h"
 
 #define MAX_DEPTH 32
 #define MAX_ENTRIES 100000
@@ -31,7 +34,7 @@
 #define MAX_PATH 4096
 
 struct scan {
-    struct ci_snapshot *snap;
+    struct ci_scan *scan;
     size_t cap;
     size_t entries;    /* directory entries seen, of any kind */
     size_t name_bytes; /* of the names kept */
@@ -50,18 +53,18 @@ static int ts_cmp(const struct timespec *a, const struct timespec *b)
 
 static int add_file(struct scan *sc, const char *name, const struct stat *st)
 {
-    struct ci_snapshot *snap = sc->snap;
+    struct ci_scan *scan = sc->scan;
     struct ci_file_state *f;
 
-    if (snap->count == sc->cap) {
+    if (scan->count == sc->cap) {
         size_t cap = sc->cap ? 2 * sc->cap : 64;
-        struct ci_file_state *grown = realloc(snap->files, cap * sizeof *grown);
+        struct ci_file_state *grown = realloc(scan->files, cap * sizeof *grown);
         if (!grown)
             return -1;
-        snap->files = grown;
+        scan->files = grown;
         sc->cap = cap;
     }
-    f = &snap->files[snap->count];
+    f = &scan->files[scan->count];
     if (!(f->name = ci_strdup(name)))
         return -1;
     sc->name_bytes += strlen(name) + 1;
@@ -70,9 +73,9 @@ static int add_file(struct scan *sc, const char *name, const struct stat *st)
     f->size = st->st_size;
     f->mtime = st->st_mtim;
     f->ctime = st->st_ctim;
-    if (ts_cmp(&st->st_ctim, &snap->newest) > 0)
-        snap->newest = st->st_ctim;
-    snap->count++;
+    if (ts_cmp(&st->st_ctim, &scan->newest) > 0)
+        scan->newest = st->st_ctim;
+    scan->count++;
     return 0;
 }
 
@@ -92,7 +95,7 @@ static void scan_dir(struct scan *sc, int fd, size_t len, int depth)
 
     if (!dir) {
         close(fd);
-        sc->snap->incomplete = 1;
+        sc->scan->incomplete = 1;
         return;
     }
     while (!sc->nomem && (e = readdir(dir))) {
@@ -105,12 +108,12 @@ static void scan_dir(struct scan *sc, int fd, size_t len, int depth)
          * neither the run's deadline nor the host's memory. */
         if (++sc->entries > MAX_ENTRIES || sc->name_bytes > MAX_NAME_BYTES ||
             (sc->entries % 256 == 0 && ci_now_ms() >= sc->deadline)) {
-            sc->snap->incomplete = 1;
+            sc->scan->incomplete = 1;
             break;
         }
         if (at + n >= sizeof sc->path ||
             fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            sc->snap->incomplete = 1;
+            sc->scan->incomplete = 1;
             continue;
         }
         if (len)
@@ -122,7 +125,7 @@ static void scan_dir(struct scan *sc, int fd, size_t len, int depth)
         } else if (S_ISDIR(st.st_mode)) {
             int sub;
             if (depth + 1 >= MAX_DEPTH || (sub = open_subdir(dirfd(dir), e->d_name)) < 0) {
-                sc->snap->incomplete = 1;
+                sc->scan->incomplete = 1;
                 continue;
             }
             scan_dir(sc, sub, at + n, depth + 1);
@@ -137,51 +140,51 @@ static int by_name(const void *a, const void *b)
                   ((const struct ci_file_state *)b)->name);
 }
 
-void ci_snapshot_clear(struct ci_snapshot *snap)
+void ci_scan_clear(struct ci_scan *scan)
 {
-    for (size_t i = 0; i < snap->count; i++)
-        free(snap->files[i].name);
-    free(snap->files);
-    memset(snap, 0, sizeof *snap);
+    for (size_t i = 0; i < scan->count; i++)
+        free(scan->files[i].name);
+    free(scan->files);
+    memset(scan, 0, sizeof *scan);
 }
 
-int ci_snapshot_take(int workspace_fd, struct ci_snapshot *snap, int64_t deadline_ms)
+int ci_scan_take(int workspace_fd, struct ci_scan *scan, int64_t deadline_ms)
 {
     struct scan *sc = calloc(1, sizeof *sc);
     int fd;
 
-    ci_snapshot_clear(snap);
+    ci_scan_clear(scan);
     if (!sc)
         return CI_ENOMEM;
-    sc->snap = snap;
+    sc->scan = scan;
     sc->deadline = deadline_ms;
     /* The workspace itself, reopened for reading: no name is resolved. */
     fd = openat(workspace_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        snap->incomplete = 1;
+        scan->incomplete = 1;
     else
         scan_dir(sc, fd, 0, 0);
     if (sc->nomem) {
         free(sc);
-        ci_snapshot_clear(snap);
+        ci_scan_clear(scan);
         return CI_ENOMEM;
     }
     free(sc);
     /* qsort's array must not be NULL, even empty (C11 7.22.5p1): an empty
      * workspace has none. */
-    if (snap->count > 1)
-        qsort(snap->files, snap->count, sizeof *snap->files, by_name);
-    snap->valid = 1;
+    if (scan->count > 1)
+        qsort(scan->files, scan->count, sizeof *scan->files, by_name);
+    scan->valid = 1;
     return CI_OK;
 }
 
-void ci_snapshot_settle(const struct ci_snapshot *snap)
+void ci_scan_settle(const struct ci_scan *scan)
 {
     struct timespec now;
 
     for (int waited = 0; waited < 50; waited++) {
         clock_gettime(CLOCK_REALTIME_COARSE, &now);
-        if (ts_cmp(&now, &snap->newest) > 0)
+        if (ts_cmp(&now, &scan->newest) > 0)
             return;
         usleep(1000);
     }
@@ -193,8 +196,8 @@ static int same(const struct ci_file_state *a, const struct ci_file_state *b)
            ts_cmp(&a->mtime, &b->mtime) == 0 && ts_cmp(&a->ctime, &b->ctime) == 0;
 }
 
-int ci_snapshot_diff(const struct ci_snapshot *before, const struct ci_snapshot *after,
-                     ci_result *r)
+int ci_scan_diff(const struct ci_scan *before, const struct ci_scan *after,
+                 ci_result *r)
 {
     size_t i = 0, j = 0;
 

@@ -11,7 +11,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "channel.h"
+#include "clock.h"
+#include "output.h"
+#include "proto.h"
+#include "result.h"
 
 void ci_reader_init(struct ci_reader *rd, size_t max_len)
 {

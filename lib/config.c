@@ -3,7 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "functions.h"
+#include "proto.h"
+#include "result.h"
+#include "worker_start.h"
 
 #define MIB (1024ULL * 1024)
 #define GIB (1024 * MIB)

@@ -31,7 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "codeinterp.h"
+#include "cpu.h"
+#include "err.h"
+#include "session.h"
+#include "usage.h"
 
 /* Through the pidfd where there is one, so a recycled pid is never hit. */
 static void send_to_worker(const struct ci_worker *w, int sig)
@@ -80,8 +84,7 @@ static int read_cpu_limit(const struct ci_worker *w, unsigned long long *soft,
     return sscanf(line + sizeof name - 1, " %llu %llu", soft, hard) == 2 ? 0 : -1;
 }
 
-int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, char *msg,
-                              size_t msglen)
+int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, struct ci_err *err)
 {
     unsigned long long soft, hard;
     int64_t used = ci_worker_cpu_ns(w);
@@ -91,11 +94,9 @@ int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, char *
     /* It set the budget on top of the whole seconds its start used, which
      * are fewer than it has used by now. */
     if (read_cpu_limit(w, &soft, &hard) < 0 || soft != hard || hard < seconds || used < 0 ||
-        hard > seconds + (unsigned long long)used / 1000000000 + 1) {
-        snprintf(msg, msglen, "the worker did not set its CPU limit of %lu s (RLIMIT_CPU, as "
-                 "its /proc/PID/limits shows it)", seconds);
-        return CI_ESPAWN;
-    }
+        hard > seconds + (unsigned long long)used / 1000000000 + 1)
+        return ci_err_set(err, CI_ESPAWN, "the worker did not set its CPU limit of %lu s "
+                          "(RLIMIT_CPU, as its /proc/PID/limits shows it)", seconds);
     w->cpu_limit_s = hard;
     return CI_OK;
 }

@@ -36,10 +36,3 @@ int ci_err_set(struct ci_err *err, int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
-
-int ci_err_copy(const struct ci_err *err, char *msg, size_t msglen)
-{
-    if (msg && msglen > 0)
-        snprintf(msg, msglen, "%s", err->msg);
-    return err->code;
-}

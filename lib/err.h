@@ -6,9 +6,12 @@
  * buffers of its own. The code is the truth (a CI_E* of codeinterp.h);
  * the message is detail for a person.
  *
- * The package manifest (lib/manifest*.c, lib/worker/manifest.c,
- * tools/manifest/) uses it throughout; where it meets code that still
- * passes (char *msg, size_t msglen) pairs, the message is copied across.
+ * A session holds one (s->err, which ci_session_errmsg() reads), and so
+ * does each thread for the calls that fail before a session exists
+ * (ci_thread_err(), errors.h); everything below them reports into the
+ * one it is given: the worker's start (spawn.c, zygote.c, session.c),
+ * the files (files.c), host functions, the package manifest
+ * (lib/manifest*.c, lib/worker/manifest.c, tools/manifest/).
  */
 #ifndef CI_ERR_H
 #define CI_ERR_H
@@ -39,10 +42,5 @@ int ci_err_set(struct ci_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int ci_err_vset(struct ci_err *err, int code, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
-
-/* Copies @err's message into @msg (at most @msglen bytes, NUL-terminated;
- * nothing when @msg is NULL or @msglen is 0) and returns its code: where
- * the channel meets a caller that passes a message buffer. */
-int ci_err_copy(const struct ci_err *err, char *msg, size_t msglen);
 
 #endif /* CI_ERR_H */

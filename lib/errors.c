@@ -2,7 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "errors.h"
+#include "session.h"
 
 CI_API const char *ci_strerror(int code)
 {
@@ -53,25 +54,14 @@ void ci_format_size(char *out, size_t size, unsigned long long bytes)
 
 /* The detail of the calling thread's last failed ci_session_new(), which
  * has no session to hold it (libgit2's git_error_last() is per thread too). */
-static _Thread_local char thread_errmsg[1024];
+static _Thread_local struct ci_err thread_err;
 
-void ci_set_errmsg(ci_session *s, const char *fmt, ...)
+struct ci_err *ci_thread_err(void)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
-    va_end(ap);
-}
-
-void ci_set_thread_errmsg(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(thread_errmsg, sizeof thread_errmsg, fmt, ap);
-    va_end(ap);
+    return &thread_err;
 }
 
 CI_API const char *ci_session_errmsg(const ci_session *s)
 {
-    return s ? s->errmsg : thread_errmsg;
+    return s ? s->err.msg : thread_err.msg;
 }

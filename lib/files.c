@@ -30,10 +30,17 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "errors.h"
+#include "files.h"
 #include "read_all.h"
+#include "resolve.h"
+#include "session.h"
+#include "worker_start.h"
 
 /* ---- creating and removing the session directory ---- */
 
@@ -205,21 +212,21 @@ static int resolve_root(ci_session *s, char *real)
         if (!root || root[0] != '/')
             root = "/tmp";
     }
-    if (!realpath(root, real)) {
-        ci_set_errmsg(s, "cannot resolve the workspace root %s: %s", root, strerror(errno));
-        return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
-    }
+    if (!realpath(root, real))
+        return ci_err_set(&s->err, errno == ENOMEM ? CI_ENOMEM : CI_EIO,
+                          "cannot resolve the workspace root %s: %s", root, strerror(errno));
     if (strlen(real) > CI_WORKSPACE_ROOT_MAX) {
-        ci_set_errmsg(s, "the workspace root %s resolves to a path of %zu bytes, longer than %d",
-                      root, strlen(real), CI_WORKSPACE_ROOT_MAX);
-        return CI_EIO;
+        return ci_err_set(&s->err, CI_EIO,
+                          "the workspace root %s resolves to a path of %zu bytes, longer than %d",
+                          root, strlen(real), CI_WORKSPACE_ROOT_MAX);
     }
     if (root_is_safe(real, bad, sizeof bad) != 0) {
-        ci_set_errmsg(s, "the workspace root %s is not safe: %s can be written by another "
-                      "user who could swap a session directory for their own (it must "
-                      "belong to root or to us, and be sticky if others may write it, "
-                      "as /tmp is)", real, bad);
-        return CI_EIO;
+        return ci_err_set(&s->err, CI_EIO,
+                          "the workspace root %s is not safe: %s can be written by another "
+                          "user who could swap a session directory for their own (it must "
+                          "belong to root or to us, and be sticky if others may write it, "
+                          "as /tmp is)",
+                          real, bad);
     }
     return CI_OK;
 }
@@ -231,12 +238,12 @@ static int make_dir(ci_session *s, const char *root)
     size_t n = strlen(root) + sizeof "/codeinterp-XXXXXX";
 
     if (!(s->dir = malloc(n)) || !(s->workspace = malloc(n + sizeof "/workspace"))) {
-        ci_set_errmsg(s, "out of memory");
-        return CI_ENOMEM;
+        return ci_err_set(&s->err, CI_ENOMEM, "out of memory");
     }
     snprintf(s->dir, n, "%s/codeinterp-XXXXXX", root);
     if (!mkdtemp(s->dir)) { /* mode 0700 */
-        ci_set_errmsg(s, "cannot create a session directory under %s: %s", root, strerror(errno));
+        ci_err_set(&s->err, CI_EIO, "cannot create a session directory under %s: %s", root,
+                   strerror(errno));
         free(s->dir);
         s->dir = NULL;
         return CI_EIO;
@@ -265,8 +272,25 @@ static int make_subdirs(ci_session *s, int dirfd)
     return 0;
 }
 
+/* Clears what the new session directory @dirfd inherited from the
+ * workspace root: a setgid bit, which every directory made in it would
+ * inherit, and ACLs, which would let in whom they name and whose default
+ * every file and directory made below would take, the umask ignored
+ * (acl(5)): a cell's 0777 would stay 0777. 0, or -1 with errno. */
+static int make_private(int dirfd)
+{
+    static const char *const acls[] = {"system.posix_acl_default", "system.posix_acl_access"};
+    char proc[64];
+
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", dirfd);
+    for (int i = 0; i < 2; i++)
+        if (removexattr(proc, acls[i]) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
+            return -1;
+    return set_mode(dirfd, 0700);
+}
+
 /* Fills the new s->dir: notes its identity (s->dir_dev, s->dir_ino),
- * takes its lock, makes its three directories and opens
+ * makes it private, takes its lock, makes its three directories and opens
  * s->workspace_fd. */
 static int fill_dir(ci_session *s)
 {
@@ -277,17 +301,21 @@ static int fill_dir(ci_session *s)
         s->dir_dev = st.st_dev;
         s->dir_ino = st.st_ino;
     }
-    if (dirfd < 0 || take_lock(s, dirfd) < 0 || make_subdirs(s, dirfd) < 0) {
+    if (dirfd < 0 || make_private(dirfd) < 0 || take_lock(s, dirfd) < 0 ||
+        make_subdirs(s, dirfd) < 0) {
         if (dirfd >= 0 && errno == EINVAL && geteuid() == 0) {
             /* fchownat's answer for an id this user namespace does not map
              * (a container that maps only root): no worker can run here. */
-            ci_set_errmsg(s, "cannot give the session directory %s to uid %u, which a root "
-                          "host's workers run as: this user namespace does not map it "
-                          "(/proc/self/uid_map)", s->dir, CI_WORKER_UID);
+            ci_err_set(&s->err, CI_ESPAWN,
+                       "cannot give the session directory %s to uid %u, which a root "
+                       "host's workers run as: this user namespace does not map it "
+                       "(/proc/self/uid_map)",
+                       s->dir, CI_WORKER_UID);
             close(dirfd);
             return CI_ESPAWN;
         }
-        ci_set_errmsg(s, "cannot create the session directory %s: %s", s->dir, strerror(errno));
+        ci_err_set(&s->err, CI_EIO, "cannot create the session directory %s: %s", s->dir,
+                   strerror(errno));
         if (dirfd >= 0)
             close(dirfd);
         return CI_EIO;
@@ -295,8 +323,7 @@ static int fill_dir(ci_session *s)
     s->workspace_fd = openat(dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     close(dirfd);
     if (s->workspace_fd < 0) {
-        ci_set_errmsg(s, "cannot open the workspace: %s", strerror(errno));
-        return CI_EIO;
+        return ci_err_set(&s->err, CI_EIO, "cannot open the workspace: %s", strerror(errno));
     }
     return CI_OK;
 }
@@ -477,15 +504,16 @@ int ci_workspace_renew(ci_session *s)
     int top, rc = CI_OK;
 
     if (!s->dir || (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        ci_set_errmsg(s, "cannot open the session directory: %s", strerror(errno));
-        return CI_EIO;
+        return ci_err_set(&s->err, CI_EIO, "cannot open the session directory: %s",
+                          strerror(errno));
     }
     /* A worker with the host's uid may have narrowed it (to 0, say). */
     set_mode(top, SESSION_DIR_MODE);
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
         remove_tree(top, top, renewed[i]);
         if (mkdirat(top, renewed[i], 0700) < 0 || ci_give_to_worker(top, renewed[i]) < 0) {
-            ci_set_errmsg(s, "cannot renew %s/%s: %s", s->dir, renewed[i], strerror(errno));
+            ci_err_set(&s->err, CI_EIO, "cannot renew %s/%s: %s", s->dir, renewed[i],
+                       strerror(errno));
             rc = CI_EIO;
         }
     }
@@ -506,17 +534,16 @@ static int name_valid(const char *name)
 static int bad_name(ci_session *s, const char *name)
 {
     if (!name)
-        ci_set_errmsg(s, "name is NULL");
-    else
-        ci_set_errmsg(s, "name \"%.200s\" is not a relative path inside the workspace (no "
-                         "leading /, no empty, \".\" or \"..\" component, under %d bytes)",
+        return ci_err_set(&s->err, CI_EINVAL, "name is NULL");
+    return ci_err_set(&s->err, CI_EINVAL,
+                      "name \"%.200s\" is not a relative path inside the workspace (no "
+                      "leading /, no empty, \".\" or \"..\" component, under %d bytes)",
                       name, PATH_MAX);
-    return CI_EINVAL;
 }
 
-static int open_error(ci_session *s, const char *what, const char *name, int err)
+/* The code of a file call that failed with errno @err. */
+static int errno_code(int err)
 {
-    ci_set_errmsg(s, "%s %s: %s", what, name, strerror(err));
     switch (err) {
     case ENOENT:
         return CI_ENOENT;
@@ -530,6 +557,11 @@ static int open_error(ci_session *s, const char *what, const char *name, int err
     default:
         return CI_EIO;
     }
+}
+
+static int open_error(ci_session *s, const char *what, const char *name, int err)
+{
+    return ci_err_set(&s->err, errno_code(err), "%s %s: %s", what, name, strerror(err));
 }
 
 int ci_create_temp(int dirfd, char *tmp, size_t size)
@@ -559,13 +591,11 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
     if (!name_valid(name))
         return bad_name(s, name);
     if (!data && len) {
-        ci_set_errmsg(s, "data is NULL and len is %zu", len);
-        return CI_EINVAL;
+        return ci_err_set(&s->err, CI_EINVAL, "data is NULL and len is %zu", len);
     }
     if (len > s->cfg.file_limit) {
-        ci_set_errmsg(s, "%s: %zu bytes is over the file limit of %llu", name, len,
-                      s->cfg.file_limit);
-        return CI_ETOOBIG;
+        return ci_err_set(&s->err, CI_ETOOBIG, "%s: %zu bytes is over the file limit of %llu", name,
+                          len, s->cfg.file_limit);
     }
     slash = strrchr(name, '/');
     base = slash ? slash + 1 : name;
@@ -628,8 +658,7 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
     if (!s)
         return CI_EINVAL;
     if (!data || !len) {
-        ci_set_errmsg(s, "%s is NULL", !data ? "data" : "len");
-        return CI_EINVAL;
+        return ci_err_set(&s->err, CI_EINVAL, "%s is NULL", !data ? "data" : "len");
     }
     if (!name_valid(name))
         return bad_name(s, name);
@@ -643,14 +672,14 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
         return open_error(s, "cannot stat", name, errno);
     }
     if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        ci_set_errmsg(s, "%s: refused, %s", name,
-                      !S_ISREG(st.st_mode) ? "not a regular file" : "it has more than one hard link");
+        ci_err_set(&s->err, CI_EUNSAFE, "%s: refused, %s", name,
+                   !S_ISREG(st.st_mode) ? "not a regular file" : "it has more than one hard link");
         close(fd);
         return CI_EUNSAFE;
     }
     if ((unsigned long long)st.st_size > s->cfg.file_limit) {
-        ci_set_errmsg(s, "%s: %lld bytes is over the file limit of %llu", name,
-                      (long long)st.st_size, s->cfg.file_limit);
+        ci_err_set(&s->err, CI_ETOOBIG, "%s: %lld bytes is over the file limit of %llu", name,
+                   (long long)st.st_size, s->cfg.file_limit);
         close(fd);
         return CI_ETOOBIG;
     }
@@ -659,8 +688,7 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
         int err = errno;
         close(fd);
         if (err == ENOMEM) {
-            ci_set_errmsg(s, "%s: out of memory", name);
-            return CI_ENOMEM;
+            return ci_err_set(&s->err, CI_ENOMEM, "%s: out of memory", name);
         }
         return open_error(s, "cannot read", name, err);
     }

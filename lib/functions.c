@@ -15,7 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "errors.h"
+#include "functions.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
 
 /* Names a function may not take: Python 3.11's keywords and soft
  * keywords, its builtins, and what the runner adds to them or to the
@@ -131,41 +136,43 @@ CI_API int ci_config_add_function(ci_config *cfg, const char *name, const char *
     struct ci_function *grown, f = {NULL, NULL, fn, payload};
     size_t len;
 
-    ci_set_thread_errmsg("%s", "");
+    ci_err_clear(ci_thread_err());
     if (!cfg || !name || !fn) {
-        ci_set_thread_errmsg("%s is NULL", !cfg ? "cfg" : !name ? "name" : "fn");
-        return CI_EINVAL;
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "%s is NULL",
+                          !cfg ? "cfg" : !name ? "name" : "fn");
     }
     len = strlen(name);
     if (len > CI_FUNCTION_NAME_MAX || !identifier(name, len)) {
-        ci_set_thread_errmsg("a host function's name must be an ASCII Python identifier of "
-                             "at most %u bytes, not '%.80s'", CI_FUNCTION_NAME_MAX, name);
-        return CI_EINVAL;
+        return ci_err_set(ci_thread_err(), CI_EINVAL,
+                          "a host function's name must be an ASCII Python identifier of "
+                          "at most %u bytes, not '%.80s'",
+                          CI_FUNCTION_NAME_MAX, name);
     }
     if (name[0] == '_' || bsearch(&name, reserved, sizeof reserved / sizeof *reserved,
                                   sizeof *reserved, compare_name)) {
-        ci_set_thread_errmsg("'%s' is a Python keyword or builtin, or starts with '_': a cell "
-                             "needs it as it is", name);
-        return CI_EINVAL;
+        return ci_err_set(ci_thread_err(), CI_EINVAL,
+                          "'%s' is a Python keyword or builtin, or starts with '_': a cell "
+                          "needs it as it is",
+                          name);
     }
     if (ci_function_find(cfg, name, len)) {
-        ci_set_thread_errmsg("a host function named '%s' is already defined", name);
-        return CI_EINVAL;
+        return ci_err_set(ci_thread_err(), CI_EINVAL,
+                          "a host function named '%s' is already defined", name);
     }
     if (cfg->function_count >= CI_FUNCTIONS_MAX) {
-        ci_set_thread_errmsg("a session has at most %u host functions", CI_FUNCTIONS_MAX);
-        return CI_ETOOBIG;
+        return ci_err_set(ci_thread_err(), CI_ETOOBIG, "a session has at most %u host functions",
+                          CI_FUNCTIONS_MAX);
     }
     if (description) {
         size_t dlen = strlen(description);
         if (dlen > CI_FUNCTION_DOC_MAX) {
-            ci_set_thread_errmsg("the description of '%s' is %zu bytes, over %u", name, dlen,
-                                 CI_FUNCTION_DOC_MAX);
-            return CI_ETOOBIG;
+            return ci_err_set(ci_thread_err(), CI_ETOOBIG,
+                              "the description of '%s' is %zu bytes, over %u", name, dlen,
+                              CI_FUNCTION_DOC_MAX);
         }
         if (!ci_utf8_valid((const unsigned char *)description, dlen)) {
-            ci_set_thread_errmsg("the description of '%s' is not UTF-8", name);
-            return CI_EINVAL;
+            return ci_err_set(ci_thread_err(), CI_EINVAL, "the description of '%s' is not UTF-8",
+                              name);
         }
     }
     grown = realloc(cfg->functions, (cfg->function_count + 1) * sizeof *grown);
@@ -311,12 +318,10 @@ static int reply_check(ci_reply *reply, const void *arg, const char *what)
     if (!reply)
         return CI_EINVAL;
     if (!arg) {
-        ci_set_errmsg(reply->s, "%s is NULL", what);
-        return CI_EINVAL;
+        return ci_err_set(&reply->s->err, CI_EINVAL, "%s is NULL", what);
     }
     if (reply->answered) {
-        ci_set_errmsg(reply->s, "%s() was answered already", reply->function);
-        return CI_EINVAL;
+        return ci_err_set(&reply->s->err, CI_EINVAL, "%s() was answered already", reply->function);
     }
     return CI_OK;
 }
@@ -331,8 +336,10 @@ CI_API int ci_reply_json(ci_reply *reply, const char *json, size_t len)
         return CI_EINVAL;
     if (len > reply->result_limit) {
         ci_format_size(limit, sizeof limit, reply->result_limit);
-        ci_set_errmsg(reply->s, "the answer of %s() is %zu bytes of JSON, over the result "
-                      "limit of %s", reply->function, len, limit);
+        ci_err_set(&reply->s->err, CI_ETOOBIG,
+                   "the answer of %s() is %zu bytes of JSON, over the result "
+                   "limit of %s",
+                   reply->function, len, limit);
         refused(reply, "the host's answer to %s() is %zu bytes of JSON, over the result "
                 "limit of %s", reply->function, len, limit);
         return CI_ETOOBIG;
@@ -341,8 +348,8 @@ CI_API int ci_reply_json(ci_reply *reply, const char *json, size_t len)
     if (!doc) {
         if (json_error_code(&err) == json_error_out_of_memory)
             return CI_ENOMEM;
-        ci_set_errmsg(reply->s, "the answer of %s() is not JSON: %s (at byte %d)",
-                      reply->function, err.text, err.position);
+        ci_err_set(&reply->s->err, CI_EINVAL, "the answer of %s() is not JSON: %s (at byte %d)",
+                   reply->function, err.text, err.position);
         refused(reply, "the host's answer to %s() was not JSON", reply->function);
         return CI_EINVAL;
     }
@@ -367,18 +374,17 @@ CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const cha
     nl = strlen(exception_name);
     ml = strlen(message);
     if (nl > CI_CALL_ENAME_MAX || !dotted_name(exception_name, nl)) {
-        ci_set_errmsg(reply->s, "the exception name must be identifiers joined by dots, at "
-                      "most %u bytes, not '%.80s'", CI_CALL_ENAME_MAX, exception_name);
-        return CI_EINVAL;
+        return ci_err_set(&reply->s->err, CI_EINVAL,
+                          "the exception name must be identifiers joined by dots, at "
+                          "most %u bytes, not '%.80s'",
+                          CI_CALL_ENAME_MAX, exception_name);
     }
     if (ml > CI_CALL_MESSAGE_MAX) {
-        ci_set_errmsg(reply->s, "the exception message is %zu bytes, over %u", ml,
-                      CI_CALL_MESSAGE_MAX);
-        return CI_ETOOBIG;
+        return ci_err_set(&reply->s->err, CI_ETOOBIG, "the exception message is %zu bytes, over %u",
+                          ml, CI_CALL_MESSAGE_MAX);
     }
     if (!ci_utf8_valid((const unsigned char *)message, ml)) {
-        ci_set_errmsg(reply->s, "the exception message is not UTF-8");
-        return CI_EINVAL;
+        return ci_err_set(&reply->s->err, CI_EINVAL, "the exception message is not UTF-8");
     }
     if (!(reply->data = malloc(sizeof(uint32_t) + nl + ml)))
         return CI_ENOMEM;

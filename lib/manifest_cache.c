@@ -26,9 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "config.h"
 #include "err.h"
+#include "manifest_cache.h"
 #include "manifest_doc.h"
+#include "result.h"
 
 /* Distinct manifests (or keys) kept at once; the least recently used goes. */
 #define MAX_VERIFIED 8
@@ -37,7 +39,7 @@ struct verified {
     char *path; /* NULL: a free slot */
     unsigned char key[32];
     struct stat st;
-    struct ci_manifest_verified *policy;
+    struct ci_manifest_verified *verified;
     unsigned long used;
 };
 
@@ -52,7 +54,7 @@ static int same_file(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* Drops the cache's reference; the policy goes with the last one. Called
+/* Drops the cache's reference; the manifest goes with the last one. Called
  * with the lock. */
 static void release(struct ci_manifest_verified *p)
 {
@@ -64,7 +66,7 @@ static void release(struct ci_manifest_verified *p)
 
 static void slot_clear(struct verified *v)
 {
-    release(v->policy);
+    release(v->verified);
     free(v->path);
     memset(v, 0, sizeof *v);
 }
@@ -133,27 +135,21 @@ static int cache_get(const struct ci_config *cfg, struct ci_manifest_verified **
             v = w;
     slot_clear(v);
     v->path = path;
-    v->policy = p;
+    v->verified = p;
     v->st = st;
     memcpy(v->key, key, sizeof key);
 found:
     v->used = ++verified_clock;
-    v->policy->refs++;
-    *out = v->policy;
+    v->verified->refs++;
+    *out = v->verified;
     pthread_mutex_unlock(&verified_lock);
     return CI_OK;
 }
 
 int ci_manifest_cache_get(const struct ci_config *cfg, struct ci_manifest_verified **out,
-                          char *msg, size_t msglen)
+                          struct ci_err *err)
 {
-    struct ci_err err;
-    int rc = cache_get(cfg, out, &err);
-
-    /* session.c passes a message buffer: the channel ends here. */
-    if (rc != CI_OK)
-        ci_err_copy(&err, msg, msglen);
-    return rc;
+    return cache_get(cfg, out, err);
 }
 
 void ci_manifest_cache_put(struct ci_manifest_verified *p)
@@ -193,17 +189,14 @@ fail:
     return -1;
 }
 
-void ci_manifest_refusal(char *msg, size_t msglen, const char *err)
+int ci_manifest_refusal(struct ci_err *err, const char *stderr_text)
 {
     static const char prefix[] = "codeinterp-worker: ";
-    size_t len;
+    const char *line = stderr_text;
 
-    if (!err || !*err) {
-        snprintf(msg, msglen, "manifest: the worker refused the installed files");
-        return;
-    }
-    if (!strncmp(err, prefix, sizeof prefix - 1))
-        err += sizeof prefix - 1;
-    len = strcspn(err, "\n");
-    snprintf(msg, msglen, "%.*s", (int)len, err);
+    if (!line || !*line)
+        return ci_err_set(err, CI_EMANIFEST, "manifest: the worker refused the installed files");
+    if (!strncmp(line, prefix, sizeof prefix - 1))
+        line += sizeof prefix - 1;
+    return ci_err_set(err, CI_EMANIFEST, "%.*s", (int)strcspn(line, "\n"), line);
 }

@@ -18,10 +18,10 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "internal.h"
+#include "codeinterp.h"
 #include "manifest.h"
-#include "read_all.h"
 #include "manifest_doc.h"
+#include "read_all.h"
 
 /* ---- messages ---- */
 

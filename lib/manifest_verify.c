@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "internal.h"
+#include "codeinterp.h"
 #include "manifest.h"
 #include "manifest_doc.h"
 

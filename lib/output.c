@@ -22,7 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "errors.h"
+#include "output.h"
+#include "result.h"
+#include "spill.h"
 
 #define LINE_CHUNK_MAX 16384
 #define PARTIAL_LINE_MS 5

@@ -30,12 +30,13 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "resolve.h"
 
 #define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 

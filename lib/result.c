@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "proto.h"
+#include "result.h"
 
 char *ci_strdup(const char *s)
 {

@@ -23,7 +23,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "changes.h"
+#include "channel.h"
+#include "clock.h"
+#include "config.h"
+#include "cpu.h"
+#include "errors.h"
+#include "functions.h"
+#include "output.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "usage.h"
 
 /* Why the run sent SIGINT, if it did. */
 enum interrupt { NOT_INTERRUPTED, BY_TIMEOUT, BY_REQUEST };
@@ -87,8 +98,9 @@ static void end_killed(struct run *run, const char *name, const char *why)
         set_text(&run->r->error_value, value) < 0) {
         /* Out of memory: the status alone still tells the truth. */
     }
-    ci_set_errmsg(s, "cell %d killed its worker: %s: %s", run->r->execution_count,
-                  run->r->error_name ? run->r->error_name : "", value);
+    /* What ci_session_errmsg() says afterwards; the next run gets CI_EDEAD. */
+    ci_err_set(&s->err, CI_EDEAD, "cell %d killed its worker: %s: %s", run->r->execution_count,
+               run->r->error_name ? run->r->error_name : "", value);
 }
 
 /* Turns a decoded RESULT into the result's status. */
@@ -578,29 +590,29 @@ static int death_report_waiting(int channel)
 static void files_before(ci_session *s)
 {
     if (!s->files.valid &&
-        ci_snapshot_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
+        ci_scan_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
         return; /* out of memory: this run lists no files */
-    ci_snapshot_settle(&s->files);
+    ci_scan_settle(&s->files);
 }
 
 /* The files the run created or modified; the scan is the next run's
  * "before". A dead worker's run lists none, and the next run rescans. */
 static void files_after(ci_session *s, ci_result *r)
 {
-    struct ci_snapshot after = {0};
+    struct ci_scan after = {0};
 
     if (!s->files.valid)
         return;
     if (r->status == CI_STATUS_KILLED ||
-        ci_snapshot_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
+        ci_scan_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
         s->files.valid = 0;
         return;
     }
-    if (ci_snapshot_diff(&s->files, &after, r) != CI_OK)
+    if (ci_scan_diff(&s->files, &after, r) != CI_OK)
         r->truncated |= CI_TRUNCATED_FILES;
     if (s->files.incomplete || after.incomplete)
         r->truncated |= CI_TRUNCATED_FILES;
-    ci_snapshot_clear(&s->files);
+    ci_scan_clear(&s->files);
     s->files = after;
 }
 
@@ -704,25 +716,23 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     if (!s)
         return CI_EINVAL;
     if (!code || !out) {
-        ci_set_errmsg(s, "%s is NULL", !code ? "code" : "out");
-        return CI_EINVAL;
+        return ci_err_set(&s->err, CI_EINVAL, "%s is NULL", !code ? "code" : "out");
     }
     if (opts && (opts->version < 1 || opts->version > CI_RUN_OPTIONS_VERSION)) {
-        ci_set_errmsg(s, "the run options' version is %u, not 1 to %d (ci_run_options_init)",
-                      opts->version, CI_RUN_OPTIONS_VERSION);
-        return CI_EINVAL;
+        return ci_err_set(&s->err, CI_EINVAL,
+                          "the run options' version is %u, not 1 to %d (ci_run_options_init)",
+                          opts->version, CI_RUN_OPTIONS_VERSION);
     }
     if (opts && opts->timeout_ms > CI_TIMEOUT_MAX_MS) {
-        ci_set_errmsg(s, "the run options' timeout_ms is %lu, over a day (%lu)",
-                      opts->timeout_ms, CI_TIMEOUT_MAX_MS);
-        return CI_EINVAL;
+        return ci_err_set(&s->err, CI_EINVAL,
+                          "the run options' timeout_ms is %lu, over a day (%lu)", opts->timeout_ms,
+                          CI_TIMEOUT_MAX_MS);
     }
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
-        ci_set_errmsg(s, "a run is already in progress on this session");
-        return CI_EBUSY;
+        return ci_err_set(&s->err, CI_EBUSY, "a run is already in progress on this session");
     }
     if (s->worker.pid <= 0) {
-        ci_set_errmsg(s, "the session's worker is dead; restart the session");
+        ci_err_set(&s->err, CI_EDEAD, "the session's worker is dead; restart the session");
         atomic_store(&s->busy, 0);
         return CI_EDEAD;
     }
@@ -730,7 +740,8 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     if (len > CI_MAX_CODE_BYTES) {
         char limit[32];
         ci_format_size(limit, sizeof limit, CI_MAX_CODE_BYTES);
-        ci_set_errmsg(s, "code is %zu bytes, over the cell size limit of %s", len, limit);
+        ci_err_set(&s->err, CI_ETOOBIG, "code is %zu bytes, over the cell size limit of %s", len,
+                   limit);
         atomic_store(&s->busy, 0);
         return CI_ETOOBIG;
     }

@@ -13,8 +13,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "changes.h"
+#include "channel.h"
+#include "clock.h"
+#include "config.h"
+#include "cpu.h"
+#include "errors.h"
+#include "fd.h"
+#include "files.h"
+#include "manifest_cache.h"
+#include "output.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "spawn.h"
 #include "thread.h"
+#include "worker_start.h"
 
 void ci_worker_init(struct ci_worker *w)
 {
@@ -224,16 +238,16 @@ static int ready_frame(struct ci_worker *w, struct ci_reader *rd)
 }
 
 int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
-                  char *msg, size_t msglen)
+                  struct ci_err *err)
 {
-    struct ci_buf err = {0};
+    struct ci_buf stderr_start = {0};
     int truncated = 0;
     struct ci_drain drain;
     struct ci_reader rd;
     const char *why = NULL;
     int rc = CI_ESPAWN, exited = 0;
 
-    ci_drain_init(&drain, w->out, w->err, NULL, &err, 2048, &truncated);
+    ci_drain_init(&drain, w->out, w->err, NULL, &stderr_start, 2048, &truncated);
     ci_reader_init(&rd, 64);
     for (;;) {
         struct pollfd p[3] = {{.fd = w->channel, .events = POLLIN},
@@ -280,14 +294,14 @@ int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const c
         if (w->exit_code == CI_WORKER_EXIT_MANIFEST) {
             /* The installed files are not those of the manifest: what
              * it printed says which. */
-            rc = CI_EMANIFEST;
-            ci_manifest_refusal(msg, msglen, err.data);
+            rc = ci_manifest_refusal(err, stderr_start.data);
         } else {
-            snprintf(msg, msglen, "the %s did not start: %s (%s)%s%s", who, why, end,
-                     err.len ? "; its stderr: " : "", err.len ? err.data : "");
+            ci_err_set(err, rc, "the %s did not start: %s (%s)%s%s", who, why, end,
+                       stderr_start.len ? "; its stderr: " : "",
+                       stderr_start.len ? stderr_start.data : "");
         }
     }
-    free(err.data);
+    free(stderr_start.data);
     return rc;
 }
 
@@ -330,8 +344,8 @@ static int check_layers(ci_session *s)
     for (i = 0; i < sizeof names / sizeof *names; i++)
         if (missing & names[i].bit)
             break;
-    ci_set_errmsg(s, "a required sandbox layer is not available: %s",
-                  i < sizeof names / sizeof *names ? names[i].name : "?");
+    ci_err_set(&s->err, CI_ESANDBOX, "a required sandbox layer is not available: %s",
+               i < sizeof names / sizeof *names ? names[i].name : "?");
     ci_worker_stop(&s->worker);
     return CI_ESANDBOX;
 }
@@ -345,33 +359,30 @@ int ci_worker_start(ci_session *s)
     s->start_deadline = ci_now_ms() + (int64_t)s->cfg.startup_ms;
     /* Known before any worker starts: only a zygote's child has one. */
     if ((s->cfg.required_layers & CI_SANDBOX_PIDNS) && !ci_uses_zygote(s)) {
-        ci_set_errmsg(s, "a required sandbox layer is not available: PID namespace (only a "
-                      "worker forked from the zygote has one, and %s)",
-                      s->cfg.zygote ? "$CODEINTERP_WORKER turns the zygote off"
-                                    : "the zygote is off");
-        return CI_ESANDBOX;
+        return ci_err_set(&s->err, CI_ESANDBOX,
+                          "a required sandbox layer is not available: PID namespace (only a "
+                          "worker forked from the zygote has one, and %s)",
+                          s->cfg.zygote ? "$CODEINTERP_WORKER turns the zygote off"
+                                        : "the zygote is off");
     }
     /* The manifest is verified before any worker starts; a session keeps
      * the one its last start verified. */
-    ci_manifest_cache_put(s->policy);
-    s->policy = NULL;
-    if (s->cfg.manifest &&
-        (rc = ci_manifest_cache_get(&s->cfg, &s->policy, s->errmsg, sizeof s->errmsg)) != CI_OK)
+    ci_manifest_cache_put(s->verified_manifest);
+    s->verified_manifest = NULL;
+    if (s->cfg.manifest && (rc = ci_manifest_cache_get(&s->cfg, &s->verified_manifest, &s->err)) != CI_OK)
         return rc;
-    rc = ci_spawn_worker(s, s->errmsg, sizeof s->errmsg);
+    rc = ci_spawn_worker(s, &s->err);
     if (rc != CI_OK)
         return rc;
-    rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", s->errmsg,
-                       sizeof s->errmsg);
+    rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", &s->err);
     if (rc == CI_OK)
         rc = check_layers(s);
     if (rc == CI_OK &&
-        (rc = ci_worker_check_cpu_limit(&s->worker, s->cfg.cpu_limit_s, s->errmsg,
-                                  sizeof s->errmsg)) != CI_OK)
+        (rc = ci_worker_check_cpu_limit(&s->worker, s->cfg.cpu_limit_s, &s->err)) != CI_OK)
         ci_worker_stop(&s->worker);
     if (rc == CI_OK) {
         ci_worker_pause(&s->worker); /* until its first cell */
-        s->errmsg[0] = '\0';
+        ci_err_clear(&s->err);
     }
     return rc;
 }
@@ -382,29 +393,28 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
     struct ci_config defaults;
     int rc;
 
-    ci_set_thread_errmsg("%s", "");
+    ci_err_clear(ci_thread_err());
     if (!out) {
-        ci_set_thread_errmsg("out is NULL");
-        return CI_EINVAL;
+        return ci_err_set(ci_thread_err(), CI_EINVAL, "out is NULL");
     }
     *out = NULL;
     if (!(s = calloc(1, sizeof *s))) {
-        ci_set_thread_errmsg("out of memory");
-        return CI_ENOMEM;
+        return ci_err_set(ci_thread_err(), CI_ENOMEM, "out of memory");
     }
     s->workspace_fd = -1;
     s->lock_fd = -1;
     ci_worker_init(&s->worker);
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {
-        ci_set_thread_errmsg("cannot make the session's eventfd: %s", strerror(errno));
+        rc = ci_err_set(ci_thread_err(), errno == ENOMEM ? CI_ENOMEM : CI_EIO,
+                        "cannot make the session's eventfd: %s", strerror(errno));
         free(s);
-        return errno == ENOMEM ? CI_ENOMEM : CI_EIO;
+        return rc;
     }
     ci_config_defaults(&defaults);
     if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) != CI_OK ||
         (rc = ci_workspace_create(s)) != CI_OK || (rc = ci_worker_start(s)) != CI_OK) {
-        ci_set_thread_errmsg("%s", s->errmsg[0] ? s->errmsg : ci_strerror(rc));
+        ci_err_set(ci_thread_err(), rc, "%s", s->err.msg[0] ? s->err.msg : ci_strerror(rc));
         ci_session_free(s);
         return rc;
     }
@@ -418,9 +428,9 @@ CI_API void ci_session_free(ci_session *s)
         return;
     ci_worker_stop(&s->worker);
     ci_workspace_remove(s);
-    ci_manifest_cache_put(s->policy);
+    ci_manifest_cache_put(s->verified_manifest);
     ci_config_clear(&s->cfg);
-    ci_snapshot_clear(&s->files);
+    ci_scan_clear(&s->files);
     ci_close_fd(&s->wake_fd);
     free(s);
 }
@@ -431,8 +441,7 @@ CI_API int ci_session_restart(ci_session *s)
     if (!s)
         return CI_EINVAL;
     if (!atomic_compare_exchange_strong(&s->busy, &expected, 1)) {
-        ci_set_errmsg(s, "a run is in progress on this session");
-        return CI_EBUSY;
+        return ci_err_set(&s->err, CI_EBUSY, "a run is in progress on this session");
     }
     ci_worker_stop(&s->worker);
     s->execution_count = 0;

@@ -23,8 +23,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "fd.h"
+#include "manifest_cache.h"
+#include "session.h"
+#include "spawn.h"
 #include "thread.h"
+#include "zygote.h"
 
 #ifndef CI_WORKER_PATH
 #define CI_WORKER_PATH "/usr/local/libexec/codeinterp/codeinterp-worker"
@@ -199,8 +205,8 @@ const char *ci_worker_path(void)
     return path && *path ? path : CI_WORKER_PATH;
 }
 
-pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *policy, char *msg,
-                     size_t msglen)
+pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *policy,
+                     struct ci_err *err)
 {
     char e_home[4200], e_mpl[4200], e_tmp[4200], cwd[4200];
     const char *path = ci_worker_path();
@@ -211,7 +217,7 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
     pid_t pid = -1;
 
     if (access(path, X_OK) < 0) {
-        snprintf(msg, msglen, "worker %s is not executable: %s", path, strerror(errno));
+        ci_err_set(err, CI_ESPAWN, "worker %s is not executable: %s", path, strerror(errno));
         return -1;
     }
     /* An explicit environment: nothing of the host's passes through. */
@@ -232,7 +238,7 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
     j.envp = envp;
     j.cwd = cwd;
     if (pipe2(status, O_CLOEXEC) < 0) {
-        snprintf(msg, msglen, "cannot create a pipe: %s", strerror(errno));
+        ci_err_set(err, CI_ESPAWN, "cannot create a pipe: %s", strerror(errno));
         return -1;
     }
     for (int i = 0; i < 4; i++)
@@ -244,12 +250,12 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         j.max_fd = 65536;
     if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || status[1] < 0 ||
         (policy_given && *policy < 0)) {
-        snprintf(msg, msglen, "cannot arrange the worker's descriptors: %s", strerror(errno));
+        ci_err_set(err, CI_ESPAWN, "cannot arrange the worker's descriptors: %s", strerror(errno));
         goto out;
     }
     pid = spawner_fork(&j);
     if (pid < 0) {
-        snprintf(msg, msglen, "fork failed: %s", strerror((int)-pid));
+        ci_err_set(err, CI_ESPAWN, "fork failed: %s", strerror((int)-pid));
         pid = -1;
         goto out;
     }
@@ -263,8 +269,8 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
         int which = (n == sizeof report && report[0] >= 1 && report[0] <= STEP_EXEC) ? report[0] : 0;
         struct ci_worker w;
 
-        snprintf(msg, msglen, "starting worker %s failed at %s: %s", path, step[which],
-                 n == sizeof report ? strerror(report[1]) : "no report");
+        ci_err_set(err, CI_ESPAWN, "starting worker %s failed at %s: %s", path, step[which],
+                   n == sizeof report ? strerror(report[1]) : "no report");
         ci_worker_init(&w);
         w.pid = pid;
         ci_worker_stop(&w); /* reaps the failed child */
@@ -280,7 +286,7 @@ out:
 
 /* Starts the worker by exec, with the session's limits on its command line
  * and its package manifest's policy, if any, on descriptor 4. */
-static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t msglen)
+static pid_t exec_session_worker(ci_session *s, int fds[4], struct ci_err *err)
 {
     int policy = -1;
     pid_t pid;
@@ -299,50 +305,53 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], char *msg, size_t ms
                     "--fsize", a_fsize, "--output-limit", a_output,
                     "--display-limit", a_display, "--display-run-limit", a_display_run,
                     "--dpi", a_dpi, "--cpu", a_cpu, "--preload", (char *)ci_config_preload(&s->cfg),
-                    s->policy ? "--manifest" : NULL, NULL};
+                    s->verified_manifest ? "--manifest" : NULL, NULL};
 
-    if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {
-        snprintf(msg, msglen, "cannot hand the worker its package manifest: %s", strerror(errno));
+    if (s->verified_manifest && (policy = ci_manifest_policy_memfd(s->verified_manifest)) < 0) {
+        ci_err_set(err, CI_ESPAWN, "cannot hand the worker its package manifest: %s",
+                   strerror(errno));
         return -1;
     }
-    pid = ci_exec_worker(argv, s->dir, fds, &policy, msg, msglen);
+    pid = ci_exec_worker(argv, s->dir, fds, &policy, err);
     if (policy >= 0)
         close(policy);
     return pid;
 }
 
 /* Starts the worker once, with new descriptors; fills s->worker. */
-static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
+static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
 {
     char procpath[32];
-    int chan[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
+    int chan[2] = {-1, -1}, out[2] = {-1, -1}, errpipe[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
     int fds[4], by_exec = 0;
     pid_t pid = -1;
 
     *retry = 0;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 ||
-        pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-        (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf(msg, msglen, "cannot create the worker's descriptors: %s", strerror(errno));
+    ci_err_clear(err);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+        pipe2(errpipe, O_CLOEXEC) < 0 || (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        ci_err_set(err, CI_ESPAWN, "cannot create the worker's descriptors: %s", strerror(errno));
         goto fail;
     }
     fds[0] = null;
     fds[1] = out[1];
-    fds[2] = err[1];
+    fds[2] = errpipe[1];
     fds[3] = chan[1];
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
     if (ci_uses_zygote(s))
-        pid = ci_zygote_spawn(s, fds, msg, msglen, retry, &by_exec, &rc);
+        pid = ci_zygote_spawn(s, fds, err, retry, &by_exec);
     if (!ci_uses_zygote(s) || by_exec)
-        pid = exec_session_worker(s, fds, msg, msglen);
+        pid = exec_session_worker(s, fds, err);
     /* Whichever way, ours are closed below: the worker has its copies. */
     null = fds[0];
     out[1] = fds[1];
-    err[1] = fds[2];
+    errpipe[1] = fds[2];
     chan[1] = fds[3];
-    if (pid < 0)
+    if (pid < 0) {
+        rc = err->code != CI_OK ? err->code : CI_ESPAWN;
         goto fail;
+    }
 
     rc = CI_ESPAWN;
     s->worker.pid = pid;
@@ -359,13 +368,13 @@ static int spawn_once(ci_session *s, char *msg, size_t msglen, int *retry)
     s->worker.procfd = open(procpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
     s->worker.channel = chan[0];
     s->worker.out = out[0];
-    s->worker.err = err[0];
-    chan[0] = out[0] = err[0] = -1;
+    s->worker.err = errpipe[0];
+    chan[0] = out[0] = errpipe[0] = -1;
     if ((s->worker.pidfd >= 0 && fcntl(s->worker.pidfd, F_SETFD, FD_CLOEXEC) < 0) ||
         fcntl(s->worker.channel, F_SETFL, O_NONBLOCK) < 0 ||
         fcntl(s->worker.out, F_SETFL, O_NONBLOCK) < 0 ||
         fcntl(s->worker.err, F_SETFL, O_NONBLOCK) < 0) {
-        snprintf(msg, msglen, "fcntl on the worker's descriptors failed: %s", strerror(errno));
+        ci_err_set(err, CI_ESPAWN, "fcntl on the worker's descriptors failed: %s", strerror(errno));
         ci_worker_stop(&s->worker);
         goto fail;
     }
@@ -375,8 +384,8 @@ fail:
     ci_close_fd(&chan[1]);
     ci_close_fd(&out[0]);
     ci_close_fd(&out[1]);
-    ci_close_fd(&err[0]);
-    ci_close_fd(&err[1]);
+    ci_close_fd(&errpipe[0]);
+    ci_close_fd(&errpipe[1]);
     ci_close_fd(&null);
     return rc;
 }
@@ -386,12 +395,12 @@ int ci_uses_zygote(const ci_session *s)
     return s->cfg.zygote && !getenv("CODEINTERP_WORKER");
 }
 
-int ci_spawn_worker(ci_session *s, char *msg, size_t msglen)
+int ci_spawn_worker(ci_session *s, struct ci_err *err)
 {
-    int retry, rc = spawn_once(s, msg, msglen, &retry);
+    int retry, rc = spawn_once(s, err, &retry);
 
     /* A zygote that died on the way is replaced once, time allowing. */
     if (rc != CI_OK && retry && ci_now_ms() < s->start_deadline)
-        rc = spawn_once(s, msg, msglen, &retry);
+        rc = spawn_once(s, err, &retry);
     return rc;
 }

@@ -26,7 +26,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "files.h"
+#include "resolve.h"
+#include "session.h"
+#include "spill.h"
 
 #define OUTPUTS_DIR ".outputs"
 

@@ -23,7 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "result.h"
+#include "session.h"
+#include "usage.h"
 
 static int64_t monotonic_ns(void)
 {

@@ -31,7 +31,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
+#include "fd.h"
+#include "files.h"
+#include "manifest_cache.h"
+#include "proto.h"
+#include "result.h"
+#include "session.h"
+#include "spawn.h"
+#include "zygote.h"
 #include "zygote_proto.h"
 
 /* Distinct preload lists kept warm at once; the least recently used goes. */
@@ -94,9 +103,9 @@ static void zygote_drop(struct zygote *z)
 }
 
 /* Starts a zygote for @preload and @s's manifest, if any, in slot @z.
- * CI_OK, or an error with @msg. */
-static int zygote_start(struct zygote *z, const ci_session *s, const char *preload, char *msg,
-                        size_t msglen)
+ * CI_OK, or an error with its code and message in @err. */
+static int zygote_start(struct zygote *z, const ci_session *s, const char *preload,
+                        struct ci_err *err)
 {
     ci_session scratch; /* only its directory: the zygote's warm-up place */
     char a_parent[32];
@@ -107,31 +116,31 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
     memset(&scratch, 0, sizeof scratch);
     scratch.cfg.workspace_root = s->cfg.workspace_root;
     scratch.workspace_fd = scratch.lock_fd = -1;
-    if (ci_workspace_create(&scratch) != CI_OK) {
-        snprintf(msg, msglen, "zygote: %s", scratch.errmsg);
+    if ((rc = ci_workspace_create(&scratch)) != CI_OK) {
+        ci_err_set(err, rc, "zygote: %s", scratch.err.msg);
         ci_workspace_remove(&scratch);
-        return CI_EIO;
+        return rc;
     }
     z->preload = ci_strdup(preload);
     z->worker = ci_strdup(ci_worker_path());
     if (!z->preload || !z->worker) {
-        snprintf(msg, msglen, "out of memory");
-        rc = CI_ENOMEM;
+        rc = ci_err_set(err, CI_ENOMEM, "out of memory");
         goto out;
     }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
         pipe2(errp, O_CLOEXEC) < 0 || (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
         (fds[1] = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
-        snprintf(msg, msglen, "cannot create the zygote's descriptors: %s", strerror(errno));
+        ci_err_set(err, CI_ESPAWN, "cannot create the zygote's descriptors: %s", strerror(errno));
         goto out;
     }
-    if (s->policy && (policy = ci_manifest_policy_memfd(s->policy)) < 0) {
-        snprintf(msg, msglen, "cannot hand the zygote its package manifest: %s", strerror(errno));
+    if (s->verified_manifest && (policy = ci_manifest_policy_memfd(s->verified_manifest)) < 0) {
+        ci_err_set(err, CI_ESPAWN, "cannot hand the zygote its package manifest: %s",
+                   strerror(errno));
         goto out;
     }
-    z->manifest = s->policy != NULL;
-    if (s->policy)
-        memcpy(z->digest, s->policy->digest, sizeof z->digest);
+    z->manifest = s->verified_manifest != NULL;
+    if (s->verified_manifest)
+        memcpy(z->digest, s->verified_manifest->digest, sizeof z->digest);
     fds[2] = errp[1];
     fds[3] = ctl[1];
     errp[1] = ctl[1] = -1;
@@ -139,7 +148,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
     {
         char *argv[] = {"codeinterp-worker", "--zygote", "--parent", a_parent,
                         "--preload", z->preload, z->manifest ? "--manifest" : NULL, NULL};
-        pid = ci_exec_worker(argv, scratch.dir, fds, &policy, msg, msglen);
+        pid = ci_exec_worker(argv, scratch.dir, fds, &policy, err);
     }
     for (int i = 0; i < 4; i++)
         close(fds[i]);
@@ -153,7 +162,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
     z->proc.err = errp[0];
     ctl[0] = errp[0] = -1;
     fcntl(z->proc.err, F_SETFL, O_NONBLOCK);
-    rc = ci_ready_wait(&z->proc, s->start_deadline, 1, "zygote", msg, msglen);
+    rc = ci_ready_wait(&z->proc, s->start_deadline, 1, "zygote", err);
     /* Reaped if it failed. Any spare it forked (after a READY that came
      * too late) ends when the zygote's socket does, and is reaped here. */
     if (rc != CI_OK)
@@ -171,8 +180,8 @@ out:
 }
 
 /* The zygote for @s's preload list and worker program, started if none
- * is alive; NULL with @msg. Called with the lock. */
-static struct zygote *zygote_get(const ci_session *s, char *msg, size_t msglen, int *rc)
+ * is alive; NULL with @err. Called with the lock. */
+static struct zygote *zygote_get(const ci_session *s, struct ci_err *err)
 {
     const char *preload = ci_config_preload(&s->cfg), *worker = ci_worker_path();
     struct zygote *z, *lru = &zygotes[0];
@@ -193,8 +202,8 @@ static struct zygote *zygote_get(const ci_session *s, char *msg, size_t msglen, 
     }
     for (z = zygotes; z < zygotes + MAX_ZYGOTES; z++) {
         if (z->preload && !strcmp(z->preload, preload) && !strcmp(z->worker, worker) &&
-            z->manifest == (s->policy != NULL) &&
-            (!s->policy || !memcmp(z->digest, s->policy->digest, sizeof z->digest))) {
+            z->manifest == (s->verified_manifest != NULL) &&
+            (!s->verified_manifest || !memcmp(z->digest, s->verified_manifest->digest, sizeof z->digest))) {
             if (!ci_worker_exited(&z->proc))
                 goto found;
             zygote_drop(z); /* it died: start another */
@@ -207,7 +216,7 @@ static struct zygote *zygote_get(const ci_session *s, char *msg, size_t msglen, 
     z = lru;
     if (z->preload)
         zygote_drop(z);
-    if ((*rc = zygote_start(z, s, preload, msg, msglen)) != CI_OK)
+    if (zygote_start(z, s, preload, err) != CI_OK)
         return NULL;
 found:
     z->used = ++zygote_clock;
@@ -235,10 +244,10 @@ static int our_child(pid_t pid)
 
 /* Reads the zygote's replies to one SPAWN request (proto.h) until it
  * says STARTED or FAILED, within @wait_ms. The new worker's pid,
- * or -1 with @msg; *@gone is set if the zygote must be dropped, *@by_exec
+ * or -1 with @err; *@gone is set if the zygote must be dropped, *@by_exec
  * if it cannot see the session directory (ci_zygote_spawn). Every child
  * it ASSIGNED and did not start is killed and reaped here. */
-static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t msglen, int *gone,
+static pid_t read_replies(struct zygote *z, int64_t wait_ms, struct ci_err *err, int *gone,
                           int *by_exec)
 {
     pid_t assigned[8];
@@ -252,7 +261,8 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
         ssize_t n;
 
         if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-            snprintf(msg, msglen, "the zygote did not answer within %lld ms", (long long)wait_ms);
+            ci_err_set(err, CI_ESPAWN, "the zygote did not answer within %lld ms",
+                       (long long)wait_ms);
             break;
         }
         do
@@ -261,8 +271,10 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
         if (n < 0 && errno == EAGAIN)
             continue;
         if (n != sizeof r) {
-            snprintf(msg, msglen, "the zygote is gone (%s)",
-                     n < 0 ? strerror(errno) : n == 0 ? "it closed its channel" : "a short reply");
+            ci_err_set(err, CI_ESPAWN, "the zygote is gone (%s)",
+                       n < 0    ? strerror(errno)
+                       : n == 0 ? "it closed its channel"
+                                : "a short reply");
             break;
         }
         /* One that is not (or no longer) our child is not ours to reap:
@@ -274,21 +286,22 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
             continue;
         }
         if (r.stage == CI_SPAWN_FAILED && r.pid == -ESTALE) {
-            snprintf(msg, msglen, "the session directory was replaced by another of its name "
-                     "before the worker could take it");
+            ci_err_set(err, CI_ESPAWN,
+                       "the session directory was replaced by another of its name "
+                       "before the worker could take it");
             reap_assigned(assigned, n_assigned);
             return -1;
         }
         if (r.stage == CI_SPAWN_FAILED && r.pid == -EXDEV) {
             /* Its copy of the mount table lacks the directory. */
-            snprintf(msg, msglen, "the zygote cannot see the session directory");
+            ci_err_set(err, CI_ESPAWN, "the zygote cannot see the session directory");
             *by_exec = 1;
             reap_assigned(assigned, n_assigned);
             return -1;
         }
         if (r.stage == CI_SPAWN_FAILED && r.pid < 0 && r.pid > -4096) {
             /* It could not fork (EAGAIN, ENOMEM): not its fault, keep it. */
-            snprintf(msg, msglen, "the zygote could not fork: %s", strerror(-r.pid));
+            ci_err_set(err, CI_ESPAWN, "the zygote could not fork: %s", strerror(-r.pid));
             reap_assigned(assigned, n_assigned);
             return -1;
         }
@@ -304,8 +317,8 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
             reap_assigned(assigned, n_assigned - 1);
             return r.pid;
         }
-        snprintf(msg, msglen, "the zygote broke the protocol (stage %u, pid %d)",
-                 (unsigned)r.stage, (int)r.pid);
+        ci_err_set(err, CI_ESPAWN, "the zygote broke the protocol (stage %u, pid %d)",
+                   (unsigned)r.stage, (int)r.pid);
         break;
     }
     reap_assigned(assigned, n_assigned);
@@ -314,9 +327,9 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, char *msg, size_t m
 }
 
 /* Sends one SPAWN request and reads the replies: the pid, or -1 with
- * @msg (a zygote that failed is dropped). */
-static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4], char *msg,
-                            size_t msglen, int *by_exec)
+ * @err (a zygote that failed is dropped). */
+static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4],
+                            struct ci_err *err, int *by_exec)
 {
     struct ci_spawn_request req = {
         .version = CI_PROTO_VERSION,
@@ -345,7 +358,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
     ssize_t n;
 
     if (req.dir_len < 1 || req.dir_len > CI_SPAWN_DIR_MAX) {
-        snprintf(msg, msglen, "the session directory's path is too long for the zygote");
+        ci_err_set(err, CI_ESPAWN, "the session directory's path is too long for the zygote");
         return -1;
     }
     memset(control.buf, 0, sizeof control.buf);
@@ -357,33 +370,35 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         n = sendmsg(z->proc.channel, &m, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)(sizeof req + req.dir_len)) {
-        snprintf(msg, msglen, "the zygote is gone (send: %s)", n < 0 ? strerror(errno) : "short");
+        ci_err_set(err, CI_ESPAWN, "the zygote is gone (send: %s)",
+                   n < 0 ? strerror(errno) : "short");
         zygote_drop(z);
         return -1;
     }
     /* No longer than the session's start may take. */
     left = s->start_deadline - ci_now_ms();
-    pid = read_replies(z, left < 1 ? 1 : left < SPAWN_REPLY_MS ? left : SPAWN_REPLY_MS, msg,
-                       msglen, &gone, by_exec);
+    pid = read_replies(z,
+                       left < 1                ? 1
+                       : left < SPAWN_REPLY_MS ? left
+                                               : SPAWN_REPLY_MS,
+                       err, &gone, by_exec);
     if (gone)
         zygote_drop(z);
     return pid;
 }
 
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], char *msg, size_t msglen, int *retry,
-                      int *by_exec, int *rc)
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], struct ci_err *err, int *retry, int *by_exec)
 {
     pid_t pid = -1;
     struct zygote *z;
 
     *retry = 0;
     *by_exec = 0;
-    *rc = CI_ESPAWN;
     pthread_mutex_lock(&zygote_lock);
-    z = zygote_get(s, msg, msglen, rc);
+    z = zygote_get(s, err);
     if (z) {
         reap_group(z->proc.pid, 0); /* a spare that died unused */
-        pid = zygote_request(z, s, fds, msg, msglen, by_exec);
+        pid = zygote_request(z, s, fds, err, by_exec);
         /* A zygote that died on this request was dropped: the next try
          * starts another (with new descriptors: the old ones may be in
          * a child it started before it died, which was reaped). */

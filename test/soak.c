@@ -27,7 +27,7 @@
  *    the heap bytes in use (mallinfo2) by more than HEAP_NOISE_KIB.
  *
  * The thresholds. Between two cells the host holds, per session, its
- * config, its workspace snapshot (a handful of files here) and an error
+ * config, its workspace scan (a handful of files here) and an error
  * message, all allocated at start; a run's result (at most 64 KiB of
  * each stream, a small PNG, a few strings) is freed by the driver before
  * the next. So in steady state the heap in use does not grow at all: any

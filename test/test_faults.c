@@ -34,8 +34,9 @@
 
 #include "fake_worker.h"
 #include "helpers.h"
-#include "internal.h" /* ci_zygote_stop_all */
 #include "proto.h"
+#include "proto.h" /* ci_zygote_stop_all */
+#include "zygote.h"
 
 /* The real worker's session. The deadline a run must meet is timeout +
  * grace (+100 ms promised by ci_run); the margin only catches hangs. */

@@ -350,7 +350,7 @@ static void test_put_over_planted_hardlink_leaves_the_outside_file(void **state)
 
 static void test_get_of_fifo_is_eunsafe_and_does_not_block(void **state)
 {
-    /* Made by the test: the policy may refuse mknod to cells, but the
+    /* Made by the test: the seccomp filter may refuse mknod to cells, but the
      * host must not hang on a FIFO however it got there. */
     char *fifo = ws_path("fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);

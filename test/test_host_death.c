@@ -31,7 +31,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "internal.h" /* ci_zygote_stop_all */
+#include "worker_start.h" /* ci_zygote_stop_all */
+#include "zygote.h"
 
 /* Every worker must be gone this soon after the host's death. */
 #define GONE_MS 1000

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "resolve.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

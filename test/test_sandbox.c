@@ -421,7 +421,7 @@ static void test_ptrace_through_python_is_sandbox_violation(void **state)
                      "libc.ptrace(16, os.getppid(), 0, 0)");
 }
 
-/* --------------------------------------------------- the policy, probed */
+/* ------------------------------------------- the seccomp filter, probed */
 
 /*
  * As bubblewrap's try-syscall: each call is made with arguments the kernel

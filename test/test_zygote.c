@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "internal.h" /* ci_zygote_stop_all */
+#include "zygote.h" /* ci_zygote_stop_all */
 
 /* Our living children named @name, up to @max in @pids; how many. With
  * @group 0, those that lead a session of their own (a zygote; a spare,

@@ -14,7 +14,7 @@ the FUNCTIONS frame, once before the first cell, calls define(), which
 makes each function a builtin and an attribute of the module
 codeinterp_host.
 """
-import builtins, json, sys, types
+import builtins, json, math, sys, types
 
 import _codeinterp as _ci
 from _codeinterp_outputs import size as _size
@@ -49,56 +49,71 @@ def _not_json(function, where, what):
                      f' {JSON_ALLOWS}')
 
 
-def _check(function, value, where, depth):
-    # Raises TypeError for anything json.dumps would not write as RFC 8259
-    # JSON the host's parser takes, ValueError past DEPTH_MAX (a cycle too).
+def _clean(function, value, where, depth):
+    # A copy of value made of the builtin types alone, which json.dumps
+    # writes as RFC 8259 JSON the host's parser takes: the copy is what is
+    # sent, so a subclass cannot show the check one value and the encoder
+    # another (an int whose comparisons lie, a list whose __iter__ hides
+    # its items, str keys equal but unequal). TypeError for anything JSON
+    # cannot hold, ValueError past DEPTH_MAX (a cycle too) or for two keys
+    # of the same text.
     if depth > DEPTH_MAX:  # named by its argument alone, not by 512 subscripts
         raise ValueError(f'{function}() {where.split("[", 1)[0]}: nested deeper than'
                          f' {DEPTH_MAX} levels (or holds itself)')
     if value is None or isinstance(value, bool):
-        return
+        return value  # bool has no subclasses
     if isinstance(value, int):
+        value = int.__int__(value)
         if not _INT_MIN <= value <= _INT_MAX:
             raise _not_json(function, where, f'the int {value} (over 64 bits)')
-        return
+        return value
     if isinstance(value, float):
-        if value != value or value in (float('inf'), float('-inf')):
+        value = float.__float__(value)
+        if not math.isfinite(value):
             raise _not_json(function, where, f'the float {value!r}')
-        return
+        return value
     if isinstance(value, str):
-        _text(function, value, where)
-        return
+        return _text(function, value, where)
     if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check(function, item, f'{where}[{i}]', depth + 1)
-        return
+        return [_clean(function, item, f'{where}[{i}]', depth + 1)
+                for i, item in enumerate(value)]
     if isinstance(value, dict):
+        copy = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise _not_json(function, f'{where} key {key!r}',
                                 f'a key of type {type(key).__name__}')
-            _text(function, key, f'{where} key')
-            _check(function, item, f'{where}[{key!r}]', depth + 1)
-        return
+            key = _text(function, key, f'{where} key')
+            if key in copy:
+                raise ValueError(f'{function}() {where}: two keys are {key!r}')
+            copy[key] = _clean(function, item, f'{where}[{key!r}]', depth + 1)
+        return copy
     raise _not_json(function, where, f'a value of type {type(value).__name__}')
 
 
 def _text(function, s, where):
+    # s as a str of its own, which must be UTF-8.
+    s = str.__str__(s)
     try:
         s.encode('utf-8')
     except UnicodeEncodeError:
         raise _not_json(function, where, 'a str with a lone surrogate') from None
+    return s
 
 
 def encode(function, args, kwargs):
     """The JSON bytes of a call's arguments, as the host takes them:
     {"args": [...], "kwargs": {...}}, compact, UTF-8. TypeError for a value
     JSON cannot hold, ValueError over the host's argument limit."""
-    for i, a in enumerate(args):
-        _check(function, a, f'argument {i + 1}', 1)
+    args = [_clean(function, a, f'argument {i + 1}', 1) for i, a in enumerate(args)]
+    named = {}
     for k, v in kwargs.items():
-        _check(function, v, f'argument {k!r}', 1)
-    data = json.dumps({'args': list(args), 'kwargs': kwargs}, ensure_ascii=False,
+        key = _text(function, k, f'argument {k!r} name')
+        if key in named:
+            raise ValueError(f'{function}() argument {key!r}: given twice')
+        named[key] = _clean(function, v, f'argument {key!r}', 1)
+    kwargs = named
+    data = json.dumps({'args': args, 'kwargs': kwargs}, ensure_ascii=False,
                       separators=(',', ':'), allow_nan=False,
                       check_circular=False).encode('utf-8')
     if len(data) > _limits['args']:

@@ -13,7 +13,7 @@
  * tells the host which signal it was (a SIGNALED frame) and exits with
  * 128 + its number; the host reports that as death by the signal. A
  * SIGKILL, which has no handler, is trapped by the seccomp filter instead
- * (ci_policy_load) and reported from the SIGSYS handler the same way. A
+ * (ci_seccomp_load) and reported from the SIGSYS handler the same way. A
  * cell that sets a handler of its own replaces ours, as it would replace
  * the default action anywhere; one that sets SIG_DFL back gets the
  * kernel's init rule: the signal is ignored.
@@ -32,7 +32,7 @@
 #include "worker.h"
 
 /* Default action "Term" or "Core" in signal(7), minus the forced faults,
- * SIGKILL (trapped), SIGINT (the host's interrupt) and SIGSYS (policy.c);
+ * SIGKILL (trapped), SIGINT (the host's interrupt) and SIGSYS (seccomp.c);
  * then every real-time signal from glibc's SIGRTMIN (glibc keeps the two
  * below for its threads). */
 static const int terminating[] = {

@@ -415,13 +415,13 @@ uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
     limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", 256);
     limit_cpu(limits->cpu);
     /* Everything made from here on is the owner's alone; the filter lets
-     * no umask without 077 back in (policy.c). */
+     * no umask without 077 back in (seccomp.c). */
     umask(077);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         ci_fatal(CI_EXIT_NO_NEW_PRIVS, "prctl(PR_SET_NO_NEW_PRIVS): %s",
                  strerror(errno));
     if (landlock_confine())
         layers |= CI_LAYER_LANDLOCK;
-    ci_policy_load();
+    ci_seccomp_load();
     return layers; /* every other step exits the worker if it fails */
 }

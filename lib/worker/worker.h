@@ -1,7 +1,7 @@
 /*
  * What the files of codeinterp-worker share: its exit codes, its fatal
  * exit, and the interfaces of main.c's input channel, interp.c,
- * lockdown.c, privileges.c, namespaces.c and policy.c.
+ * lockdown.c, privileges.c, namespaces.c and seccomp.c.
  * Nothing here is seen by the host, which only shares lib/proto.h.
  */
 #ifndef CI_WORKER_H
@@ -412,17 +412,17 @@ const struct ci_manifest_rule *ci_manifest_plan(const char *const *dirs, size_t 
  * add the rules without looking a path up. */
 void ci_manifest_hold(void);
 
-/* ------------------------------------------------------------ policy.c */
+/* ----------------------------------------------------------- seccomp.c */
 
-/* Builds the seccomp filter of the policy table, and the pid filter of
+/* Builds the seccomp filter of the rule table, and the pid filter of
  * pid 1, as BPF, once; a zygote does it before it forks. Exits with
  * CI_EXIT_SECCOMP on failure. */
-void ci_policy_prepare(void);
+void ci_seccomp_prepare(void);
 
 /* Loads on every thread the pid filter (kill and tgkill kept to this
  * process, two socket options refused; prepared for pid 1, built for any
  * other), then the table's (preparing both if need be); exits with
  * CI_EXIT_SECCOMP on failure. Must come after PR_SET_NO_NEW_PRIVS. */
-void ci_policy_load(void);
+void ci_seccomp_load(void);
 
 #endif /* CI_WORKER_H */

@@ -478,7 +478,7 @@ struct pool {
 /*
  * The zygote's own start: out of the host's session, never root, tied to
  * @parent, its manifest's files checked, warm with @preload, its seccomp
- * policy built, then its mount namespace made; READY, with the layers it
+ * filter built, then its mount namespace made; READY, with the layers it
  * has, goes to the host last.
  */
 static void warm_up(pid_t parent, const char *preload)
@@ -511,7 +511,7 @@ static void warm_up(pid_t parent, const char *preload)
     ci_manifest_check_files();
     ci_landlock_plan(1);
     ci_interp_warm(preload, 1);
-    ci_policy_prepare();
+    ci_seccomp_prepare();
     if (!single_threaded())
         ci_fatal(CI_EXIT_PYTHON, "zygote: the warm-up left threads running; "
                  "a fork would copy their locks");

@@ -144,6 +144,39 @@ static void test_a_forged_call_of_a_defined_name_is_only_that_call(void **state)
     h_expect(S, "lookup()['region']", "'EMEA'", "");
 }
 
+/* Values of subclasses that show the worker's check one thing and the
+ * JSON encoder another (comparisons that lie, an __iter__ that hides the
+ * items, str keys of the same text that are unequal): the worker sends
+ * only what it checked, or refuses the call with an error the cell can
+ * catch, and does not send JSON the host must take for a forgery. */
+static void test_subclasses_cannot_slip_past_the_workers_check(void **state)
+{
+    int before = lookups, pid = ci_session_pid(S);
+    a_expect_value(S,
+                   "class I(int):\n"
+                   "    def __le__(s, o): return True\n"
+                   "    def __ge__(s, o): return True\n"
+                   "class K(str):\n"
+                   "    def __hash__(s): return id(s)\n"
+                   "    def __eq__(s, o): return s is o\n"
+                   "class L(list):\n"
+                   "    def __iter__(s): return iter([0])\n"
+                   "def try_(f):\n"
+                   "    try:\n"
+                   "        return f()['total']\n"
+                   "    except (TypeError, ValueError) as e:\n"
+                   "        return type(e).__name__\n"
+                   "[try_(lambda: lookup(I(2**70))),\n"
+                   " try_(lambda: lookup({K('a'): 1, K('a'): 2})),\n"
+                   " try_(lambda: lookup(**{K('a'): 1, K('a'): 2})),\n"
+                   " try_(lambda: lookup(L([2**70])))]",
+                   "['TypeError', 'ValueError', 'ValueError', 12]",
+                   "a subclass's value reached the host");
+    assert_int_equal(ci_session_pid(S), pid);
+    assert_int_equal(lookups, before + 1);
+    assert_int_equal(resets, 0);
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
@@ -154,6 +187,7 @@ int main(int argc, char **argv)
         T(test_a_frame_written_through_ctypes_cannot_call_an_undefined_name),
         T(test_forged_arguments_the_host_cannot_take_end_the_worker),
         T(test_a_forged_call_of_a_defined_name_is_only_that_call),
+        T(test_subclasses_cannot_slip_past_the_workers_check),
     };
     return cmocka_run_group_tests_name("attacks: host functions", tests, group_setup,
                                        group_teardown);

@@ -17,6 +17,7 @@
  */
 #include <ftw.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #include "attack.h"
 
@@ -61,6 +62,19 @@ static int check_mode(const char *path, const struct stat *st, int flag, struct 
      * through config. Nothing there is setuid, setgid or sticky. */
     int in_config = strncmp(path, sdir, strlen(sdir)) == 0 && strlen(path) > config_len &&
                     strncmp(path + strlen(sdir), "/config/", 8) == 0;
+    /* An ACL would let in whoever it names, whatever the mode says: the
+     * session directory included, none of it carries one. */
+    if (!S_ISLNK(st->st_mode) &&
+        (lgetxattr(path, "system.posix_acl_access", NULL, 0) >= 0 ||
+         lgetxattr(path, "system.posix_acl_default", NULL, 0) >= 0)) {
+        print_error("ATTACK SUCCEEDED: %s carries an ACL\n", path);
+        bad_entries++;
+    }
+    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
+        print_error("ATTACK SUCCEEDED: %s is a device, fifo or socket (mode %06o)\n", path,
+                    st->st_mode);
+        bad_entries++;
+    }
     if (ftw->level == 0)
         return 0;
     if (st->st_mode & (in_config ? 07000 : 07077)) {
@@ -102,7 +116,8 @@ static void assert_modes_private(void)
 
 /* What a process of uid @uid and gid @gid got into, as bits: 1 the
  * session directory listed, 2 the workspace listed, 4 data.txt read, 8 a
- * file made in the workspace, 16 the copy of python3 opened. Tried in a
+ * file made in the workspace, 16 the copy of python3 opened, 32 the
+ * session directory passed through (the workspace stat'ed). Tried in a
  * forked child that only makes system calls; the answer comes through a
  * pipe. */
 static unsigned another_user(uid_t uid, gid_t gid)
@@ -130,6 +145,9 @@ static unsigned another_user(uid_t uid, gid_t gid)
             got |= 8, close(fd);
         if ((fd = open(py, O_RDONLY)) >= 0)
             got |= 16, close(fd);
+        struct stat st;
+        if (stat(ws, &st) == 0)
+            got |= 32;
         _exit(write(fds[1], &got, sizeof got) == sizeof got ? 0 : 1);
     }
     close(fds[1]);
@@ -160,7 +178,7 @@ static void assert_others_kept_out(void)
     unsigned got = another_user(4242, 4242);
     if (got)
         fail_msg("ATTACK SUCCEEDED: uid 4242 got into the session (0x%x)", got);
-    got = another_user(4242, 65534);
+    got = another_user(4242, 65534) & ~32u;
     if (got)
         fail_msg("ATTACK SUCCEEDED: uid 4242 of group 65534 got into the session (0x%x)", got);
 }
@@ -271,6 +289,157 @@ static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **s
     free(p);
 }
 
+/* The other ways to a file with a mode: an unnamed O_TMPFILE given a
+ * name by linkat, chmod through the /proc/self/fd link of an O_PATH
+ * descriptor, an archive's members, a hard link to a setuid program. */
+static void test_other_ways_to_a_mode_keep_it_private(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "import io, tarfile, zipfile\n"
+                   "os.mkdir('other')\n"
+                   "fd = os.open('other', os.O_TMPFILE | os.O_RDWR, 0o777)\n"
+                   "sc(%d, -100, f'/proc/self/fd/{fd}'.encode(), -100, b'other/tmpfile',"
+                   " 0x400)\n" /* linkat, AT_SYMLINK_FOLLOW */
+                   "p = os.open('other/tmpfile', os.O_PATH)\n"
+                   "b = io.BytesIO()\n"
+                   "with tarfile.open(fileobj=b, mode='w') as t:\n"
+                   "    m = tarfile.TarInfo('suid'); m.mode = 0o6777; m.size = 1\n"
+                   "    t.addfile(m, io.BytesIO(b'x'))\n"
+                   "    m = tarfile.TarInfo('sticky'); m.type = tarfile.DIRTYPE; m.mode = 0o1777\n"
+                   "    t.addfile(m)\n"
+                   "b.seek(0)\n"
+                   "tarfile.open(fileobj=b).extractall('other/tar')\n"
+                   "z = io.BytesIO()\n"
+                   "with zipfile.ZipFile(z, 'w') as f:\n"
+                   "    m = zipfile.ZipInfo('suid'); m.external_attr = 0o104777 << 16\n"
+                   "    f.writestr(m, 'x')\n"
+                   "zipfile.ZipFile(z).extractall('other/zip')\n"
+                   "[try_(lambda: os.chmod(f'/proc/self/fd/{p}', 0o755)),\n"
+                   " try_(lambda: sc(%d, p, 0o4700)),\n" /* fchmod of O_PATH */
+                   " try_(lambda: os.link('/usr/bin/su', 'other/su')),\n"
+                   " [oct(os.stat(f).st_mode & 0o7777) for f in\n"
+                   "  ('other/tmpfile', 'other/tar/suid', 'other/tar/sticky', 'other/zip/suid')]]",
+                   SYS_linkat, SYS_fchmod);
+    /* The hard link crosses the worker's mounts (EXDEV); the others keep
+     * the owner's bits, as the umask and the filter leave them. */
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'OSError', "
+                   "['0o700', '0o600', '0o700', '0o600']]",
+                   "a mode that lets another user in was set");
+    assert_modes_private();
+    assert_others_kept_out();
+    h_expect(S, "import shutil\nshutil.rmtree('other')", NULL, NULL);
+}
+
+/* Nodes that are neither file, directory nor link, and their modes: mknod
+ * and mkfifo are refused, and so is the whiteout renameat2 leaves, a
+ * character device (0, 0) of mode 0. */
+static void test_a_cell_cannot_make_a_device_node_or_a_fifo(void **state)
+{
+    a_cell = h_fmt(TRY_PY
+                   "os.mkdir('nodes')\n"
+                   "open('nodes/victim', 'w').close()\n"
+                   "[try_(lambda: os.mkfifo('nodes/fifo', 0o600)),\n"
+                   " try_(lambda: os.mknod('nodes/node', 0o600)),\n"
+                   " try_(lambda: os.mknod('nodes/chr', 0o20600, os.makedev(1, 3))),\n"
+                   " try_(lambda: sc(%d, b'nodes/fifo2', 0o10600, 0)),\n"       /* mknod */
+                   " try_(lambda: sc(%d, -100, b'nodes/fifo3', 0o10600, 0)),\n" /* mknodat */
+                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved', 4)),\n"
+                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved',"
+                   " (1 << 32) | 4)),\n" /* RENAME_WHITEOUT, and with a high bit */
+                   " sorted(os.listdir('nodes'))]",
+                   SYS_mknod, SYS_mknodat, SYS_renameat2, SYS_renameat2);
+    a_expect_value(S, a_cell,
+                   "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
+                   "'PermissionError', 'PermissionError', 'PermissionError', ['victim']]",
+                   "a device node, fifo or whiteout was made");
+    assert_modes_private();
+    /* renameat2 goes on working without it (RENAME_NOREPLACE). */
+    char *code = h_fmt(TRY_PY "[try_(lambda: sc(%d, -100, b'nodes/victim', -100, "
+                       "b'nodes/moved', 1)), sorted(os.listdir('nodes'))]",
+                       SYS_renameat2);
+    h_expect(S, code, "['done', ['moved']]", NULL);
+    free(code);
+    h_expect(S, "import shutil\nshutil.rmtree('nodes')", NULL, NULL);
+}
+
+/* A default ACL of @dir giving uid 4242 all, and others read and search
+ * (as on a shared project directory); 0, or -1 with errno. */
+static int set_default_acl(const char *dir)
+{
+    /* The kernel's posix_acl_xattr format: a version, then (tag, perm,
+     * id) entries in tag order (linux/posix_acl_xattr.h). */
+    struct __attribute__((packed)) {
+        uint32_t version;
+        struct __attribute__((packed)) {
+            uint16_t tag, perm;
+            uint32_t id;
+        } e[5];
+    } acl = {2,
+             {{0x01, 7, ~0u},   /* ACL_USER_OBJ rwx */
+              {0x02, 7, 4242},  /* ACL_USER 4242 rwx */
+              {0x04, 5, ~0u},   /* ACL_GROUP_OBJ r-x */
+              {0x10, 7, ~0u},   /* ACL_MASK rwx */
+              {0x20, 5, ~0u}}}; /* ACL_OTHER r-x */
+    return setxattr(dir, "system.posix_acl_default", &acl, sizeof acl, 0);
+}
+
+/* A session under a workspace root that is setgid and has a default ACL:
+ * a new directory inherits both, and under a default ACL the umask does
+ * not apply, so without the host's care the session directory, the
+ * worker's three and every file and directory a cell makes would be
+ * setgid, carry group and other bits, and let uid 4242 in by its ACL
+ * entry, whatever mode the cell asks for. */
+static ci_session *s2;  /* its session, under */
+static char *r2;        /* its root */
+static char *saved_sdir;
+
+/* a_teardown, and s2 and r2 freed, sdir S's again. */
+static int inherit_teardown(void **state)
+{
+    ci_session_free(s2);
+    s2 = NULL;
+    if (r2)
+        h_rmtree(r2);
+    free(r2);
+    r2 = NULL;
+    if (saved_sdir) {
+        free(sdir);
+        sdir = saved_sdir;
+        saved_sdir = NULL;
+    }
+    return a_teardown(state);
+}
+
+static void test_a_setgid_root_with_a_default_acl_is_not_inherited(void **state)
+{
+    r2 = a_tmpdir(02755);
+    struct stat st;
+    assert_int_equal(stat(r2, &st), 0);
+    assert_true(st.st_mode & S_ISGID);
+    if (set_default_acl(r2) != 0) {
+        if (errno != EOPNOTSUPP)
+            fail_msg("setxattr %s: %s", r2, strerror(errno));
+        h_skip_part_because("the filesystem of %s has no ACLs; its setgid bit is tried alone",
+                            r2);
+    }
+    struct h_limits lim = {.timeout_ms = 30000, .root = r2};
+    s2 = a_session_new(&lim);
+    assert_non_null(s2);
+    h_expect(s2,
+             "import os\n"
+             "for d in ('.', os.environ['HOME'], os.environ['TMPDIR']):\n"
+             "    os.makedirs(f'{d}/wide/er', 0o777)\n"
+             "    os.close(os.open(f'{d}/wide/f', os.O_CREAT | os.O_WRONLY, 0o666))\n"
+             "'made'",
+             "'made'", NULL);
+    const char *ws = ci_session_workspace(s2);
+    saved_sdir = sdir;
+    sdir = h_fmt("%.*s", (int)(strrchr(ws, '/') - ws), ws);
+    assert_modes_private();
+    assert_others_kept_out();
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
@@ -278,6 +447,10 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         A_TEST(test_a_setuid_copy_of_python_cannot_be_made),
         A_TEST(test_the_workspace_and_its_files_cannot_be_opened_to_others),
+        A_TEST(test_other_ways_to_a_mode_keep_it_private),
+        A_TEST(test_a_cell_cannot_make_a_device_node_or_a_fifo),
+        cmocka_unit_test_setup_teardown(test_a_setgid_root_with_a_default_acl_is_not_inherited,
+                                        a_setup_alive, inherit_teardown),
     };
     char *name = h_fmt("attacks: file modes (%s)", a_host_kind());
     int rc = cmocka_run_group_tests_name(name, tests, group_setup, group_teardown);

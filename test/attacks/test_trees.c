@@ -158,6 +158,64 @@ static void test_restart_and_free_after_directories_of_mode_0(void **state)
     free_leaves_nothing();
 }
 
+/* Names of 255 bytes, 120 levels deep (30 KiB of path), with files and a
+ * directory named as the walk names what it moves aside (".ci-rm-N"),
+ * and every 40th level locked to search and write only. */
+#define NAMES_PY(where)                                                   \
+    "top = os.open('.', os.O_RDONLY)\n"                                   \
+    "os.chdir(" where ")\n"                                               \
+    "for i in range(120):\n"                                              \
+    "    for j in range(5):\n"                                            \
+    "        open(f'.ci-rm-{j}', 'w').close()\n"                          \
+    "    os.mkdir('.ci-rm-5')\n"                                          \
+    "    n = f'{i:03d}' + 'n' * 252\n"                                    \
+    "    os.mkdir(n)\n    os.chdir(n)\n"                                  \
+    "    if i % 40 == 39:\n        os.chmod('..', 0o300)\n"               \
+    "os.fchdir(top)\nos.close(top)\n"
+
+static void test_restart_after_long_names_and_the_walks_own_names(void **state)
+{
+    for (int round = 0; round < 2; round++) {
+        make_trees("import os\n" NAMES_PY("os.environ['HOME']") NAMES_PY("os.environ['TMPDIR']")
+                   "'made'");
+        restart_leaves_nothing(round ? "long names, again" : "long names");
+    }
+    make_trees("import os\n" NAMES_PY("'.'") "'made'");
+    free_leaves_nothing();
+}
+
+/* A restart while threads the cell left running still make, lock and
+ * remove directories in HOME and TMPDIR: the worker is killed and reaped
+ * before the host removes anything, so nothing is made behind it. */
+static void test_restart_while_the_cells_threads_still_make_files(void **state)
+{
+    for (int round = 0; round < 5; round++) {
+        make_trees("import os, threading, time\n"
+                   "def churn(base):\n"
+                   "    os.makedirs(base, exist_ok=True)\n"
+                   "    fd = os.open(base, os.O_RDONLY)\n"
+                   "    i = 0\n"
+                   "    while True:\n"
+                   "        try:\n"
+                   "            os.makedirs(f'{base}/d{i}/e/f')\n"
+                   "            for j in range(20):\n"
+                   "                open(f'{base}/d{i}/e/{j}', 'w').close()\n"
+                   "            if i % 3 == 0:\n"
+                   "                os.chmod(f'{base}/d{i}', 0)\n"
+                   "        except OSError:\n"
+                   "            pass\n"
+                   "        i += 1\n"
+                   "for k in range(4):\n"
+                   "    for d in (os.environ['HOME'], os.environ['TMPDIR']):\n"
+                   "        threading.Thread(target=churn, args=(f'{d}/c{k}',),"
+                   " daemon=True).start()\n"
+                   "time.sleep(0.2)\n"
+                   "'made'");
+        restart_leaves_nothing("threads still making files");
+    }
+    free_leaves_nothing();
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 220);
@@ -167,6 +225,8 @@ int main(int argc, char **argv)
         T(test_restart_and_free_after_directories_of_mode_0),
         T(test_restart_after_deep_chains_in_home_then_tmp),
         T(test_restart_after_a_wide_directory_in_tmp),
+        T(test_restart_after_long_names_and_the_walks_own_names),
+        T(test_restart_while_the_cells_threads_still_make_files),
     };
 #undef T
     /* The unprivileged host's run, the one where the modes matter, runs

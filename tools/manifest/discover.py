@@ -311,13 +311,26 @@ def top_scan(site, tops):
                                                     glob.escape(leaf) + '.' + tag + '*.pyc')) if regular(p))
     return out
 
+def bytecode_of(path):
+    """The compiled files Python keeps for the module at path: a Debian
+    package lists its .py files, and py3compile writes their .pyc at
+    install time, outside the package's file list (isympy.py of sympy)."""
+    if not path.endswith('.py'):
+        return []
+    stem = os.path.basename(path)[:-3]
+    cache = os.path.join(glob.escape(os.path.dirname(path)), '__pycache__')
+    return sorted(p for p in glob.glob(os.path.join(cache, glob.escape(stem) + '.' + tag + '*.pyc'))
+                  if regular(p))
+
 def dpkg_files(pkgs):
     out = []
     for pk in pkgs:
         text = run(['dpkg-query', '-L', pk]) or ''
         for p in text.splitlines():
             if p.startswith('/') and regular(p) and not os.path.isdir(p):
-                out.append(os.path.normpath(p))
+                p = os.path.normpath(p)
+                out.append(p)
+                out += bytecode_of(p)
     return out
 
 def dist_files(key):

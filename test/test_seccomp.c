@@ -1,5 +1,5 @@
 /*
- * The seccomp policy (lib/worker/policy.c) as tested code, the way
+ * The seccomp filter (lib/worker/seccomp.c) as tested code, the way
  * bubblewrap's tests/try-syscall.c and Firecracker's seccomp tests do it:
  * every rule of the table is called from a cell, through ctypes, with
  * arguments it allows and, for the rules that look at arguments, with
@@ -13,7 +13,7 @@
  * reached the kernel.
  *
  * The expected lists below are written out by hand on purpose, not parsed
- * from the rule table: a change to the policy must come with a change
+ * from the rule table: a change to the filter must come with a change
  * here, made by someone who decided the new behaviour is meant.
  *
  * That every thread of a live worker has "Seccomp:\t2" and "NoNewPrivs:\t1"
@@ -38,7 +38,7 @@
 #include "helpers.h"
 
 #ifndef __x86_64__
-#error "the policy and this test are written for x86_64"
+#error "the filter and this test are written for x86_64"
 #endif
 
 static ci_session *S;
@@ -64,7 +64,7 @@ struct probe {
 
 #define P(sys, what, args, want) {#sys " " what, SYS_##sys, args, want}
 
-/* Constants the probes name, taken from the C headers policy.c uses, so
+/* Constants the probes name, taken from the C headers seccomp.c uses, so
  * both sides agree. */
 #define C(x) {#x, (long long)(x)}
 static const struct {
@@ -181,7 +181,7 @@ static void run_probes(const struct probe *probes, size_t n)
     free(code);
     free(pre);
     if (bad)
-        fail_msg("%d of %zu probes got what the policy does not say", bad, n);
+        fail_msg("%d of %zu probes got what the filter does not say", bad, n);
 }
 
 /* --------------------------------------------------- allowed outright */
@@ -251,6 +251,10 @@ static const struct probe allowed[] = {
     P(rename, "NULL", "0, 0", KERNEL),
     P(renameat, "NULL", "-100, 0, -100, 0", KERNEL),
     P(renameat2, "NULL", "-100, 0, -100, 0, 0", KERNEL),
+    P(renameat2, "RENAME_NOREPLACE | RENAME_EXCHANGE", "-100, 0, -100, 0, 3", KERNEL),
+    P(renameat2, "RENAME_NOREPLACE | 1 << 32", "-100, 0, -100, 0, HIGH | 1", KERNEL),
+    P(renameat2, "RENAME_WHITEOUT", "-100, 0, -100, 0, 4", EPERM_),
+    P(renameat2, "RENAME_WHITEOUT | 1 << 32", "-100, 0, -100, 0, HIGH | 4", EPERM_),
     P(link, "NULL", "0, 0", KERNEL),
     P(linkat, "NULL", "-100, 0, -100, 0, 0", KERNEL),
     P(symlink, "NULL", "0, 0", KERNEL),
@@ -706,5 +710,5 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_thread_and_process_exit_work, h_setup_alive),
         cmocka_unit_test_setup(test_kill_list_kills_the_worker, h_setup_alive),
     };
-    return cmocka_run_group_tests_name("policy", tests, group_setup, h_group_teardown);
+    return cmocka_run_group_tests_name("seccomp", tests, group_setup, h_group_teardown);
 }

@@ -1,5 +1,5 @@
 /*
- * The worker's seccomp policy: what a Python data-science process needs,
+ * The worker's seccomp filter: what a Python data-science process needs,
  * one rule a line with its reason, applied with libseccomp.
  *
  * Anything not listed fails with EPERM, so a cell gets a Python exception
@@ -32,6 +32,7 @@
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -45,7 +46,7 @@
 #include "worker.h"
 
 #ifndef __x86_64__
-#error "the seccomp policy is written for x86_64"
+#error "the seccomp filter is written for x86_64"
 #endif
 
 /* The flags glibc's pthread_create passes to clone. */
@@ -199,7 +200,10 @@ static const struct rule rules[] = {
     ALLOW(unlinkat),
     ALLOW(rename),
     ALLOW(renameat),
-    ALLOW(renameat2),
+    /* Not RENAME_WHITEOUT, which leaves a character device (0, 0) where
+     * the file was: mknod's job, refused. Flags are an unsigned int:
+     * a high bit is ignored, as by the kernel. */
+    ALLOW_MASKED(renameat2, 4, RENAME_WHITEOUT, 0),
     ALLOW(link),
     ALLOW(linkat),
     ALLOW(symlink),
@@ -258,7 +262,7 @@ static const struct rule rules[] = {
 
     /* signals, to the worker itself only */
     /* rt_sigaction for any signal but SIGSYS, whose handler reports
-     * violations (see ci_policy_trap_install); reading it stays allowed.
+     * violations (see trap_install); reading it stays allowed.
      * Compared on all 64 bits, so SIGSYS with high bits set is refused
      * too (the kernel reads only the low 32). */
     ALLOW_LT(rt_sigaction, 0, SIGSYS),
@@ -440,7 +444,7 @@ static _Noreturn void failed(const char *what, const char *name, int rc)
 }
 
 /* Adds @r to @ctx; a SELF rule allows the call for any pid here, and the
- * second filter of ci_policy_load() narrows it to the worker's own. */
+ * second filter of ci_seccomp_load() narrows it to the worker's own. */
 static void add_rule(scmp_filter_ctx ctx, const struct rule *r)
 {
     struct scmp_arg_cmp cmp[2] = {{0}};
@@ -525,7 +529,7 @@ static void export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
 
 /*
  * The pid filter of process @pid, a few instructions long: it keeps kill
- * and tgkill to @pid, the part of the policy that depends on the
+ * and tgkill to @pid, the part of the filter that depends on the
  * process, and refuses two socket options inside calls the table allows.
  * When filters stack the kernel takes the most restrictive answer
  * (seccomp(2)), so its EPERM beats the table's ALLOW.
@@ -573,7 +577,7 @@ static scmp_filter_ctx pid_filter(pid_t pid)
  * namespace, where the kernel gives it that namespace). */
 static struct sock_fprog prepared, prepared_init;
 
-void ci_policy_prepare(void)
+void ci_seccomp_prepare(void)
 {
     scmp_filter_ctx ctx;
 
@@ -596,9 +600,9 @@ static void load_bpf(const struct sock_fprog *prog, const char *what)
         failed(what, NULL, rc < 0 ? -errno : -EAGAIN);
 }
 
-void ci_policy_load(void)
+void ci_seccomp_load(void)
 {
-    ci_policy_prepare();
+    ci_seccomp_prepare();
     /* The pid filter first: the table's refuses seccomp(2) itself. */
     if (getpid() == 1) {
         load_bpf(&prepared_init, "the pid filter");

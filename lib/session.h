@@ -1,0 +1,89 @@
+/*
+ * A session and its worker as the host sees them (session.c): the
+ * handles of a live worker, the session's state, and the worker's
+ * lifetime.
+ */
+#ifndef CI_SESSION_H
+#define CI_SESSION_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "changes.h"
+#include "config.h"
+#include "err.h"
+#include "spill.h"
+
+/* A live worker's handles; pid <= 0 means none. */
+struct ci_worker {
+    pid_t pid;
+    int pidfd;   /* readable when the worker has exited */
+    int procfd;  /* O_PATH /proc/<pid>, held only to pin its dentry (spawn.c) */
+    int channel; /* frames (proto.h), non-blocking */
+    int out;     /* the worker's fd 1, non-blocking read end */
+    int err;     /* the worker's fd 2, non-blocking read end */
+    int status;     /* /proc/<pid>/status, opened on first use (usage.c) */
+    int clear_refs; /* /proc/<pid>/clear_refs; -1 until opened, -2 if denied */
+    int cpu_clock_known;  /* 1: cpu_clock is its CPU clock; 0 not asked yet; -1 none */
+    clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
+    unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
+    int signaled;    /* the signal a SIGNALED frame named (proto.h), or 0 */
+    int exit_code;   /* its exit status once reaped, if it exited; else -1 */
+    int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
+    int paused;         /* 1 while stopped between cells (cpu.c) */
+    unsigned long long cpu_limit_s; /* its RLIMIT_CPU (seconds), 0: none */
+};
+
+struct ci_manifest_verified; /* manifest_cache.h */
+
+struct ci_session {
+    struct ci_config cfg;
+    char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
+    char *workspace; /* <dir>/workspace, the cell's working directory */
+    int workspace_fd; /* O_PATH descriptor of the workspace */
+    int64_t start_deadline; /* ci_now_ms() by which the worker's start ends */
+    dev_t dir_dev;    /* of s->dir, as made */
+    ino_t dir_ino;
+    int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
+    struct ci_worker worker;
+    int execution_count;
+    unsigned long long last_run_us; /* the last run's wall time; 0 before any */
+    atomic_int busy;
+    int run_seq;              /* runs so far, across restarts */
+    atomic_int running;       /* the running run's run_seq, or 0 */
+    atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
+    int wake_fd;              /* eventfd: wakes a run to see that request */
+    struct ci_scan files;    /* the workspace after the last run */
+    struct ci_manifest_verified *verified_manifest; /* cfg.manifest, verified; or NULL */
+    struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
+    int spill_count;
+    struct ci_err err; /* the last failure: ci_session_errmsg() */
+};
+
+/* No worker: every handle -1. */
+void ci_worker_init(struct ci_worker *w);
+int ci_worker_start(ci_session *s);
+/* 1 if the live worker @w has exited (its pidfd is readable, or waitid(2)
+ * with WNOWAIT says so), without reaping it: ci_worker_reap reaps. */
+int ci_worker_exited(const struct ci_worker *w);
+/* Waits until @deadline_ms for the READY of @w, a session's worker or
+ * (@packets: its channel is SOCK_SEQPACKET, a frame a message) a zygote,
+ * keeping the start of its stderr (w->err) to explain a failure: an
+ * import error, a lockdown step the kernel refused. CI_OK with
+ * w->layers; else @w is killed and reaped, and @err says why, naming it
+ * @who: CI_EMANIFEST (it exited with CI_WORKER_EXIT_MANIFEST: the
+ * installed files are not the manifest's), CI_EPROTO (its first message
+ * was no READY), CI_ENOMEM or CI_ESPAWN. */
+int ci_ready_wait(struct ci_worker *w, int64_t deadline_ms, int packets, const char *who,
+                  struct ci_err *err);
+/* SIGKILL, reap, close every handle. Safe on a worker that is gone. */
+void ci_worker_stop(struct ci_worker *w);
+/* Reaps an exiting worker, waiting until @deadline_ms at most, then kills
+ * it. Describes its end in @name/@value (static name, formatted value).
+ * 1 if it had to kill it (one already exiting does not count), else 0. */
+int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
+                   char *value, size_t valuelen);
+
+#endif /* CI_SESSION_H */
