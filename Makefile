@@ -27,8 +27,9 @@ BUILD         := build
 CFLAGS        ?= -O2 -g
 WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
 # What the host library links: JSON (the package manifest, and the MCP
-# server) from libjansson, Ed25519 and SHA-256 from libsodium.
-LIB_LIBS      := -ljansson -lsodium -lpthread
+# server) from libjansson, Ed25519 and SHA-256 from libsodium, the HTTP
+# requests the host makes for cells (ci_config_allow_url) with libcurl.
+LIB_LIBS      := -ljansson -lsodium -lcurl -lpthread
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
 
@@ -155,7 +156,11 @@ $(BUILD)/codeinterp-manifest: $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a
 	$(CC) $(LDFLAGS) -o $@ $(MANIFEST_OBJ) $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 $(BUILD)/%: examples/%.c $(BUILD)/libcodeinterp.so
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -lcodeinterp \
+	    $(EXAMPLE_LIBS)
+# tool_agent's host function reads its arguments with jansson; its
+# loopback service is a thread.
+$(BUILD)/tool_agent: EXAMPLE_LIBS := -ljansson -lpthread
 
 # The MCP server (bindings/mcp/), linked as the examples are; JSON comes
 # from Debian's libjansson.
@@ -179,7 +184,7 @@ $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/sce
 # The finance demo writes its report with tabulate (Markdown) and
 # XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
-                 python3-numpy python3-pandas python3-matplotlib python3-ipython \
+                 libcurl4-openssl-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
                  python3-tabulate python3-xlsxwriter python3-openpyxl
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python
@@ -302,8 +307,9 @@ check-python-sources:
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
-# make demo's finance job against plain pandas outside the sandbox, and
-# its sample data against the script that wrote it (test/demo/).
+# make demo's finance job and examples/tool_agent.c against plain pandas
+# outside the sandbox, and the demo's sample data against the script that
+# wrote it (test/demo/).
 check-demo: all
 	PYTHONDONTWRITEBYTECODE=1 BUILD=$(BUILD) timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
 	    -p no:cacheprovider --rootdir test/demo test/demo

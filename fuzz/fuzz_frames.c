@@ -17,8 +17,11 @@
  *            one (1024) instead of 4096, bit 2 the runs' RUN frames have
  *            CI_RUN_FLAG_INPUT (the host answers INPUT_REQUEST, and waits
  *            on), bit 3 the session has the host functions "echo" and "f"
- *            (the host answers a CALL of them, and waits on); the other
- *            bits are ignored
+ *            (the host answers a CALL of them, and waits on), bit 4 the
+ *            session allows the URLs under http://127.0.0.1:9/v1/ with a
+ *            request limit of 1024 bytes (the host checks a FETCH and its
+ *            URL, and waits on; no request is made); the other bits are
+ *            ignored
  *   byte 1   n, the length of the read schedule
  *   n bytes  the read schedule: read call k takes entry k mod n. On the
  *            first pass through it, an entry with bit 7 set fails the read
@@ -36,7 +39,9 @@
 
 #include "channel.h"
 #include "config.h"
+#include "fetch.h"
 #include "functions.h"
+#include "urls.h"
 #include "proto.h"
 #include "result.h"
 
@@ -64,6 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define DISPLAY_OUTPUT_LIMIT 1024u
 #define DISPLAY_RUN_LIMIT 4096u
 #define CALL_LIMIT 1024u
+#define URL_PREFIX "http://127.0.0.1:9/v1/"
+#define URL_REQUEST_LIMIT 1024u
 
 /* ------------------------------------------------------------ reference */
 
@@ -715,6 +722,85 @@ static int on_call(int defined, const struct ci_config *cfg, const unsigned char
     return rc == 0;
 }
 
+/* 1 if @c is a tchar (RFC 9110), written apart from urls.c. */
+static int ref_tchar(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+           (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* 1 if the @n bytes at @p are header lines as proto.h says: each a
+ * token, ':', then bytes that are not controls (tab allowed), CRLF. */
+static int ref_head(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t name = i;
+        while (i < n && ref_tchar(p[i]))
+            i++;
+        if (i == name || i == n || p[i] != ':')
+            return 0;
+        for (i++; i < n && p[i] != '\r'; i++)
+            if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f)
+                return 0;
+        if (n - i < 2 || p[i + 1] != '\n')
+            return 0;
+        i += 2;
+    }
+    return 1;
+}
+
+/* A FETCH payload as on_fetch does, in a session that allows URLs if
+ * @allowed; 1 if the host takes it (and would answer it). The URL's own
+ * check (ci_url_check) runs too: its refusal is an answer, not a broken
+ * protocol. */
+static int on_fetch(int allowed, const struct ci_config *cfg, const unsigned char *p,
+                    size_t len)
+{
+    struct ci_fetch_request req;
+    const char *why = NULL;
+    uint32_t ml = len >= 12 ? word(p) : 0, ul = len >= 12 ? word(p + 4) : 0,
+             hl = len >= 12 ? word(p + 8) : 0;
+    int shape = len >= 12 && ml >= 1 && ml <= CI_FETCH_METHOD_MAX && ul >= 1 &&
+                ul <= CI_FETCH_URL_MAX && hl <= CI_FETCH_HEAD_MAX &&
+                (uint64_t)ml + ul + hl <= len - 12;
+    int ok = allowed && shape && len - 12 - ml - ul - hl <= URL_REQUEST_LIMIT;
+    int rc;
+
+    for (uint32_t i = 0; ok && i < ml; i++)
+        ok = p[12 + i] >= 'A' && p[12 + i] <= 'Z';
+    ok = ok && !memchr(p + 12 + ml, 0, ul) && ref_head(p + 12 + ml + ul, hl);
+    if (!allowed) /* on_fetch refuses it before parsing: no NETWORK frame was sent */
+        return 0;
+    rc = ci_fetch_parse(p, len, cfg, &req, &why);
+    TRACE("FETCH: %s\n", rc == 0 ? "taken" : why);
+    CHECK(rc == (ok ? 0 : -1));
+    if (rc == 0) {
+        char url[CI_FETCH_URL_MAX + 1], msg[4096];
+        struct ci_url u;
+        const struct ci_url_rule *rule;
+        CHECK(req.method == (const char *)p + 12 && req.method_len == ml);
+        CHECK(req.url == req.method + ml && req.url_len == ul);
+        CHECK(req.head == req.url + ul && req.head_len == hl);
+        CHECK(req.body == req.head + hl && req.body_len == len - 12 - ml - ul - hl);
+        memcpy(url, req.url, ul);
+        url[ul] = '\0';
+        rule = ci_url_check(&cfg->urls, url, &u, msg, sizeof msg);
+        if (rule) {
+            CHECK(strcmp(u.scheme, "http") == 0 && u.port == 9 &&
+                  strcmp(u.host, "127.0.0.1") == 0 && strncmp(u.path, "/v1/", 4) == 0);
+            CHECK(strncmp(u.url, URL_PREFIX, strlen(URL_PREFIX)) == 0);
+            ci_url_clear(&u);
+        } else if (msg[0]) {
+            CHECK(strstr(msg, "is not allowed in this sandbox") != NULL);
+            CHECK(strstr(msg, "; allowed: " URL_PREFIX) != NULL);
+        }
+    } else {
+        CHECK(why != NULL && why[0] != '\0');
+    }
+    return rc == 0;
+}
+
 static void noop(void *payload, const char *name, const char *args, size_t len, ci_reply *reply)
 {
 }
@@ -846,6 +932,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ci_config_clear(&cfg);
         return 0; /* out of memory */
     }
+    if ((mode & 16) && (ci_config_allow_url(&cfg, URL_PREFIX) != CI_OK ||
+                        ci_config_set_url_limits(&cfg, URL_REQUEST_LIMIT, 1024, 1000) != CI_OK)) {
+        ci_config_clear(&cfg);
+        return 0; /* out of memory */
+    }
 
     if (mode & 1) { /* await_ready: one frame, at most 64 bytes */
         int ok;
@@ -885,6 +976,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     over = 1;
             } else if (rd.type == CI_FRAME_CALL && !violation[0] && !signaled) {
                 if (on_call(mode & 8, &cfg, rd.payload, rd.len))
+                    ci_reader_reset(&rd); /* answered: wait on for the result */
+                else
+                    over = 1;
+            } else if (rd.type == CI_FRAME_FETCH && !violation[0] && !signaled) {
+                if (on_fetch(mode & 16, &cfg, rd.payload, rd.len))
                     ci_reader_reset(&rd); /* answered: wait on for the result */
                 else
                     over = 1;

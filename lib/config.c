@@ -36,6 +36,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->function_count = 0;
     cfg->call_args_limit = 1 * MIB;
     cfg->call_result_limit = 1 * MIB;
+    ci_urls_defaults(&cfg->urls);
 }
 
 int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
@@ -45,7 +46,9 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
     dst->preload = NULL;
     dst->manifest = NULL;
     dst->manifest_key_path = NULL;
-    if (ci_functions_copy(dst, src) != CI_OK ||
+    dst->urls.rules = NULL;
+    dst->urls.count = 0;
+    if (ci_functions_copy(dst, src) != CI_OK || ci_urls_copy(&dst->urls, &src->urls) != CI_OK ||
         (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
         (src->preload && !(dst->preload = ci_strdup(src->preload))) ||
         (src->manifest && !(dst->manifest = ci_strdup(src->manifest))) ||
@@ -67,6 +70,7 @@ void ci_config_clear(struct ci_config *cfg)
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
     ci_functions_clear(cfg);
+    ci_urls_clear(&cfg->urls);
 }
 
 const char *ci_config_preload(const struct ci_config *cfg)

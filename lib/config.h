@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "codeinterp.h"
+#include "urls.h"
 
 /* A host function (ci_config_add_function, functions.c). */
 struct ci_function {
@@ -40,6 +41,7 @@ struct ci_config {
     size_t function_count;
     size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */
     size_t call_result_limit; /* a host function's JSON value (bytes) */
+    struct ci_url_policy urls; /* HTTP through the host (urls.c, fetch.c) */
 };
 
 void ci_config_defaults(struct ci_config *cfg);

@@ -42,6 +42,15 @@
  *           arguments: a JSON object (RFC 8259, UTF-8) of exactly two
  *           members, "args" an array and "kwargs" an object, without
  *           duplicate keys, at most the FUNCTIONS frame's argument limit.
+ *   FETCH   an HTTP request a cell's client wrote (lib/worker/fetch.py):
+ *           only during a run of a worker sent NETWORK, and one request at
+ *           a time as for CALL. payload: u32 method length (1 to
+ *           CI_FETCH_METHOD_MAX), u32 URL length (1 to CI_FETCH_URL_MAX),
+ *           u32 header length (at most CI_FETCH_HEAD_MAX), the method (an
+ *           HTTP token), the absolute URL, the header lines ("Name:
+ *           value\r\n" each), then the body (at most the request limit).
+ *           The host checks the URL against the allow list and every
+ *           byte of the rest before it makes the request.
  * Host -> worker
  *   RUN     payload: u32 execution count, u32 flags (CI_RUN_FLAG_*), then
  *           the cell's UTF-8 source.
@@ -68,6 +77,20 @@
  *           NUL, at most CI_CALL_MESSAGE_MAX bytes. A worker interrupted
  *           while it waits gives up on the call, and drops its reply as it
  *           drops an INPUT_REPLY.
+ *   NETWORK  once, before a worker's first RUN, when the session allows
+ *           any URL (ci_config_allow_url): the cell's HTTP clients then
+ *           send their requests as FETCH frames. payload: u32 request
+ *           body limit, u32 response body limit (bytes, each 1 to
+ *           CI_URL_LIMIT_MAX).
+ *   FETCH_REPLY  exactly one for each FETCH, sent before the host reads
+ *           another frame. payload: u32 status (CI_FETCH_*), then for
+ *           DONE u32 HTTP status (100 to 599), u32 header length, the
+ *           response's header lines ("Name: value\r\n" each, at most
+ *           CI_FETCH_HEAD_MAX bytes, printable ASCII), then the body (at
+ *           most the response limit); for REFUSED, FAILED and TIMED_OUT the message
+ *           (UTF-8 without NUL, at most CI_CALL_MESSAGE_MAX bytes);
+ *           nothing for STOPPED. Dropped by an interrupted worker as it
+ *           drops a CALL_REPLY.
  *
  * Interrupts travel out of band: the host sends SIGINT to the worker's
  * main thread with rt_tgsigqueueinfo(2), si_code SI_QUEUE and the RUN's
@@ -81,7 +104,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 2u
+#define CI_PROTO_VERSION 3u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -102,6 +125,9 @@ enum ci_frame_type {
     CI_FRAME_FUNCTIONS = 8,
     CI_FRAME_CALL = 9,
     CI_FRAME_CALL_REPLY = 10,
+    CI_FRAME_NETWORK = 11,
+    CI_FRAME_FETCH = 12,
+    CI_FRAME_FETCH_REPLY = 13,
 };
 
 /* RUN flags. */
@@ -135,6 +161,20 @@ enum ci_call_status {
     CI_CALL_RAISED = 1,   /* the function raised: exception name and message */
     CI_CALL_FAILED = 2,   /* no answer, or none the host could pass on: why */
     CI_CALL_STOPPED = 3,  /* the cell is being interrupted (timeout or request) */
+};
+
+/* HTTP through the host: the bounds of a FETCH's parts, of the body
+ * limits (ci_config_set_url_limits), and a FETCH_REPLY's statuses. */
+#define CI_FETCH_METHOD_MAX 32u
+#define CI_FETCH_URL_MAX 8192u
+#define CI_FETCH_HEAD_MAX 65536u
+#define CI_URL_LIMIT_MAX (256u * 1024 * 1024)
+enum ci_fetch_status {
+    CI_FETCH_DONE = 0,    /* the server's response */
+    CI_FETCH_REFUSED = 1, /* the allow list or the address policy refused it: why */
+    CI_FETCH_FAILED = 2,  /* the request failed (a timeout, a cap, the server): why */
+    CI_FETCH_STOPPED = 3, /* the cell is being interrupted (timeout or request) */
+    CI_FETCH_TIMED_OUT = 4, /* the request's time limit passed: why */
 };
 
 /*

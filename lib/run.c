@@ -29,6 +29,7 @@
 #include "config.h"
 #include "cpu.h"
 #include "errors.h"
+#include "fetch.h"
 #include "functions.h"
 #include "output.h"
 #include "proto.h"
@@ -212,12 +213,12 @@ static void stop_if_due(struct run *run)
         interrupt(run, BY_REQUEST);
 }
 
-/* 1 if a request (CALL or INPUT_REQUEST) waits on @channel: a worker
- * makes one at a time, and waits for its reply (proto.h). */
+/* 1 if a request (CALL, FETCH or INPUT_REQUEST) waits on @channel: a
+ * worker makes one at a time, and waits for its reply (proto.h). */
 static int request_waiting(int channel)
 {
     uint32_t type = waiting_frame(channel);
-    return type == CI_FRAME_CALL || type == CI_FRAME_INPUT_REQUEST;
+    return type == CI_FRAME_CALL || type == CI_FRAME_FETCH || type == CI_FRAME_INPUT_REQUEST;
 }
 
 /* Sends a reply frame of @type: its u32 status, then @len bytes of @data.
@@ -349,6 +350,55 @@ static int on_call(struct run *run, const char **why)
     return rc;
 }
 
+/* ci_fetch_perform's question while a request runs: 1 once the cell is
+ * being stopped (its timeout, or an interrupt asked for). */
+static int fetch_stop(void *arg)
+{
+    struct run *run = arg;
+    stop_if_due(run);
+    return run->interrupted != NOT_INTERRUPTED;
+}
+
+/*
+ * A FETCH, checked: the host makes the request (unless the cell is being
+ * stopped) and sends its FETCH_REPLY. The request ends when the cell is
+ * stopped, and its answer is then dropped. 0: wait on; 1: the run is
+ * over; -1 with @why: the worker broke the protocol.
+ */
+static int on_fetch(struct run *run, const char **why)
+{
+    struct ci_fetch_request req;
+    struct ci_fetch_reply reply = {CI_FETCH_STOPPED, NULL, 0};
+    int rc;
+
+    if (!run->s->worker.network_sent) {
+        *why = "an HTTP request from a worker that was given no network";
+        return -1;
+    }
+    if (ci_fetch_parse(run->rd.payload, run->rd.len, &run->s->cfg, &req, why) < 0)
+        return -1;
+    stop_if_due(run);
+    if (run->interrupted == NOT_INTERRUPTED) {
+        ci_drain_pipes(&run->drain);
+        ci_drain_give_partial(&run->drain, INT64_MAX);
+        ci_fetch_perform(&run->s->cfg, &req, run->deadline, fetch_stop, run, &reply);
+        stop_if_due(run);
+    }
+    if (run->interrupted != NOT_INTERRUPTED) {
+        free(reply.data);
+        reply = (struct ci_fetch_reply){CI_FETCH_STOPPED, NULL, 0};
+    }
+    if (request_waiting(run->s->worker.channel)) {
+        free(reply.data);
+        *why = "a second request before the reply to an HTTP request";
+        return -1;
+    }
+    rc = send_reply(run, CI_FRAME_FETCH_REPLY, reply.status, reply.data, reply.len,
+                    "an HTTP request");
+    free(reply.data);
+    return rc;
+}
+
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
  * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST or a
  * CALL, once answered). */
@@ -356,17 +406,22 @@ static int on_frame(struct run *run)
 {
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
     const char *why = "unexpected frame type";
-    char msg[160];
+    char msg[160], late[64];
     int rc;
 
-    if (run->rd.type == CI_FRAME_INPUT_REQUEST || run->rd.type == CI_FRAME_CALL) {
-        int call = run->rd.type == CI_FRAME_CALL;
-        if (run->violation[0])
-            why = call ? "a call after a violation report"
-                       : "an input request after a violation report";
-        else if (run->s->worker.signaled)
-            why = call ? "a call after a signal report" : "an input request after a signal report";
-        else if ((rc = call ? on_call(run, &why) : on_input_request(run, &why)) >= 0) {
+    if (run->rd.type == CI_FRAME_INPUT_REQUEST || run->rd.type == CI_FRAME_CALL ||
+        run->rd.type == CI_FRAME_FETCH) {
+        uint32_t type = run->rd.type;
+        const char *what = type == CI_FRAME_CALL    ? "a call"
+                           : type == CI_FRAME_FETCH ? "an HTTP request"
+                                                    : "an input request";
+        if (run->violation[0] || run->s->worker.signaled) {
+            snprintf(late, sizeof late, "%s after a %s report", what,
+                     run->violation[0] ? "violation" : "signal");
+            why = late;
+        } else if ((rc = type == CI_FRAME_CALL    ? on_call(run, &why)
+                         : type == CI_FRAME_FETCH ? on_fetch(run, &why)
+                                                  : on_input_request(run, &why)) >= 0) {
             ci_reader_reset(&run->rd);
             return rc;
         }
@@ -471,6 +526,8 @@ static int refused_by_header(const struct ci_reader *rd, const struct ci_config 
         return rd->len > ci_result_frame_cap(cfg);
     case CI_FRAME_CALL:
         return rd->len > ci_call_frame_cap(cfg);
+    case CI_FRAME_FETCH:
+        return rd->len > ci_fetch_frame_cap(cfg);
     case CI_FRAME_VIOLATION:
     case CI_FRAME_SIGNALED:
         return 0;
@@ -541,7 +598,8 @@ static void await_result(struct run *run)
         if (run->rd.header_have == sizeof run->rd.header &&
             refused_by_header(&run->rd, &run->s->cfg)) {
             /* Its payload is not read: only its header may be looked at. */
-            if (run->rd.type == CI_FRAME_RESULT || run->rd.type == CI_FRAME_CALL)
+            if (run->rd.type == CI_FRAME_RESULT || run->rd.type == CI_FRAME_CALL ||
+                run->rd.type == CI_FRAME_FETCH)
                 end_killed(run, "ProtocolError", over_the_cap);
             else
                 on_frame(run);
@@ -637,6 +695,23 @@ static int send_functions(struct run *run)
     return rc;
 }
 
+/* Before a worker's first RUN: the NETWORK frame, when the session allows
+ * any URL. 0, or -1 with errno. */
+static int send_network(struct run *run)
+{
+    struct ci_worker *w = &run->s->worker;
+    uint32_t limits[2];
+    int rc;
+
+    if (w->network_sent || run->s->cfg.urls.count == 0)
+        return 0;
+    ci_network_frame(&run->s->cfg, limits);
+    rc = ci_send_frame(w->channel, CI_FRAME_NETWORK, limits, sizeof limits, NULL, 0, run->hard,
+                       &run->drain);
+    w->network_sent = rc == 0;
+    return rc;
+}
+
 /* Sends the cell and waits for its end; the session is busy. */
 static void run_cell(struct run *run, const char *code, size_t len)
 {
@@ -668,7 +743,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
         end_killed(run, "ProtocolError",
                    "the worker sent data while no cell was running (a cell wrote to the "
                    "protocol channel); it was killed");
-    } else if (send_functions(run) < 0 ||
+    } else if (send_functions(run) < 0 || send_network(run) < 0 ||
                ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
                              run->hard, &run->drain) < 0) {
         char msg[160];
@@ -686,12 +761,14 @@ static void run_cell(struct run *run, const char *code, size_t len)
     files_after(s, run->r);
 }
 
-/* The longest frame a run reads: a RESULT or a CALL (refused_by_header
- * holds each to its own cap). */
+/* The longest frame a run reads: a RESULT, a CALL or a FETCH
+ * (refused_by_header holds each to its own cap). */
 static size_t reader_cap(const struct ci_config *cfg)
 {
     size_t result = ci_result_frame_cap(cfg), call = ci_call_frame_cap(cfg);
-    return result > call ? result : call;
+    size_t fetch = cfg->urls.count ? ci_fetch_frame_cap(cfg) : 0;
+    size_t cap = result > call ? result : call;
+    return cap > fetch ? cap : fetch;
 }
 
 CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version)

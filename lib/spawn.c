@@ -228,6 +228,11 @@ pid_t ci_exec_worker(char *const argv[], const char *dir, int fds[4], int *polic
     char *envp[] = {"PATH=/usr/bin:/bin", e_home, "LANG=C.UTF-8", e_mpl, "MPLBACKEND=Agg",
                     e_tmp, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
+                    /* joblib (scikit-learn's, statsmodels') decides at its
+                     * import whether it may start processes; a zygote
+                     * imports it before the sandbox exists, so it is told:
+                     * threads, as in a cell, and no warning. */
+                    "JOBLIB_MULTIPROCESSING=0",
                     /* glibc reserves 64 MiB of address space per malloc
                      * arena; RLIMIT_AS would run out early otherwise. */
                     "MALLOC_ARENA_MAX=2", NULL};

@@ -29,6 +29,14 @@
 #define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"
 #define CI_PRELOAD_MAX 1024u
 
+/* What a zygote with the default list also imports when it can: the
+ * analyst's set's modules whose first import costs more than 150 ms
+ * (docs/benchmark.md), so a session finds them loaded and shares their
+ * pages with the zygote. Each is skipped if it is not installed or the
+ * package manifest does not list it; a worker started by exec, which
+ * would pay for them at every start, imports none. */
+#define CI_ZYGOTE_EXTRAS "statsmodels.api,sklearn,seaborn,sympy"
+
 /* 1 if @list is Python module names (identifiers as the language
  * reference defines them, ASCII only here) joined by dots, the names
  * joined by commas, at most CI_PRELOAD_MAX bytes. */

@@ -86,6 +86,15 @@ static const char usage[] =
     "                           and the last half, with a line between them saying how\n"
     "                           much was left out (default 20000); the value and the\n"
     "                           error get half of it each, cut alike\n"
+    "  --allow-url PREFIX       lets cells fetch the http or https URLs under PREFIX\n"
+    "                           (scheme, host, port and path: https://api.example.com/v1/)\n"
+    "                           with urllib, requests or pandas; the host makes each\n"
+    "                           request (ci_config_allow_url). Repeatable; without it\n"
+    "                           there is no network\n"
+    "  --url-header HEADER      adds HEADER (\"Authorization: Bearer ...\") to the requests\n"
+    "                           under the --allow-url before it, never shown to the\n"
+    "                           cell; @FILE reads the header from the first line of FILE,\n"
+    "                           which keeps a secret off the command line. Repeatable\n"
     "  --html                   send a value's or display's text/html form (a\n"
     "                           DataFrame's table) also when it has a text form; by\n"
     "                           default HTML goes only when it is the only form\n"
@@ -120,10 +129,55 @@ static void bad_option(const char *what, const char *value)
     exit(2);
 }
 
+/* out of memory: the one failure of a setter that is not the option's. */
+static void check_memory(int rc)
+{
+    if (rc == CI_ENOMEM) {
+        fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
+        exit(1);
+    }
+}
+
+/* --allow-url PREFIX. */
+static void allow_url(const char *prefix)
+{
+    int rc = srv.url_count < sizeof srv.urls / sizeof *srv.urls
+                 ? ci_config_allow_url(srv.cfg, prefix) : CI_ETOOBIG;
+    check_memory(rc);
+    if (rc != CI_OK)
+        bad_option(rc == CI_ETOOBIG ? "--allow-url is given at most 256 times"
+                                    : ci_session_errmsg(NULL), prefix);
+    srv.urls[srv.url_count++] = prefix;
+}
+
+/* --url-header HEADER or @FILE, for the last --allow-url. */
+static void url_header(const char *arg)
+{
+    char line[8194];
+    const char *header = arg;
+    int rc;
+
+    if (srv.url_count == 0)
+        bad_option("--url-header needs an --allow-url before it", "(the header given)");
+    if (arg[0] == '@') {
+        FILE *f = fopen(arg + 1, "re");
+        if (!f || !fgets(line, sizeof line, f))
+            bad_option("--url-header cannot read a header line from", arg + 1);
+        fclose(f);
+        line[strcspn(line, "\r\n")] = '\0';
+        header = line;
+    }
+    rc = ci_config_set_url_header(srv.cfg, srv.urls[srv.url_count - 1], header);
+    check_memory(rc);
+    if (rc != CI_OK) /* the message says what is wrong, never the header itself */
+        bad_option(ci_session_errmsg(NULL), arg[0] == '@' ? arg : "(the header given)");
+}
+
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_ROOT, O_PRELOAD, O_MANIFEST, O_PUBLIC_KEY,
-           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION };
+           O_MAX_MESSAGE, O_MAX_RESULT, O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL,
+           O_URL_HEADER };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -136,6 +190,8 @@ static void parse_options(int argc, char **argv)
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
         {"html", no_argument, NULL, O_HTML},
+        {"allow-url", required_argument, NULL, O_ALLOW_URL},
+        {"url-header", required_argument, NULL, O_URL_HEADER},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -198,6 +254,12 @@ static void parse_options(int argc, char **argv)
             break;
         case O_HTML:
             srv.html = 1;
+            break;
+        case O_ALLOW_URL:
+            allow_url(optarg);
+            break;
+        case O_URL_HEADER:
+            url_header(optarg);
             break;
         case 'h':
             fputs(usage, stdout);

@@ -73,6 +73,8 @@ struct server {
     size_t max_result;         /* longest output line, newline included */
     size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */
     int html;                  /* send text/html also when there is a text form */
+    const char *urls[256];     /* --allow-url's prefixes, for run_python's description */
+    size_t url_count;
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */

@@ -23,7 +23,8 @@ static const char instructions[] =
     "Runs Python 3.11 in a sandboxed, stateful session, like one Jupyter notebook: variables, "
     "imports and functions persist from one run_python call to the next. numpy, pandas and "
     "matplotlib are installed (the operator may allow only a signed list of packages: an "
-    "import it refuses says so); there is no network and no pip. The working directory is the "
+    "import it refuses says so); there is no network (but for the URLs run_python's description "
+    "may list) and no pip. The working directory is the "
     "session's workspace: upload_file puts files there, list_files and download_file read it, "
     "and reset starts a fresh interpreter over the same files. A matplotlib figure left open "
     "comes back as an image. Plain Python, not IPython: no %magics, no !shell commands.";

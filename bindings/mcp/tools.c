@@ -62,8 +62,15 @@ static char *run_python_description(void)
     buf_printf(&b, "Runs Python code in a persistent, sandboxed Python 3.11 session, as a Jupyter "
                "notebook runs a cell: variables, imports and functions stay defined for later "
                "calls, and IPython's magics work (%%time, %%timeit...); !shell commands, pip "
-               "and the network do not. The working directory holds the uploaded files.\n"
-               "Packages: ");
+               "and the network do not. The working directory holds the uploaded files.\n");
+    if (srv.url_count) {
+        buf_printf(&b, "HTTP: urllib.request, requests and pandas (read_csv of a URL) can fetch "
+                   "the URLs under");
+        for (size_t i = 0; i < srv.url_count; i++)
+            buf_printf(&b, "%s %s", i ? "," : "", srv.urls[i]);
+        buf_printf(&b, " (the host makes the request); any other URL is refused.\n");
+    }
+    buf_printf(&b, "Packages: ");
     add_preload(&b);
     buf_printf(&b, " are imported before the first cell, so importing them is instant; %s\n",
                srv.manifest ? "only the packages the operator's signed package manifest lists "

@@ -36,6 +36,7 @@
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
+#include "fetch_py.h"
 #include "functions_py.h"
 #include "manifest_finder_py.h"
 #include "outputs_py.h"
@@ -188,24 +189,40 @@ static PyObject *warm_import(const char *name)
     return m;
 }
 
-/* Imports each module of @preload (a comma-separated list, checked by
- * the host), then matplotlib on the Agg backend and pyplot, which the
- * runner needs whatever the list says. */
-static void warm(const char *preload)
+/* Imports each module of @list (a comma-separated list, checked by the
+ * host): a failure ends the worker unless @optional, when the module is
+ * left out (not installed, or not in the package manifest). */
+static void import_list(const char *list, int optional)
 {
-    PyObject *mpl, *r;
     char name[256];
 
-    for (const char *p = preload; *p;) {
+    for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
 
         if (n == 0 || n >= sizeof name)
-            ci_fatal(CI_EXIT_USAGE, "--preload: bad module name in '%s'", preload);
+            ci_fatal(CI_EXIT_USAGE, "--preload: bad module name in '%s'", list);
         memcpy(name, p, n);
         name[n] = '\0';
-        Py_DECREF(warm_import(name));
+        if (!optional) {
+            Py_DECREF(warm_import(name));
+        } else {
+            PyObject *m = PyImport_ImportModule(name);
+            if (!m)
+                PyErr_Clear();
+            Py_XDECREF(m);
+        }
         p += n + (p[n] == ',');
     }
+}
+
+/* Imports each module of @preload, then matplotlib on the Agg backend and
+ * pyplot, which the runner needs whatever the list says; a zygote with
+ * the default list also imports what it can of CI_ZYGOTE_EXTRAS. */
+static void warm(const char *preload, int zygote)
+{
+    PyObject *mpl, *r;
+
+    import_list(preload, 0);
     mpl = warm_import("matplotlib");
     r = PyObject_CallMethod(mpl, "use", "s", "Agg");
     if (!r)
@@ -213,6 +230,8 @@ static void warm(const char *preload)
     Py_DECREF(r);
     Py_DECREF(mpl);
     Py_DECREF(warm_import("matplotlib.pyplot"));
+    if (zygote && !strcmp(preload, CI_DEFAULT_PRELOAD))
+        import_list(CI_ZYGOTE_EXTRAS, 1);
 }
 
 static PyObject *configure_fn; /* the runner's _configure() */
@@ -220,6 +239,7 @@ static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 
 static PyObject *prime_fn;     /* the runner's prime() */
 static PyObject *define_fn;    /* functions.py's define() */
+static PyObject *network_fn;   /* fetch.py's enable() */
 
 /* The runner's helpers, and IPython's shell, made before any package of
  * the preload list is imported: pandas asks get_ipython() at its import
@@ -234,6 +254,9 @@ static void load_shell(void)
     Py_DECREF(load_embedded("_codeinterp_stdin", stdin_py, what));
     m = load_embedded("_codeinterp_functions", functions_py, what);
     define_fn = attribute(m, "define", what);
+    Py_DECREF(m);
+    m = load_embedded("_codeinterp_fetch", fetch_py, what);
+    network_fn = attribute(m, "enable", what);
     Py_DECREF(m);
     m = load_embedded("_codeinterp_shell", shell_py, what);
     r = PyObject_CallMethod(m, "create", NULL);
@@ -280,7 +303,7 @@ void ci_interp_warm(const char *preload, int zygote)
     if (ci_manifest())
         install_finder();
     load_shell();
-    warm(preload);
+    warm(preload, zygote);
     load_runner();
     if (zygote) { /* the first frame and figure, then gc.freeze() */
         PyObject *r = PyObject_CallNoArgs(prime_fn);
@@ -633,5 +656,18 @@ void ci_interp_define(const struct ci_function_def *defs, size_t n, uint32_t arg
         python_failed(what);
     Py_DECREF(r);
     Py_DECREF(list);
+    main_ts = PyEval_SaveThread();
+}
+
+void ci_interp_enable_network(uint32_t request_limit, uint32_t response_limit)
+{
+    PyObject *r;
+
+    PyEval_RestoreThread(main_ts);
+    r = PyObject_CallFunction(network_fn, "II", (unsigned)request_limit,
+                              (unsigned)response_limit);
+    if (!r)
+        python_failed("cannot give the cell's HTTP clients to the host");
+    Py_DECREF(r);
     main_ts = PyEval_SaveThread();
 }

@@ -403,6 +403,7 @@ static void refuse_cell(size_t len, uint32_t count)
 static uint32_t run_flags; /* the running cell's RUN flags; 0 between cells */
 static unsigned owed;      /* replies still to come to requests given up on */
 static uint32_t call_result_limit; /* the FUNCTIONS frame's */
+static uint32_t fetch_response_limit; /* the NETWORK frame's; 0: none came */
 
 pthread_mutex_t ci_channel_lock = PTHREAD_MUTEX_INITIALIZER;
 static int calls_open; /* under ci_channel_lock: a cell runs */
@@ -431,11 +432,12 @@ void ci_calls_close(void)
     set_calls_open(0);
 }
 
-/* The largest reply of @type (INPUT_REPLY, CALL_REPLY, or 0 for either,
- * a reply owed to a request given up on) after its u32 status. */
+/* The largest reply of @type (INPUT_REPLY, CALL_REPLY, FETCH_REPLY) after
+ * its u32 status. */
 static uint64_t reply_max(uint32_t type)
 {
     uint64_t call = CI_CALL_ENAME_MAX + CI_CALL_MESSAGE_MAX + sizeof(uint32_t);
+    uint64_t fetch = 2 * sizeof(uint32_t) + CI_FETCH_HEAD_MAX + (uint64_t)fetch_response_limit;
 
     if (call < call_result_limit)
         call = call_result_limit;
@@ -443,14 +445,20 @@ static uint64_t reply_max(uint32_t type)
         return CI_INPUT_REPLY_MAX;
     if (type == CI_FRAME_CALL_REPLY)
         return call;
-    return call > CI_INPUT_REPLY_MAX ? call : CI_INPUT_REPLY_MAX;
+    return fetch > CI_CALL_MESSAGE_MAX ? fetch : CI_CALL_MESSAGE_MAX;
+}
+
+/* 1 if @type is a reply (to a request given up on, for one owed). */
+static int is_reply(uint32_t type)
+{
+    return type == CI_FRAME_INPUT_REPLY || type == CI_FRAME_CALL_REPLY ||
+           (type == CI_FRAME_FETCH_REPLY && fetch_response_limit > 0);
 }
 
 /* A reply's header is well formed (the host's: a mismatch is a bug). */
 static void check_reply(const struct ci_frame_header *h, uint32_t type)
 {
-    if ((type ? h->type != type
-              : h->type != CI_FRAME_INPUT_REPLY && h->type != CI_FRAME_CALL_REPLY) ||
+    if ((type ? h->type != type : !is_reply(h->type)) ||
         h->len < sizeof(uint32_t) || h->len - sizeof(uint32_t) > reply_max(h->type))
         ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32 ", length %" PRIu32
                  ") instead of a reply", h->type, h->len);
@@ -505,6 +513,19 @@ int ci_call_ask(const char *name, size_t name_len, const char *json, size_t len,
     if (*status > CI_CALL_STOPPED || (*status == CI_CALL_STOPPED && *reply_len > 0) ||
         (*status == CI_CALL_RAISED && *reply_len < sizeof(uint32_t)))
         ci_fatal(CI_EXIT_PROTOCOL, "bad call reply (status %" PRIu32 ")", *status);
+    return 0;
+}
+
+int ci_fetch_ask(const void *request, size_t len, int (*wait)(void), uint32_t *status,
+                 size_t *reply_len)
+{
+    struct iovec iov[2] = {{0}, {(void *)request, len}};
+
+    if (ask_host(CI_FRAME_FETCH, CI_FRAME_FETCH_REPLY, iov, 2, wait, status, reply_len) < 0)
+        return -1;
+    if (*status > CI_FETCH_TIMED_OUT || (*status == CI_FETCH_STOPPED && *reply_len > 0) ||
+        (*status == CI_FETCH_DONE && *reply_len < 2 * sizeof(uint32_t)))
+        ci_fatal(CI_EXIT_PROTOCOL, "bad HTTP reply (status %" PRIu32 ")", *status);
     return 0;
 }
 
@@ -615,12 +636,31 @@ static void define_functions(size_t len)
     free(end - len);
 }
 
+/*
+ * A NETWORK frame of @len bytes (proto.h): the cell's HTTP clients then
+ * send their requests to the host. The host's, so a malformed one is a
+ * bug that ends the worker.
+ */
+static void enable_network(size_t len)
+{
+    uint32_t limits[2]; /* request body, response body */
+
+    if (len != sizeof(limits))
+        ci_fatal(CI_EXIT_PROTOCOL, "a NETWORK frame of %zu bytes", len);
+    read_exact(limits, sizeof(limits), 0);
+    if (limits[0] == 0 || limits[0] > CI_URL_LIMIT_MAX || limits[1] == 0 ||
+        limits[1] > CI_URL_LIMIT_MAX)
+        ci_fatal(CI_EXIT_PROTOCOL, "a malformed NETWORK frame");
+    fetch_response_limit = limits[1];
+    ci_interp_enable_network(limits[0], limits[1]);
+}
+
 /* Reads RUN frames and answers each with one RESULT, until EOF; drops
  * the replies owed to requests a cell gave up on. A FUNCTIONS frame
  * may come once, before the first RUN. */
 static _Noreturn void serve(const struct ci_limits *limits)
 {
-    int ran = 0, defined = 0;
+    int ran = 0, defined = 0, networked = 0;
 
     for (;;) {
         struct ci_frame_header h;
@@ -632,7 +672,7 @@ static _Noreturn void serve(const struct ci_limits *limits)
         await_next_cell();
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
-        if ((h.type == CI_FRAME_INPUT_REPLY || h.type == CI_FRAME_CALL_REPLY) && owed > 0) {
+        if (is_reply(h.type) && owed > 0) {
             check_reply(&h, 0);
             skip(h.len);
             owed--;
@@ -641,6 +681,11 @@ static _Noreturn void serve(const struct ci_limits *limits)
         if (h.type == CI_FRAME_FUNCTIONS && !ran && !defined) {
             define_functions(h.len);
             defined = 1;
+            continue;
+        }
+        if (h.type == CI_FRAME_NETWORK && !ran && !networked) {
+            enable_network(h.len);
+            networked = 1;
             continue;
         }
         if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||

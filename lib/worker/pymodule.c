@@ -177,52 +177,102 @@ static PyObject *call_value(uint32_t status, const char *p, size_t len)
 }
 
 /*
+ * Under ci_channel_lock while a cell runs: @ask(@arg) sends a request and
+ * reads its reply's header. The bytes of the reply after its status, with
+ * the status in *@status; NULL with an exception: RuntimeError saying
+ * "@what can only be ... while a cell runs", or what the cell's signal
+ * handler raised while the main thread waited (the request is then given
+ * up on).
+ */
+static PyObject *ask_locked(int (*ask)(const void *arg, uint32_t *status, size_t *len),
+                          const void *arg, const char *what, uint32_t *status)
+{
+    PyObject *reply = NULL;
+    size_t len;
+
+    if (lock_channel() < 0)
+        return NULL;
+    if (!ci_calls_open()) {
+        unlock_channel();
+        PyErr_Format(PyExc_RuntimeError, "%s while a cell runs", what);
+        return NULL;
+    }
+    if (ask(arg, status, &len) == 0) {
+        reply = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+        ci_input_read(reply ? PyBytes_AS_STRING(reply) : NULL, len);
+    }
+    unlock_channel();
+    return reply;
+}
+
+/* A host function's call: its name and its JSON arguments. */
+struct call {
+    const char *name, *json;
+    size_t name_len, json_len;
+};
+
+static int ask_call(const void *arg, uint32_t *status, size_t *len)
+{
+    const struct call *c = arg;
+    return ci_call_ask(c->name, c->name_len, c->json, c->json_len, wait_for_host, status, len);
+}
+
+/*
  * host_call(name, args): calls host function @name (a str) with @args,
  * the bytes of its JSON arguments (functions.py checked and encoded them),
  * and returns (status, a, b): (CALL_RETURNED, the value's JSON as bytes,
  * None), (CALL_RAISED, exception name, message), (CALL_FAILED, message,
  * None) or (CALL_STOPPED, None, None). From any of the cell's threads,
- * one call at a time; RuntimeError when no cell runs. Raises what the
- * cell's signal handler raised while the main thread waited
- * (KeyboardInterrupt): the call is then given up on.
+ * one call at a time, as ask_locked() says.
  */
 static PyObject *py_host_call(PyObject *self, PyObject *args)
 {
-    const char *name, *json;
-    Py_ssize_t nlen, jlen;
-    PyObject *bytes, *reply = NULL, *value;
+    struct call c;
+    Py_ssize_t nlen;
+    PyObject *bytes, *reply, *value;
     uint32_t status;
-    size_t len;
-    char *buf;
-    int rc;
 
     (void)self;
-    if (!PyArg_ParseTuple(args, "s#S", &name, &nlen, &bytes))
+    if (!PyArg_ParseTuple(args, "s#S", &c.name, &nlen, &bytes))
         return NULL;
-    json = PyBytes_AS_STRING(bytes);
-    jlen = PyBytes_GET_SIZE(bytes);
     if (nlen == 0 || (size_t)nlen > CI_FUNCTION_NAME_MAX) {
         PyErr_SetString(PyExc_ValueError, "no host function has that name");
         return NULL;
     }
-    if (lock_channel() < 0)
+    c.name_len = (size_t)nlen;
+    c.json = PyBytes_AS_STRING(bytes);
+    c.json_len = (size_t)PyBytes_GET_SIZE(bytes);
+    if (!(reply = ask_locked(ask_call, &c, "a host function can only be called", &status)))
         return NULL;
-    if (!ci_calls_open()) {
-        unlock_channel();
-        PyErr_SetString(PyExc_RuntimeError,
-                        "a host function can only be called while a cell runs");
+    value = call_value(status, PyBytes_AS_STRING(reply), (size_t)PyBytes_GET_SIZE(reply));
+    Py_DECREF(reply);
+    return value;
+}
+
+static int ask_fetch(const void *arg, uint32_t *status, size_t *len)
+{
+    PyObject *request = (PyObject *)arg;
+    return ci_fetch_ask(PyBytes_AS_STRING(request), (size_t)PyBytes_GET_SIZE(request),
+                        wait_for_host, status, len);
+}
+
+/*
+ * host_fetch(request): sends @request, the bytes of a FETCH's payload
+ * (fetch.py wrote them; the host checks them all), and returns (status,
+ * the bytes of the reply after its status). As host_call(), one request
+ * at a time.
+ */
+static PyObject *py_host_fetch(PyObject *self, PyObject *args)
+{
+    PyObject *bytes, *reply, *value;
+    uint32_t status;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "S", &bytes))
         return NULL;
-    }
-    rc = ci_call_ask(name, (size_t)nlen, json, (size_t)jlen, wait_for_host, &status, &len);
-    if (rc == 0) {
-        reply = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
-        ci_input_read(reply ? PyBytes_AS_STRING(reply) : NULL, len);
-    }
-    unlock_channel();
-    if (!reply)
+    if (!(reply = ask_locked(ask_fetch, bytes, "an HTTP request can only be made", &status)))
         return NULL;
-    buf = PyBytes_AS_STRING(reply);
-    value = call_value(status, buf, len);
+    value = Py_BuildValue("(IO)", (unsigned)status, reply);
     Py_DECREF(reply);
     return value;
 }
@@ -232,6 +282,8 @@ static PyMethodDef methods[] = {
      "Asks the host for a line: (status, text), or None if it cannot be asked."},
     {"host_call", py_host_call, METH_VARARGS,
      "Calls a host function with JSON arguments: (status, a, b)."},
+    {"host_fetch", py_host_fetch, METH_VARARGS,
+     "Sends an HTTP request to the host: (status, the reply's bytes)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -375,6 +427,14 @@ static const struct {
     CONSTANT(CI_CALL_RAISED),
     CONSTANT(CI_CALL_FAILED),
     CONSTANT(CI_CALL_STOPPED),
+    CONSTANT(CI_FETCH_DONE),
+    CONSTANT(CI_FETCH_REFUSED),
+    CONSTANT(CI_FETCH_FAILED),
+    CONSTANT(CI_FETCH_STOPPED),
+    CONSTANT(CI_FETCH_TIMED_OUT),
+    CONSTANT(CI_FETCH_METHOD_MAX),
+    CONSTANT(CI_FETCH_URL_MAX),
+    CONSTANT(CI_FETCH_HEAD_MAX),
 };
 
 static int exec_module(PyObject *m)

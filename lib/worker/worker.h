@@ -123,6 +123,10 @@ void ci_calls_close(void);
  * the worker. */
 int ci_call_ask(const char *name, size_t name_len, const char *json, size_t len,
                 int (*wait)(void), uint32_t *status, size_t *reply_len);
+/* The same for an HTTP request, FETCH and FETCH_REPLY: @len bytes at
+ * @request are the FETCH's payload (fetch.py wrote it). */
+int ci_fetch_ask(const void *request, size_t len, int (*wait)(void), uint32_t *status,
+                 size_t *reply_len);
 
 /* One function of a FUNCTIONS frame: its name and description, neither
  * NUL-terminated. */
@@ -215,6 +219,9 @@ void ci_interp_cell_done(struct ci_cell *cell);
  * frame. Exits with CI_EXIT_PYTHON on failure. */
 void ci_interp_define(const struct ci_function_def *defs, size_t n, uint32_t args_limit,
                       uint32_t result_limit);
+/* Sends the cell's HTTP clients' requests to the host (fetch.py's
+ * enable()), with the NETWORK frame's body limits in bytes. */
+void ci_interp_enable_network(uint32_t request_limit, uint32_t response_limit);
 
 /* ---------------------------------------------------------- lockdown.c */
 

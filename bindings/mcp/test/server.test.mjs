@@ -4,6 +4,7 @@
 // cannot leave state behind for the next.
 import { test } from 'node:test';
 import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import assert from 'node:assert/strict';
 import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -878,4 +879,43 @@ test('logging/setLevel: above info the output is no longer logged, progress stil
             client.request({ method: 'logging/setLevel', params: { level: 'loudest' } }, EmptyResultSchema),
             (e) => e.code === -32602);
     });
+});
+
+test('--allow-url lets a cell fetch under the prefix, with --url-header kept from it',
+     async (t) => {
+    const seen = [];
+    const http = await import('node:http');
+    const server = http.createServer((req, res) => {
+        seen.push({ url: req.url, key: req.headers['x-key'] });
+        res.end(`got ${req.url}`);
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const prefix = `http://127.0.0.1:${server.address().port}/ok/`;
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const keyFile = `${mkdtempSync(`${tmpdir()}/ci-mcp-key-`)}/header`;
+    writeFileSync(keyFile, 'X-Key: k-5e3c7\n', { mode: 0o600 });
+    try {
+        await withServer(t, ['--allow-url', prefix, '--url-header', `@${keyFile}`], async (s) => {
+            const tools = await s.client.listTools();
+            assert.match(tools.tools.find((x) => x.name === 'run_python').description,
+                         new RegExp(`fetch the URLs under ${prefix}`));
+            const r = await run(s.client, [
+                'import urllib.request',
+                `print(urllib.request.urlopen('${prefix}x').read().decode())`,
+                'try:',
+                `    urllib.request.urlopen('${prefix.replace('/ok/', '/no/')}')`,
+                'except OSError as e:',
+                '    print(e)',
+            ].join('\n'));
+            const text = textOf(r);
+            assert.match(text, /got \/ok\/x/);
+            assert.match(text, /network access to http:\/\/127\.0\.0\.1:\d+\/no\/ is not allowed/);
+            assert.doesNotMatch(text, /k-5e3c7/);
+        });
+    } finally {
+        server.close();
+        rmSync(dirname(keyFile), { recursive: true, force: true });
+    }
+    assert.deepEqual(seen, [{ url: '/ok/x', key: 'k-5e3c7' }]);
 });

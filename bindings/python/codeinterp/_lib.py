@@ -90,6 +90,9 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_manifest_key": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "ci_config_add_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION_FN, c_void_p]),
     "ci_config_set_call_limits": (c_int, [c_void_p, c_size_t, c_size_t]),
+    "ci_config_allow_url": (c_int, [c_void_p, c_char_p]),
+    "ci_config_set_url_header": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "ci_config_set_url_limits": (c_int, [c_void_p, c_size_t, c_size_t, c_ulong]),
     "ci_reply_json": (c_int, [c_void_p, c_char_p, c_size_t]),
     "ci_reply_error": (c_int, [c_void_p, c_char_p, c_char_p]),
     # session

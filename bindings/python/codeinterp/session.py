@@ -10,8 +10,8 @@ import json
 import os
 import threading
 from ctypes import byref, c_size_t, c_void_p, string_at
-from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
-                    Tuple, TypeVar, Union)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, NamedTuple,
+                    Optional, Sequence, Tuple, TypeVar, Union)
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer   # bytes, bytearray, memoryview, array...
@@ -414,6 +414,36 @@ def _preload_bytes(value: object) -> bytes:
     return b
 
 
+def _text_arg(name: str, value: object) -> bytes:
+    """@value, a str, as the library takes it: UTF-8 without NUL."""
+    if not isinstance(value, str):
+        raise TypeError("%s: %s must be a str, not %s" % (_NEW, name, type(value).__name__))
+    b = value.encode("utf-8", "surrogateescape")
+    if b"\0" in b:
+        raise _invalid(_NEW, "%s holds a NUL byte" % name)
+    return b
+
+
+def _add_urls(cfg: int, urls: object) -> None:
+    """ci_config_allow_url() for each prefix of @urls (an iterable of str,
+    or a mapping of each to its headers), and ci_config_set_url_header()
+    for each header. A header's value is never shown in a message."""
+    items = urls.items() if isinstance(urls, Mapping) else ((p, ()) for p in urls)  # type: ignore
+    for prefix, headers in items:
+        p = _text_arg("allow_urls", prefix)
+        _check_config(lib.ci_config_allow_url(cfg, p), "allow_urls: %s" % _shown(prefix),
+                      "an http or https URL without userinfo, query or fragment "
+                      "(scheme, host, port and path: 'https://api.example.com/v1/')")
+        if isinstance(headers, str):
+            raise TypeError("%s: allow_urls[%r] must be a sequence of headers, not a str"
+                            % (_NEW, prefix))
+        for i, header in enumerate(headers):
+            _check_config(lib.ci_config_set_url_header(
+                cfg, p, _text_arg("allow_urls[%r][%d]" % (prefix, i), header)),
+                "allow_urls[%r][%d]" % (prefix, i),
+                "one 'Name: value' line of at most 8192 bytes, without CR, LF or NUL")
+
+
 def _key_bytes(value: object) -> bytes:
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError("%s: public_key_bytes must be bytes (the 32 bytes of an Ed25519 "
@@ -590,6 +620,16 @@ class Session:
                           See ci_config_add_function(3)
       call_limits         (args_bytes, result_bytes) of a call's JSON
                           (1 MiB each)
+      allow_urls          the URL prefixes a cell may fetch with urllib,
+                          requests or pandas, the host making each request:
+                          ['https://api.example.com/v1/'], or a mapping of
+                          each prefix to the headers the host adds to its
+                          requests, never shown to the cell
+                          ({'https://api.example.com/v1/':
+                          ['Authorization: Bearer ...']}). None or empty: no
+                          network. See ci_config_allow_url(3)
+      url_limits          (request_bytes, response_bytes, timeout_ms) of one
+                          request by URL (16 MiB, 16 MiB, 30000)
 
     A manifest that cannot be read, is malformed or badly signed, or does
     not match the installed files makes the session fail to start (and
@@ -615,7 +655,9 @@ class Session:
                  public_key: Optional[PathLike] = None,
                  public_key_bytes: Optional[bytes] = None,
                  functions: Optional[Mapping[str, HostFunction]] = None,
-                 call_limits: Optional[Tuple[int, int]] = None) -> None:
+                 call_limits: Optional[Tuple[int, int]] = None,
+                 allow_urls: Optional[Union[Iterable[str], Mapping[str, Sequence[str]]]] = None,
+                 url_limits: Optional[Tuple[int, int, int]] = None) -> None:
         self._handle: Optional[int] = None
         # Kept as long as the session: its C callback is the library's.
         self._functions = _Functions(dict(functions or {}))
@@ -707,6 +749,17 @@ class Session:
                     cfg, _uint(_NEW, "call_limits[0]", args_bytes, _C_SIZE_MAX, want),
                     _uint(_NEW, "call_limits[1]", result_bytes, _C_SIZE_MAX, want)),
                     "call_limits=%r" % (call_limits,), want)
+            if allow_urls is not None:
+                _add_urls(cfg, allow_urls)
+            if url_limits is not None:
+                request_bytes, response_bytes, url_timeout = url_limits
+                want = "(request_bytes, response_bytes, timeout_ms): sizes of 1 to 256 MiB " \
+                       "(268435456), a timeout of 1 to 3600000 ms"
+                _check_config(lib.ci_config_set_url_limits(
+                    cfg, _uint(_NEW, "url_limits[0]", request_bytes, _C_SIZE_MAX, want),
+                    _uint(_NEW, "url_limits[1]", response_bytes, _C_SIZE_MAX, want),
+                    _uint(_NEW, "url_limits[2]", url_timeout, _C_ULONG_MAX, want)),
+                    "url_limits=%r" % (url_limits,), want)
             handle = c_void_p()
             rc = lib.ci_session_new(byref(handle), cfg)
             if rc != 0:

@@ -564,6 +564,19 @@ pub struct Config {
     manifest: Option<(PathBuf, ManifestKey)>,
     functions: Vec<functions::Definition>,
     call_limits: Option<(usize, usize)>,
+    urls: Vec<(String, Vec<UrlHeader>)>,
+    url_limits: Option<(usize, usize, Duration)>,
+}
+
+/// A header the host adds to a prefix's requests: a credential, so its
+/// Debug form never shows it.
+#[derive(Clone)]
+struct UrlHeader(String);
+
+impl fmt::Debug for UrlHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UrlHeader(..)")
+    }
 }
 
 /// The public key a manifest must have been signed with.
@@ -767,6 +780,27 @@ impl Config {
         self
     }
 
+    /// Lets cells fetch the http or https URLs under `prefix` (scheme,
+    /// host, port and path: `"https://api.example.com/v1/"`) with urllib,
+    /// requests or pandas, each request made by the host, which adds
+    /// `headers` (`"Authorization: Bearer ..."`) and never shows them to
+    /// the cell. Without any prefix a cell has no network. See
+    /// ci_config_allow_url(3); a header's value is never in an error.
+    pub fn allow_url(mut self, prefix: &str, headers: &[&str]) -> Config {
+        let headers = headers.iter().map(|h| UrlHeader((*h).to_owned())).collect();
+        self.urls.push((prefix.to_owned(), headers));
+        self
+    }
+
+    /// Caps one request by URL: its body, its response's body (bytes) and
+    /// its time, never past the cell's own timeout (default 16 MiB,
+    /// 16 MiB, 30 s).
+    pub fn url_limits(mut self, request_bytes: usize, response_bytes: usize, timeout: Duration)
+        -> Config {
+        self.url_limits = Some((request_bytes, response_bytes, timeout));
+        self
+    }
+
     /// A `ci_config` holding these settings, to be freed by the caller.
     /// A setting the library refuses is an error of `Session::new` that
     /// names the setter, the value and what the library takes.
@@ -863,6 +897,24 @@ impl Config {
                 let rc = sys::ci_config_set_call_limits(cfg.0, args, result);
                 let want = "each 1024 bytes to 64 MiB (67108864 bytes)";
                 check(rc, "call_limits", format!("{}, {}", args, result), want)?;
+            }
+            for (prefix, headers) in &self.urls {
+                let p = c_string(OP, "Config::allow_url's prefix", prefix.as_bytes())?;
+                let rc = sys::ci_config_allow_url(cfg.0, p.as_ptr());
+                let want = "an http or https URL without userinfo, query or fragment";
+                check(rc, "allow_url", shown(prefix.as_bytes()), want)?;
+                for (i, h) in headers.iter().enumerate() {
+                    let c = c_string(OP, "Config::allow_url's header", h.0.as_bytes())?;
+                    let rc = sys::ci_config_set_url_header(cfg.0, p.as_ptr(), c.as_ptr());
+                    let arg = format!("{}, header {}", shown(prefix.as_bytes()), i);
+                    let want = "one \"Name: value\" line of at most 8192 bytes, without CR or LF";
+                    check(rc, "allow_url", arg, want)?;
+                }
+            }
+            if let Some((request, response, timeout)) = self.url_limits {
+                let rc = sys::ci_config_set_url_limits(cfg.0, request, response, millis(timeout));
+                let want = "sizes of 1 byte to 256 MiB (268435456 bytes), a timeout of 1 ms to 1 h";
+                check(rc, "url_limits", format!("{}, {}, {:?}", request, response, timeout), want)?;
             }
             match self.manifest {
                 None => {}

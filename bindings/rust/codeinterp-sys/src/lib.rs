@@ -192,6 +192,18 @@ extern "C" {
     ) -> c_int;
     pub fn ci_config_set_call_limits(cfg: *mut ci_config, args_bytes: usize, result_bytes: usize)
         -> c_int;
+    pub fn ci_config_allow_url(cfg: *mut ci_config, prefix: *const c_char) -> c_int;
+    pub fn ci_config_set_url_header(
+        cfg: *mut ci_config,
+        prefix: *const c_char,
+        header: *const c_char,
+    ) -> c_int;
+    pub fn ci_config_set_url_limits(
+        cfg: *mut ci_config,
+        request_bytes: usize,
+        response_bytes: usize,
+        timeout_ms: c_ulong,
+    ) -> c_int;
     pub fn ci_reply_json(reply: *mut ci_reply, json: *const c_char, len: usize) -> c_int;
     pub fn ci_reply_error(
         reply: *mut ci_reply,

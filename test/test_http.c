@@ -1,0 +1,607 @@
+/*
+ * HTTP through the host (ci_config_allow_url): a cell's urllib.request,
+ * http.client, requests and pandas reach an HTTP server of this test's own
+ * on 127.0.0.1, allowed by its prefix, and nothing else. The server
+ * records the last request it was sent, so a test can check what reached
+ * it (the header the host adds) against what the cell saw.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "config.h"
+#include "proto.h"
+#include "urls.h"
+
+#define SECRET "s3cret-token-0f9e"
+#define RESPONSE_LIMIT (1024 * 1024)
+#define URL_TIMEOUT_MS 1500
+
+/* ------------------------------------------------------------ the server */
+
+static struct {
+    int fd, port;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    char last[65536]; /* the last request's head and body, NUL-terminated */
+    int requests;
+} srv = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void put_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void respond(int fd, const char *status, const char *headers, const char *body)
+{
+    char head[1024];
+    int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Length: %zu\r\n%s"
+                     "Connection: close\r\n\r\n", status, strlen(body), headers);
+    put_all(fd, head, (size_t)n);
+    put_all(fd, body, strlen(body));
+}
+
+/* Reads one request (head, then the body its Content-Length gives) into
+ * srv.last; its length, or -1. */
+static int read_request(int fd, char *buf, size_t size)
+{
+    size_t have = 0;
+    char *end, *cl;
+    long body = 0;
+
+    for (;;) {
+        ssize_t r = recv(fd, buf + have, size - 1 - have, 0);
+        if (r <= 0)
+            return -1;
+        have += (size_t)r;
+        buf[have] = '\0';
+        if ((end = strstr(buf, "\r\n\r\n")))
+            break;
+        if (have == size - 1)
+            return -1;
+    }
+    if ((cl = strcasestr(buf, "\r\nContent-Length:")) && cl < end)
+        body = strtol(cl + 17, NULL, 10);
+    while ((long)(have - (size_t)(end + 4 - buf)) < body && have < size - 1) {
+        ssize_t r = recv(fd, buf + have, size - 1 - have, 0);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    buf[have] = '\0';
+    return (int)have;
+}
+
+static void serve_request(int fd, char *req, size_t req_size, char *body, size_t body_size);
+
+static void serve_one(int fd)
+{
+    char *req = malloc(65536), *body = malloc(70000);
+
+    if (req && body)
+        serve_request(fd, req, 65536, body, 70000);
+    free(req);
+    free(body);
+}
+
+static void serve_request(int fd, char *req, size_t req_size, char *body, size_t body_size)
+{
+    char path[256] = "";
+
+    if (read_request(fd, req, req_size) < 0)
+        return;
+    pthread_mutex_lock(&srv.lock);
+    snprintf(srv.last, sizeof srv.last, "%s", req);
+    srv.requests++;
+    pthread_mutex_unlock(&srv.lock);
+    sscanf(req, "%*s %255s", path);
+    if (strncmp(path, "/v1/echo", 8) == 0) {
+        const char *b = strstr(req, "\r\n\r\n") + 4;
+        snprintf(body, body_size, "method=%.*s path=%s body=%s", (int)strcspn(req, " "),
+                 req, path, b);
+        respond(fd, "200 OK", "Content-Type: text/plain\r\nX-Served: yes\r\n", body);
+    } else if (strcmp(path, "/v1/data.csv") == 0) {
+        respond(fd, "200 OK", "Content-Type: text/csv\r\n", "region,sales\nEMEA,120\nAPAC,80\n");
+    } else if (strcmp(path, "/v1/data.json") == 0) {
+        respond(fd, "200 OK", "Content-Type: application/json\r\n",
+                "[{\"region\": \"EMEA\", \"sales\": 120}, {\"region\": \"APAC\", \"sales\": 80}]");
+    } else if (strcmp(path, "/v1/leak") == 0) {
+        /* A server that shows the client its credentials. */
+        respond(fd, "200 OK", "Authorization: Bearer " SECRET "\r\nX-Your-Auth: Bearer " SECRET
+                "\r\nX-Other: kept\r\n", "fine");
+    } else if (strcmp(path, "/v1/away") == 0) {
+        respond(fd, "302 Found", "Location: http://evil.example/steal\r\n", "");
+    } else if (strcmp(path, "/v1/inside") == 0) {
+        respond(fd, "302 Found", "Location: /v1/data.csv\r\n", "");
+    } else if (strcmp(path, "/v1/huge") == 0) {
+        /* No length: read to the end, so only the cap can stop it. */
+        put_all(fd, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", 38);
+        memset(body, 'x', 65536);
+        for (int i = 0; i < 4 * RESPONSE_LIMIT / 65536; i++)
+            put_all(fd, body, 65536);
+    } else if (strcmp(path, "/v1/slow") == 0) {
+        h_sleep_ms(URL_TIMEOUT_MS + 3000);
+        respond(fd, "200 OK", "", "late");
+    } else {
+        respond(fd, "404 Not Found", "", "no such page");
+    }
+}
+
+static void *connection(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    serve_one(fd);
+    close(fd);
+    return NULL;
+}
+
+/* A thread a connection: a slow answer keeps no other waiting. */
+static void *server(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_t t;
+        int fd = accept4(srv.fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (pthread_create(&t, NULL, connection, (void *)(intptr_t)fd) != 0)
+            close(fd);
+        else
+            pthread_detach(t);
+    }
+    return NULL;
+}
+
+static void start_server(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+
+    assert_true((srv.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+    assert_int_equal(bind(srv.fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(srv.fd, 16), 0);
+    assert_int_equal(getsockname(srv.fd, (struct sockaddr *)&a, &len), 0);
+    srv.port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&srv.thread, NULL, server, NULL), 0);
+}
+
+static char *last_request(void)
+{
+    char *copy;
+    pthread_mutex_lock(&srv.lock);
+    copy = strdup(srv.last);
+    pthread_mutex_unlock(&srv.lock);
+    return copy;
+}
+
+/* ------------------------------------------------------------ the cells */
+
+static ci_session *S;
+static char prefix[64];
+
+/* Runs the cell made from @fmt (with the port for each %d) and returns its
+ * stdout (malloc'ed); asserts it succeeds. */
+static char *cell_out(const char *fmt)
+{
+    char *code = h_fmt(fmt, srv.port, srv.port, srv.port, srv.port);
+    ci_result *r = h_run_status(S, code, CI_STATUS_OK);
+    char *out = strdup(ci_result_stdout(r, NULL) ? ci_result_stdout(r, NULL) : "");
+    ci_result_free(r);
+    free(code);
+    return out;
+}
+
+static void test_get_and_post_reach_the_server(void **state)
+{
+    char *out = cell_out(
+        "import urllib.request, http.client, requests\n"
+        "r = urllib.request.urlopen('http://127.0.0.1:%d/v1/echo?q=1', timeout=30)\n"
+        "print(r.status, r.headers['X-Served'], r.read().decode())\n"
+        "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
+        "c.request('POST', '/v1/echo', body=b'hello body', headers={'X-Cell': 'c1'})\n"
+        "print(c.getresponse().read().decode())\n"
+        "r = requests.post('http://127.0.0.1:%d/v1/echo', json={'k': [1, 2]})\n"
+        "print(r.status_code, r.text)\n");
+    h_assert_contains(out, "200 yes method=GET path=/v1/echo?q=1 body=\n");
+    h_assert_contains(out, "method=POST path=/v1/echo body=hello body\n");
+    h_assert_contains(out, "200 method=POST path=/v1/echo body={\"k\": [1, 2]}\n");
+    free(out);
+    out = last_request();
+    h_assert_contains(out, "Content-Type: application/json\r\n");
+    free(out);
+}
+
+static void test_the_added_header_reaches_the_server_and_never_the_cell(void **state)
+{
+    char *out = cell_out(
+        "import os, requests, urllib.request\n"
+        "r = requests.get('http://127.0.0.1:%d/v1/leak', headers={'Authorization': 'mine'})\n"
+        "print(r.status_code, r.text, dict(r.headers), dict(r.request.headers))\n"
+        "print(dict(os.environ))\n"
+        "u = urllib.request.urlopen('http://127.0.0.1:%d/v1/leak')\n"
+        "print(u.headers.items(), u.read())\n");
+    char *seen = last_request();
+
+    h_assert_contains(out, "200 fine");
+    h_assert_contains(out, "'X-Other': 'kept'");
+    h_assert_not_contains(out, SECRET);
+    h_assert_contains(seen, "Authorization: Bearer " SECRET "\r\n");
+    /* The host's header replaces the cell's of that name. */
+    h_assert_not_contains(seen, "mine");
+    free(out);
+    free(seen);
+}
+
+static void test_a_redirect_is_checked_as_a_request(void **state)
+{
+    char *want = h_fmt("network access to http://evil.example/steal is not allowed in this "
+                       "sandbox; allowed: %s", prefix);
+    char *out = cell_out(
+        "import requests, urllib.request\n"
+        "try:\n"
+        "    requests.get('http://127.0.0.1:%d/v1/away')\n"
+        "except requests.ConnectionError as e:\n"
+        "    print('requests:', e)\n"
+        "try:\n"
+        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/away')\n"
+        "except OSError as e:\n"
+        "    print('urllib:', e)\n"
+        "print(requests.get('http://127.0.0.1:%d/v1/inside').text)\n");
+    h_assert_contains(out, "requests: ");
+    h_assert_contains(out, "urllib: ");
+    assert_true(strstr(out, want) && strstr(strstr(out, want) + 1, want));
+    h_assert_contains(out, "region,sales\nEMEA,120\n");
+    free(out);
+    free(want);
+}
+
+static void test_urls_outside_the_prefixes_are_refused(void **state)
+{
+    char *want = h_fmt("network access to http://127.0.0.1:%d/other is not allowed in this "
+                       "sandbox; allowed: %s", srv.port, prefix);
+    int before = srv.requests;
+    char *out = cell_out(
+        "import requests\n"
+        "for u in ['http://127.0.0.1:%d/other', 'https://127.0.0.1:%d/v1/',"
+        " 'http://localhost:%d/v1/echo']:\n"
+        "    try:\n"
+        "        requests.get(u)\n"
+        "    except requests.ConnectionError as e:\n"
+        "        print(e)\n");
+    h_assert_contains(out, want);
+    h_assert_contains(out, "network access to https://127.0.0.1:");
+    h_assert_contains(out, "network access to http://localhost:");
+    assert_int_equal(srv.requests, before);
+    free(out);
+    free(want);
+}
+
+static void test_a_huge_response_is_capped(void **state)
+{
+    int64_t start = h_now_ms();
+    char *out = cell_out(
+        "import urllib.request\n"
+        "try:\n"
+        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/huge').read()\n"
+        "except OSError as e:\n"
+        "    print(type(e).__name__, e)\n");
+    h_assert_contains(out, "is over this sandbox's response limit of 1 MiB");
+    assert_true(h_now_ms() - start < 60000); /* a hang, not a slow machine */
+    free(out);
+}
+
+static void test_a_slow_response_times_out(void **state)
+{
+    int64_t start = h_now_ms();
+    char *out = cell_out(
+        "import requests, urllib.request\n"
+        "try:\n"
+        "    requests.get('http://127.0.0.1:%d/v1/slow')\n"
+        "except requests.Timeout as e:\n"
+        "    print('requests timed out:', e)\n"
+        "try:\n"
+        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/slow')\n"
+        "except OSError as e:\n"
+        "    print('urllib:', e)\n");
+    int64_t took = h_now_ms() - start;
+    h_assert_contains(out, "requests timed out: ");
+    h_assert_contains(out, "/v1/slow timed out (Operation timed out after 15");
+    assert_true(took >= 2 * URL_TIMEOUT_MS - 200);
+    assert_true(took < 2 * URL_TIMEOUT_MS + 30000);
+    free(out);
+}
+
+static void test_pandas_reads_an_allowed_csv_and_json(void **state)
+{
+    char *out = cell_out("import pandas as pd\n"
+                         "df = pd.read_csv('http://127.0.0.1:%d/v1/data.csv')\n"
+                         "print(df.to_dict('list'))\n"
+                         "print(pd.read_json('http://127.0.0.1:%d/v1/data.json').to_dict('list'))\n");
+    const char *want = "{'region': ['EMEA', 'APAC'], 'sales': [120, 80]}\n";
+    h_assert_contains(out, want);
+    h_assert_contains(strstr(out, want) + 1, want);
+    free(out);
+}
+
+/* What a cell gets past the worker's own client: _codeinterp.host_fetch
+ * with bytes of its choosing. A URL the policy refuses is refused; a
+ * frame the worker's client never writes ends the worker. */
+static void test_forged_requests_are_refused_or_end_the_worker(void **state)
+{
+    static const char *const killing[][2] = {
+        {"struct.pack('=III', 3, 900, 0) + b'GET'", "wrong lengths"},
+        {"fetch('get', URL)", "method is not upper-case"},
+        {"fetch('GET', URL, b'X-A: 1\\r\\nBad\\r\\n')", "are not \"Name: value\" lines"},
+        {"fetch('GET', URL, b'X: ' + b'a' * 70000 + b'\\r\\n')", "wrong lengths"},
+        {"fetch('GET', URL + '\\0')", "URL holds a NUL"},
+        {"fetch('POST', URL, b'', b'x' * (1024 * 1024 + 1))", "body is over the request limit"},
+    };
+    char *out = cell_out(
+        "import _codeinterp as ci, struct\n"
+        "def fetch(m, u, h=b'', b=b''):\n"
+        "    m, u = m.encode(), u.encode()\n"
+        "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
+        "for u in ['http://evil.example/', 'http://x:y@127.0.0.1:%d/v1/echo',"
+        " 'http://127.0.0.1:%d/v1/echo\\r\\nX: y', 'file:///etc/passwd',"
+        " 'gopher://127.0.0.1:%d/v1/', 'http://127.0.0.1:%d/v1/../other']:\n"
+        "    status, why = ci.host_fetch(fetch('GET', u))\n"
+        "    print(status, why.decode())\n");
+    int before = srv.requests;
+
+    h_assert_contains(out, "1 network access to http://evil.example/ is not allowed");
+    h_assert_contains(out, "has userinfo");
+    h_assert_contains(out, "a space, a control character");
+    h_assert_contains(out, "1 network access to file:///etc/passwd is not allowed");
+    h_assert_contains(out, "only http and https are allowed");
+    h_assert_contains(out, "/v1/../other is not allowed in this sandbox; allowed:");
+    free(out);
+    assert_int_equal(srv.requests, before);
+    for (size_t i = 0; i < sizeof killing / sizeof *killing; i++) {
+        char *code = h_fmt("import _codeinterp as ci, struct\n"
+                           "URL = 'http://127.0.0.1:%d/v1/echo'\n"
+                           "def fetch(m, u, h=b'', b=b''):\n"
+                           "    m, u = m.encode(), u.encode()\n"
+                           "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
+                           "ci.host_fetch(%s)\n", srv.port, killing[i][0]);
+        ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
+        h_assert_str(ci_result_error_name(r), "ProtocolError");
+        h_assert_contains(ci_result_error_value(r), killing[i][1]);
+        ci_result_free(r);
+        free(code);
+        h_ensure_alive(S);
+    }
+    assert_int_equal(srv.requests, before);
+}
+
+static void test_an_interrupt_ends_a_request(void **state)
+{
+    struct h_interrupter in;
+    int64_t start = h_now_ms();
+    char *code = h_fmt("import urllib.request\n"
+                       "urllib.request.urlopen('http://127.0.0.1:%d/v1/slow')\n", srv.port);
+    ci_result *r;
+
+    h_interrupt_later(&in, S, 300);
+    r = h_run_status(S, code, CI_STATUS_INTERRUPTED);
+    assert_int_equal(h_interrupter_join(&in), 1); /* a cell was running */
+    assert_true(h_now_ms() - start < URL_TIMEOUT_MS + 30000); /* a hang, not a slow machine */
+    ci_result_free(r);
+    free(code);
+}
+
+/* A prefix that names a host by a name that resolves to loopback (the
+ * machine's own name, in /etc/hosts) allows the URL but not the address:
+ * the host refuses the connection after it resolves the name. */
+static void test_a_name_that_resolves_to_loopback_is_refused(void **state)
+{
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    char name[256], *allowed, *code;
+    ci_config *cfg;
+    ci_session *s;
+    ci_result *r;
+    int before = srv.requests;
+
+    if (gethostname(name, sizeof name) != 0 || strcmp(name, "localhost") == 0 ||
+        getaddrinfo(name, NULL, &hints, &ai) != 0 ||
+        (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) != 127) {
+        if (ai)
+            freeaddrinfo(ai);
+        h_skip_because("this machine's name (%s) does not resolve to a loopback address", name);
+        return;
+    }
+    freeaddrinfo(ai);
+    allowed = h_fmt("http://%s:%d/v1/", name, srv.port);
+    cfg = h_config(NULL);
+    assert_int_equal(ci_config_allow_url(cfg, allowed), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    code = h_fmt("import urllib.request\nurllib.request.urlopen('%secho')\n", allowed);
+    r = h_run_status(s, code, CI_STATUS_ERROR);
+    h_assert_contains(ci_result_error_value(r), "is not allowed in this sandbox: its host "
+                      "resolves to 127.");
+    h_assert_contains(ci_result_error_value(r), "a loopback, link-local, private or reserved "
+                      "address");
+    assert_int_equal(srv.requests, before);
+    ci_result_free(r);
+    ci_session_free(s);
+    free(code);
+    free(allowed);
+}
+
+static void test_a_session_without_prefixes_has_no_network(void **state)
+{
+    ci_session *s = h_session(NULL);
+    char *code = h_fmt("import urllib.request\n"
+                       "urllib.request.urlopen('http://127.0.0.1:%d/v1/echo')\n", srv.port);
+    ci_result *r = h_run_status(s, code, CI_STATUS_ERROR);
+    h_assert_contains(ci_result_error_value(r), "network access is disabled in this sandbox");
+    ci_result_free(r);
+    free(code);
+    /* A cell that asks the host anyway breaks the protocol. */
+    r = h_run_status(s, "import _codeinterp as ci\nci.host_fetch(b'x' * 12)\n", CI_STATUS_KILLED);
+    h_assert_contains(ci_result_error_value(r), "from a worker that was given no network");
+    ci_result_free(r);
+    ci_session_free(s);
+}
+
+/* ------------------------------------------------------------ the policy */
+
+static void test_prefixes_and_headers_are_checked(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    static const char *const bad[] = {
+        "file:///etc/passwd", "ftp://example.com/", "http://user:pw@example.com/",
+        "https://api.example.com/v1/?q=1", "https://api.example.com/v1/#x",
+        "https://api.example.com/a b", "https://api.example.com/\r\nX: y", "/relative", "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(ci_config_allow_url(cfg, bad[i]), CI_EINVAL);
+    assert_int_equal(ci_config_allow_url(cfg, "https://api.example.com/v1/"), CI_OK);
+    assert_int_equal(ci_config_set_url_header(cfg, "https://api.example.com/v2/", "A: b"),
+                     CI_EINVAL);
+    h_assert_contains(ci_session_errmsg(NULL), "not an allowed URL prefix");
+    assert_int_equal(ci_config_set_url_header(cfg, "https://api.example.com/v1/", "A: b\r\nC: d"),
+                     CI_EINVAL);
+    assert_int_equal(ci_config_set_url_header(cfg, "https://api.example.com/v1/", "no colon"),
+                     CI_EINVAL);
+    assert_int_equal(ci_config_set_url_header(cfg, "https://api.example.com/v1/", "A: b"), CI_OK);
+    assert_int_equal(ci_config_set_url_limits(cfg, 0, 1, 1), CI_EINVAL);
+    assert_int_equal(ci_config_set_url_limits(cfg, 1, 1, 0), CI_EINVAL);
+    assert_int_equal(ci_config_set_url_limits(cfg, 1, CI_URL_LIMIT_MAX + 1ul, 1), CI_EINVAL);
+    assert_int_equal(ci_config_set_url_limits(cfg, 1, CI_URL_LIMIT_MAX, 1), CI_OK);
+    assert_int_equal(ci_config_allow_url(NULL, "http://a/"), CI_EINVAL);
+    assert_int_equal(ci_config_set_url_header(cfg, NULL, "A: b"), CI_EINVAL);
+    ci_config_free(cfg);
+}
+
+static void test_the_allow_list_matches_scheme_host_port_and_path(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    static const char *const yes[] = {
+        "https://api.example.com/v1/", "https://API.example.com:443/v1/rates?x=1",
+        "https://api.example.com/v1/a/../b",
+    };
+    static const char *const no[] = {
+        "http://api.example.com/v1/", "https://api.example.com:8443/v1/",
+        "https://api.example.com/v2/", "https://api.example.com/v1/../v2/",
+        "https://evil.example/v1/", "https://api.example.com.evil.example/v1/",
+        "https://x@api.example.com/v1/", "file:///v1/", "https://api.example.com/v1/\r\n",
+    };
+    struct ci_url u;
+    char msg[512];
+
+    assert_int_equal(ci_config_allow_url(cfg, "https://api.example.com/v1/"), CI_OK);
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        assert_non_null(ci_url_check(&cfg->urls, yes[i], &u, msg, sizeof msg));
+        ci_url_clear(&u);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        assert_null(ci_url_check(&cfg->urls, no[i], &u, msg, sizeof msg));
+        h_assert_contains(msg, "is not allowed in this sandbox");
+        h_assert_contains(msg, "; allowed: https://api.example.com/v1/");
+    }
+    ci_config_free(cfg);
+}
+
+static void test_private_addresses_need_a_prefix_that_names_them(void **state)
+{
+    struct ci_url_rule named = {.host = "127.0.0.1"}, name = {.host = "api.example.com"},
+                       local = {.host = "localhost"}, v6 = {.host = "[::1]"};
+    static const char *const private[] = {"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1",
+                                          "169.254.169.254", "0.0.0.0", "100.64.0.1",
+                                          "224.0.0.1"};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct sockaddr_in6 b = {.sin6_family = AF_INET6};
+
+    for (size_t i = 0; i < sizeof private / sizeof *private; i++) {
+        inet_pton(AF_INET, private[i], &a.sin_addr);
+        assert_false(ci_url_address_allowed(&name, (struct sockaddr *)&a));
+    }
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_true(ci_url_address_allowed(&named, (struct sockaddr *)&a));
+    assert_true(ci_url_address_allowed(&local, (struct sockaddr *)&a));
+    inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
+    assert_false(ci_url_address_allowed(&named, (struct sockaddr *)&a));
+    inet_pton(AF_INET, "93.184.216.34", &a.sin_addr);
+    assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&a));
+    static const char *const private6[] = {"::1", "::", "fe80::1", "fd00::1", "ff02::1",
+                                           "::ffff:10.0.0.1", "64:ff9b::7f00:1"};
+    for (size_t i = 0; i < sizeof private6 / sizeof *private6; i++) {
+        assert_int_equal(inet_pton(AF_INET6, private6[i], &b.sin6_addr), 1);
+        assert_false(ci_url_address_allowed(&name, (struct sockaddr *)&b));
+    }
+    inet_pton(AF_INET6, "::1", &b.sin6_addr);
+    assert_true(ci_url_address_allowed(&v6, (struct sockaddr *)&b));
+    inet_pton(AF_INET6, "2606:2800:220:1::1", &b.sin6_addr);
+    assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&b));
+}
+
+static int group_setup(void **state)
+{
+    ci_config *cfg;
+    int rc;
+
+    (void)state;
+    start_server();
+    snprintf(prefix, sizeof prefix, "http://127.0.0.1:%d/v1/", srv.port);
+    cfg = h_config(&(struct h_limits){.timeout_ms = 60000});
+    if (ci_config_allow_url(cfg, prefix) != CI_OK ||
+        ci_config_set_url_header(cfg, prefix, "Authorization: Bearer " SECRET) != CI_OK ||
+        ci_config_set_url_limits(cfg, 1024 * 1024, RESPONSE_LIMIT, URL_TIMEOUT_MS) != CI_OK)
+        return -1;
+    rc = ci_session_new(&S, cfg);
+    ci_config_free(cfg);
+    if (rc != CI_OK) {
+        fprintf(stderr, "no session: %s\n", ci_session_errmsg(NULL));
+        return -1;
+    }
+    return 0;
+}
+
+static int alive(void **state)
+{
+    h_ensure_alive(S);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    ci_session_free(S);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefixes_and_headers_are_checked),
+        cmocka_unit_test(test_the_allow_list_matches_scheme_host_port_and_path),
+        cmocka_unit_test(test_private_addresses_need_a_prefix_that_names_them),
+        cmocka_unit_test_setup(test_get_and_post_reach_the_server, alive),
+        cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
+                               alive),
+        cmocka_unit_test_setup(test_a_redirect_is_checked_as_a_request, alive),
+        cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
+        cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
+        cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
+        cmocka_unit_test_setup(test_pandas_reads_an_allowed_csv_and_json, alive),
+        cmocka_unit_test_setup(test_forged_requests_are_refused_or_end_the_worker, alive),
+        cmocka_unit_test_setup(test_an_interrupt_ends_a_request, alive),
+        cmocka_unit_test(test_a_name_that_resolves_to_loopback_is_refused),
+        cmocka_unit_test(test_a_session_without_prefixes_has_no_network),
+    };
+    h_watchdog(600);
+    return cmocka_run_group_tests_name("http", tests, group_setup, group_teardown);
+}
