@@ -166,7 +166,11 @@ CI_API const char *ci_status_name(ci_status status);
  *                           on every thread; a forbidden call kills the
  *                           worker and is reported as SandboxViolation.
  *  CI_SANDBOX_RLIMITS       RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE and
- *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard.
+ *                           RLIMIT_NOFILE (setrlimit(2)), soft and hard;
+ *                           RLIMIT_CPU too when a CPU limit is set
+ *                           (ci_config_set_cpu_limit), and
+ *                           RLIMIT_SIGPENDING 64 in a worker with a user
+ *                           namespace of its own (CI_SANDBOX_USERNS).
  *  CI_SANDBOX_NO_NEW_PRIVS  prctl(PR_SET_NO_NEW_PRIVS).
  *  CI_SANDBOX_LANDLOCK      best effort: a Landlock domain (landlock(7))
  *                           granting reads of the system's libraries and
@@ -408,6 +412,27 @@ CI_API int ci_config_set_disk_quota(ci_config *cfg, ci_uint64 bytes);
  *         4294967295.
  */
 CI_API int ci_config_set_inode_quota(ci_config *cfg, ci_uint64 inodes);
+
+/*
+ * ci_config_set_cpu_limit - the CPU time a session's worker may use in
+ * all, every thread of every cell counted, in seconds; default 0, no
+ * limit. Each start of the worker (ci_session_new, ci_session_restart)
+ * gets it anew. The kernel enforces it (RLIMIT_CPU, soft and hard, which
+ * the worker sets on itself as it locks down, before any cell, and which
+ * the host reads back from /proc/PID/limits; a cell cannot raise it): the
+ * worker is killed when its CPU time reaches the limit, and the run that
+ * was going on ends with CI_STATUS_KILLED and the error name
+ * "CPULimitExceeded". The kernel counts whole seconds from the worker's
+ * start, and the start's own CPU time (milliseconds for a worker forked
+ * from the zygote, about a second by exec) is rounded up to the next
+ * second on top of @seconds, so the cells get at least @seconds and less
+ * than @seconds + 1. Between cells the worker is stopped and uses none
+ * (ci_run_ex), so the budget is spent by cells alone. When the limit
+ * cannot be set, the session does not start (CI_ESPAWN).
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @seconds is over a year
+ *         (31536000).
+ */
+CI_API int ci_config_set_cpu_limit(ci_config *cfg, unsigned long seconds);
 
 /*
  * ci_config_set_workspace_root - the directory under which each session
@@ -1023,6 +1048,14 @@ CI_API int ci_session_interrupt(ci_session *s);
  * given on_input to answer them (a cell that set sys.stdin to a file of
  * its own, io.StringIO say, reads input() from it, as in Python).
  *
+ * Between cells the worker is stopped (SIGSTOP, every thread; SIGCONT as
+ * the next cell is sent), so a thread a cell leaves running, or a timer,
+ * runs on only while later cells run and uses no CPU in between; what it
+ * prints then is part of the running cell's output. The host process gets
+ * a SIGCHLD for each stop and continue of a worker (as for any child,
+ * unless its handler has SA_NOCLDSTOP); the library waits for no stopped
+ * child, so a host that reaps its own children with WUNTRACED sees them.
+ *
  * @code: UTF-8 source, NUL-terminated, at most 16 MiB.
  * @out:  receives the result, owned by the caller (ci_result_free); set
  *        to NULL when the return code is not CI_OK.
@@ -1173,7 +1206,8 @@ CI_API ci_status ci_result_status(const ci_result *r);
 /*
  * ci_result_stdout, ci_result_stderr - everything the cell wrote to file
  * descriptor 1 (or 2), from Python or from C, including what threads of
- * earlier cells wrote since the last run; a stream that passed the output
+ * earlier cells wrote while it ran (they run only while a cell does,
+ * ci_run); a stream that passed the output
  * limit as its head, a marker line and its tail (at most the limit and
  * 400 bytes; ci_config_set_output_limit).
  * The bytes are as written (not necessarily UTF-8, may hold NULs), with
@@ -1259,7 +1293,8 @@ CI_API const char *ci_result_value(const ci_result *r);
  * CI_STATUS_TIMEOUT ("TimeoutError") and CI_STATUS_INTERRUPTED
  * ("KeyboardInterrupt", whatever the cell made of the interrupt); for
  * CI_STATUS_KILLED one of "WorkerDied", "SandboxViolation" (killed by the
- * seccomp filter), "ProtocolError", "TimeoutError" (did not stop within
+ * seccomp filter), "CPULimitExceeded" (killed by the kernel at the CPU
+ * limit, ci_config_set_cpu_limit), "ProtocolError", "TimeoutError" (did not stop within
  * the grace period after the timeout, or could not be sent the cell or
  * an input() answer before it) or "KeyboardInterrupt" (did not stop
  * within the grace period after ci_session_interrupt()): one name per

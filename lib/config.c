@@ -23,6 +23,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->task_limit = CI_TASK_LIMIT_DEFAULT;
     cfg->disk_quota = 512 * MIB;
     cfg->inode_quota = 65536;
+    cfg->cpu_limit_s = 0;
     cfg->output_limit = 1 * MIB;
     cfg->spill_limit = 16 * MIB; /* 8 kept: 128 MiB a session at most */
     cfg->display_output_limit = 16 * MIB;
@@ -261,6 +262,14 @@ CI_API int ci_config_set_inode_quota(ci_config *cfg, unsigned long long inodes)
     if (!cfg || inodes < 64 || inodes > UINT32_MAX)
         return CI_EINVAL;
     cfg->inode_quota = inodes;
+    return CI_OK;
+}
+
+CI_API int ci_config_set_cpu_limit(ci_config *cfg, unsigned long seconds)
+{
+    if (!cfg || seconds > CI_CPU_LIMIT_MAX_S)
+        return CI_EINVAL;
+    cfg->cpu_limit_s = seconds;
     return CI_OK;
 }
 

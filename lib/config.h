@@ -27,6 +27,7 @@ struct ci_config {
     unsigned long task_limit; /* RLIMIT_NPROC in the worker's user namespace */
     unsigned long long disk_quota; /* the session directory's tmpfs size=; 0: none (quota.c) */
     unsigned long long inode_quota; /* its nr_inodes= */
+    unsigned long cpu_limit_s; /* a worker's CPU time after its start; 0: none */
     size_t output_limit;
     unsigned long long spill_limit; /* one cut stream's spill file; 0: none */
     size_t display_output_limit; /* one rich output's data */

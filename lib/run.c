@@ -28,6 +28,7 @@
 #include "channel.h"
 #include "clock.h"
 #include "config.h"
+#include "cpu.h"
 #include "errors.h"
 #include "fetch.h"
 #include "functions.h"
@@ -743,6 +744,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
      * at its timeout must have had all of it (wall_time_us included).
      * Numbered across restarts, so a request for a run of an earlier
      * worker never stops this one. */
+    ci_worker_resume(&s->worker);
     ci_usage_begin(&s->worker, &usage);
     run->deadline = ci_now_ms() + (int64_t)run->timeout_ms + 1;
     run->hard = run->deadline + (int64_t)s->cfg.grace_ms;
@@ -770,6 +772,7 @@ static void run_cell(struct run *run, const char *code, size_t len)
     } else {
         await_result(run);
     }
+    ci_worker_pause(&s->worker); /* at once: a thread the cell left must not run on */
     ci_drain_finish(&run->drain, run->r);
     atomic_store(&s->running, 0);
     ci_usage_end(&s->worker, &usage, run->r);

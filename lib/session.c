@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "channel.h"
 #include "clock.h"
 #include "config.h"
+#include "cpu.h"
 #include "errors.h"
 #include "fd.h"
 #include "files.h"
@@ -48,13 +50,24 @@ static void worker_close(struct ci_worker *w)
     ci_worker_init(w);
 }
 
-/* A sentence for how a reaped worker ended; the name is static. A
- * worker that reported @signaled (0: none) and exited with 128 + it was
- * its PID namespace's init, which the signal could not end (proto.h):
- * its end is told as the signal's. */
-static void describe_end(int st, int signaled, const char **name, char *value,
-                         size_t valuelen)
+/* A sentence for how the reaped worker @w ended with wait status @st
+ * after @cpu_us of CPU time; the name is static. A worker that reported
+ * a signal (w->signaled) and exited with 128 + it was its PID namespace's
+ * init, which the signal could not end (proto.h): its end is told as the
+ * signal's. */
+static void describe_end(const struct ci_worker *w, int st, unsigned long long cpu_us,
+                         const char **name, char *value, size_t valuelen)
 {
+    int signaled = w->signaled;
+
+    if (ci_worker_cpu_limited(w, st, cpu_us)) {
+        *name = "CPULimitExceeded";
+        snprintf(value, valuelen,
+                 "the worker used up its CPU time limit (%llu s of CPU time in all, "
+                 "RLIMIT_CPU) and the kernel killed it",
+                 w->cpu_limit_s);
+        return;
+    }
     if (signaled && signaled != SIGSYS && WIFEXITED(st) && WEXITSTATUS(st) == 128 + signaled)
         st = signaled; /* the wait status of a death by that signal */
     if (WIFEXITED(st)) {
@@ -77,17 +90,23 @@ static void describe_end(int st, int signaled, const char **name, char *value,
     }
 }
 
-/* Waits until @deadline_ms for the worker to exit and reaps it into @st:
- * 1 once reaped, 0 if the deadline came first, -1 if it is not ours to
- * reap (ECHILD: the host reaped it behind our back). */
-static int wait_exit(struct ci_worker *w, int *st, int64_t deadline_ms)
+/* Waits until @deadline_ms for the worker to exit and reaps it into @st
+ * and its CPU time in *@cpu_us: 1 once reaped, 0 if the deadline came
+ * first, -1 if it is not ours to reap (ECHILD: the host reaped it behind
+ * our back). */
+static int wait_exit(struct ci_worker *w, int *st, unsigned long long *cpu_us,
+                     int64_t deadline_ms)
 {
     for (;;) {
-        pid_t r = waitpid(w->pid, st, WNOHANG);
+        struct rusage ru;
+        pid_t r = wait4(w->pid, st, WNOHANG, &ru);
         int64_t left;
 
-        if (r == w->pid)
+        if (r == w->pid) {
+            *cpu_us = (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+                      (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
             return 1;
+        }
         if (r < 0 && errno != EINTR)
             return -1;
         left = deadline_ms - ci_now_ms();
@@ -147,6 +166,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen)
 {
     int st = 0, got, reaped, killed = 0;
+    unsigned long long cpu_us = 0;
 
     *name = "WorkerDied";
     snprintf(value, valuelen, "the worker is gone");
@@ -154,7 +174,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
         worker_close(w);
         return 0;
     }
-    got = wait_exit(w, &st, deadline_ms);
+    got = wait_exit(w, &st, &cpu_us, deadline_ms);
     if (got == 0) {
         killed = !worker_exiting(w);
         kill(w->pid, SIGKILL);
@@ -162,7 +182,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
          * take long to tear it down (a cell can make closing its files
          * slow: freeing a fragmented file on a discard-mounted disk took
          * minutes here): 50 ms, then the reaping goes to a thread. */
-        got = wait_exit(w, &st, ci_now_ms() + 50);
+        got = wait_exit(w, &st, &cpu_us, ci_now_ms() + 50);
         if (got != 1) {
             reap_in_background(w->pid);
             snprintf(value, valuelen, "the worker was killed (SIGKILL) and is still exiting");
@@ -170,7 +190,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     }
     reaped = got == 1;
     if (reaped)
-        describe_end(st, w->signaled, name, value, valuelen);
+        describe_end(w, st, cpu_us, name, value, valuelen);
     worker_close(w);
     w->exit_code = reaped && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return killed;
@@ -364,8 +384,13 @@ int ci_worker_start(ci_session *s)
     rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", &s->err);
     if (rc == CI_OK)
         rc = check_layers(s);
-    if (rc == CI_OK)
+    if (rc == CI_OK &&
+        (rc = ci_worker_check_cpu_limit(&s->worker, s->cfg.cpu_limit_s, &s->err)) != CI_OK)
+        ci_worker_stop(&s->worker);
+    if (rc == CI_OK) {
+        ci_worker_pause(&s->worker); /* until its first cell */
         ci_err_clear(&s->err);
+    }
     return rc;
 }
 

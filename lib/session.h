@@ -33,6 +33,8 @@ struct ci_worker {
     int exit_code;   /* its exit status once reaped, if it exited; else -1 */
     int functions_sent; /* 1 once it was sent the FUNCTIONS frame */
     int network_sent;   /* 1 once it was sent the NETWORK frame */
+    int paused;         /* 1 while stopped between cells (cpu.c) */
+    unsigned long long cpu_limit_s; /* its RLIMIT_CPU (seconds), 0: none */
 };
 
 struct ci_manifest_verified; /* manifest_cache.h */

@@ -296,7 +296,7 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], struct ci_err *err)
     int policy = -1;
     pid_t pid;
     char a_parent[32], a_memory[32], a_fsize[32], a_output[32], a_display[32],
-        a_display_run[32], a_dpi[16], a_tasks[16], a_quota[32];
+        a_display_run[32], a_dpi[16], a_tasks[16], a_quota[32], a_cpu[32];
 
     snprintf(a_parent, sizeof a_parent, "%ld", (long)getpid());
     snprintf(a_memory, sizeof a_memory, "%llu", s->cfg.memory_limit);
@@ -307,10 +307,11 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], struct ci_err *err)
     snprintf(a_dpi, sizeof a_dpi, "%u", s->cfg.figure_dpi);
     snprintf(a_tasks, sizeof a_tasks, "%lu", s->cfg.task_limit);
     snprintf(a_quota, sizeof a_quota, "%llu", (unsigned long long)s->quota_dev);
+    snprintf(a_cpu, sizeof a_cpu, "%lu", s->cfg.cpu_limit_s);
     char *argv[] = {"codeinterp-worker", "--parent", a_parent, "--memory", a_memory,
                     "--fsize", a_fsize, "--output-limit", a_output,
                     "--display-limit", a_display, "--display-run-limit", a_display_run,
-                    "--dpi", a_dpi, "--tasks", a_tasks, "--quota-dev", a_quota,
+                    "--dpi", a_dpi, "--tasks", a_tasks, "--quota-dev", a_quota, "--cpu", a_cpu,
                     "--preload", (char *)ci_config_preload(&s->cfg),
                     s->verified_manifest ? "--manifest" : NULL, NULL};
 

@@ -34,9 +34,8 @@ static int64_t monotonic_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The worker's CPU time, all its threads, in ns; -1 if unreadable. Its
- * clock id is asked for once (glibc checks the pid with clock_getres). */
-static int64_t cpu_ns(struct ci_worker *w)
+/* Its clock id is asked for once (glibc checks the pid with clock_getres). */
+int64_t ci_worker_cpu_ns(struct ci_worker *w)
 {
     struct timespec ts;
 
@@ -85,7 +84,7 @@ static unsigned long long read_peak(struct ci_worker *w)
 void ci_usage_begin(struct ci_worker *w, struct ci_usage *u)
 {
     reset_peak(w);
-    u->cpu_ns = cpu_ns(w);
+    u->cpu_ns = ci_worker_cpu_ns(w);
     u->start_ns = monotonic_ns();
 }
 
@@ -96,7 +95,7 @@ void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r)
     r->wall_us = (unsigned long long)(now - u->start_ns) / 1000;
     if (w->pid <= 0)
         return; /* dead and reaped: its clocks are gone */
-    cpu = cpu_ns(w);
+    cpu = ci_worker_cpu_ns(w);
     if (cpu >= 0 && u->cpu_ns >= 0 && cpu >= u->cpu_ns)
         r->cpu_us = (unsigned long long)(cpu - u->cpu_ns) / 1000;
     r->peak_memory = read_peak(w);

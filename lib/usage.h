@@ -17,5 +17,7 @@ struct ci_usage {
 void ci_usage_begin(struct ci_worker *w, struct ci_usage *u);
 /* Fills r->wall_us, and r->cpu_us and r->peak_memory while the worker lives. */
 void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r);
+/* The worker's CPU time, all its threads, in ns; -1 if unreadable. */
+int64_t ci_worker_cpu_ns(struct ci_worker *w);
 
 #endif /* CI_USAGE_H */

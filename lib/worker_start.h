@@ -27,6 +27,10 @@
 #define CI_TASK_LIMIT_MIN 16u
 #define CI_TASK_LIMIT_MAX 65536u
 
+/* The longest CPU limit (ci_config_set_cpu_limit, the worker's --cpu):
+ * a year, in seconds. */
+#define CI_CPU_LIMIT_MAX_S 31536000UL
+
 /* What a worker imports before READY unless told otherwise
  * (ci_config_set_preload()). */
 #define CI_DEFAULT_PRELOAD "numpy,pandas,matplotlib.pyplot"

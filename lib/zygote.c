@@ -341,6 +341,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         .output_limit = s->cfg.output_limit,
         .display_limit = s->cfg.display_output_limit,
         .display_run_limit = s->cfg.display_run_limit,
+        .cpu = s->cfg.cpu_limit_s,
         .dir_len = (uint32_t)strlen(s->dir),
         .dir_dev = (uint64_t)s->dir_dev,
         .dir_ino = (uint64_t)s->dir_ino,

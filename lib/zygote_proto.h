@@ -49,6 +49,7 @@ struct ci_spawn_request {
     uint64_t output_limit;    /* as --output-limit */
     uint64_t display_limit;   /* as --display-limit */
     uint64_t display_run_limit; /* as --display-run-limit */
+    uint64_t cpu;             /* as --cpu */
     uint32_t dir_len;         /* 1 to CI_SPAWN_DIR_MAX */
     uint32_t tasks;           /* as --tasks */
     uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the

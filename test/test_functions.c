@@ -319,24 +319,27 @@ static void test_calls_from_threads_are_serialized(void **state)
              "('StdinNotImplementedError', [])", "");
 }
 
-static void test_a_call_after_its_cell_ended_raises(void **state)
+static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void **state)
 {
-    /* A thread the cell left running: its call after the cell's end is
-     * refused in the worker, and never reaches the host. */
+    /* A thread the cell left running: between cells the worker is
+     * stopped (the worker would refuse a call then), so its call comes
+     * while the next cell runs, and is answered. */
     h_expect(S,
              "import threading, time\n"
              "late = []\n"
              "def later():\n"
              "    time.sleep(0.3)\n"
-             "    try:\n        echo(1)\n    except Exception as e:\n"
+             "    try:\n        echo(1)\n        late.append('answered')\n"
+             "    except Exception as e:\n"
              "        late.append(f'{type(e).__name__}: {e}')\n"
              "threading.Thread(target=later).start()",
              NULL, "");
     h_sleep_ms(600);
     H.calls = 0;
-    h_expect(S, "late", "['RuntimeError: a host function can only be called while a cell runs']",
-             "");
-    assert_int_equal(H.calls, 0);
+    /* Up to 10 s for a loaded machine to run the thread: a hang bound. */
+    h_expect(S, "import time\nfor _ in range(200):\n    if late: break\n    time.sleep(0.05)\nlate",
+             "['answered']", "");
+    assert_int_equal(H.calls, 1);
 }
 
 /* ------------------------------------------------- timeout, interrupt */
@@ -818,7 +821,7 @@ int main(int argc, char **argv)
         T(test_help_shows_the_description),
         T(test_functions_import_from_codeinterp_host),
         T(test_calls_from_threads_are_serialized),
-        T(test_a_call_after_its_cell_ended_raises),
+        T(test_a_thread_left_running_calls_only_while_a_later_cell_runs),
         T(test_a_callback_that_blocks_past_the_timeout),
         T(test_an_interrupt_while_in_a_call),
         T(test_a_call_given_up_on_is_not_answered_twice),

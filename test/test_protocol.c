@@ -1052,6 +1052,17 @@ static void test_silent_start_fails_at_the_startup_timeout(void **state)
     free(root);
 }
 
+/* The fake worker says READY without setting RLIMIT_CPU: the host reads
+ * the kernel's limits, not the worker's word, and refuses it. */
+static void test_a_worker_without_its_cpu_limit_is_refused(void **state)
+{
+    ci_config *cfg = h_config(&fast);
+
+    assert_int_equal(ci_config_set_cpu_limit(cfg, 5), CI_OK);
+    h_start_fails(cfg, CI_ESPAWN, "did not set its CPU limit of 5 s");
+    ci_config_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--parent"))
@@ -1059,6 +1070,7 @@ int main(int argc, char **argv)
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_well_formed_result_is_taken_as_sent),
+        cmocka_unit_test(test_a_worker_without_its_cpu_limit_is_refused),
         cmocka_unit_test(test_frame_length_over_cap_is_refused_before_allocating),
         cmocka_unit_test(test_field_longer_than_frame_is_refused),
         cmocka_unit_test(test_invalid_utf8_is_refused),

@@ -95,7 +95,8 @@ type Output struct {
 }
 
 // CellError is the exception a cell raised, or for StatusKilled how the
-// worker died: "WorkerDied", "SandboxViolation", "ProtocolError",
+// worker died: "WorkerDied", "SandboxViolation", "CPULimitExceeded"
+// (the kernel killed it at the CPU limit), "ProtocolError",
 // "TimeoutError" (it did not stop within the grace period after the
 // timeout) or "KeyboardInterrupt" (nor after Interrupt). One name per
 // fate, whether the cell stopped or was killed: Status tells which. It

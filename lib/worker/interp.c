@@ -531,7 +531,15 @@ static void describe_failure(struct ci_cell *out)
  * tells them apart, so this handler, not Python's, receives SIGINT and
  * passes on to Python (PyErr_SetInterruptEx, async-signal-safe) only the
  * one meant for the running cell. A SIGINT the cell sends itself
- * (os.kill, signal.raise_signal) is not queued and passes as always.
+ * (os.kill, signal.raise_signal) is not queued and passes as always, and
+ * so does a host's whose number the kernel dropped: when the signals
+ * queued for the worker's user reach RLIMIT_SIGPENDING, SIGINT still
+ * comes, but as SI_USER from pid 0 (signal(7)). One that reaches the
+ * worker while a cell runs was sent for it, since the host sends no
+ * interrupt for a cell once the next one is sent; those still pending
+ * when a cell starts (the cell before blocked SIGINT) are dropped then,
+ * but for a numbered one for the new cell, so that none lands in a later
+ * cell whatever the queue holds.
  */
 static volatile sig_atomic_t running_cell; /* 0 between cells */
 static volatile sig_atomic_t asked_cell;   /* the last cell the host interrupted */
@@ -549,6 +557,23 @@ static void on_sigint(int sig, siginfo_t *info, void *context)
             PyErr_SetInterruptEx(sig);
     }
     errno = saved;
+}
+
+/* Takes every SIGINT pending as cell @count starts, keeping only one the
+ * host numbered for it (in asked_cell). */
+static void drop_stale_interrupts(uint32_t count)
+{
+    static const struct timespec now = {0, 0};
+    sigset_t sigint, old;
+    siginfo_t info;
+
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, &old);
+    while (sigtimedwait(&sigint, &info, &now) == SIGINT)
+        if (info.si_code == SI_QUEUE && info.si_value.sival_int == (int)count)
+            asked_cell = (sig_atomic_t)count;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* (Re)installs on_sigint, unless a cell chose to ignore SIGINT or reset
@@ -577,6 +602,7 @@ void ci_interp_run(uint32_t count, const char *src, size_t len,
     memset(out, 0, sizeof(*out));
     claim_sigint();
     running_cell = (sig_atomic_t)count;
+    drop_stale_interrupts(count);
     /* Whatever tripped Python's SIGINT flag since the last cell is stale;
      * an interrupt for this cell that came early is in asked_cell. */
     PyOS_InterruptOccurred();

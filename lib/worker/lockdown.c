@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "manifest.h"
@@ -62,6 +63,35 @@ static void limit(int resource, const char *name, rlim_t value)
     if (setrlimit(resource, &rl) != 0)
         ci_fatal(CI_EXIT_RLIMIT, "setrlimit(%s, %llu): %s", name,
                  (unsigned long long)value, strerror(errno));
+}
+
+/* The CPU budget, on top of the whole seconds the start used: RLIMIT_CPU
+ * counts from the process's start, and a worker started by exec spent
+ * about a second importing. At the limit the kernel kills it (SIGKILL:
+ * soft and hard are one); no cell can raise it, nor set it (the filter
+ * lets prlimit64 only read). */
+static void limit_cpu(uint64_t seconds)
+{
+    struct timespec used;
+
+    if (seconds == 0)
+        return;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used) != 0)
+        ci_fatal(CI_EXIT_RLIMIT, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %s", strerror(errno));
+    limit(RLIMIT_CPU, "RLIMIT_CPU", (rlim_t)used.tv_sec + (used.tv_nsec > 0) + seconds);
+}
+
+void ci_limit_signal_queue(uint32_t layers)
+{
+    /* Counted per user of each user namespace, and again for the user
+     * that made it in the namespace above (user_namespaces(7)): in a
+     * namespace of its own a worker's count is its own, and this limit
+     * bounds what it adds to the count it shares with every other worker
+     * of the host's, or the host's own, uid. In the host's namespace the
+     * count is shared itself, and a low limit would let one session use
+     * it up for all: left as it is there. */
+    if (layers & CI_LAYER_USERNS)
+        limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", CI_SIGPENDING_MAX);
 }
 
 /*
@@ -383,6 +413,7 @@ uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
     limit(RLIMIT_CORE, "RLIMIT_CORE", 0);
     limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", (rlim_t)limits->fsize);
     limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", 256);
+    limit_cpu(limits->cpu);
     /* Everything made from here on is the owner's alone; the filter lets
      * no umask without 077 back in (seccomp.c). */
     umask(077);

@@ -4,6 +4,7 @@
  *   codeinterp-worker --parent PID --memory BYTES --fsize BYTES
  *                     --output-limit BYTES --display-limit BYTES
  *                     --display-run-limit BYTES --dpi N --tasks N --quota-dev DEV
+ *                     --cpu SECONDS
  *                     --preload MODULES [--manifest]
  *   codeinterp-worker --zygote --parent PID --preload MODULES [--manifest]
  *
@@ -83,16 +84,19 @@ static _Noreturn void usage(const char *why)
     ci_fatal(CI_EXIT_USAGE, "%s\nusage: codeinterp-worker --parent PID "
              "--memory BYTES --fsize BYTES --output-limit BYTES "
              "--display-limit BYTES --display-run-limit BYTES --dpi N --tasks N --quota-dev DEV "
+             "--cpu SECONDS "
              "--preload MODULES [--manifest]\n       codeinterp-worker --zygote --parent PID "
              "--preload MODULES [--manifest]", why);
 }
 
-/* A decimal number from @min (1 or more) to @max: digits only, no sign,
- * no spaces. */
+/* A decimal number from @min to @max: one digit or more, no sign, no
+ * spaces. */
 static uint64_t parse_number(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
     uint64_t v = 0;
 
+    if (!*s)
+        goto bad;
     for (const char *p = s; *p; p++) {
         unsigned d = (unsigned)(*p - '0');
 
@@ -107,7 +111,7 @@ bad:
              "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, s);
 }
 
-enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, TASKS, QUOTA_DEV, N_NUMBERS };
+enum { PARENT, MEMORY, FSIZE, OUTPUT, DISPLAY, DISPLAY_RUN, DPI, TASKS, QUOTA_DEV, CPU, N_NUMBERS };
 static const struct {
     const char *name;
     uint64_t min, max;
@@ -121,6 +125,7 @@ static const struct {
     [DPI] = {"--dpi", MIN_DPI, MAX_DPI},
     [TASKS] = {"--tasks", CI_TASK_LIMIT_MIN, CI_TASK_LIMIT_MAX},
     [QUOTA_DEV] = {"--quota-dev", 0, UINT64_MAX},
+    [CPU] = {"--cpu", 0, CI_CPU_LIMIT_MAX_S},
 };
 
 /* Checks each number against its option's range and sets the limits, as
@@ -144,6 +149,7 @@ static void set_limits(struct args *a, const uint64_t val[N_NUMBERS])
     a->limits.dpi = (unsigned)val[DPI];
     a->limits.tasks = val[TASKS];
     a->limits.quota_dev = val[QUOTA_DEV];
+    a->limits.cpu = val[CPU];
 }
 
 /* The zygote's command line, or a worker's: every option once; --zygote
@@ -218,7 +224,7 @@ static void limits_from_request(struct args *a, const struct ci_spawn_request *r
         [PARENT] = (uint64_t)a->parent, [MEMORY] = r->memory, [FSIZE] = r->fsize,
         [OUTPUT] = r->output_limit, [DISPLAY] = r->display_limit,
         [DISPLAY_RUN] = r->display_run_limit, [DPI] = r->dpi, [TASKS] = r->tasks,
-        [QUOTA_DEV] = r->quota_dev,
+        [QUOTA_DEV] = r->quota_dev, [CPU] = r->cpu,
     };
 
     set_limits(a, val);
@@ -772,6 +778,7 @@ int main(int argc, char **argv)
     ci_init_signals(); /* pid 1 of a PID namespace only */
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
+    ci_limit_signal_queue(layers);
     layers |= ci_lockdown(a.parent, &a.limits);
     ci_send_ready(layers);
     serve(&a.limits);

@@ -58,6 +58,7 @@ struct ci_limits {
     unsigned dpi;             /* matplotlib figures' resolution */
     uint64_t tasks;           /* RLIMIT_NPROC, in the worker's user namespace (tasks.c) */
     uint64_t quota_dev;       /* st_dev of the session directory's tmpfs, or 0 (quota.c) */
+    uint64_t cpu;             /* RLIMIT_CPU past the start's, seconds; 0: none */
     const char *preload;      /* modules to import before READY, comma-separated */
 };
 
@@ -249,6 +250,13 @@ uint32_t ci_isolate(pid_t parent);
  * it added. */
 uint32_t ci_isolate_early(uint32_t have);
 uint32_t ci_isolate_late(pid_t parent, uint32_t have);
+
+/* Signals queued for the worker at once (RLIMIT_SIGPENDING) when it has a
+ * user namespace of its own: the host's interrupt needs one. */
+#define CI_SIGPENDING_MAX 64
+/* Sets that limit where @layers (CI_LAYER_*) holds the user namespace;
+ * before ci_lockdown(), whose filter refuses setrlimit. */
+void ci_limit_signal_queue(uint32_t layers);
 
 /* The rest of the lockdown, in order, the seccomp filter last; every
  * failure exits with its own code. Returns the CI_LAYER_* bits applied

@@ -173,9 +173,130 @@ static void test_sigio_to_the_host_through_f_setown(void **state)
            "os.write(w, b'x')");
 }
 
+/* ------------------------------------------- the queue of pending signals */
+
+/* Fills the worker's queue of signals: real-time signals, blocked, sent
+ * to itself until the kernel queues no more (RLIMIT_SIGPENDING); the
+ * count stays full while they wait. */
+#define FILL_THE_QUEUE                                                        \
+    "import os, signal, time\n"                                               \
+    "rt = set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))\n"                 \
+    "signal.pthread_sigmask(signal.SIG_BLOCK, rt)\n"                          \
+    "for i in range(100000):\n"                                               \
+    "    os.kill(os.getpid(), signal.SIGRTMIN + i % len(rt))\n"               \
+    "def queued():\n"                                                         \
+    "    return [l.split()[1] for l in open('/proc/self/status')\n"           \
+    "            if l.startswith('SigQ')][0]\n"
+
+/* Only a worker in a user namespace of its own has a count of its own
+ * (SECURITY.md, "Resource limits"); elsewhere filling it would take the
+ * count the other sessions share. 1 if @s has one. */
+static int own_signal_count(ci_session *s, const char *test)
+{
+    if (ci_session_sandbox(s) & CI_SANDBOX_USERNS)
+        return 1;
+    assert_int_equal(h_probe(h_zygote_default())->layers & CI_SANDBOX_USERNS, 0);
+    h_skip_because_(test, "no user namespace here (the kernel's report agrees): the count of "
+                    "queued signals is shared by every worker of one uid");
+    return 0;
+}
+
+/* A cell that sleeps @s, interrupted after 300 ms: KeyboardInterrupt,
+ * well before the grace period would have killed it. */
+static void assert_interrupt_works(ci_session *s)
+{
+    struct h_interrupter in;
+    int64_t t0 = h_now_ms();
+
+    h_interrupt_later(&in, s, 300);
+    ci_result *r = h_run_status(s, "import time\ntime.sleep(30)", CI_STATUS_INTERRUPTED);
+    assert_int_equal(h_interrupter_join(&in), 1);
+    h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");
+    ci_result_free(r);
+    if (h_now_ms() - t0 > 20000)
+        fail_msg("the interrupt took %lld ms", (long long)(h_now_ms() - t0));
+}
+
+static void test_a_full_signal_queue_spares_other_sessions_and_the_host(void **state)
+{
+    if (!own_signal_count(S, __func__))
+        return;
+    a_expect_value(S, FILL_THE_QUEUE "queued()", "'64/64'", "its queue is not its own");
+    /* The other session can still queue a signal (tgkill: a real-time
+     * one fails with EAGAIN when a count it is charged to is full), and
+     * so can the host for it: its interrupt. */
+    a_expect_value(B,
+                   "import signal, threading\n"
+                   "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})\n"
+                   "signal.pthread_kill(threading.get_ident(), signal.SIGRTMIN)\n"
+                   "n = [l.split()[1] for l in open('/proc/self/status') if l.startswith('SigQ')]\n"
+                   "signal.sigwait({signal.SIGRTMIN})\n"
+                   "n[0]",
+                   "'1/64'", "another session's queue filled this one's");
+    assert_interrupt_works(B);
+    /* The host can still queue a signal to itself. */
+    sigset_t rt;
+    siginfo_t info;
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN);
+    assert_int_equal(pthread_sigmask(SIG_BLOCK, &rt, NULL), 0);
+    assert_int_equal(sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = 7}), 0);
+    assert_int_equal(sigwaitinfo(&rt, &info), SIGRTMIN);
+    assert_int_equal(info.si_value.sival_int, 7);
+    assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &rt, NULL), 0);
+    /* Its own interrupt comes without its number, and still stops it. */
+    assert_interrupt_works(S);
+    assert_int_equal(ci_session_restart(S), CI_OK);
+    assert_everyone_alive();
+}
+
+/* Interrupts the session (the payload) once the cell says its queue is
+ * full. */
+static void interrupt_when_full(int stream, const char *data, size_t len, void *payload)
+{
+    /* Its line may come in two pieces, "full" and "\n". */
+    if (stream == CI_STREAM_STDOUT && memmem(data, len, "full", 4))
+        ci_session_interrupt(payload);
+}
+
+/* The cell blocks SIGINT and fills its queue, so the host's interrupt
+ * waits, without its number, as the cell ends: it must not land in the
+ * next cell, which unblocks SIGINT. */
+static void test_an_interrupt_without_its_number_never_hits_a_later_cell(void **state)
+{
+    ci_result *r = NULL;
+
+    if (!own_signal_count(S, __func__))
+        return;
+    assert_int_equal(ci_run_stream(S,
+                                   "import signal\n"
+                                   "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+                                   FILL_THE_QUEUE "print('full', flush=True)\n"
+                                   "time.sleep(1.5)\n"
+                                   "print(queued(), signal.SIGINT in signal.sigpending())",
+                                   interrupt_when_full, S, &r),
+                     CI_OK);
+    /* Interrupted as far as the host knows, though the cell went on. */
+    if (ci_result_status(r) != CI_STATUS_INTERRUPTED) {
+        h_dump(r);
+        fail_msg("the run was not interrupted");
+    }
+    h_assert_str(ci_result_stdout(r, NULL), "full\n64/64 True\n");
+    ci_result_free(r);
+    h_expect(S,
+             "import signal, time\n"
+             "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+             "time.sleep(0.3)\n'not interrupted'",
+             "'not interrupted'", "");
+    assert_int_equal(ci_session_restart(S), CI_OK);
+}
+
 int main(int argc, char **argv)
 {
     a_main_prologue(argc, argv, 120);
+    /* As an unprivileged host too: its workers' queued signals are also
+     * counted against its own uid. */
+    int other = a_also_unprivileged(argv);
     const struct CMUnitTest tests[] = {
         A_TEST(test_sigkill_to_the_host),
         A_TEST(test_sigkill_to_its_parent_as_it_sees_it),
@@ -190,6 +311,11 @@ int main(int argc, char **argv)
         A_TEST(test_rt_sigqueueinfo_to_the_host),
         A_TEST(test_pidfd_send_signal_to_the_host),
         A_TEST(test_sigio_to_the_host_through_f_setown),
+        A_TEST(test_a_full_signal_queue_spares_other_sessions_and_the_host),
+        A_TEST(test_an_interrupt_without_its_number_never_hits_a_later_cell),
     };
-    return cmocka_run_group_tests_name("attacks: signals", tests, group_setup, group_teardown);
+    char *name = h_fmt("attacks: signals (%s)", a_host_kind());
+    int rc = cmocka_run_group_tests_name(name, tests, group_setup, group_teardown);
+    free(name);
+    return rc || other;
 }

@@ -127,6 +127,12 @@ export async function waitExit(pid, ms) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The pids of process @pid's children, from /proc/PID/task/TID/children. */
+export function childrenOf(pid) {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+        readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+}
+
 /** The peak resident memory (VmHWM) of process @pid so far, in MiB. */
 export function peakMiB(pid) {
     const hwm = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);

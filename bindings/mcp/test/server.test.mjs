@@ -10,8 +10,8 @@ import { dirname, join } from 'node:path';
 import assert from 'node:assert/strict';
 import { EmptyResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    connect, FAKE_WORKER, freshRoot, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize, run, settle, sleep,
-    SERVER, textOf,
+    childrenOf, connect, FAKE_WORKER, freshRoot, leftIn, libraryVersion, peakMiB, PNG_MAGIC, pngSize,
+    run, settle, sleep, SERVER, textOf,
 } from './helpers.mjs';
 
 /** Runs @fn with a connected client; closes it and checks the cleanup.
@@ -407,6 +407,10 @@ test('download_file: a cell swapping names cannot make the server read a big fil
             "            raise OSError(ctypes.get_errno(), 'renameat2')\n" +
             '        swaps += 1\n' +
             'threading.Thread(target=swap, daemon=True).start()'), 'the swapping thread');
+        // Between cells the library stops the worker (SIGSTOP), and the
+        // thread with it: continued, it swaps while the server reads, as
+        // any other process of the worker's uid could.
+        for (const child of childrenOf(pid)) process.kill(child, 'SIGCONT');
         // 200 downloads, and more (up to 2000) until both answers are
         // seen: on a loaded machine the swapping thread may hardly run.
         let small = 0, big = 0;

@@ -131,7 +131,8 @@ class CellError(NamedTuple):
 
     name:      the exception's class name ("ZeroDivisionError"), or for a
                killed worker "WorkerDied", "SandboxViolation",
-               "ProtocolError", "TimeoutError" (it did not stop within the
+               "CPULimitExceeded" (the kernel killed it at the CPU
+               limit), "ProtocolError", "TimeoutError" (it did not stop within the
                grace period after the timeout) or "KeyboardInterrupt" (nor
                after Session.interrupt()): one name per fate, whether the
                cell stopped or was killed, the status telling which.

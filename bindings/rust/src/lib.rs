@@ -1102,7 +1102,8 @@ impl fmt::Display for Status {
 pub struct CellError {
     /// The class name ("ZeroDivisionError"; "TimeoutError",
     /// "KeyboardInterrupt", "MemoryError"); for a killed worker
-    /// "WorkerDied", "SandboxViolation", "ProtocolError", "TimeoutError"
+    /// "WorkerDied", "SandboxViolation", "CPULimitExceeded" (the kernel
+    /// killed it at the CPU limit), "ProtocolError", "TimeoutError"
     /// (it did not stop within the grace period after the timeout) or
     /// "KeyboardInterrupt" (nor after [`Interrupter::interrupt`]): one name
     /// per fate, whether the cell stopped or was killed, the status telling

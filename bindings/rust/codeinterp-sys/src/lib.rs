@@ -178,6 +178,7 @@ extern "C" {
     pub fn ci_config_set_task_limit(cfg: *mut ci_config, tasks: c_ulong) -> c_int;
     pub fn ci_config_set_disk_quota(cfg: *mut ci_config, bytes: ci_uint64) -> c_int;
     pub fn ci_config_set_inode_quota(cfg: *mut ci_config, inodes: ci_uint64) -> c_int;
+    pub fn ci_config_set_cpu_limit(cfg: *mut ci_config, seconds: c_ulong) -> c_int;
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
     pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
