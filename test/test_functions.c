@@ -321,23 +321,25 @@ static void test_calls_from_threads_are_serialized(void **state)
 
 static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void **state)
 {
-    /* A thread the cell left running: between cells the worker is
-     * stopped (the worker would refuse a call then), so its call comes
-     * while the next cell runs, and is answered. */
+    /* A thread the cell left running calls while the next cell runs (the
+     * cell lets it go), and is answered. Between cells the worker is
+     * stopped, so such a thread makes no call then. */
     h_expect(S,
              "import threading, time\n"
-             "late = []\n"
+             "late, go = [], threading.Event()\n"
              "def later():\n"
-             "    time.sleep(0.3)\n"
+             "    go.wait()\n"
              "    try:\n        echo(1)\n        late.append('answered')\n"
              "    except Exception as e:\n"
              "        late.append(f'{type(e).__name__}: {e}')\n"
              "threading.Thread(target=later).start()",
              NULL, "");
-    h_sleep_ms(600);
+    h_sleep_ms(300);
     H.calls = 0;
     /* Up to 10 s for a loaded machine to run the thread: a hang bound. */
-    h_expect(S, "import time\nfor _ in range(200):\n    if late: break\n    time.sleep(0.05)\nlate",
+    h_expect(S,
+             "import time\ngo.set()\nfor _ in range(200):\n    if late: break\n    time.sleep(0.05)\n"
+             "late",
              "['answered']", "");
     assert_int_equal(H.calls, 1);
 }
