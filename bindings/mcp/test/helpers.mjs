@@ -6,7 +6,7 @@
 // CODEINTERP_MCP_TMP   a directory for the servers' workspace roots (default:
 //                      build/mcp-test); every directory down to it must be
 //                      searchable by uid 65534 when the tests run as root.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -258,6 +258,26 @@ export class RawPeer {
     }
     cleanup() {
         this.kill();
+        unmountUnder(this.root);
         rmSync(this.root, { recursive: true, force: true });
+    }
+}
+
+/**
+ * Unmounts what a killed server left mounted under @root: a root host's
+ * session directory is a tmpfs of its own (the disk quota), which a host
+ * that dies without freeing its session leaves mounted.
+ */
+export function unmountUnder(root) {
+    let mounts = '';
+    try {
+        mounts = readFileSync('/proc/self/mounts', 'utf8');
+    } catch {
+        return;
+    }
+    for (const line of mounts.split('\n')) {
+        const at = (line.split(' ')[1] || '').replace(/\\040/g, ' ');
+        if (at.startsWith(`${root}/`))
+            spawnSync('umount', ['-l', at]);
     }
 }

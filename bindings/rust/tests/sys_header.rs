@@ -132,6 +132,8 @@ fn every_constant_has_the_header_value() {
         ("CI_SANDBOX_UTSNS", sys::CI_SANDBOX_UTSNS as i64),
         ("CI_SANDBOX_MNTNS", sys::CI_SANDBOX_MNTNS as i64),
         ("CI_SANDBOX_PIDNS", sys::CI_SANDBOX_PIDNS as i64),
+        ("CI_SANDBOX_TASK_LIMIT", sys::CI_SANDBOX_TASK_LIMIT as i64),
+        ("CI_SANDBOX_DISK_QUOTA", sys::CI_SANDBOX_DISK_QUOTA as i64),
         ("CI_STREAM_STDOUT", sys::CI_STREAM_STDOUT as i64),
         ("CI_STREAM_STDERR", sys::CI_STREAM_STDERR as i64),
         ("CI_TRUNCATED_STDOUT", sys::CI_TRUNCATED_STDOUT as i64),
