@@ -101,6 +101,23 @@ static char *take(char *s)
     return copy;
 }
 
+/* 1 if @path holds %2e, %2f or %5c (any case) or a backslash: libcurl
+ * resolves only literal dot segments, and a server that decodes before
+ * it normalises would serve /v1/%2e%2e/x as /x, above the prefix. */
+static int hidden_segment(const char *path)
+{
+    for (const char *p = path; *p; p++) {
+        if (*p == '\\')
+            return 1;
+        if (p[0] == '%' && p[1] && p[2]) {
+            char a = p[1], b = (char)(p[2] | 0x20);
+            if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c'))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * Parses @text as an absolute http or https URL into @out. CI_OK;
  * CI_EINVAL with @why (a static sentence) for a URL with a control
@@ -154,6 +171,12 @@ static int url_parse(const char *text, struct ci_url *out, const char **why)
     out->port = strtol(port, NULL, 10);
     if (curl_url_get(h, CURLUPART_PATH, &s, 0) != CURLUE_OK)
         goto out;
+    if (hidden_segment(s)) {
+        rc = CI_EINVAL;
+        *why = "its path holds an encoded '.', '/' or '\\', or a '\\', which a server may "
+               "decode into a path the allow list never saw";
+        goto out;
+    }
     out->path = take(s);
     s = NULL;
     if (curl_url_get(h, CURLUPART_URL, &s, 0) != CURLUE_OK)

@@ -288,6 +288,17 @@ static void test_urls_outside_the_prefixes_are_refused(void **state)
     assert_int_equal(srv.requests, before);
     free(out);
     free(want);
+    /* Encoded dot segments, which a decoding server would serve from
+     * above the prefix, and a backslash are refused before any request. */
+    out = cell_out("import urllib.request\n"
+                   "for p in ['%%2e%%2e/secret', '%%2E%%2E%%2Fsecret', '..%%5csecret']:\n"
+                   "    try:\n"
+                   "        urllib.request.urlopen('http://127.0.0.1:%d/v1/' + p)\n"
+                   "    except PermissionError as e:\n"
+                   "        print('refused', 'encoded' in str(e))\n");
+    h_assert_str(out, "refused True\nrefused True\nrefused True\n");
+    assert_int_equal(srv.requests, before);
+    free(out);
 }
 
 static void test_a_huge_response_is_capped(void **state)
