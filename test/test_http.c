@@ -528,6 +528,32 @@ static void test_the_allow_list_matches_scheme_host_port_and_path(void **state)
     ci_config_free(cfg);
 }
 
+static void test_a_prefix_without_a_slash_matches_whole_segments(void **state)
+{
+    ci_config *cfg = h_config(NULL);
+    static const char *const yes[] = {
+        "https://api.example.com/v1", "https://api.example.com/v1/rates",
+        "https://api.example.com/v1?x=1", "https://api.example.com/v1#top",
+    };
+    static const char *const no[] = {
+        "https://api.example.com/v1admin", "https://api.example.com/v1beta/rates",
+        "https://api.example.com/v", "https://api.example.com/",
+    };
+    struct ci_url u;
+    char msg[512];
+
+    assert_int_equal(ci_config_allow_url(cfg, "https://api.example.com/v1"), CI_OK);
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        assert_non_null(ci_url_check(&cfg->urls, yes[i], &u, msg, sizeof msg));
+        ci_url_clear(&u);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        assert_null(ci_url_check(&cfg->urls, no[i], &u, msg, sizeof msg));
+        h_assert_contains(msg, "is not allowed in this sandbox");
+    }
+    ci_config_free(cfg);
+}
+
 static void test_private_addresses_need_a_prefix_that_names_them(void **state)
 {
     struct ci_url_rule named = {.host = "127.0.0.1"}, name = {.host = "api.example.com"},
@@ -661,6 +687,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefixes_and_headers_are_checked),
         cmocka_unit_test(test_the_allow_list_matches_scheme_host_port_and_path),
+        cmocka_unit_test(test_a_prefix_without_a_slash_matches_whole_segments),
         cmocka_unit_test(test_private_addresses_need_a_prefix_that_names_them),
         cmocka_unit_test_setup(test_get_and_post_reach_the_server, alive),
         cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
