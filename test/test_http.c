@@ -499,59 +499,60 @@ static void test_prefixes_and_headers_are_checked(void **state)
     ci_config_free(cfg);
 }
 
-static void test_the_allow_list_matches_scheme_host_port_and_path(void **state)
+/* With @allow the one prefix allowed, each of @yes (a NULL-ended list)
+ * is allowed and each of @no refused with a message that names @allow. */
+static void check_matches(const char *allow, const char *const *yes, const char *const *no)
 {
     ci_config *cfg = h_config(NULL);
+    char *allowed = h_fmt("; allowed: %s", allow);
+    struct ci_url u;
+    char msg[512];
+
+    assert_int_equal(ci_config_allow_url(cfg, allow), CI_OK);
+    for (; *yes; yes++) {
+        if (!ci_url_check(&cfg->urls, *yes, &u, msg, sizeof msg))
+            fail_msg("%s refused under %s: %s", *yes, allow, msg);
+        ci_url_clear(&u);
+    }
+    for (; *no; no++) {
+        if (ci_url_check(&cfg->urls, *no, &u, msg, sizeof msg))
+            fail_msg("%s allowed under %s", *no, allow);
+        h_assert_contains(msg, "is not allowed in this sandbox");
+        h_assert_contains(msg, allowed);
+    }
+    free(allowed);
+    ci_config_free(cfg);
+}
+
+static void test_the_allow_list_matches_scheme_host_port_and_path(void **state)
+{
     static const char *const yes[] = {
         "https://api.example.com/v1/", "https://API.example.com:443/v1/rates?x=1",
-        "https://api.example.com/v1/a/../b",
+        "https://api.example.com/v1/a/../b", NULL,
     };
     static const char *const no[] = {
         "http://api.example.com/v1/", "https://api.example.com:8443/v1/",
         "https://api.example.com/v2/", "https://api.example.com/v1/../v2/",
         "https://evil.example/v1/", "https://api.example.com.evil.example/v1/",
         "https://x@api.example.com/v1/", "file:///v1/", "https://api.example.com/v1/\r\n",
+        NULL,
     };
-    struct ci_url u;
-    char msg[512];
 
-    assert_int_equal(ci_config_allow_url(cfg, "https://api.example.com/v1/"), CI_OK);
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
-        assert_non_null(ci_url_check(&cfg->urls, yes[i], &u, msg, sizeof msg));
-        ci_url_clear(&u);
-    }
-    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
-        assert_null(ci_url_check(&cfg->urls, no[i], &u, msg, sizeof msg));
-        h_assert_contains(msg, "is not allowed in this sandbox");
-        h_assert_contains(msg, "; allowed: https://api.example.com/v1/");
-    }
-    ci_config_free(cfg);
+    check_matches("https://api.example.com/v1/", yes, no);
 }
 
 static void test_a_prefix_without_a_slash_matches_whole_segments(void **state)
 {
-    ci_config *cfg = h_config(NULL);
     static const char *const yes[] = {
         "https://api.example.com/v1", "https://api.example.com/v1/rates",
-        "https://api.example.com/v1?x=1", "https://api.example.com/v1#top",
+        "https://api.example.com/v1?x=1", "https://api.example.com/v1#top", NULL,
     };
     static const char *const no[] = {
         "https://api.example.com/v1admin", "https://api.example.com/v1beta/rates",
-        "https://api.example.com/v", "https://api.example.com/",
+        "https://api.example.com/v", "https://api.example.com/", NULL,
     };
-    struct ci_url u;
-    char msg[512];
 
-    assert_int_equal(ci_config_allow_url(cfg, "https://api.example.com/v1"), CI_OK);
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
-        assert_non_null(ci_url_check(&cfg->urls, yes[i], &u, msg, sizeof msg));
-        ci_url_clear(&u);
-    }
-    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
-        assert_null(ci_url_check(&cfg->urls, no[i], &u, msg, sizeof msg));
-        h_assert_contains(msg, "is not allowed in this sandbox");
-    }
-    ci_config_free(cfg);
+    check_matches("https://api.example.com/v1", yes, no);
 }
 
 static void test_private_addresses_need_a_prefix_that_names_them(void **state)
