@@ -112,15 +112,6 @@ static char *prelude(void)
                        "        return 'ok'\n"
                        "    e = ctypes.get_errno()\n"
                        "    return errno.errorcode.get(e, str(e))\n"
-                       /* restart_syscall re-runs the calling thread's last
-                        * interrupted wait, if any: only a new thread surely
-                        * has nothing to restart. */
-                       "def fresh(nr):\n"
-                       "    out = []\n"
-                       "    t = threading.Thread(target=lambda: out.append(p(nr)))\n"
-                       "    t.start()\n"
-                       "    t.join()\n"
-                       "    return out[0]\n"
                        /* The host by its own pid: os.getppid() is 0 in a
                         * PID namespace of the worker's own. */
                        "me, parent, tid = os.getpid(), %d, threading.get_native_id()\n"
@@ -163,9 +154,8 @@ static void run_probes(const struct probe *probes, size_t n)
     assert_non_null(code);
     len = (size_t)snprintf(code, cap, "%sres = []\n", pre);
     for (size_t i = 0; i < n; i++) {
-        const char *call = probes[i].nr == SYS_restart_syscall ? "fresh" : "p";
-        len += (size_t)snprintf(code + len, cap - len, "res.append(%s(%ld%s%s))\n", call,
-                                probes[i].nr, *probes[i].args ? ", " : "", probes[i].args);
+        len += (size_t)snprintf(code + len, cap - len, "res.append(p(%ld%s%s))\n", probes[i].nr,
+                                *probes[i].args ? ", " : "", probes[i].args);
         assert_true(len < cap);
     }
     snprintf(code + len, cap - len, "','.join(res)");
