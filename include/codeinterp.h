@@ -804,9 +804,10 @@ CI_API int ci_reply_error(ci_reply *reply, const char *exception_name, const cha
  * host and port a URL must have and whose path its path must start with
  * ("https://api.example.com/v1/" allows https://api.example.com/v1/rates
  * but not /v2/ nor http://; a prefix's path matches whole segments, so
- * "https://api.example.com/v1" allows /v1 and /v1/rates, never /v1beta). The host resolves names itself and refuses a
- * connection to a loopback, link-local, private or reserved address
- * unless the prefix names that address literally ("http://127.0.0.1:8080/",
+ * "https://api.example.com/v1" allows /v1 and /v1/rates, never /v1beta).
+ * The host resolves names itself and refuses a connection to a
+ * loopback, link-local, private or reserved address unless the prefix
+ * names that address literally ("http://127.0.0.1:8080/",
  * "http://[::1]/", or "localhost" for loopback). Every other URL, a
  * redirect's too (the cell's client follows it with a new request, checked
  * as the first), fails in the cell with a PermissionError naming the

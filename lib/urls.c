@@ -307,9 +307,8 @@ CI_API int ci_config_set_url_limits(ci_config *cfg, size_t request_bytes, size_t
 }
 
 /* 1 if @u is within @r: the same scheme, host and port, and a path that
- * starts with the prefix's. */
-/* A prefix's path matches whole segments: "/v1" allows /v1 and /v1/x,
- * never /v1admin (libcurl's path part holds no query or fragment). */
+ * starts with the prefix's at a segment boundary: "/v1" allows /v1 and
+ * /v1/x, never /v1admin (libcurl's path part holds no query or fragment). */
 static int rule_matches(const struct ci_url_rule *r, const struct ci_url *u)
 {
     size_t n = strlen(r->path);
