@@ -204,15 +204,21 @@ _PATCHES = {'urllib3.connection': _patch_urllib3, 'requests.adapters': _patch_re
 
 
 class _PatchOnImport:
-    """A meta path finder that patches a module of _PATCHES once the
-    finder after it has loaded it: urllib3 and requests are imported only
-    by the cells that use them."""
+    """A meta path finder that patches a module of patches (its name: the
+    function) once the finder after it has loaded it: urllib3 and
+    requests are imported only by the cells that use them."""
+
+    def __init__(self, patches):
+        self._patches = patches
 
     def find_spec(self, name, path, target=None):
-        if name not in _PATCHES:
+        if name not in self._patches:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, 'find_spec'):
+        # Only the finders after this one: one before it (the manifest's)
+        # may be asking.
+        at = sys.meta_path.index(self) + 1 if self in sys.meta_path else 0
+        for finder in sys.meta_path[at:]:
+            if not hasattr(finder, 'find_spec'):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None and spec.loader is not None:
@@ -220,10 +226,23 @@ class _PatchOnImport:
 
                 def exec_module(module):
                     load(module)
-                    _PATCHES[name](module)
+                    self._patches[name](module)
                 spec.loader.exec_module = exec_module
                 return spec
         return None
+
+
+_on_import = _PatchOnImport({})
+
+
+def _patch(patches):
+    # Patches each module of patches now if it is loaded, else when it is.
+    for name, patch in patches.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+    _on_import._patches.update(patches)
+    if _on_import not in sys.meta_path:
+        sys.meta_path.insert(0, _on_import)
 
 
 def enable(request_limit, response_limit):
@@ -233,7 +252,12 @@ def enable(request_limit, response_limit):
     _limits['request'], _limits['response'] = request_limit, response_limit
     http.client.HTTPConnection.connect = _connect('http')
     http.client.HTTPSConnection.connect = _connect('https')
-    for name, patch in _PATCHES.items():
-        if name in sys.modules:
-            patch(sys.modules[name])
-    sys.meta_path.insert(0, _PatchOnImport())
+    _patch(_PATCHES)
+
+
+# Without the patch, requests checks for a CA bundle before it connects,
+# and an https request in a worker without network would fail with
+# "Could not find a suitable TLS CA certificate bundle" instead of the
+# sandbox's refusal of the connection (refusals.py). So it is in place
+# from the start, network or not.
+_patch({'requests.adapters': _patch_requests})

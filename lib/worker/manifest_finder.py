@@ -54,9 +54,11 @@ class ManifestFinder:
         return True
 
     def find_spec(self, name, path=None, target=None):
-        for finder in sys.meta_path:
+        # Only the finders after this one: one before it may be asking.
+        at = sys.meta_path.index(self) + 1 if self in sys.meta_path else 0
+        for finder in sys.meta_path[at:]:
             find = getattr(finder, 'find_spec', None)
-            if finder is self or find is None:
+            if find is None:
                 continue
             spec = find(name, path, target)
             if spec is not None:
