@@ -185,7 +185,42 @@ struct ref_result {
     size_t text_len[CI_FIELD_TRACEBACK_FULL + 1];
     struct ref_output *outputs;
     size_t output_count;
+    /* The REFUSALS field: its entries' kind, times and detail. */
+    uint32_t refusals_left_out;
+    size_t refusal_count;
+    struct {
+        uint32_t kind, times, len;
+        const unsigned char *detail;
+    } refusals[CI_REFUSALS_MAX];
 };
+
+/* The REFUSALS field; 1 if well formed, its entries in @ref. */
+static int ref_refusals(const unsigned char *p, size_t len, struct ref_result *ref)
+{
+    size_t off = 4;
+
+    if (len < 4)
+        return 0;
+    ref->refusals_left_out = word(p);
+    while (off < len) {
+        uint32_t kind, times, dlen;
+        if (ref->refusal_count == CI_REFUSALS_MAX || len - off < 12)
+            return 0;
+        kind = word(p + off);
+        times = word(p + off + 4);
+        dlen = word(p + off + 8);
+        off += 12;
+        if (kind < CI_REFUSAL_NETWORK || kind > CI_REFUSAL_MODE || times == 0 || dlen == 0 ||
+            dlen > CI_REFUSAL_DETAIL_MAX || dlen > len - off || !ref_utf8(p + off, dlen))
+            return 0;
+        ref->refusals[ref->refusal_count].kind = kind;
+        ref->refusals[ref->refusal_count].times = times;
+        ref->refusals[ref->refusal_count].len = dlen;
+        ref->refusals[ref->refusal_count++].detail = p + off;
+        off += dlen;
+    }
+    return ref->refusal_count > 0;
+}
 
 /* The OUTPUTS field; 1 if well formed. Counts them in ref->output_count,
  * and fills ref->outputs unless it is NULL. */
@@ -261,7 +296,7 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
         flen = word(p + 4);
         p += 8;
         len -= 8;
-        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_TRACEBACK_FULL ||
+        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_REFUSALS ||
             (ref->seen & (1u << tag)))
             return 0;
         ref->seen |= 1u << tag;
@@ -288,6 +323,10 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
             if (!(ref->outputs = calloc(ref->output_count + 1, sizeof *ref->outputs)))
                 abort();
             ref_outputs(p, flen, cfg->display_output_limit, cfg->display_run_limit, ref);
+            break;
+        case CI_FIELD_REFUSALS:
+            if (!ref_refusals(p, flen, ref))
+                return 0;
             break;
         default: /* the text fields */
             if (flen > cfg->output_limit || !ref_utf8(p, flen))
@@ -441,6 +480,13 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
             check_text(ci_result_output_display_id(r, i), o->id_len ? o->id : NULL, o->id_len);
             check_text(ci_result_output_mime(r, i), o->mime, o->mime_len);
             CHECK(dlen == o->len && memcmp(d, o->data, dlen) == 0);
+        }
+        CHECK(r->refusal_count == ref.refusal_count);
+        CHECK(r->refusals_left_out == ref.refusals_left_out);
+        for (size_t i = 0; i < ref.refusal_count; i++) {
+            CHECK(r->refusals[i].kind == ref.refusals[i].kind);
+            CHECK(r->refusals[i].times == ref.refusals[i].times);
+            check_text(r->refusals[i].detail, ref.refusals[i].detail, ref.refusals[i].len);
         }
         CHECK(ci_result_execution_count(r) == execution_count);
     }

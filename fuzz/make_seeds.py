@@ -17,13 +17,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 3
+PROTO_VERSION = 4
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
  CALL_REPLY, NETWORK, FETCH, FETCH_REPLY) = range(1, 14)
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
- F_OMITTED, F_TRACEBACK_FULL) = range(1, 11)
+ F_OMITTED, F_TRACEBACK_FULL, F_REFUSALS) = range(1, 12)
+REFUSAL_NETWORK, REFUSAL_PATH, REFUSAL_MODE = 1, 5, 6
+REFUSALS_MAX = 32
 OK, ERROR, MEMORY, INTERRUPT = range(4)
 LAYER_ALL = 0x7FF
 DISPLAY_DATA, EXECUTE_RESULT, UPDATE_DISPLAY_DATA, CLEAR_OUTPUT = 1, 2, 3, 4
@@ -67,6 +69,17 @@ def output(otype, message, mime, data, display_id=b"", flags=0):
     mime = mime.encode("ascii")
     return (u32(otype) + u32(message) + u32(flags) + u32(len(display_id)) + u32(len(mime)) +
             u32(len(data)) + mime + data + display_id)
+
+
+def refusals(left_out, *entries):
+    """A REFUSALS field's payload: the count left out, then (kind, times,
+    detail) entries."""
+    out = u32(left_out)
+    for kind, times, detail in entries:
+        if isinstance(detail, str):
+            detail = detail.encode("utf-8")
+        out += u32(kind) + u32(times) + u32(len(detail)) + detail
+    return out
 
 
 def clear(message, wait=False):
@@ -168,6 +181,14 @@ SEEDS = {
     "result-traceback-folded": seed(0, result(1, ERROR, field(F_ENAME, "JSONDecodeError"),
                                               field(F_TRACEBACK, FOLDED),
                                               field(F_TRACEBACK_FULL, WHOLE))),
+    "result-refusals": seed(0, result(1, OK, field(F_REFUSALS, refusals(
+        3, (REFUSAL_PATH, 2, "read /etc/shadow"), (REFUSAL_NETWORK, 1, "socket AF_INET SOCK_STREAM"),
+        (REFUSAL_MODE, 1, "os.chmod 'f' mode=0o644"))))),
+    "result-refusals-at-limits": seed(0, result(1, OK, field(F_REFUSALS, refusals(
+        7, *[(REFUSAL_PATH, 0xFFFFFFFF, "\u00e9" * 256) for _ in range(REFUSALS_MAX)])))),
+    "result-refusals-bad": seed(0, result(1, OK, field(F_REFUSALS, refusals(
+        0, (REFUSAL_PATH, 1, "read /etc"), (0, 1, "x"), (REFUSAL_PATH, 0, "y"),
+        (REFUSAL_PATH, 1, "nul\0"))))),
     "result-memory": seed(0, result(1, MEMORY, field(F_ENAME, "MemoryError"))),
     "result-interrupt": seed(0, result(1, INTERRUPT, field(F_ENAME, "KeyboardInterrupt"),
                                        field(F_TRACEBACK, TRACEBACK))),

@@ -253,13 +253,41 @@ static json_t *opt_text(const char *p)
     return p ? text(p, strlen(p)) : json_null();
 }
 
+static const char *refusal_kind(uint32_t kind)
+{
+    static const char *const names[] = {
+        [CI_REFUSAL_NETWORK] = "network", [CI_REFUSAL_PROCESS] = "process",
+        [CI_REFUSAL_SIGNAL] = "signal",   [CI_REFUSAL_SYMLINK] = "symlink",
+        [CI_REFUSAL_PATH] = "path",       [CI_REFUSAL_MODE] = "mode"};
+
+    return kind < sizeof names / sizeof *names && names[kind] ? names[kind] : "unknown";
+}
+
+/* The refusals the worker reported with @r, one event each, before the
+ * cell's own. */
+static int cell_refusals(ci_session *s, const ci_result *r)
+{
+    for (size_t i = 0; i < r->refusal_count; i++) {
+        const struct ci_refusal *f = &r->refusals[i];
+        int rc = emit(s, EVENT("s:s,s:o,s:I,s:i", "refusal", "kind", refusal_kind(f->kind),
+                               "detail", text(f->detail, strlen(f->detail)), "times",
+                               (json_int_t)f->times, "execution_count", r->execution_count));
+
+        if (rc != CI_OK)
+            return rc;
+    }
+    return CI_OK;
+}
+
 int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *r)
 {
     int rc;
 
     if (!s->cfg.audit)
         return CI_OK;
-    rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b", "cell",
+    if ((rc = cell_refusals(s, r)) != CI_OK)
+        return rc;
+    rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b,s:I", "cell",
                        "execution_count", r->execution_count, "sha256", hash_of(code, len),
                        "bytes", (json_int_t)len, "status", ci_status_name(r->status),
                        "error_name", opt_text(r->error_name),
@@ -269,7 +297,8 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
                        "files_omitted", (json_int_t)(r->file_count > CI_AUDIT_FILES_MAX
                                                          ? r->file_count - CI_AUDIT_FILES_MAX
                                                          : 0),
-                       "files_incomplete", (r->truncated & CI_TRUNCATED_FILES) != 0));
+                       "files_incomplete", (r->truncated & CI_TRUNCATED_FILES) != 0,
+                       "refusals_omitted", (json_int_t)r->refusals_left_out));
     if (r->status != CI_STATUS_KILLED)
         return rc;
     /* The worker is gone: the session is dead until a restart. */

@@ -104,7 +104,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 3u
+#define CI_PROTO_VERSION 4u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -213,7 +213,35 @@ enum ci_field_tag {
     CI_FIELD_TRACEBACK_FULL = 10, /* the traceback with nothing folded; sent
                                    * only with TRACEBACK and only when it
                                    * differs from it */
+    CI_FIELD_REFUSALS = 11, /* what the sandbox refused the cell, see below */
 };
+
+/*
+ * The REFUSALS field: the refusals the worker saw the cell meet and
+ * survive (lib/worker/refusals.py), for the audit trail. The worker is
+ * untrusted, so this is what it says, not a boundary: the host checks the
+ * form and records it as the worker's report. Sent only when not empty.
+ *   u32 refusals left out: attempts past the first CI_REFUSALS_MAX
+ *       distinct ones
+ * then 1 to CI_REFUSALS_MAX entries, each
+ *   u32 kind (enum ci_refusal_kind)
+ *   u32 times: 1 or more, the attempts of that kind and detail
+ *   u32 detail length: 1 to CI_REFUSAL_DETAIL_MAX
+ *   the detail: UTF-8 without NUL (what was asked: a path, a socket, a
+ *       program), cut by the worker to fit
+ */
+enum ci_refusal_kind {
+    CI_REFUSAL_NETWORK = 1, /* a socket or a name lookup */
+    CI_REFUSAL_PROCESS = 2, /* a new process: subprocess, os.fork, exec */
+    CI_REFUSAL_SIGNAL = 3,  /* a signal to another process */
+    CI_REFUSAL_SYMLINK = 4, /* a symbolic link */
+    CI_REFUSAL_PATH = 5,    /* a path outside what the session may read or write */
+    CI_REFUSAL_MODE = 6,    /* a file mode that would let another user in */
+};
+#define CI_REFUSALS_MAX 32u
+#define CI_REFUSAL_DETAIL_MAX 512u
+/* The most a REFUSALS field holds. */
+#define CI_REFUSALS_FIELD_MAX (4u + CI_REFUSALS_MAX * (12u + CI_REFUSAL_DETAIL_MAX))
 
 /*
  * The OUTPUTS field: a sequence of outputs (at most CI_MAX_OUTPUTS, from

@@ -69,8 +69,9 @@ static char *text_copy(const unsigned char *p, size_t n)
 size_t ci_result_frame_cap(const struct ci_config *cfg)
 {
     /* Five text fields, the outputs with their headers, MIME types and
-     * display ids, and room for the small fields. */
-    return 5 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) + 4096;
+     * display ids, the refusals, and room for the small fields. */
+    return 5 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) +
+           CI_REFUSALS_FIELD_MAX + 4096;
 }
 
 /* A MIME type as RFC 6838 names them: type "/" subtype, each of
@@ -309,6 +310,43 @@ static int decode_text(char **slot, const unsigned char *p, uint32_t flen, size_
     return CI_OK;
 }
 
+/* The REFUSALS field (lib/proto.h) into @r. */
+static int decode_refusals(ci_result *r, const unsigned char *p, uint32_t flen, const char **why)
+{
+    struct ci_refusal *list;
+    size_t n = 0;
+
+    *why = "malformed refusals";
+    if (flen < 4 || flen > CI_REFUSALS_FIELD_MAX)
+        return CI_EPROTO;
+    if (!(list = calloc(CI_REFUSALS_MAX, sizeof *list)))
+        return CI_ENOMEM;
+    r->refusals = list;
+    memcpy(&r->refusals_left_out, p, 4);
+    p += 4;
+    flen -= 4;
+    while (flen > 0) {
+        uint32_t head[3];
+
+        if (n == CI_REFUSALS_MAX || flen < sizeof head)
+            return CI_EPROTO;
+        memcpy(head, p, sizeof head);
+        p += sizeof head;
+        flen -= sizeof head;
+        if (head[0] < CI_REFUSAL_NETWORK || head[0] > CI_REFUSAL_MODE || head[1] == 0 ||
+            head[2] == 0 || head[2] > CI_REFUSAL_DETAIL_MAX || head[2] > flen ||
+            !ci_utf8_valid(p, head[2]))
+            return CI_EPROTO;
+        list[n] = (struct ci_refusal){head[0], head[1], text_copy(p, head[2])};
+        if (!list[n].detail)
+            return CI_ENOMEM;
+        r->refusal_count = ++n;
+        p += head[2];
+        flen -= head[2];
+    }
+    return n ? CI_OK : CI_EPROTO;
+}
+
 /* What every RESULT must hold, once all its fields (@seen) are read. */
 static int check_complete(const ci_result *r, unsigned seen, uint32_t outcome, const char **why)
 {
@@ -348,6 +386,8 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
             rc = decode_word(r, tag, p, flen, outcome, count, why);
         } else if (tag == CI_FIELD_OUTPUTS) {
             rc = decode_outputs(r, p, flen, cfg, why);
+        } else if (tag == CI_FIELD_REFUSALS) {
+            rc = decode_refusals(r, p, flen, why);
         } else if ((slot = text_slot(r, tag))) {
             rc = decode_text(slot, p, flen, cfg->output_limit, why);
         } else {
@@ -390,6 +430,9 @@ CI_API void ci_result_free(ci_result *r)
     free(r->traceback);
     free(r->traceback_full);
     ci_result_drop_outputs(r);
+    for (size_t i = 0; i < r->refusal_count; i++)
+        free(r->refusals[i].detail);
+    free(r->refusals);
     for (size_t i = 0; i < r->file_count; i++)
         free(r->files[i]);
     free(r->files);

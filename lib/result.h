@@ -46,6 +46,13 @@ struct ci_result {
     char **files; /* changed files, sorted */
     size_t file_count;
     unsigned long long wall_us, cpu_us, peak_memory;
+    struct ci_refusal {   /* the worker's REFUSALS field, for the audit trail */
+        uint32_t kind;    /* enum ci_refusal_kind */
+        uint32_t times;
+        char *detail;
+    } *refusals;
+    size_t refusal_count;
+    uint32_t refusals_left_out;
 };
 
 ci_result *ci_result_new(void);

@@ -18,6 +18,7 @@
 
 #include "audit.h"
 #include "helpers.h"
+#include "proto.h"
 
 static char *dir;
 
@@ -294,6 +295,90 @@ static void test_a_forbidden_syscall_logs_refusal_kill_and_restart(void **state)
     ev = find(&l, "restart", NULL, 0);
     h_assert_str(json_string_value(json_array_get(json_object_get(ev, "sandbox"), 0)), "seccomp");
     h_assert_str(str(l.doc[l.n - 1], "event"), "session_end");
+    free_lines(&l);
+    free(path);
+}
+
+/* The refusal events of cell @count in @l, in order; *@n how many. */
+static json_t **refusals_of(const struct lines *l, int count, size_t *n)
+{
+    static json_t *found[64];
+    size_t i;
+
+    *n = 0;
+    for (i = 0; i < l->n && *n < 64; i++)
+        if (strcmp(str(l->doc[i], "event"), "refusal") == 0 &&
+            num(l->doc[i], "execution_count") == count)
+            found[(*n)++] = l->doc[i];
+    return found;
+}
+
+/* One refusal of cell @count: its kind, detail and times. */
+static void assert_refusal(const struct lines *l, int count, const char *kind,
+                           const char *detail, long long times)
+{
+    size_t n;
+    json_t **ev = refusals_of(l, count, &n);
+
+    if (n != 1)
+        fail_msg("cell %d has %zu refusal events, not 1", count, n);
+    h_assert_str(str(ev[0], "kind"), kind);
+    h_assert_contains(str(ev[0], "detail"), detail);
+    assert_int_equal(num(ev[0], "times"), times);
+}
+
+static void test_refusals_a_cell_survives_are_logged_by_kind(void **state)
+{
+    static const char *const cells[] = {
+        /* 1 */ "import contextlib, os, socket, subprocess",
+        /* 2 */ "for _ in range(3):\n    with contextlib.suppress(OSError): open('/etc/shadow')",
+        /* 3 */ "with contextlib.suppress(OSError): open('/usr/lib/planted.py', 'w')",
+        /* 4 */ "with contextlib.suppress(OSError): socket.create_connection(('192.0.2.1', 80))",
+        /* 5 */ "with contextlib.suppress(OSError): subprocess.run(['ls', '/'])",
+        /* 6 */ "with contextlib.suppress(OSError): os.symlink('/etc/passwd', 'link')",
+        /* 7 */ "with contextlib.suppress(OSError): os.kill(4242, 15)",
+        /* 8 */ "open('notes.txt', 'w').write('x'); os.listdir('.'); import json, email",
+        /* 9 */ "os.chmod('notes.txt', 0o644)",
+        /* 10 */ "for i in range(100):\n    with contextlib.suppress(OSError): open(f'/etc/x{i}')",
+    };
+    char *path = log_path("refusals.log");
+    ci_session *s = audit_session(path);
+    struct lines l;
+    size_t i, n;
+    json_t **ev;
+
+    for (i = 0; i < sizeof cells / sizeof *cells; i++)
+        ci_result_free(h_run_status(s, cells[i], i == 8 ? CI_STATUS_ERROR : CI_STATUS_OK));
+    ci_session_free(s);
+
+    l = read_log(path);
+    assert_chain(&l);
+    refusals_of(&l, 1, &n);
+    assert_int_equal(n, 0);
+    assert_refusal(&l, 2, "path", "read /etc/shadow", 3);
+    assert_refusal(&l, 3, "path", "write /usr/lib/planted.py", 1);
+    assert_refusal(&l, 4, "network", "socket.getaddrinfo '192.0.2.1'", 1);
+    assert_refusal(&l, 5, "process", "subprocess.Popen", 1);
+    assert_refusal(&l, 6, "symlink", "'link' -> '/etc/passwd'", 1);
+    assert_refusal(&l, 7, "signal", "os.kill pid=4242 signal=15", 1);
+    /* What the session may do is never a refusal. */
+    refusals_of(&l, 8, &n);
+    assert_int_equal(n, 0);
+    assert_refusal(&l, 9, "mode", "os.chmod 'notes.txt' mode=0o644", 1);
+    /* A flood is cut: the first CI_REFUSALS_MAX, the rest counted. */
+    ev = refusals_of(&l, 10, &n);
+    assert_int_equal(n, CI_REFUSALS_MAX);
+    h_assert_str(str(ev[0], "detail"), "read /etc/x0");
+    h_assert_str(str(ev[CI_REFUSALS_MAX - 1], "detail"), "read /etc/x31");
+    for (i = 0; i < l.n; i++)
+        if (strcmp(str(l.doc[i], "event"), "cell") == 0)
+            assert_int_equal(num(l.doc[i], "refusals_omitted"),
+                             num(l.doc[i], "execution_count") == 10 ? 100 - CI_REFUSALS_MAX : 0);
+    /* Each cell's refusals come just before its cell event. */
+    for (i = 1; i < l.n; i++)
+        if (strcmp(str(l.doc[i], "event"), "refusal") == 0)
+            assert_true(strcmp(str(l.doc[i - 1], "event"), "cell_start") == 0 ||
+                        strcmp(str(l.doc[i - 1], "event"), "refusal") == 0);
     free_lines(&l);
     free(path);
 }
@@ -700,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_a_session_logs_its_start_cells_files_and_end),
         cmocka_unit_test(test_a_host_function_call_is_logged_with_its_sizes),
         cmocka_unit_test(test_a_forbidden_syscall_logs_refusal_kill_and_restart),
+        cmocka_unit_test(test_refusals_a_cell_survives_are_logged_by_kind),
         cmocka_unit_test(test_the_callback_gets_the_lines_the_file_gets),
         cmocka_unit_test(test_a_refused_event_stops_the_session_until_a_restart),
         cmocka_unit_test(test_a_failed_start_is_logged_and_keeps_its_own_message),

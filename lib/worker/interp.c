@@ -482,6 +482,8 @@ static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_ce
         return 0;
     if (out->outputs.len == 0) /* an empty OUTPUTS field is not sent */
         out->outputs.data = NULL;
+    if (!field_bytes(fields, CI_FIELD_REFUSALS, CI_REFUSALS_FIELD_MAX, 1, &out->refusals))
+        return 0;
     out->owner = fields;
     return 1;
 }

@@ -358,8 +358,8 @@ static int add_text(struct iovec *iov, struct field *f, uint32_t tag,
 
 static void send_result(const struct ci_cell *c, uint32_t count)
 {
-    struct field f[10];
-    struct iovec iov[1 + 2 * 10];
+    struct field f[11];
+    struct iovec iov[1 + 2 * 11];
     int n = 1;
 
     n += add_u32(iov + n, &f[6], CI_FIELD_COUNT, count);
@@ -370,10 +370,11 @@ static void send_result(const struct ci_cell *c, uint32_t count)
     n += add_text(iov + n, &f[4], CI_FIELD_EVALUE, &c->evalue);
     n += add_text(iov + n, &f[5], CI_FIELD_TRACEBACK, &c->traceback);
     n += add_text(iov + n, &f[9], CI_FIELD_TRACEBACK_FULL, &c->traceback_full);
-    /* Both optional: a plain cell's RESULT stays as it was. */
+    /* Optional: a plain cell's RESULT has none of them. */
     n += add_text(iov + n, &f[7], CI_FIELD_OUTPUTS, &c->outputs);
     if (c->omitted)
         n += add_u32(iov + n, &f[8], CI_FIELD_OMITTED, c->omitted);
+    n += add_text(iov + n, &f[10], CI_FIELD_REFUSALS, &c->refusals);
     send_frame(CI_FRAME_RESULT, iov, n);
 }
 

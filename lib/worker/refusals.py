@@ -12,10 +12,12 @@ glibc would ask the refused sysinfo(2), umask() keeps the 077 the
 filter demands, and shutil copies a mode with the owner's bits only
 where the filter refuses the rest. None of this is a boundary: the
 seccomp filter and Landlock refuse the same things with the hook
-bypassed. The worker embeds this file (tools/embed.sh) as
-_codeinterp_refusals.
+bypassed. What was refused is also noted, once per kind and detail and
+counted, for the audit trail: take() hands the cell's notes to the
+RESULT's REFUSALS field (lib/proto.h). The worker embeds this file
+(tools/embed.sh) as _codeinterp_refusals.
 """
-import errno, os, resource, shutil, sys
+import errno, os, resource, shutil, socket, struct, sys
 
 import _codeinterp as _ci
 import _codeinterp_outputs as _out
@@ -48,42 +50,154 @@ _PROCESS_EVENTS = frozenset({'subprocess.Popen', 'os.fork', 'os.forkpty',
 _last_open = [None]
 _last_mode = [None]  # (event, path, mode) of the last os.chmod or os.mkdir
 _SELF = (lambda: 0).__code__.co_filename  # the embedded modules' name
+# The cell's refusals: {(kind, detail): times}, in the order first seen,
+# and the attempts left out past _ci.REFUSALS_MAX distinct ones.
+_noted = {}
+_left_out = [0]
+# The audit events that name a path the cell reads or writes (args[0]),
+# and which of them write; 'open' writes by its mode or flags.
+_PATH_EVENTS = frozenset({'open', 'os.listdir', 'os.scandir', 'os.remove',
+                          'os.rename', 'os.rmdir', 'os.mkdir', 'os.truncate'})
+_WRITE_EVENTS = frozenset({'os.remove', 'os.rename', 'os.rmdir', 'os.mkdir',
+                           'os.truncate'})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def note(kind, detail):
+    """Notes that the sandbox refused the cell detail (a str) of kind (a
+    _ci.REFUSAL_* value); never raises."""
+    try:
+        data = detail.encode('utf-8', 'replace').replace(b'\0', b'?')
+        if len(data) > _ci.REFUSAL_DETAIL_MAX:
+            cut = data[:_ci.REFUSAL_DETAIL_MAX - 3].decode('utf-8', 'ignore')
+            data = cut.encode('utf-8') + b'...'
+        key = (kind, data or b'?')
+        if key in _noted:
+            _noted[key] += 1
+        elif len(_noted) < _ci.REFUSALS_MAX:
+            _noted[key] = 1
+        else:
+            _left_out[0] += 1
+    except Exception:
+        pass
+
+
+def take():
+    """The REFUSALS field of the refusals noted since the last take(),
+    as bytes (None for none), and forgets them."""
+    if not _noted:
+        _left_out[0] = 0
+        return None
+    parts = [struct.pack('=I', _left_out[0])]
+    for (kind, data), times in _noted.items():
+        parts.append(struct.pack('=III', kind, min(times, 0xFFFFFFFF), len(data)))
+        parts.append(data)
+    _noted.clear()
+    _left_out[0] = 0
+    return b''.join(parts)
+
+
+def _refuse(kind, detail, message):
+    note(kind, detail)
+    return PermissionError(message)
+
+
+def _note_path(event, args):
+    # A path outside what the session may read (or, for a write, write),
+    # by the paths Landlock is given (lib/worker/lockdown.c): Landlock or
+    # the worker's mounts will refuse it. Only once the
+    # session's directories are known (a spare's are not).
+    if not _session['writable'] or not args:
+        return
+    path = args[0]
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str) or not path:
+        return
+    if event == 'open':
+        mode, flags = args[1] or '', args[2] or 0
+        write = (isinstance(mode, str) and any(c in mode for c in 'wax+')) or (
+            isinstance(flags, int) and flags & _WRITE_FLAGS)
+    else:
+        write = event in _WRITE_EVENTS
+    if not path.startswith('/'):
+        # Relative to the cwd, which is the cell's (the workspace, unless
+        # it moved): only a path that climbs may leave it, and asking
+        # getcwd() for every other costs a deep tree's walk per call.
+        if '..' not in path.split('/'):
+            return
+        path = os.path.join(os.getcwd(), path)
+    path = os.path.normpath(path)
+    allowed = _session['writable'] + ('/dev/null',) if write else _session['readable']
+    if not _under(path, allowed):
+        note(_ci.REFUSAL_PATH, ('write ' if write else 'read ') + path)
+
+
+def _socket_detail(args):
+    # socket.__new__'s (sock, family, type, proto), by the names the
+    # socket module gives them: "socket AF_INET6 SOCK_STREAM".
+    names = []
+    for kind, value in ((socket.AddressFamily, args[1]), (socket.SocketKind, args[2])):
+        try:
+            names.append(kind(value).name)
+        except (ValueError, TypeError):
+            names.append(repr(value))
+    return 'socket ' + ' '.join(names)
+
 
 def audit(event, args):
     """The audit hook (sys.addaudithook); install() puts it in place."""
-    if event == 'open':
-        _last_open[0] = args
-    elif event in ('os.chmod', 'os.mkdir'):
+    if event in _PATH_EVENTS:
+        if event == 'open':
+            _last_open[0] = args
+        elif event == 'os.mkdir':
+            _last_mode[0] = (event, args[0], args[1])
+        try:
+            _note_path(event, args)
+        except Exception:
+            # getcwd() fails in a directory too deep for a path
+            # (ENAMETOOLONG) or gone: the call itself must still be made.
+            pass
+    elif event == 'os.chmod':
         _last_mode[0] = (event, args[0], args[1])
     elif event in _PROCESS_EVENTS:
-        raise PermissionError(_PROC)
+        raise _refuse(_ci.REFUSAL_PROCESS, f'{event} {args[:2]!r}', _PROC)
     elif event in ('socket.getaddrinfo', 'socket.gethostbyname',
                    'socket.gethostbyaddr'):
         # A name lookup would only fail, and say less.
-        raise PermissionError(_NET)
+        raise _refuse(_ci.REFUSAL_NETWORK, f'{event} {args[0]!r}', _NET)
     elif event == 'socket.__new__':
         # socket.socketpair() and socket.dup() wrap a descriptor they
         # already have (asyncio needs them); anything else would be new.
         f = sys._getframe(1)
         if not (f.f_code.co_name == '__init__'
                 and f.f_locals.get('fileno') is not None):
-            raise PermissionError(_NET)
+            raise _refuse(_ci.REFUSAL_NETWORK, _socket_detail(args), _NET)
     elif event == 'os.kill':
         if args[0] != _session['pid']:
-            raise PermissionError(_SIGNAL)
+            raise _refuse(_ci.REFUSAL_SIGNAL, f'os.kill pid={args[0]} signal={args[1]}',
+                          _SIGNAL)
     elif event == 'os.killpg':
-        raise PermissionError(_SIGNAL)
+        raise _refuse(_ci.REFUSAL_SIGNAL, f'os.killpg pgid={args[0]} signal={args[1]}',
+                      _SIGNAL)
     elif event == 'os.symlink':
-        raise PermissionError(_LINK)
+        raise _refuse(_ci.REFUSAL_SYMLINK, f'{args[1]!r} -> {args[0]!r}', _LINK)
     elif event == 'os.system':
         # os.system reports failure as a status: keep that, but say why.
+        note(_ci.REFUSAL_PROCESS, f'os.system {args[0]!r}')
         try:
             print(f'os.system: {_PROC}', file=sys.stderr)
         except Exception:
             pass
 
+_prefixes = {}  # roots: their prefixes, each ending in '/'
+
+
 def _under(path, roots):
-    return any(path == r or path.startswith(r.rstrip('/') + '/') for r in roots)
+    prefixes = _prefixes.get(roots)
+    if prefixes is None:
+        prefixes = _prefixes[roots] = tuple(r.rstrip('/') + '/' for r in roots)
+    return path in roots or path.startswith(prefixes)
 
 def _limit(which):
     # The soft limit of resource which, None when there is none.
@@ -187,6 +301,7 @@ def _path_refused(exc):
             and not _ci.manifest_listed(os.path.realpath(path))):
         msg = (f'the signed package manifest does not list {path};'
                ' this session reads only the packages it lists')
+        note(_ci.REFUSAL_PATH, f'read {path} (not in the package manifest)')
     elif write and not _under(path, _session['writable']):
         msg = _session['write']
     elif not write and not _under(path, _session['readable']):
@@ -213,6 +328,7 @@ def _mode_refused(exc):
     refused = mode & (0o7077 if event == 'os.chmod' else 0o7000)
     if not same or not isinstance(mode, int) or not refused:
         return None
+    note(_ci.REFUSAL_MODE, f'{event} {path!r} mode={mode:#o}')
     what = 'a mode set with chmod' if event == 'os.chmod' else 'a new directory'
     return _reworded(exc, _MODE.format(what, mode))
 

@@ -677,8 +677,9 @@ def _run_with_events(count, data):
 
 def run(count, data, limit):
     # Runs cell number count, its UTF-8 source data, and returns the
-    # fields of its RESULT as a dict keyed by their tags (_report's, and
-    # FIELD_OUTPUTS, the OUTPUTS payload as bytes, and FIELD_OMITTED).
+    # fields of its RESULT as a dict keyed by their tags (_report's,
+    # FIELD_OUTPUTS, the OUTPUTS payload as bytes, FIELD_OMITTED and
+    # FIELD_REFUSALS, the refusals noted since the last cell's).
     # Raises only if interrupted or out of memory while reporting.
     try:
         value, exc = _run_with_events(count, data)
@@ -704,6 +705,7 @@ def run(count, data, limit):
         fields = _report(value, exc, limit)
         fields[_ci.FIELD_OUTPUTS] = outputs
         fields[_ci.FIELD_OMITTED] = omitted
+        fields[_ci.FIELD_REFUSALS] = _refusals.take()
         return fields
     finally:
         # The exception's frames may hold the cell's big locals: drop

@@ -159,6 +159,7 @@ struct ci_cell {
     struct ci_text traceback_full; /* the whole one, when traceback is folded */
     struct ci_text outputs;   /* the OUTPUTS field, encoded; NULL if none */
     uint32_t omitted;         /* outputs left out for the display limits */
+    struct ci_text refusals;  /* the REFUSALS field, encoded; NULL if none */
     void *owner;              /* keeps the texts alive; private to interp.c */
 };
 

@@ -4,6 +4,7 @@ given, the session's directories made up."""
 import errno
 import os
 import shutil
+import struct
 
 import pytest
 
@@ -250,3 +251,47 @@ def test_umask_only_adds_to_077():
         assert os.umask(0o077) == 0o177
     finally:
         os.umask(before)
+
+
+def test_refusals_are_noted_once_counted_and_packed(session, monkeypatch):
+    monkeypatch.setattr(refusals, '_noted', {})
+    monkeypatch.setattr(refusals, '_left_out', [0])
+    ci = refusals._ci
+    for _ in range(3):
+        refusals.audit('open', ('/etc/shadow', 'r', 0))
+    refusals.audit('open', ('/s/workspace/data.csv', 'w', 0))  # the session's own
+    refusals.audit('open', ('/dev/null', 'w', 0))
+    refusals.audit('open', ('/usr/lib/python3/dist-packages/x.py', 'r', 0))
+    refusals.audit('open', ('/usr/lib/x.py', None, os.O_WRONLY | os.O_CREAT))
+    refusals.audit('os.listdir', ('/root',))
+    # The hook never fails the call it notes: not for a cwd getcwd()
+    # cannot name.
+    def getcwd():
+        raise PermissionError(errno.EACCES, 'Permission denied')
+    with monkeypatch.context() as m:
+        m.setattr(refusals.os, 'getcwd', getcwd)
+        refusals.audit('os.mkdir', ('../deep', 0o777, None))
+    with pytest.raises(PermissionError, match='network access is disabled'):
+        refusals.audit('socket.getaddrinfo', ('example.com', 443, 0, 0, 0))
+    with pytest.raises(PermissionError, match='symbolic links'):
+        refusals.audit('os.symlink', ('/etc/passwd', 'link', None))
+    refusals.note(ci.REFUSAL_PATH, 'read /' + 'x' * 600 + '\0')
+    for i in range(ci.REFUSALS_MAX):
+        refusals.note(ci.REFUSAL_SIGNAL, f'os.kill pid={i}')
+    data = refusals.take()
+    left_out, = struct.unpack_from('=I', data)
+    at, got = 4, []
+    while at < len(data):
+        kind, times, n = struct.unpack_from('=III', data, at)
+        got.append((kind, times, data[at + 12:at + 12 + n].decode()))
+        at += 12 + n
+    assert got[:5] == [(ci.REFUSAL_PATH, 3, 'read /etc/shadow'),
+                       (ci.REFUSAL_PATH, 1, 'write /usr/lib/x.py'),
+                       (ci.REFUSAL_PATH, 1, 'read /root'),
+                       (ci.REFUSAL_NETWORK, 1, "socket.getaddrinfo 'example.com'"),
+                       (ci.REFUSAL_SYMLINK, 1, "'link' -> '/etc/passwd'")]
+    kind, times, detail = got[5]
+    assert kind == ci.REFUSAL_PATH and len(detail.encode()) == ci.REFUSAL_DETAIL_MAX
+    assert detail.endswith('...') and '\0' not in detail
+    assert len(got) == ci.REFUSALS_MAX and left_out == 6
+    assert refusals.take() is None

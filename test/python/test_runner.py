@@ -143,11 +143,13 @@ def test_emit_numbers_messages_and_keeps_to_the_run_limit(ns):
 
 
 def test_run_returns_the_fields_by_their_tags(ns):
+    runner._refusals.take()  # what other tests' refusals left
     fields = runner.run(1, b'print("hi")\n6 * 7', 100)
     assert fields == {ci.FIELD_OUTCOME: ci.OUTCOME_OK, ci.FIELD_FLAGS: 0,
                       ci.FIELD_VALUE: b'42', ci.FIELD_ENAME: None, ci.FIELD_EVALUE: None,
                       ci.FIELD_TRACEBACK: None, ci.FIELD_TRACEBACK_FULL: None,
-                      ci.FIELD_OUTPUTS: b'', ci.FIELD_OMITTED: 0}
+                      ci.FIELD_OUTPUTS: b'', ci.FIELD_OMITTED: 0,
+                      ci.FIELD_REFUSALS: None}
 
 
 def test_run_reports_an_error_with_the_cell_frames_only(ns):
