@@ -582,6 +582,37 @@ pub struct Config {
     urls: Vec<(String, Vec<UrlHeader>)>,
     url_limits: Option<(usize, usize, Duration)>,
     audit_log: Option<PathBuf>,
+    events: Option<EventHandler>,
+}
+
+/// The closure of [`Config::on_event`]: each audit event's JSON line,
+/// `true` if it took it.
+pub type EventFn = dyn Fn(&str) -> bool + Send + Sync;
+
+#[derive(Clone)]
+struct EventHandler(Arc<EventFn>);
+
+impl fmt::Debug for EventHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventHandler(..)")
+    }
+}
+
+/// The C payload of a session's event closure, boxed so that it does not
+/// move, and kept by the Session until its worker is freed.
+struct EventSlot(Arc<EventFn>);
+
+/// The ci_event_fn of every session with [`Config::on_event`]: 0 when the
+/// closure took the line; a panic is caught and counts as a refusal.
+unsafe extern "C" fn event_trampoline(line: *const c_char, len: usize, payload: *mut c_void) -> c_int {
+    // SAFETY: the payload is the EventSlot the Session owns, alive until
+    // after ci_session_free; the line is len bytes of the library's.
+    let slot = &*(payload as *const EventSlot);
+    let text = String::from_utf8_lossy(slice::from_raw_parts(line as *const u8, len));
+    match panic::catch_unwind(AssertUnwindSafe(|| (slot.0)(&text))) {
+        Ok(true) => 0,
+        _ => -1,
+    }
 }
 
 /// A header the host adds to a prefix's requests: a credential, so its
@@ -726,6 +757,24 @@ impl Config {
     /// `ci_config_set_audit_log(3)`.
     pub fn audit_log<P: AsRef<Path>>(mut self, path: P) -> Config {
         self.audit_log = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Also hands each audit event's line (the JSON object, without the
+    /// newline, exactly as [`Config::audit_log`]'s file gets it, after the
+    /// file) to @f, for a host that ships the events elsewhere; without a
+    /// file, the chain is kept in memory. @f runs on the thread of the
+    /// call that made the event ([`Session::new`], [`Session::run`], the
+    /// file calls, the session's drop), one event at a time; it returns
+    /// `true` when it took the line. `false`, or a panic (caught, not
+    /// resumed), counts as an event that could not be recorded, and the
+    /// session fails closed as for the file. @f must not use the session
+    /// whose event it is. See `ci_config_set_event_fn(3)`.
+    pub fn on_event<F>(mut self, f: F) -> Config
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.events = Some(EventHandler(Arc::new(f)));
         self
     }
 
@@ -1608,6 +1657,8 @@ pub struct Session {
     // dropped after the session is freed.
     #[allow(clippy::vec_box)]
     functions: Vec<Box<functions::Slot>>,
+    // The event closure's payload, dropped after the session is freed.
+    _events: Option<Box<EventSlot>>,
 }
 
 // SAFETY: a session may move between threads (the header asks only for one
@@ -1623,6 +1674,16 @@ impl Session {
     pub fn new(config: Config) -> Result<Session> {
         let cfg = config.to_raw()?;
         let slots = functions::add(cfg.0, &config.functions)?;
+        let events = config.events.as_ref().map(|h| Box::new(EventSlot(Arc::clone(&h.0))));
+        if let Some(ref slot) = events {
+            let payload = &**slot as *const EventSlot as *mut c_void;
+            // SAFETY: a valid config; the slot outlives every event (it is
+            // the Session's, dropped after the free).
+            let rc = unsafe { sys::ci_config_set_event_fn(cfg.0, Some(event_trampoline), payload) };
+            if rc != sys::CI_OK {
+                return Err(Error::new("Session::new", rc, "Config::on_event refused".to_string()));
+            }
+        }
         let mut raw: *mut sys::ci_session = ptr::null_mut();
         // SAFETY: valid out pointer and config; the config is copied.
         let rc = unsafe { sys::ci_session_new(&mut raw, cfg.0) };
@@ -1642,6 +1703,7 @@ impl Session {
             }),
             workspace,
             functions: slots,
+            _events: events,
         })
     }
 

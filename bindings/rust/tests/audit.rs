@@ -76,3 +76,44 @@ fn an_audit_log_that_cannot_be_opened_fails_the_start_with_io() {
     assert!(e.to_string().contains(log.to_str().unwrap()), "{}", e);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn on_event_gets_the_lines_the_file_gets_and_a_refusal_or_panic_fails_closed() {
+    use std::sync::{Arc, Mutex};
+    let dir = test_dir("audit-events");
+    let log = dir.join("audit.log");
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mine = Arc::clone(&seen);
+    let mut s = session_with(Config::new().audit_log(&log).on_event(move |line| {
+        mine.lock().unwrap().push(line.to_string());
+        true
+    }));
+    assert!(s.run("6 * 7").unwrap().is_ok());
+    drop(s);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "{}", text);
+    assert_eq!(*seen.lock().unwrap(), lines);
+
+    // A closure that refuses the start: no session.
+    let e = match Session::new(Config::new().on_event(|_| false)) {
+        Ok(_) => panic!("the session started"),
+        Err(e) => e,
+    };
+    assert_eq!(e.kind(), ErrorKind::Io);
+
+    // A closure that panics at a cell's start: that cell never runs (a
+    // cell the log cannot record is not sent), nor do the next ones.
+    let mut s = session_with(Config::new().on_event(|line| {
+        if line.contains("\"event\":\"cell_start\"") {
+            panic!("the event sink is down");
+        }
+        true
+    }));
+    for code in ["open('ran.txt', 'w')", "2"] {
+        assert_eq!(s.run(code).unwrap_err().kind(), ErrorKind::Io);
+    }
+    assert!(!s.workspace().join("ran.txt").exists());
+    drop(s);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
