@@ -1011,6 +1011,19 @@ CI_API int ci_session_put_file(ci_session *s, const char *name,
 CI_API int ci_session_get_file(ci_session *s, const char *name,
                                void **data, size_t *len);
 
+/*
+ * ci_session_get_file_max - ci_session_get_file() of a file of at most
+ * @max bytes (the file limit if @max is larger): a larger file is
+ * CI_ETOOBIG and nothing of it is read. For a host that has room for
+ * less than the file limit (the MCP server's one message): the size is
+ * checked on the descriptor the file is read from, so a cell that swaps
+ * names cannot make the host read a bigger one. Returns and records in
+ * the audit log as ci_session_get_file() does, but for CI_ETOOBIG *@len
+ * receives the file's size (*@data is NULL).
+ */
+CI_API int ci_session_get_file_max(ci_session *s, const char *name, ci_uint64 max,
+                                   void **data, size_t *len);
+
 /* ci_free - frees memory the library handed to the caller; NULL is a no-op. */
 CI_API void ci_free(void *p);
 

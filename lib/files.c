@@ -689,7 +689,9 @@ static int put_file(ci_session *s, const char *name, const void *data, size_t le
     return rc;
 }
 
-static int get_file(ci_session *s, const char *name, void **data, size_t *len)
+/* Reads @name, refusing a file over @max bytes (at most the file limit). */
+static int get_file(ci_session *s, const char *name, unsigned long long max, void **data,
+                    size_t *len)
 {
     struct stat st;
     char *buf;
@@ -722,10 +724,12 @@ static int get_file(ci_session *s, const char *name, void **data, size_t *len)
         close(fd);
         return CI_EUNSAFE;
     }
-    if ((unsigned long long)st.st_size > s->cfg.file_limit) {
-        ci_err_set(&s->err, CI_ETOOBIG, "%s: %lld bytes is over the file limit of %llu", name,
-                   (long long)st.st_size, s->cfg.file_limit);
+    if ((unsigned long long)st.st_size > max) {
+        ci_err_set(&s->err, CI_ETOOBIG, "%s: %lld bytes is over the %s of %llu", name,
+                   (long long)st.st_size,
+                   max < s->cfg.file_limit ? "limit this get asked" : "file limit", max);
         close(fd);
+        *len = (size_t)st.st_size; /* ci_session_get_file_max tells it */
         return CI_ETOOBIG;
     }
     /* The size seen by fstat bounds the read, even if the file grows. */
@@ -759,6 +763,16 @@ CI_API int ci_session_put_file(ci_session *s, const char *name, const void *data
 
 CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, size_t *len)
 {
+    int rc = ci_session_get_file_max(s, name, s ? s->cfg.file_limit : 0, data, len);
+
+    if (rc != CI_OK && len)
+        *len = 0;
+    return rc;
+}
+
+CI_API int ci_session_get_file_max(ci_session *s, const char *name, ci_uint64 max, void **data,
+                                   size_t *len)
+{
     int rc;
 
     if (s && ci_audit_check(s) != CI_OK) {
@@ -768,7 +782,7 @@ CI_API int ci_session_get_file(ci_session *s, const char *name, void **data, siz
             *len = 0;
         return CI_EIO;
     }
-    rc = get_file(s, name, data, len);
+    rc = get_file(s, name, s && max > s->cfg.file_limit ? s->cfg.file_limit : max, data, len);
     if (s && name && data && len &&
         ci_audit_file(s, "get", name, *data, *len, rc) != CI_OK && rc == CI_OK) {
         /* What the log cannot record is not handed out. */

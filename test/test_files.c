@@ -279,6 +279,34 @@ static void test_get_at_file_limit_is_ok_and_over_is_etoobig(void **state)
     free(buf);
 }
 
+/* A get with a limit of its own: at it is fine, over it CI_ETOOBIG with
+ * the file's size; a limit over the file limit is the file limit. */
+static void test_get_file_max_refuses_past_its_limit_and_tells_the_size(void **state)
+{
+    char *buf = malloc(FILE_LIMIT + 1), *over = ws_path("max-over.bin"), *small = ws_path("max.bin");
+    void *data = &data;
+    size_t len = 0;
+
+    memset(buf, 'm', FILE_LIMIT + 1);
+    h_write_file(small, buf, 100);
+    h_write_file(over, buf, FILE_LIMIT + 1);
+    assert_int_equal(ci_session_get_file_max(S, "max.bin", 100, &data, &len), CI_OK);
+    assert_int_equal(len, 100);
+    assert_memory_equal(data, buf, 100);
+    ci_free(data);
+    assert_int_equal(ci_session_get_file_max(S, "max.bin", 99, &data, &len), CI_ETOOBIG);
+    assert_null(data);
+    assert_int_equal(len, 100);
+    h_assert_contains(ci_session_errmsg(S), "100 bytes is over the limit this get asked of 99");
+    assert_int_equal(ci_session_get_file_max(S, "max-over.bin", UINT64_MAX, &data, &len),
+                     CI_ETOOBIG);
+    assert_int_equal(len, FILE_LIMIT + 1);
+    h_assert_contains(ci_session_errmsg(S), "over the file limit");
+    free(over);
+    free(small);
+    free(buf);
+}
+
 static void test_cell_cannot_write_past_file_limit(void **state)
 {
     int pid = ci_session_pid(S);
@@ -587,6 +615,8 @@ int main(void)
         cmocka_unit_test_setup(test_put_through_a_file_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_put_at_file_limit_is_ok_and_over_is_etoobig, h_setup_alive),
         cmocka_unit_test_setup(test_get_at_file_limit_is_ok_and_over_is_etoobig, h_setup_alive),
+        cmocka_unit_test_setup(test_get_file_max_refuses_past_its_limit_and_tells_the_size,
+                               h_setup_alive),
         cmocka_unit_test_setup(test_cell_cannot_write_past_file_limit, h_setup_alive),
         cmocka_unit_test_setup(test_get_of_planted_symlink_is_eunsafe, h_setup_alive),
         cmocka_unit_test_setup(test_get_of_relative_symlink_inside_workspace_is_eunsafe,

@@ -414,30 +414,6 @@ static json_t *too_big(const char *name, long long size)
                       "(--max-result-bytes)", name, size, srv.max_result);
 }
 
-/* Reads the file open at @fd, @want bytes at most, into a new buffer
- * (*@data, *@len); 0, or an errno. */
-static int read_at_most(int fd, size_t want, char **data, size_t *len)
-{
-    *len = 0;
-    if (!(*data = malloc(want + 1)))
-        return ENOMEM;
-    while (*len < want) {
-        ssize_t n = read(fd, *data + *len, want - *len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            free(*data);
-            *data = NULL;
-            return err;
-        }
-        if (n == 0)
-            break;
-        *len += (size_t)n;
-    }
-    return 0;
-}
-
 static json_t *download_file(const json_t *args, size_t budget)
 {
     const char *name = string_arg(args, "name");
@@ -492,13 +468,15 @@ static json_t *download_file(const json_t *args, size_t budget)
         json_decref(item);
         return too_big(name, (long long)st.st_size);
     }
-    /* The size fstat gave bounds the read, even if the file grows. */
-    err = read_at_most(fd, (size_t)st.st_size, &data, &len);
+    /* The library reads it, recording the get in the audit log, with the
+     * room as its limit, checked on the descriptor it reads from: a cell
+     * that swapped the name since this open cannot make it read more. */
     close(fd);
-    if (err) {
+    if ((err = ci_session_get_file_max(srv.session, name, cap, (void **)&data, &len)) != CI_OK) {
         json_decref(item);
-        return tool_error("download_file: %s: cannot read %s: %s",
-                          ci_strerror(err == ENOMEM ? CI_ENOMEM : CI_EIO), name, strerror(err));
+        if (err == CI_ETOOBIG) /* the size of the file it opened */
+            return too_big(name, (long long)len);
+        return file_error("download_file", err);
     }
 
     /* Text that is not UTF-8, or escapes past the room, goes as base64. */
@@ -511,11 +489,11 @@ static json_t *download_file(const json_t *args, size_t budget)
         value = b64 ? json_string_nocheck(b64) : NULL;
         free(b64);
     } else {
-        free(data);
+        ci_free(data);
         json_decref(item);
         return too_big(name, (long long)len);
     }
-    free(data);
+    ci_free(data);
     if (json_object_set_new(resource, json_object_get(resource, "blob") ? "blob" : "text",
                             value) < 0) {
         json_decref(item);

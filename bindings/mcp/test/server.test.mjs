@@ -922,7 +922,7 @@ test('--allow-url lets a cell fetch under the prefix, with --url-header kept fro
     assert.deepEqual(seen, [{ url: '/ok/x', key: 'k-5e3c7' }]);
 });
 
-test('--audit-log: the start, each cell and upload, the end, chained; verify finds it intact', async (t) => {
+test('--audit-log: the start, each cell, upload and download, the end, chained; verify finds it intact', async (t) => {
     const dir = freshRoot(); // outside the server's workspace root
     const log = join(dir, 'audit.log');
     const sha256 = (b) => createHash('sha256').update(b).digest('hex');
@@ -935,12 +935,14 @@ test('--audit-log: the start, each cell and upload, the end, chained; verify fin
                 arguments: { name: 'a.csv', content_base64: Buffer.from('a\n1\n').toString('base64') },
             });
             expectOk(up, 'upload_file');
+            const down = await client.callTool({ name: 'download_file', arguments: { name: 'a.csv' } });
+            expectOk(down, 'download_file');
         });
         const lines = readFileSync(log, 'utf8').split('\n');
         assert.equal(lines.pop(), '', 'the log ends in a newline');
         const events = lines.map((l) => JSON.parse(l));
         assert.deepEqual(events.map((e) => e.event),
-            ['session_start', 'cell_start', 'cell', 'file_put', 'session_end']);
+            ['session_start', 'cell_start', 'cell', 'file_put', 'file_get', 'session_end']);
         events.forEach((e, i) => {
             assert.equal(e.seq, i + 1);
             assert.equal(e.prev, i ? sha256(lines[i - 1]) : '0'.repeat(64));
@@ -952,10 +954,11 @@ test('--audit-log: the start, each cell and upload, the end, chained; verify fin
         assert.equal(events[2].bytes, Buffer.byteLength(code));
         assert.equal(events[2].status, 'ok');
         assert.deepEqual([events[3].name, events[3].bytes, events[3].sha256], ['a.csv', 4, sha256('a\n1\n')]);
+        assert.deepEqual([events[4].name, events[4].bytes, events[4].sha256], ['a.csv', 4, sha256('a\n1\n')]);
         const verify = spawnSync(join(dirname(SERVER), 'codeinterp-audit'), ['verify', log],
                                  { encoding: 'utf8', timeout: 60000 });
         assert.equal(verify.status, 0, verify.stdout + verify.stderr);
-        assert.match(verify.stdout, /intact: 5 lines/);
+        assert.match(verify.stdout, /intact: 6 lines/);
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }

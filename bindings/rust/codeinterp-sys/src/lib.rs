@@ -243,6 +243,13 @@ extern "C" {
         data: *mut *mut c_void,
         len: *mut usize,
     ) -> c_int;
+    pub fn ci_session_get_file_max(
+        s: *mut ci_session,
+        name: *const c_char,
+        max: ci_uint64,
+        data: *mut *mut c_void,
+        len: *mut usize,
+    ) -> c_int;
     pub fn ci_free(p: *mut c_void);
     pub fn ci_session_interrupt(s: *mut ci_session) -> c_int;
 
