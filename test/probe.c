@@ -204,7 +204,7 @@ static unsigned mount_namespace(int pidns)
     return CI_SANDBOX_MNTNS;
 }
 
-/* A worker started by exec (ci_isolate()): as it starts (root, for a
+/* A worker started by exec (ci_lockdown_start()): as it starts (root, for a
  * root host) the network, IPC, UTS and mount namespaces; then, having
  * left root, a user namespace and, inside it, those it lacks. */
 static unsigned exec_worker(void)

@@ -1,10 +1,35 @@
 /*
- * The worker's lockdown, in the order it runs: ci_isolate() early in
- * main(), while the worker is single-threaded (credentials and
- * namespaces, see privileges.c and namespaces.c); ci_lockdown() after the
- * warm-up, Landlock late because the warm-up does what no rule allows
- * (matplotlib runs fc-list, which reads /etc/fonts), and the seccomp
- * filter last because it forbids the calls the other steps make.
+ * The worker's lockdown, in the order it runs, one function per path:
+ *
+ *   zygote   ci_lockdown_zygote()  its own start, before the warm-up
+ *   spare    ci_lockdown_spare()   a zygote's child, before its session
+ *   session  ci_lockdown_start()   every worker, single-threaded, before
+ *                                  the warm-up (exec) or the configure
+ *                                  (zygote's child): credentials, the
+ *                                  namespaces a spare did not make
+ *            ci_lockdown()         every worker, after the warm-up
+ *
+ * step (where)                     CI_SANDBOX_* bit      CI_EXIT_*
+ * own session, setsid              -                     SETSID
+ * parent tie, PR_SET_PDEATHSIG     -                     PDEATHSIG, PARENT
+ * user namespace (namespaces.c)    USERNS                NAMESPACES
+ * net, IPC, UTS namespaces         NETNS IPCNS UTSNS     NAMESPACES
+ * new root (mounts.c)              MNTNS                 NAMESPACES
+ * never root (privileges.c)        UNPRIVILEGED          PRIVILEGES
+ * no capabilities (privileges.c)   UNPRIVILEGED          PRIVILEGES
+ * task limit (tasks.c)             TASK_LIMIT            RLIMIT
+ * disk quota check (quota.c)       DISK_QUOTA            -
+ * not dumpable                     -                     DUMPABLE
+ * signal queue, RLIMIT_SIGPENDING  -                     RLIMIT
+ * rlimits AS CORE FSIZE NOFILE CPU RLIMITS               RLIMIT
+ * no new privileges                NO_NEW_PRIVS          NO_NEW_PRIVS
+ * Landlock                         LANDLOCK              LANDLOCK, MANIFEST
+ * seccomp filter (seccomp.c)       SECCOMP               SECCOMP
+ *
+ * The PID namespace (PIDNS) is the spare's clone (zygote.c). Landlock is
+ * late because the warm-up does what no rule allows (matplotlib runs
+ * fc-list, which reads /etc/fonts), and the seccomp filter last because
+ * it forbids the calls the other steps make.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,11 +53,15 @@
 /* Set once ci_tie_to_outside_parent() has checked our parent. */
 static int parent_outside;
 
-void ci_tie_to_parent(pid_t parent)
+static void set_death_signal(void)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-        ci_fatal(CI_EXIT_PDEATHSIG, "prctl(PR_SET_PDEATHSIG): %s",
-                 strerror(errno));
+        ci_fatal(CI_EXIT_PDEATHSIG, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+}
+
+void ci_tie_to_parent(pid_t parent)
+{
+    set_death_signal();
     /* Checked after setting the signal: a parent that died before it was
      * set has already left us with another parent. A parent outside our
      * PID namespace reads as 0; that one was checked when the signal was
@@ -47,13 +76,26 @@ void ci_tie_to_outside_parent(int parent_pidfd)
 {
     struct pollfd p = {.fd = parent_pidfd, .events = POLLIN};
 
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-        ci_fatal(CI_EXIT_PDEATHSIG, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+    set_death_signal();
     /* A pidfd reads as ready once its process has exited (pidfd_open(2)):
      * a pid would have to be read in a PID namespace we are not in. */
     if (poll(&p, 1, 0) != 0)
         ci_fatal(CI_EXIT_PARENT, "the parent is gone (poll of its pidfd: %d)", (int)p.revents);
     parent_outside = 1;
+}
+
+void ci_own_session(void)
+{
+    if (getsid(0) != getpid() && setsid() < 0)
+        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+}
+
+/* No core dumps, and no ptrace or /proc/PID/mem from same-uid
+ * processes. */
+static void undumpable(void)
+{
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        ci_fatal(CI_EXIT_DUMPABLE, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
 }
 
 static void limit(int resource, const char *name, rlim_t value)
@@ -81,7 +123,7 @@ static void limit_cpu(uint64_t seconds)
     limit(RLIMIT_CPU, "RLIMIT_CPU", (rlim_t)used.tv_sec + (used.tv_nsec > 0) + seconds);
 }
 
-void ci_limit_signal_queue(uint32_t layers)
+static void limit_signal_queue(uint32_t layers)
 {
     /* Counted per user of each user namespace, and again for the user
      * that made it in the namespace above (user_namespaces(7)): in a
@@ -358,7 +400,9 @@ static int landlock_confine(void)
     return 1;
 }
 
-uint32_t ci_isolate_early(uint32_t have)
+/* The user, network, IPC and UTS namespaces not in @have; returns
+ * @have with the bits added. */
+static uint32_t unshare_namespaces(uint32_t have)
 {
     uint32_t layers = have & CI_LAYER_USERNS ? have : have | ci_unshare_user();
 
@@ -366,48 +410,83 @@ uint32_t ci_isolate_early(uint32_t have)
     return layers | ci_unshare_others(layers);
 }
 
-uint32_t ci_isolate_late(pid_t parent, uint32_t have)
+uint32_t ci_lockdown_zygote(pid_t parent)
 {
-    uint32_t layers = have | ci_mount_root(have);
+    uint32_t layers;
 
+    /* Out of the host's process group: a terminal's Ctrl-C is not ours.
+     * Its spares share its group until they are given a session. */
+    ci_own_session();
+    /* Never root, no capabilities, before any module's code runs; the
+     * namespaces are each child's own. */
+    ci_leave_root();
+    ci_drop_capabilities();
+    layers = ci_check_unprivileged();
+    ci_tie_to_parent(parent);
+    /* Same-uid processes (the children, before their lockdown) may not
+     * trace it or read its memory. */
+    undumpable();
+    return layers;
+}
+
+uint32_t ci_lockdown_spare(pid_t parent, int own_pidns, unsigned uid, unsigned gid)
+{
+    uint32_t layers;
+
+    if (own_pidns) {
+        /* The clone made our user namespace, and the PID namespace it
+         * owns, of which we are pid 1 (init.c). */
+        ci_map_user(uid, gid);
+        return unshare_namespaces(CI_LAYER_USERNS | CI_LAYER_PIDNS);
+    }
+    layers = unshare_namespaces(0);
+    /* After the new user namespace, which cleared the signal. */
+    ci_tie_to_parent(parent);
+    return layers;
+}
+
+uint32_t ci_lockdown_start(pid_t parent, uint32_t have, int zygote, const struct ci_limits *limits)
+{
+    uint32_t layers = have;
+
+    ci_tie_to_parent(parent);
+    if (!zygote) {
+        /* Only a root worker can do these yet; it does them now so that
+         * it has them even where user namespaces are forbidden. */
+        layers |= ci_unshare_others(0);
+        /* As root, the mount namespace belongs to the host's user
+         * namespace: nothing in the worker's own can change its mounts. */
+        layers |= ci_mount_root(0);
+        ci_leave_root();
+        layers = unshare_namespaces(layers);
+    }
+    layers |= ci_mount_root(layers);
     ci_drop_capabilities();
     layers |= ci_check_unprivileged();
     /* Leaving root, or a new user namespace, cleared the parent-death
      * signal (commit_creds). */
     ci_tie_to_parent(parent);
+    layers |= ci_limit_tasks(layers, limits->tasks);
+    layers |= ci_check_disk_quota(limits->quota_dev);
+    /* What the warm-up writes (matplotlib's caches in HOME) is its
+     * owner's alone too; ci_lockdown() sets it once more. Not before: the
+     * directories of the new root, made as root, must stay searchable. */
+    umask(077);
     return layers;
 }
 
-uint32_t ci_isolate(pid_t parent)
+uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits)
 {
-    uint32_t layers;
-
-    /* Only a root worker can do these yet; it does them now so that it
-     * has them even where user namespaces are forbidden. */
-    layers = ci_unshare_others(0);
-    /* As root, the mount namespace belongs to the host's user namespace:
-     * nothing in the worker's own can change its mounts. */
-    layers |= ci_mount_root(0);
-    ci_leave_root();
-    return ci_isolate_late(parent, ci_isolate_early(layers));
-}
-
-uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits)
-{
-    uint32_t layers = CI_LAYER_RLIMITS | CI_LAYER_NO_NEW_PRIVS | CI_LAYER_SECCOMP;
+    uint32_t layers = have | CI_LAYER_RLIMITS | CI_LAYER_NO_NEW_PRIVS | CI_LAYER_SECCOMP;
 
     /* Our own session: no controlling terminal, and out of the host's
      * process group and its job-control signals. */
-    if (getsid(0) != getpid() && setsid() < 0)
-        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+    ci_own_session();
     /* Again, now that the slow warm-up is over: the host may have gone
      * while we imported. */
     ci_tie_to_parent(parent);
-    /* No core dumps, and no ptrace or /proc/PID/mem from same-uid
-     * processes. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-        ci_fatal(CI_EXIT_DUMPABLE, "prctl(PR_SET_DUMPABLE): %s",
-                 strerror(errno));
+    undumpable();
+    limit_signal_queue(have);
     /* Soft and hard alike, so a cell cannot raise them again. */
     limit(RLIMIT_AS, "RLIMIT_AS", (rlim_t)limits->memory);
     limit(RLIMIT_CORE, "RLIMIT_CORE", 0);

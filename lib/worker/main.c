@@ -752,14 +752,7 @@ int main(int argc, char **argv)
             ci_fatal_unreachable(ws, err);
         }
     }
-    ci_tie_to_parent(a.parent);
-    layers = a.zygote ? ci_isolate_late(a.parent, layers) : ci_isolate(a.parent);
-    layers |= ci_limit_tasks(layers, a.limits.tasks);
-    layers |= ci_check_disk_quota(a.limits.quota_dev);
-    /* What the warm-up writes (matplotlib's caches in HOME) is its
-     * owner's alone too; ci_lockdown() sets it once more. Not before: the
-     * directories of the new root, made as root, must stay searchable. */
-    umask(077);
+    layers = ci_lockdown_start(a.parent, layers, a.zygote, &a.limits);
     /* In the new root, as CPython will read them; a zygote's child
      * inherits its zygote's check. */
     if (!a.zygote)
@@ -779,8 +772,7 @@ int main(int argc, char **argv)
     ci_init_signals(); /* pid 1 of a PID namespace only */
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
-    ci_limit_signal_queue(layers);
-    layers |= ci_lockdown(a.parent, &a.limits);
+    layers = ci_lockdown(a.parent, layers, &a.limits);
     ci_send_ready(layers);
     serve(&a.limits);
 }

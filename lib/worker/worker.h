@@ -201,7 +201,7 @@ pid_t ci_interp_fork(unsigned long flags);
  * child forked ahead. Returns only in a child, with its request in @req
  * and its session directory in @session_dir (static storage), its
  * descriptors 0..3 in place, and the CI_LAYER_* bits of the namespaces
- * ci_isolate_early() made; exits when the host closes the channel. */
+ * ci_lockdown_spare() made; exits when the host closes the channel. */
 uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_request *req,
                          char **session_dir);
 
@@ -238,31 +238,32 @@ void ci_tie_to_parent(pid_t parent);
  * ci_tie_to_parent() calls accept a parent that reads as 0. */
 void ci_tie_to_outside_parent(int parent_pidfd);
 
-/* The first part of the lockdown, run while the worker is still
- * single-threaded: namespaces, never root, no capabilities, then the
- * parent-death signal again. Returns the CI_LAYER_* bits it applied
- * (UNPRIVILEGED and the namespaces; each namespace is best effort). */
-uint32_t ci_isolate(pid_t parent);
+/* Its own session (setsid), unless it leads one; exits with
+ * CI_EXIT_SETSID. */
+void ci_own_session(void);
 
-/* ci_isolate() in two parts, for a zygote's spare child: the user,
- * network, IPC and UTS namespaces not in @have (before its session is
- * known), then the mount namespace if not in @have, no capabilities and
- * the parent-death signal (once it is). Each returns @have with the bits
- * it added. */
-uint32_t ci_isolate_early(uint32_t have);
-uint32_t ci_isolate_late(pid_t parent, uint32_t have);
-
+/* The lockdown, one function per path, each step in order (the table atop
+ * lockdown.c); each returns the CI_LAYER_* bits it applied, with @have's,
+ * and every failure exits with its own code.
+ *
+ * ci_lockdown_zygote(): the zygote's start, before its warm-up: its own
+ * session, never root, no capabilities, tied to @parent, not dumpable.
+ * ci_lockdown_spare(): a zygote's spare child, before its session is
+ * known: the user (unless @own_pidns: the clone made it; @uid and @gid
+ * are mapped into it), network, IPC and UTS namespaces, tied to @parent.
+ * ci_lockdown_start(): every worker, single-threaded, before the warm-up
+ * (exec) or the configure (a zygote's child, @zygote): the namespaces
+ * not in @have, the new root, never root, no capabilities, tied to
+ * @parent again, the task limit, the disk quota check, umask 077.
+ * ci_lockdown(): after the warm-up, the seccomp filter last (Landlock is
+ * best effort). */
+uint32_t ci_lockdown_zygote(pid_t parent);
+uint32_t ci_lockdown_spare(pid_t parent, int own_pidns, unsigned uid, unsigned gid);
+uint32_t ci_lockdown_start(pid_t parent, uint32_t have, int zygote, const struct ci_limits *limits);
 /* Signals queued for the worker at once (RLIMIT_SIGPENDING) when it has a
  * user namespace of its own: the host's interrupt needs one. */
 #define CI_SIGPENDING_MAX 64
-/* Sets that limit where @layers (CI_LAYER_*) holds the user namespace;
- * before ci_lockdown(), whose filter refuses setrlimit. */
-void ci_limit_signal_queue(uint32_t layers);
-
-/* The rest of the lockdown, in order, the seccomp filter last; every
- * failure exits with its own code. Returns the CI_LAYER_* bits applied
- * (Landlock is best effort). */
-uint32_t ci_lockdown(pid_t parent, const struct ci_limits *limits);
+uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits);
 
 /* With a manifest: plans its read rules once (ci_manifest_plan), and in
  * a zygote holds them open; exits if the kernel has no Landlock. */
@@ -336,7 +337,7 @@ uint32_t ci_unshare_others(uint32_t have);
 /* RLIMIT_NPROC at @tasks, soft and hard, if @have holds CI_LAYER_USERNS:
  * then only the worker's own tasks count. CI_LAYER_TASK_LIMIT if set, 0
  * without the user namespace; exits with CI_EXIT_RLIMIT if refused. Call
- * once isolated (ci_isolate, ci_isolate_late): no capability left. */
+ * once isolated (ci_lockdown_start): no capability left. */
 uint32_t ci_limit_tasks(uint32_t have, uint64_t tasks);
 
 /* ------------------------------------------------------------- quota.c */

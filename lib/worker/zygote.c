@@ -387,17 +387,7 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     if (ruleset >= 0)
         ruleset = CI_SPAWN_FDS + 2;
     sock = CI_SPAWN_FDS + 1;
-    if (own_pidns) {
-        /* The clone made our user namespace, and the PID namespace it
-         * owns, of which we are pid 1 (init.c). */
-        ci_map_user(zygote_uid, zygote_gid);
-        layers = CI_LAYER_USERNS | CI_LAYER_PIDNS;
-        layers |= ci_isolate_early(layers);
-    } else {
-        layers = ci_isolate_early(0);
-        /* After the new user namespace, which cleared the signal. */
-        ci_tie_to_parent(parent);
-    }
+    layers = ci_lockdown_spare(parent, own_pidns, zygote_uid, zygote_gid);
     /* Its new root entered now, while no session waits: the session
      * directory comes as the zygote's copy, and no unmount is left for
      * the session's start. */
@@ -420,8 +410,7 @@ static uint32_t spare_life(int sock, pid_t parent, int own_pidns, struct ci_spaw
     /* Out of the zygote's group before the host hears of us: a host that
      * drops the zygote kills and reaps that group whole. The zygote
      * answers the host only after this byte. */
-    if (setsid() < 0)
-        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
+    ci_own_session();
     if (send(sock, "s", 1, MSG_NOSIGNAL) != 1)
         _exit(CI_EXIT_HOST_GONE);
     prctl(PR_SET_NAME, "codeinterp-work", 0, 0, 0); /* as exec names it */
@@ -461,7 +450,7 @@ struct spare {
  * nowhere else (user_namespaces(7)). unshare(CLONE_NEWPID) in the child
  * would not do: it moves only the caller's later children. Where the
  * kernel or a container refuses the pair, the spare is cloned without it
- * and makes its user namespace itself (ci_isolate_early).
+ * and makes its user namespace itself (ci_lockdown_spare).
  */
 static int spare_make(struct spare *sp)
 {
@@ -510,22 +499,9 @@ static void warm_up(pid_t parent, const char *preload)
 
     /* Named for ps and top; each child takes the worker's name back. */
     prctl(PR_SET_NAME, "ci-zygote", 0, 0, 0);
-    /* Out of the host's process group: a terminal's Ctrl-C is not ours.
-     * Its spares share its group until they are given a session. */
-    if (setsid() < 0)
-        ci_fatal(CI_EXIT_SETSID, "setsid: %s", strerror(errno));
-    /* Never root, no capabilities, before any module's code runs; the
-     * namespaces are each child's own. */
-    ci_leave_root();
-    ci_drop_capabilities();
-    layers = ci_check_unprivileged();
+    layers = ci_lockdown_zygote(parent);
     zygote_uid = (unsigned)geteuid();
     zygote_gid = (unsigned)getegid();
-    ci_tie_to_parent(parent);
-    /* Same-uid processes (the children, before their lockdown) may not
-     * trace it or read its memory. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-        ci_fatal(CI_EXIT_DUMPABLE, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
 
     /* Checked to be our parent's by the ci_tie_to_parent() below. */
     host_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
