@@ -680,6 +680,38 @@ static void test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke(v
     free(bad);
 }
 
+/* A cell's changed files are names a cell chooses: 1000 paths of 4000
+ * control bytes each (24 MB as JSON) still make a cell line a chain's
+ * continuation can read back, listing what fits and counting the rest. */
+static void test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names(void **state)
+{
+    char *path = log_path("names.log");
+    ci_session *s = audit_session(path);
+    ci_result *r = h_run_status(
+        s, "import os; d = os.path.join(*['\\x01' * 254 + chr(65 + i) for i in range(14)]); "
+           "os.makedirs(d); [open(os.path.join(d, '\\x01' * 240 + '%05d' % i), 'w').close() "
+           "for i in range(1000)]",
+        CI_STATUS_OK);
+    size_t count = ci_result_file_count(r), longest = 0, listed;
+    struct lines l;
+    json_t *cell;
+
+    assert_int_equal(count, 1000);
+    ci_result_free(r);
+    ci_session_free(s);
+    l = read_log(path);
+    assert_chain(&l);
+    for (size_t i = 0; i < l.n; i++)
+        longest = strlen(l.line[i]) > longest ? strlen(l.line[i]) : longest;
+    assert_true(longest < CI_AUDIT_LINE_MAX);
+    cell = find(&l, "cell", NULL, 0);
+    listed = json_array_size(json_object_get(cell, "files"));
+    assert_true(listed > 0 && listed < count);
+    assert_int_equal(num(cell, "files_omitted"), (long long)(count - listed));
+    free_lines(&l);
+    free(path);
+}
+
 static int group_setup(void **state)
 {
     dir = h_tmpdir();
@@ -708,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_sessions_threads_and_configs_share_one_chain),
         cmocka_unit_test(test_an_http_event_records_method_url_status_and_verdict),
         cmocka_unit_test(test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke),
+        cmocka_unit_test(test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names),
     };
     return cmocka_run_group_tests_name("audit", tests, group_setup, group_teardown);
 }
