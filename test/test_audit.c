@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -712,6 +713,45 @@ static void test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names(vo
     free(path);
 }
 
+/* A log file another user made, or that others may write, could be read
+ * and rewritten, chain and all, behind the host: no session starts on it,
+ * and nothing is appended. */
+static void test_a_log_others_can_write_is_refused(void **state)
+{
+    char *path = log_path("others.log");
+    ci_config *cfg = audit_config(path);
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    h_start_fails(cfg, CI_EIO, "writable by others");
+    assert_int_equal(fchmod(fd, 0620), 0);
+    h_start_fails(cfg, CI_EIO, "writable by others");
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    if (geteuid() == 0) {
+        assert_int_equal(fchmod(fd, 0600), 0);
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+        h_start_fails(cfg, CI_EIO, "another user's file");
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 0);
+    } else {
+        fprintf(stderr, "test_a_log_others_can_write_is_refused: not root, so the log of "
+                "another user is not tried (no fchown)\n");
+    }
+    assert_int_equal(fchown(fd, geteuid(), getegid()), 0);
+    assert_int_equal(fchmod(fd, 0640), 0);
+    ci_session *s = NULL;
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_session_free(s);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_true(st.st_size > 0);
+    close(fd);
+    ci_config_free(cfg);
+    free(path);
+}
+
 static int group_setup(void **state)
 {
     dir = h_tmpdir();
@@ -741,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_an_http_event_records_method_url_status_and_verdict),
         cmocka_unit_test(test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke),
         cmocka_unit_test(test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names),
+        cmocka_unit_test(test_a_log_others_can_write_is_refused),
     };
     return cmocka_run_group_tests_name("audit", tests, group_setup, group_teardown);
 }
