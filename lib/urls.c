@@ -127,7 +127,7 @@ static int hidden_segment(const char *path)
 static int url_parse(const char *text, struct ci_url *out, const char **why)
 {
     CURLU *h;
-    char *user = NULL, *port = NULL, *s = NULL;
+    char *user = NULL, *port = NULL, *zone = NULL, *s = NULL;
     int rc = CI_EINVAL;
 
     memset(out, 0, sizeof *out);
@@ -162,6 +162,13 @@ static int url_parse(const char *text, struct ci_url *out, const char **why)
         *why = "it has no host";
         goto out;
     }
+    /* The host part leaves the zone out: [fe80::1%25eth0] would match a
+     * prefix of [fe80::1%25lo], and connect through another interface. */
+    if (curl_url_get(h, CURLUPART_ZONEID, &zone, 0) != CURLUE_NO_ZONEID) {
+        rc = CI_EINVAL;
+        *why = "it names an IPv6 zone (%25...), which no prefix matches";
+        goto out;
+    }
     for (char *c = s; *c; c++)
         *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
     out->host = take(s);
@@ -188,6 +195,7 @@ static int url_parse(const char *text, struct ci_url *out, const char **why)
 out:
     curl_free(user);
     curl_free(port);
+    curl_free(zone);
     curl_free(s);
     curl_url_cleanup(h);
     if (rc != CI_OK)
@@ -366,16 +374,19 @@ static int public_v4(uint32_t a)
 }
 
 /* 1 if the IPv6 address @a is public: not unspecified, loopback,
- * link-local, unique local, multicast, and for an IPv4-mapped or NAT64
- * address, its IPv4 address is. */
+ * link-local, unique local, multicast, in the local-use NAT64 prefix
+ * (64:ff9b:1::/48, RFC 8215), and for an IPv4-mapped or NAT64 address,
+ * its IPv4 address is. */
 static int public_v6(const struct in6_addr *a)
 {
     static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+    static const unsigned char local_nat64[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
     const unsigned char *b = a->s6_addr;
     uint32_t v4;
 
     if (IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_LINKLOCAL(a) ||
-        IN6_IS_ADDR_SITELOCAL(a) || IN6_IS_ADDR_MULTICAST(a) || (b[0] & 0xfe) == 0xfc)
+        IN6_IS_ADDR_SITELOCAL(a) || IN6_IS_ADDR_MULTICAST(a) || (b[0] & 0xfe) == 0xfc ||
+        memcmp(b, local_nat64, sizeof local_nat64) == 0)
         return 0;
     if (IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_V4COMPAT(a) || memcmp(b, nat64, 12) == 0) {
         memcpy(&v4, b + 12, 4);

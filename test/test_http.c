@@ -588,6 +588,43 @@ static void test_private_addresses_need_a_prefix_that_names_them(void **state)
     assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&b));
 }
 
+/* Odd forms of an allowed address are that address, as libcurl requests
+ * it; a zone, a trailing dot or another family's form of it is refused. */
+static void test_odd_address_forms_match_only_what_they_name(void **state)
+{
+    static const char *const yes4[] = {
+        "http://0x7f.1:8080/v1/", "http://2130706433:8080/v1/", "http://0177.0.0.1:8080/v1/",
+        "http://127.1:8080/v1/", "http://%31%32%37.0.0.1:8080/v1/x", "HTTP://127.0.0.1:08080/v1/",
+        NULL,
+    };
+    static const char *const no4[] = {
+        "http://127.0.0.1.:8080/v1/", "http://[::ffff:127.0.0.1]:8080/v1/",
+        "http://127.0.0.2:8080/v1/", "http://127.0.0.1:8080@evil.example/v1/",
+        "http://127.0.0.1:80/v1/", "http://127.0.0.1/v1/", NULL,
+    };
+    static const char *const yes6[] = {"http://[0:0:0:0:0:0:0:1]:8080/", "http://[::01]:8080/",
+                                       NULL};
+    static const char *const no6[] = {"http://[::1%25lo]:8080/", "http://[::ffff:7f00:1]:8080/",
+                                      "http://[::2]:8080/", NULL};
+    static const char *const yes_name[] = {"http://API.Example.COM/", "http://api%2eexample.com/",
+                                           "http://api.example.com:80/", NULL};
+    static const char *const no_name[] = {"http://api.example.com./", "https://api.example.com/",
+                                          "http://api.example.com:8080/", NULL};
+    ci_config *cfg = h_config(NULL);
+    struct ci_url_rule name = {.host = "api.example.com"};
+    struct sockaddr_in6 b = {.sin6_family = AF_INET6};
+
+    check_matches("http://127.0.0.1:8080/v1/", yes4, no4);
+    check_matches("http://[::1]:8080/", yes6, no6);
+    check_matches("http://api.example.com/", yes_name, no_name);
+    assert_int_equal(ci_config_allow_url(cfg, "http://[fe80::1%25eth0]:8080/"), CI_EINVAL);
+    h_assert_contains(ci_session_errmsg(NULL), "IPv6 zone");
+    ci_config_free(cfg);
+    /* The local-use NAT64 prefix (RFC 8215) is no public address. */
+    assert_int_equal(inet_pton(AF_INET6, "64:ff9b:1::a00:1", &b.sin6_addr), 1);
+    assert_false(ci_url_address_allowed(&name, (struct sockaddr *)&b));
+}
+
 /* Each request by URL is a line of the audit trail, allowed or refused,
  * with its method, URL, status and size, and no trace of the header the
  * host added. */
@@ -690,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_the_allow_list_matches_scheme_host_port_and_path),
         cmocka_unit_test(test_a_prefix_without_a_slash_matches_whole_segments),
         cmocka_unit_test(test_private_addresses_need_a_prefix_that_names_them),
+        cmocka_unit_test(test_odd_address_forms_match_only_what_they_name),
         cmocka_unit_test_setup(test_get_and_post_reach_the_server, alive),
         cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
                                alive),
