@@ -123,6 +123,13 @@ static void serve_request(int fd, char *req, size_t req_size, char *body, size_t
         /* A server that shows the client its credentials. */
         respond(fd, "200 OK", "Authorization: Bearer " SECRET "\r\nX-Your-Auth: Bearer " SECRET
                 "\r\nX-Other: kept\r\n", "fine");
+    } else if (strcmp(path, "/v1/token") == 0) {
+        /* A server that shows the credential alone, or in another case. */
+        char headers[512];
+        snprintf(headers, sizeof headers, "Location: http://127.0.0.1:%d/v1/echo?t=" SECRET
+                 "\r\nX-Token: " SECRET "\r\nX-Echo: BEARER " SECRET "\r\nX-Other: kept\r\n",
+                 srv.port);
+        respond(fd, "302 Found", headers, "");
     } else if (strcmp(path, "/v1/away") == 0) {
         respond(fd, "302 Found", "Location: http://evil.example/steal\r\n", "");
     } else if (strcmp(path, "/v1/inside") == 0) {
@@ -588,6 +595,37 @@ static void test_private_addresses_need_a_prefix_that_names_them(void **state)
     assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&b));
 }
 
+/* The credential the host adds is kept from the cell in a response header
+ * that shows it without its scheme or in another case, and a TRACE, whose
+ * answer is the request the host made, is never sent. */
+static void test_a_response_never_shows_the_credential_alone(void **state)
+{
+    int before;
+    char *out = cell_out(
+        "import http.client\n"
+        "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
+        "c.request('GET', '/v1/token')\n"
+        "r = c.getresponse()\n"
+        "print(r.status, r.getheaders(), r.read())\n");
+
+    h_assert_contains(out, "302 ");
+    h_assert_contains(out, "('X-Other', 'kept')");
+    h_assert_not_contains(out, SECRET);
+    h_assert_not_contains(out, "Location");
+    free(out);
+    before = srv.requests;
+    out = cell_out("import http.client\n"
+                   "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
+                   "try:\n"
+                   "    c.request('TRACE', '/v1/echo'); c.getresponse()\n"
+                   "except PermissionError as e:\n"
+                   "    print('refused:', e)\n");
+    h_assert_contains(out, "refused: the HTTP method TRACE is not allowed in this sandbox");
+    h_assert_not_contains(out, SECRET);
+    free(out);
+    assert_int_equal(srv.requests, before);
+}
+
 /* Odd forms of an allowed address are that address, as libcurl requests
  * it; a zone, a trailing dot or another family's form of it is refused. */
 static void test_odd_address_forms_match_only_what_they_name(void **state)
@@ -732,6 +770,7 @@ int main(void)
         cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
                                alive),
         cmocka_unit_test_setup(test_a_redirect_is_checked_as_a_request, alive),
+        cmocka_unit_test_setup(test_a_response_never_shows_the_credential_alone, alive),
         cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
