@@ -261,6 +261,12 @@ static json_t *opt_text(const char *p)
     return p ? text(p, strlen(p)) : json_null();
 }
 
+/* An exception's name, its first CI_AUDIT_NAME_MAX bytes. */
+static json_t *opt_name(const char *p)
+{
+    return p ? text(p, strnlen(p, CI_AUDIT_NAME_MAX)) : json_null();
+}
+
 int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *r)
 {
     json_t *files;
@@ -273,7 +279,7 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
     rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b", "cell",
                        "execution_count", r->execution_count, "sha256", hash_of(code, len),
                        "bytes", (json_int_t)len, "status", ci_status_name(r->status),
-                       "error_name", opt_text(r->error_name),
+                       "error_name", opt_name(r->error_name),
                        "wall_us", (json_int_t)r->wall_us, "cpu_us", (json_int_t)r->cpu_us,
                        "peak_memory", (json_int_t)r->peak_memory,
                        "files", files, "files_omitted", (json_int_t)(r->file_count - listed),
@@ -282,7 +288,7 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
         return rc;
     /* The worker is gone: the session is dead until a restart. */
     return emit(s, EVENT("s:i,s:o,s:o", "kill", "execution_count", r->execution_count,
-                         "cause", opt_text(r->error_name), "message",
+                         "cause", opt_name(r->error_name), "message",
                          opt_text(r->error_value))) == CI_OK ? rc : CI_EIO;
 }
 

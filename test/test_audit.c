@@ -752,6 +752,36 @@ static void test_a_log_others_can_write_is_refused(void **state)
     free(path);
 }
 
+/* An exception's name is the cell's own, as long as the output limit: the
+ * cell line keeps its first 1024 bytes, and stays a line a chain's
+ * continuation can read back. */
+static void test_a_cell_line_keeps_an_exception_name_short(void **state)
+{
+    char *path = log_path("ename.log");
+    ci_config *cfg = h_config(&(struct h_limits){.output = 8u << 20});
+    ci_session *s = NULL;
+    ci_result *r;
+    struct lines l;
+    const char *name;
+
+    assert_int_equal(ci_config_set_audit_log(cfg, path), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    r = h_run_status(s, "raise type('\\x01' * 3000000, (Exception,), {})()", CI_STATUS_ERROR);
+    assert_int_equal(strlen(ci_result_error_name(r)), 3000000);
+    ci_result_free(r);
+    ci_session_free(s);
+    l = read_log(path);
+    assert_chain(&l);
+    for (size_t i = 0; i < l.n; i++)
+        assert_true(strlen(l.line[i]) < 64 * 1024);
+    name = str(find(&l, "cell", NULL, 0), "error_name");
+    assert_int_equal(strlen(name), CI_AUDIT_NAME_MAX);
+    assert_int_equal(strspn(name, "\x01"), CI_AUDIT_NAME_MAX);
+    free_lines(&l);
+    free(path);
+}
+
 static int group_setup(void **state)
 {
     dir = h_tmpdir();
@@ -782,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke),
         cmocka_unit_test(test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names),
         cmocka_unit_test(test_a_log_others_can_write_is_refused),
+        cmocka_unit_test(test_a_cell_line_keeps_an_exception_name_short),
     };
     return cmocka_run_group_tests_name("audit", tests, group_setup, group_teardown);
 }
