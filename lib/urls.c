@@ -101,19 +101,35 @@ static char *take(char *s)
     return copy;
 }
 
-/* 1 if @path holds %2e, %2f or %5c (any case) or a backslash: libcurl
- * resolves only literal dot segments, and a server that decodes before
- * it normalises would serve /v1/%2e%2e/x as /x, above the prefix. */
+/* 1 if @path holds a backslash or may hide a '.', '/' or '\\' from the
+ * allow list: %2e, %2f or %5c (any case), the same encoded twice (%252e),
+ * IIS's %u, or the start of an overlong UTF-8 sequence, which is no UTF-8
+ * but a lax decoder reads (%c0%ae is '.'; %c0, %c1, %e0 then %80 to %9f,
+ * %f0 then %80 to %8f). libcurl resolves only literal dot segments, and a
+ * server that decodes before it normalises would serve /v1/%2e%2e/x as
+ * /x, above the prefix. */
 static int hidden_segment(const char *path)
 {
     for (const char *p = path; *p; p++) {
+        const char *e = p + 1;
+        char a, b;
         if (*p == '\\')
             return 1;
-        if (p[0] == '%' && p[1] && p[2]) {
-            char a = p[1], b = (char)(p[2] | 0x20);
-            if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c'))
-                return 1;
-        }
+        if (*p != '%')
+            continue;
+        if (e[0] == '2' && e[1] == '5')
+            e += 2;
+        if (e[0] == 'u' || e[0] == 'U')
+            return 1;
+        if (!e[0] || !e[1])
+            continue;
+        a = (char)(e[0] | 0x20);
+        b = (char)(e[1] | 0x20);
+        if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c') ||
+            (a == 'c' && (b == '0' || b == '1')) ||
+            (b == '0' && (a == 'e' || a == 'f') && e[2] == '%' &&
+             (e[3] == '8' || (a == 'e' && e[3] == '9'))))
+            return 1;
     }
     return 0;
 }

@@ -663,6 +663,24 @@ static void test_odd_address_forms_match_only_what_they_name(void **state)
     assert_false(ci_url_address_allowed(&name, (struct sockaddr *)&b));
 }
 
+/* A '.', '/' or '\\' encoded twice, overlong in UTF-8 or as IIS's %u is
+ * refused like %2e: a lax server decodes it into a path above the prefix. */
+static void test_dots_hidden_in_any_encoding_are_refused(void **state)
+{
+    static const char *const yes[] = {
+        "https://api.example.com/v1/%41%7e", "https://api.example.com/v1/caf%c3%a9",
+        "https://api.example.com/v1/%e0%a4%85", "https://api.example.com/v1/%25", NULL,
+    };
+    static const char *const no[] = {
+        "https://api.example.com/v1/%252e%252e/admin", "https://api.example.com/v1/%252F",
+        "https://api.example.com/v1/%c0%ae%c0%ae/admin", "https://api.example.com/v1/%C1%9C",
+        "https://api.example.com/v1/%e0%80%ae%e0%80%ae/", "https://api.example.com/v1/%f0%80%80%ae",
+        "https://api.example.com/v1/%u002e%u002e/", "https://api.example.com/v1/%25u002e", NULL,
+    };
+
+    check_matches("https://api.example.com/v1/", yes, no);
+}
+
 /* Each request by URL is a line of the audit trail, allowed or refused,
  * with its method, URL, status and size, and no trace of the header the
  * host added. */
@@ -766,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_a_prefix_without_a_slash_matches_whole_segments),
         cmocka_unit_test(test_private_addresses_need_a_prefix_that_names_them),
         cmocka_unit_test(test_odd_address_forms_match_only_what_they_name),
+        cmocka_unit_test(test_dots_hidden_in_any_encoding_are_refused),
         cmocka_unit_test_setup(test_get_and_post_reach_the_server, alive),
         cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
                                alive),
