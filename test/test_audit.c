@@ -782,6 +782,26 @@ static void test_a_cell_line_keeps_an_exception_name_short(void **state)
     free(path);
 }
 
+/* A line over CI_AUDIT_LINE_MAX is one the library will not continue a
+ * chain after: verify says so, whatever the line holds. */
+static void test_verify_refuses_a_line_over_the_cap(void **state)
+{
+    char *path = log_path("long.log"), *out;
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f, "{\"seq\":1,\"time\":\"t\",\"session\":\"s\",\"prev\":\"%s\",\"event\":\"x\","
+            "\"pad\":\"", CI_AUDIT_FIRST_PREV);
+    for (unsigned i = 0; i < CI_AUDIT_LINE_MAX / 4096 + 1; i++)
+        fprintf(f, "%4096s", "");
+    fprintf(f, "\"}\n");
+    fclose(f);
+    assert_int_equal(verify(path, NULL, &out), 2);
+    h_assert_contains(out, "line 1: over the longest line an audit log holds");
+    free(out);
+    free(path);
+}
+
 static int group_setup(void **state)
 {
     dir = h_tmpdir();
@@ -813,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names),
         cmocka_unit_test(test_a_log_others_can_write_is_refused),
         cmocka_unit_test(test_a_cell_line_keeps_an_exception_name_short),
+        cmocka_unit_test(test_verify_refuses_a_line_over_the_cap),
     };
     return cmocka_run_group_tests_name("audit", tests, group_setup, group_teardown);
 }
