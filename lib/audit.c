@@ -235,16 +235,24 @@ int ci_audit_cell_start(ci_session *s, int count, const char *code, size_t len)
                          hash_of(code, len), "bytes", (json_int_t)len));
 }
 
-static json_t *changed_files(const ci_result *r)
+/* The first of @r's changed files, within CI_AUDIT_FILES_MAX names and
+ * CI_AUDIT_FILE_NAMES_MAX bytes of them; *@listed says how many. */
+static json_t *changed_files(const ci_result *r, size_t *listed)
 {
     json_t *a = json_array();
-    size_t i;
+    size_t i, bytes = 0;
 
-    for (i = 0; a && i < r->file_count && i < CI_AUDIT_FILES_MAX; i++)
-        if (json_array_append_new(a, text(r->files[i], strlen(r->files[i]))) < 0) {
+    for (i = 0; a && i < r->file_count && i < CI_AUDIT_FILES_MAX; i++) {
+        size_t n = strlen(r->files[i]);
+        if (n > CI_AUDIT_FILE_NAMES_MAX - bytes)
+            break;
+        bytes += n;
+        if (json_array_append_new(a, text(r->files[i], n)) < 0) {
             json_decref(a);
             return NULL;
         }
+    }
+    *listed = i;
     return a;
 }
 
@@ -279,31 +287,37 @@ static int cell_refusals(ci_session *s, const ci_result *r)
     return CI_OK;
 }
 
+/* An exception's name, its first CI_AUDIT_NAME_MAX bytes. */
+static json_t *opt_name(const char *p)
+{
+    return p ? text(p, strnlen(p, CI_AUDIT_NAME_MAX)) : json_null();
+}
+
 int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *r)
 {
+    json_t *files;
+    size_t listed = 0;
     int rc;
 
     if (!s->cfg.audit)
         return CI_OK;
     if ((rc = cell_refusals(s, r)) != CI_OK)
         return rc;
+    files = changed_files(r, &listed);
     rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b,s:I", "cell",
                        "execution_count", r->execution_count, "sha256", hash_of(code, len),
                        "bytes", (json_int_t)len, "status", ci_status_name(r->status),
-                       "error_name", opt_text(r->error_name),
+                       "error_name", opt_name(r->error_name),
                        "wall_us", (json_int_t)r->wall_us, "cpu_us", (json_int_t)r->cpu_us,
                        "peak_memory", (json_int_t)r->peak_memory,
-                       "files", changed_files(r),
-                       "files_omitted", (json_int_t)(r->file_count > CI_AUDIT_FILES_MAX
-                                                         ? r->file_count - CI_AUDIT_FILES_MAX
-                                                         : 0),
+                       "files", files, "files_omitted", (json_int_t)(r->file_count - listed),
                        "files_incomplete", (r->truncated & CI_TRUNCATED_FILES) != 0,
                        "refusals_omitted", (json_int_t)r->refusals_left_out));
     if (r->status != CI_STATUS_KILLED)
         return rc;
     /* The worker is gone: the session is dead until a restart. */
     return emit(s, EVENT("s:i,s:o,s:o", "kill", "execution_count", r->execution_count,
-                         "cause", opt_text(r->error_name), "message",
+                         "cause", opt_name(r->error_name), "message",
                          opt_text(r->error_value))) == CI_OK ? rc : CI_EIO;
 }
 

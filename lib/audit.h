@@ -47,8 +47,14 @@ int ci_audit_write(struct ci_audit *a, const char *session, const char *body, si
 #define CI_AUDIT_LINE_MAX (16u * 1024 * 1024)
 /* The bytes of a URL an http event keeps; url_bytes gives its length. */
 #define CI_AUDIT_URL_MAX 8192
-/* Changed files a cell event names; the rest are counted. */
+/* Changed files a cell event names, and bytes of their names together
+ * (a name's byte is at most 6 in JSON: the line stays under
+ * CI_AUDIT_LINE_MAX); the rest are counted. */
 #define CI_AUDIT_FILES_MAX 1000
+#define CI_AUDIT_FILE_NAMES_MAX (1024u * 1024)
+/* The bytes of an exception's name a cell or kill event keeps: the cell
+ * names its own classes, up to the output limit. */
+#define CI_AUDIT_NAME_MAX 1024u
 
 /*
  * audit.c: the events. Each is a no-op returning CI_OK when the session's

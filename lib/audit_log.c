@@ -177,6 +177,10 @@ static int lock_file(struct ci_audit *a, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot stat the audit log %s: %s", a->path, strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
         snprintf(msg, msglen, "the audit log %s is not a regular file", a->path);
+    } else if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        /* Another user could rewrite it, chain and all. */
+        snprintf(msg, msglen, "the audit log %s is %s: only the host's user may write it",
+                 a->path, st.st_uid != geteuid() ? "another user's file" : "writable by others");
     } else if (st.st_size == a->end || read_last_line(a, st.st_size, msg, msglen) == 0) {
         a->end = st.st_size;
         return 0;

@@ -161,16 +161,34 @@ static int hop_header(const char *line, size_t len)
     return 0;
 }
 
+/* 1 if the @len bytes at @line hold the @n bytes at @s, in any case. */
+static int shows(const char *line, size_t len, const char *s, size_t n)
+{
+    for (size_t i = 0; n && i + n <= len; i++)
+        if (strncasecmp(line + i, s, n) == 0)
+            return 1;
+    return 0;
+}
+
 /* 1 if @line (@len bytes) has the name of one of the headers @rule adds,
- * or shows one of their values. */
+ * or shows, in any case, one of their values or a value's last word of 8
+ * bytes or more: the credential after a scheme ("Bearer TOKEN"), which a
+ * server may echo alone (a Location with ?token=TOKEN). */
 static int injected(const struct ci_url_rule *rule, const char *line, size_t len)
 {
     for (size_t i = 0; i < rule->header_count; i++) {
         const char *h = rule->headers[i], *colon = strchr(h, ':'), *value = colon + 1;
+        const char *end, *word;
         while (*value == ' ' || *value == '\t')
             value++;
+        end = value + strlen(value);
+        while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        for (word = end; word > value && word[-1] != ' ' && word[-1] != '\t'; word--)
+            ;
         if (named(line, len, h, (size_t)(colon - h)) ||
-            (*value && memmem(line, len, value, strlen(value))))
+            shows(line, len, value, (size_t)(end - value)) ||
+            (end - word >= 8 && shows(line, len, word, (size_t)(end - word))))
             return 1;
     }
     return 0;
@@ -459,6 +477,15 @@ void ci_fetch_perform(const struct ci_config *cfg, const struct ci_fetch_request
     if (!(t.rule = ci_url_check(&cfg->urls, url, &u, msg, sizeof msg))) {
         if (msg[0])
             fetch_done(&t, msg, CURLE_OK, 0, NULL, out);
+        return;
+    }
+    /* A server answers TRACE (TRACK, IIS's) with the request it got, the
+     * headers the host added too. */
+    if (strcmp(method, "TRACE") == 0 || strcmp(method, "TRACK") == 0) {
+        snprintf(msg, sizeof msg, "the HTTP method %s is not allowed in this sandbox: the "
+                 "server would answer with the request the host made", method);
+        fetch_done(&t, msg, CURLE_OK, 0, NULL, out);
+        ci_url_clear(&u);
         return;
     }
     if (request_headers(req, t.rule, &headers) == 0 && (h = curl_easy_init()) &&

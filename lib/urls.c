@@ -101,19 +101,35 @@ static char *take(char *s)
     return copy;
 }
 
-/* 1 if @path holds %2e, %2f or %5c (any case) or a backslash: libcurl
- * resolves only literal dot segments, and a server that decodes before
- * it normalises would serve /v1/%2e%2e/x as /x, above the prefix. */
+/* 1 if @path holds a backslash or may hide a '.', '/' or '\\' from the
+ * allow list: %2e, %2f or %5c (any case), the same encoded twice (%252e),
+ * IIS's %u, or the start of an overlong UTF-8 sequence, which is no UTF-8
+ * but a lax decoder reads (%c0%ae is '.'; %c0, %c1, %e0 then %80 to %9f,
+ * %f0 then %80 to %8f). libcurl resolves only literal dot segments, and a
+ * server that decodes before it normalises would serve /v1/%2e%2e/x as
+ * /x, above the prefix. */
 static int hidden_segment(const char *path)
 {
     for (const char *p = path; *p; p++) {
+        const char *e = p + 1;
+        char a, b;
         if (*p == '\\')
             return 1;
-        if (p[0] == '%' && p[1] && p[2]) {
-            char a = p[1], b = (char)(p[2] | 0x20);
-            if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c'))
-                return 1;
-        }
+        if (*p != '%')
+            continue;
+        if (e[0] == '2' && e[1] == '5')
+            e += 2;
+        if (e[0] == 'u' || e[0] == 'U')
+            return 1;
+        if (!e[0] || !e[1])
+            continue;
+        a = (char)(e[0] | 0x20);
+        b = (char)(e[1] | 0x20);
+        if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c') ||
+            (a == 'c' && (b == '0' || b == '1')) ||
+            (b == '0' && (a == 'e' || a == 'f') && e[2] == '%' &&
+             (e[3] == '8' || (a == 'e' && e[3] == '9'))))
+            return 1;
     }
     return 0;
 }
@@ -127,7 +143,7 @@ static int hidden_segment(const char *path)
 static int url_parse(const char *text, struct ci_url *out, const char **why)
 {
     CURLU *h;
-    char *user = NULL, *port = NULL, *s = NULL;
+    char *user = NULL, *port = NULL, *zone = NULL, *s = NULL;
     int rc = CI_EINVAL;
 
     memset(out, 0, sizeof *out);
@@ -162,6 +178,13 @@ static int url_parse(const char *text, struct ci_url *out, const char **why)
         *why = "it has no host";
         goto out;
     }
+    /* The host part leaves the zone out: [fe80::1%25eth0] would match a
+     * prefix of [fe80::1%25lo], and connect through another interface. */
+    if (curl_url_get(h, CURLUPART_ZONEID, &zone, 0) != CURLUE_NO_ZONEID) {
+        rc = CI_EINVAL;
+        *why = "it names an IPv6 zone (%25...), which no prefix matches";
+        goto out;
+    }
     for (char *c = s; *c; c++)
         *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
     out->host = take(s);
@@ -188,6 +211,7 @@ static int url_parse(const char *text, struct ci_url *out, const char **why)
 out:
     curl_free(user);
     curl_free(port);
+    curl_free(zone);
     curl_free(s);
     curl_url_cleanup(h);
     if (rc != CI_OK)
@@ -366,16 +390,19 @@ static int public_v4(uint32_t a)
 }
 
 /* 1 if the IPv6 address @a is public: not unspecified, loopback,
- * link-local, unique local, multicast, and for an IPv4-mapped or NAT64
- * address, its IPv4 address is. */
+ * link-local, unique local, multicast, in the local-use NAT64 prefix
+ * (64:ff9b:1::/48, RFC 8215), and for an IPv4-mapped or NAT64 address,
+ * its IPv4 address is. */
 static int public_v6(const struct in6_addr *a)
 {
     static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+    static const unsigned char local_nat64[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
     const unsigned char *b = a->s6_addr;
     uint32_t v4;
 
     if (IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_LINKLOCAL(a) ||
-        IN6_IS_ADDR_SITELOCAL(a) || IN6_IS_ADDR_MULTICAST(a) || (b[0] & 0xfe) == 0xfc)
+        IN6_IS_ADDR_SITELOCAL(a) || IN6_IS_ADDR_MULTICAST(a) || (b[0] & 0xfe) == 0xfc ||
+        memcmp(b, local_nat64, sizeof local_nat64) == 0)
         return 0;
     if (IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_V4COMPAT(a) || memcmp(b, nat64, 12) == 0) {
         memcpy(&v4, b + 12, 4);

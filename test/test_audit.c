@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -765,6 +766,127 @@ static void test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke(v
     free(bad);
 }
 
+/* A cell's changed files are names a cell chooses: 1000 paths of 4000
+ * control bytes each (24 MB as JSON) still make a cell line a chain's
+ * continuation can read back, listing what fits and counting the rest. */
+static void test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names(void **state)
+{
+    char *path = log_path("names.log");
+    ci_session *s = audit_session(path);
+    ci_result *r = h_run_status(
+        s, "import os; d = os.path.join(*['\\x01' * 254 + chr(65 + i) for i in range(14)]); "
+           "os.makedirs(d); [open(os.path.join(d, '\\x01' * 240 + '%05d' % i), 'w').close() "
+           "for i in range(1000)]",
+        CI_STATUS_OK);
+    size_t count = ci_result_file_count(r), longest = 0, listed;
+    struct lines l;
+    json_t *cell;
+
+    assert_int_equal(count, 1000);
+    ci_result_free(r);
+    ci_session_free(s);
+    l = read_log(path);
+    assert_chain(&l);
+    for (size_t i = 0; i < l.n; i++)
+        longest = strlen(l.line[i]) > longest ? strlen(l.line[i]) : longest;
+    assert_true(longest < CI_AUDIT_LINE_MAX);
+    cell = find(&l, "cell", NULL, 0);
+    listed = json_array_size(json_object_get(cell, "files"));
+    assert_true(listed > 0 && listed < count);
+    assert_int_equal(num(cell, "files_omitted"), (long long)(count - listed));
+    free_lines(&l);
+    free(path);
+}
+
+/* A log file another user made, or that others may write, could be read
+ * and rewritten, chain and all, behind the host: no session starts on it,
+ * and nothing is appended. */
+static void test_a_log_others_can_write_is_refused(void **state)
+{
+    char *path = log_path("others.log");
+    ci_config *cfg = audit_config(path);
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    h_start_fails(cfg, CI_EIO, "writable by others");
+    assert_int_equal(fchmod(fd, 0620), 0);
+    h_start_fails(cfg, CI_EIO, "writable by others");
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    if (geteuid() == 0) {
+        assert_int_equal(fchmod(fd, 0600), 0);
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+        h_start_fails(cfg, CI_EIO, "another user's file");
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 0);
+    } else {
+        fprintf(stderr, "test_a_log_others_can_write_is_refused: not root, so the log of "
+                "another user is not tried (no fchown)\n");
+    }
+    assert_int_equal(fchown(fd, geteuid(), getegid()), 0);
+    assert_int_equal(fchmod(fd, 0640), 0);
+    ci_session *s = NULL;
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_session_free(s);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_true(st.st_size > 0);
+    close(fd);
+    ci_config_free(cfg);
+    free(path);
+}
+
+/* An exception's name is the cell's own, as long as the output limit: the
+ * cell line keeps its first 1024 bytes, and stays a line a chain's
+ * continuation can read back. */
+static void test_a_cell_line_keeps_an_exception_name_short(void **state)
+{
+    char *path = log_path("ename.log");
+    ci_config *cfg = h_config(&(struct h_limits){.output = 8u << 20});
+    ci_session *s = NULL;
+    ci_result *r;
+    struct lines l;
+    const char *name;
+
+    assert_int_equal(ci_config_set_audit_log(cfg, path), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    r = h_run_status(s, "raise type('\\x01' * 3000000, (Exception,), {})()", CI_STATUS_ERROR);
+    assert_int_equal(strlen(ci_result_error_name(r)), 3000000);
+    ci_result_free(r);
+    ci_session_free(s);
+    l = read_log(path);
+    assert_chain(&l);
+    for (size_t i = 0; i < l.n; i++)
+        assert_true(strlen(l.line[i]) < 64 * 1024);
+    name = str(find(&l, "cell", NULL, 0), "error_name");
+    assert_int_equal(strlen(name), CI_AUDIT_NAME_MAX);
+    assert_int_equal(strspn(name, "\x01"), CI_AUDIT_NAME_MAX);
+    free_lines(&l);
+    free(path);
+}
+
+/* A line over CI_AUDIT_LINE_MAX is one the library will not continue a
+ * chain after: verify says so, whatever the line holds. */
+static void test_verify_refuses_a_line_over_the_cap(void **state)
+{
+    char *path = log_path("long.log"), *out;
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f, "{\"seq\":1,\"time\":\"t\",\"session\":\"s\",\"prev\":\"%s\",\"event\":\"x\","
+            "\"pad\":\"", CI_AUDIT_FIRST_PREV);
+    for (unsigned i = 0; i < CI_AUDIT_LINE_MAX / 4096 + 1; i++)
+        fprintf(f, "%4096s", "");
+    fprintf(f, "\"}\n");
+    fclose(f);
+    assert_int_equal(verify(path, NULL, &out), 2);
+    h_assert_contains(out, "line 1: over the longest line an audit log holds");
+    free(out);
+    free(path);
+}
+
 static int group_setup(void **state)
 {
     dir = h_tmpdir();
@@ -794,6 +916,10 @@ int main(void)
         cmocka_unit_test(test_sessions_threads_and_configs_share_one_chain),
         cmocka_unit_test(test_an_http_event_records_method_url_status_and_verdict),
         cmocka_unit_test(test_verify_names_the_line_an_edit_a_removal_a_swap_or_a_cut_broke),
+        cmocka_unit_test(test_a_cell_line_stays_under_the_line_cap_whatever_its_file_names),
+        cmocka_unit_test(test_a_log_others_can_write_is_refused),
+        cmocka_unit_test(test_a_cell_line_keeps_an_exception_name_short),
+        cmocka_unit_test(test_verify_refuses_a_line_over_the_cap),
     };
     return cmocka_run_group_tests_name("audit", tests, group_setup, group_teardown);
 }

@@ -123,6 +123,13 @@ static void serve_request(int fd, char *req, size_t req_size, char *body, size_t
         /* A server that shows the client its credentials. */
         respond(fd, "200 OK", "Authorization: Bearer " SECRET "\r\nX-Your-Auth: Bearer " SECRET
                 "\r\nX-Other: kept\r\n", "fine");
+    } else if (strcmp(path, "/v1/token") == 0) {
+        /* A server that shows the credential alone, or in another case. */
+        char headers[512];
+        snprintf(headers, sizeof headers, "Location: http://127.0.0.1:%d/v1/echo?t=" SECRET
+                 "\r\nX-Token: " SECRET "\r\nX-Echo: BEARER " SECRET "\r\nX-Other: kept\r\n",
+                 srv.port);
+        respond(fd, "302 Found", headers, "");
     } else if (strcmp(path, "/v1/away") == 0) {
         respond(fd, "302 Found", "Location: http://evil.example/steal\r\n", "");
     } else if (strcmp(path, "/v1/inside") == 0) {
@@ -588,6 +595,92 @@ static void test_private_addresses_need_a_prefix_that_names_them(void **state)
     assert_true(ci_url_address_allowed(&name, (struct sockaddr *)&b));
 }
 
+/* The credential the host adds is kept from the cell in a response header
+ * that shows it without its scheme or in another case, and a TRACE, whose
+ * answer is the request the host made, is never sent. */
+static void test_a_response_never_shows_the_credential_alone(void **state)
+{
+    int before;
+    char *out = cell_out(
+        "import http.client\n"
+        "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
+        "c.request('GET', '/v1/token')\n"
+        "r = c.getresponse()\n"
+        "print(r.status, r.getheaders(), r.read())\n");
+
+    h_assert_contains(out, "302 ");
+    h_assert_contains(out, "('X-Other', 'kept')");
+    h_assert_not_contains(out, SECRET);
+    h_assert_not_contains(out, "Location");
+    free(out);
+    before = srv.requests;
+    out = cell_out("import http.client\n"
+                   "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
+                   "try:\n"
+                   "    c.request('TRACE', '/v1/echo'); c.getresponse()\n"
+                   "except PermissionError as e:\n"
+                   "    print('refused:', e)\n");
+    h_assert_contains(out, "refused: the HTTP method TRACE is not allowed in this sandbox");
+    h_assert_not_contains(out, SECRET);
+    free(out);
+    assert_int_equal(srv.requests, before);
+}
+
+/* Odd forms of an allowed address are that address, as libcurl requests
+ * it; a zone, a trailing dot or another family's form of it is refused. */
+static void test_odd_address_forms_match_only_what_they_name(void **state)
+{
+    static const char *const yes4[] = {
+        "http://0x7f.1:8080/v1/", "http://2130706433:8080/v1/", "http://0177.0.0.1:8080/v1/",
+        "http://127.1:8080/v1/", "http://%31%32%37.0.0.1:8080/v1/x", "HTTP://127.0.0.1:08080/v1/",
+        NULL,
+    };
+    static const char *const no4[] = {
+        "http://127.0.0.1.:8080/v1/", "http://[::ffff:127.0.0.1]:8080/v1/",
+        "http://127.0.0.2:8080/v1/", "http://127.0.0.1:8080@evil.example/v1/",
+        "http://127.0.0.1:80/v1/", "http://127.0.0.1/v1/", NULL,
+    };
+    static const char *const yes6[] = {"http://[0:0:0:0:0:0:0:1]:8080/", "http://[::01]:8080/",
+                                       NULL};
+    static const char *const no6[] = {"http://[::1%25lo]:8080/", "http://[::ffff:7f00:1]:8080/",
+                                      "http://[::2]:8080/", NULL};
+    static const char *const yes_name[] = {"http://API.Example.COM/", "http://api%2eexample.com/",
+                                           "http://api.example.com:80/", NULL};
+    static const char *const no_name[] = {"http://api.example.com./", "https://api.example.com/",
+                                          "http://api.example.com:8080/", NULL};
+    ci_config *cfg = h_config(NULL);
+    struct ci_url_rule name = {.host = "api.example.com"};
+    struct sockaddr_in6 b = {.sin6_family = AF_INET6};
+
+    check_matches("http://127.0.0.1:8080/v1/", yes4, no4);
+    check_matches("http://[::1]:8080/", yes6, no6);
+    check_matches("http://api.example.com/", yes_name, no_name);
+    assert_int_equal(ci_config_allow_url(cfg, "http://[fe80::1%25eth0]:8080/"), CI_EINVAL);
+    h_assert_contains(ci_session_errmsg(NULL), "IPv6 zone");
+    ci_config_free(cfg);
+    /* The local-use NAT64 prefix (RFC 8215) is no public address. */
+    assert_int_equal(inet_pton(AF_INET6, "64:ff9b:1::a00:1", &b.sin6_addr), 1);
+    assert_false(ci_url_address_allowed(&name, (struct sockaddr *)&b));
+}
+
+/* A '.', '/' or '\\' encoded twice, overlong in UTF-8 or as IIS's %u is
+ * refused like %2e: a lax server decodes it into a path above the prefix. */
+static void test_dots_hidden_in_any_encoding_are_refused(void **state)
+{
+    static const char *const yes[] = {
+        "https://api.example.com/v1/%41%7e", "https://api.example.com/v1/caf%c3%a9",
+        "https://api.example.com/v1/%e0%a4%85", "https://api.example.com/v1/%25", NULL,
+    };
+    static const char *const no[] = {
+        "https://api.example.com/v1/%252e%252e/admin", "https://api.example.com/v1/%252F",
+        "https://api.example.com/v1/%c0%ae%c0%ae/admin", "https://api.example.com/v1/%C1%9C",
+        "https://api.example.com/v1/%e0%80%ae%e0%80%ae/", "https://api.example.com/v1/%f0%80%80%ae",
+        "https://api.example.com/v1/%u002e%u002e/", "https://api.example.com/v1/%25u002e", NULL,
+    };
+
+    check_matches("https://api.example.com/v1/", yes, no);
+}
+
 /* Each request by URL is a line of the audit trail, allowed or refused,
  * with its method, URL, status and size, and no trace of the header the
  * host added. */
@@ -690,10 +783,13 @@ int main(void)
         cmocka_unit_test(test_the_allow_list_matches_scheme_host_port_and_path),
         cmocka_unit_test(test_a_prefix_without_a_slash_matches_whole_segments),
         cmocka_unit_test(test_private_addresses_need_a_prefix_that_names_them),
+        cmocka_unit_test(test_odd_address_forms_match_only_what_they_name),
+        cmocka_unit_test(test_dots_hidden_in_any_encoding_are_refused),
         cmocka_unit_test_setup(test_get_and_post_reach_the_server, alive),
         cmocka_unit_test_setup(test_the_added_header_reaches_the_server_and_never_the_cell,
                                alive),
         cmocka_unit_test_setup(test_a_redirect_is_checked_as_a_request, alive),
+        cmocka_unit_test_setup(test_a_response_never_shows_the_credential_alone, alive),
         cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),

@@ -55,13 +55,13 @@ static int next_line(FILE *f, char **buf, size_t *cap, size_t *len, int *whole)
             *whole = 1;
             break;
         }
+        if (*len >= CI_AUDIT_LINE_MAX) {
+            errno = E2BIG;
+            return -1;
+        }
         if (*len + 1 >= *cap) {
             size_t n = *cap ? *cap * 2 : 4096;
             char *p;
-            if (*len >= CI_AUDIT_LINE_MAX) {
-                errno = E2BIG;
-                return -1;
-            }
             if (!(p = realloc(*buf, n)))
                 return -1;
             *buf = p;
