@@ -832,8 +832,10 @@ CI_API int ci_config_allow_url(ci_config *cfg, const char *prefix);
  * to every request the host makes under @prefix, in place of any header
  * of that name the cell wrote. The cell never sees it: it is not in the
  * worker, and a response header of that name, or one that shows its
- * value, is kept from the cell (a server that echoes it in a body is not
- * stopped). Copied; a prefix takes at most 32 headers.
+ * value, is kept from the cell; the prefix's bodies are asked for
+ * unencoded, and a body that is encoded or holds the value byte for byte
+ * (a server echoing its requests) fails the request (docs/network.md).
+ * Copied; a prefix takes at most 32 headers.
  * @prefix: exactly as given to ci_config_allow_url() before.
  * @header: one "Name: value" line, a token before the colon, at most 8192
  *          bytes, without CR, LF, NUL or other control characters but tab.

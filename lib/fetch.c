@@ -135,6 +135,7 @@ struct transfer {
     const char *method, *url; /* NUL-terminated copies */
     struct growing head, body;
     int over_head, over_body, no_memory;
+    int encoded; /* a Content-Encoding other than identity */
     char refused_addr[64]; /* the address the policy refused, if any */
     int (*stop)(void *);
     void *arg;
@@ -170,25 +171,54 @@ static int shows(const char *line, size_t len, const char *s, size_t n)
     return 0;
 }
 
+/* What of the header line @h (one a rule adds) must not reach the cell:
+ * its value, and the value's last word when it is 8 bytes or more (the
+ * credential after a scheme, "Bearer TOKEN", which a server may echo
+ * alone: a Location with ?token=TOKEN); *@wlen 0 for no such word. */
+static void secret_parts(const char *h, const char **value, size_t *vlen, const char **word,
+                         size_t *wlen)
+{
+    const char *v = strchr(h, ':') + 1, *end, *w;
+
+    while (*v == ' ' || *v == '\t')
+        v++;
+    end = v + strlen(v);
+    while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    for (w = end; w > v && w[-1] != ' ' && w[-1] != '\t'; w--)
+        ;
+    *value = v;
+    *vlen = (size_t)(end - v);
+    *word = w;
+    *wlen = end - w >= 8 ? (size_t)(end - w) : 0;
+}
+
 /* 1 if @line (@len bytes) has the name of one of the headers @rule adds,
- * or shows, in any case, one of their values or a value's last word of 8
- * bytes or more: the credential after a scheme ("Bearer TOKEN"), which a
- * server may echo alone (a Location with ?token=TOKEN). */
+ * or shows, in any case, what of them must not reach the cell. */
 static int injected(const struct ci_url_rule *rule, const char *line, size_t len)
 {
     for (size_t i = 0; i < rule->header_count; i++) {
-        const char *h = rule->headers[i], *colon = strchr(h, ':'), *value = colon + 1;
-        const char *end, *word;
-        while (*value == ' ' || *value == '\t')
-            value++;
-        end = value + strlen(value);
-        while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
-            end--;
-        for (word = end; word > value && word[-1] != ' ' && word[-1] != '\t'; word--)
-            ;
-        if (named(line, len, h, (size_t)(colon - h)) ||
-            shows(line, len, value, (size_t)(end - value)) ||
-            (end - word >= 8 && shows(line, len, word, (size_t)(end - word))))
+        const char *h = rule->headers[i], *value, *word;
+        size_t vlen, wlen;
+
+        secret_parts(h, &value, &vlen, &word, &wlen);
+        if (named(line, len, h, (size_t)(strchr(h, ':') - h)) || shows(line, len, value, vlen) ||
+            (wlen && shows(line, len, word, wlen)))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if the body @p (@len bytes) holds, byte for byte, what of a header
+ * @rule adds must not reach the cell: a server that echoes the request. */
+static int body_shows_secret(const struct ci_url_rule *rule, const void *p, size_t len)
+{
+    for (size_t i = 0; i < rule->header_count; i++) {
+        const char *value, *word;
+        size_t vlen, wlen;
+
+        secret_parts(rule->headers[i], &value, &vlen, &word, &wlen);
+        if ((vlen && memmem(p, len, value, vlen)) || (wlen && memmem(p, len, word, wlen)))
             return 1;
     }
     return 0;
@@ -208,6 +238,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     if (line == 0 || !ci_http_header_valid(data, line) || hop_header(data, line) ||
         injected(t->rule, data, line))
         return len;
+    if (named(data, line, "content-encoding", 16)) {
+        const char *v = data + 17, *end = data + line;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        t->encoded |= !((size_t)(end - v) == 8 && strncasecmp(v, "identity", 8) == 0);
+    }
     if (t->head.len + line + 2 > CI_FETCH_HEAD_MAX) {
         t->over_head = 1;
         return 0;
@@ -284,7 +322,8 @@ static int request_headers(const struct ci_fetch_request *req, const struct ci_u
     while (p < end) {
         size_t n = (size_t)((const char *)memchr(p, '\r', (size_t)(end - p)) - p);
         typed |= named(p, n, "content-type", 12);
-        if (!hop_header(p, n) && !injected(rule, p, n)) {
+        if (!hop_header(p, n) && !injected(rule, p, n) &&
+            !(rule->header_count && named(p, n, "accept-encoding", 15))) {
             char *line = strndup(p, n);
             int rc = line ? append(list, line) : -1;
             free(line);
@@ -296,6 +335,10 @@ static int request_headers(const struct ci_fetch_request *req, const struct ci_u
     for (size_t i = 0; i < rule->header_count; i++)
         if (append(list, rule->headers[i]) < 0)
             return -1;
+    /* The body of a prefix that adds headers is checked for them (a server
+     * that echoes the request), which an encoded body would hide. */
+    if (rule->header_count && append(list, "Accept-Encoding: identity") < 0)
+        return -1;
     /* No "Expect: 100-continue" wait, and no form type the cell never set. */
     if (append(list, "Expect:") < 0 || (!typed && req->body_len && append(list, "Content-Type:") < 0))
         return -1;
@@ -431,7 +474,18 @@ static void fetch_done(const struct transfer *t, const char *refusal, CURLcode r
                  t->refused_addr);
         ci_url_refusal(&t->cfg->urls, t->url, why, msg, sizeof msg);
         reply_text(out, CI_FETCH_REFUSED, "%s", msg);
-    } else if (rc == CURLE_OK && code >= 100 && code <= 599)
+    } else if (rc == CURLE_OK && code >= 100 && code <= 599 && t->rule->header_count &&
+               t->encoded)
+        reply_text(out, CI_FETCH_FAILED, "the response from %.300s is encoded "
+                   "(Content-Encoding), which this sandbox refuses from a prefix the host adds "
+                   "headers to: the host checks such a body for them, and cannot in an "
+                   "encoded one", t->url);
+    else if (rc == CURLE_OK && code >= 100 && code <= 599 && t->rule->header_count &&
+             body_shows_secret(t->rule, t->body.p, t->body.len))
+        reply_text(out, CI_FETCH_FAILED, "the response from %.300s holds a header value the "
+                   "host added to the request (a server that echoes its requests); it is not "
+                   "given to the cell", t->url);
+    else if (rc == CURLE_OK && code >= 100 && code <= 599)
         reply_response(out, code, t);
     else if (rc == CURLE_ABORTED_BY_CALLBACK && !t->over_body && !t->over_head)
         reply_text(out, CI_FETCH_STOPPED, "%s", "");

@@ -130,6 +130,12 @@ static void serve_request(int fd, char *req, size_t req_size, char *body, size_t
                  "\r\nX-Token: " SECRET "\r\nX-Echo: BEARER " SECRET "\r\nX-Other: kept\r\n",
                  srv.port);
         respond(fd, "302 Found", headers, "");
+    } else if (strcmp(path, "/v1/headers") == 0) {
+        /* A server that echoes the request it got, as httpbin does. */
+        respond(fd, "200 OK", "Content-Type: text/plain\r\n", req);
+    } else if (strcmp(path, "/v1/gzip") == 0) {
+        /* An encoded body, whatever the request accepts. */
+        respond(fd, "200 OK", "Content-Encoding: gzip\r\n", "not really gzip");
     } else if (strcmp(path, "/v1/away") == 0) {
         respond(fd, "302 Found", "Location: http://evil.example/steal\r\n", "");
     } else if (strcmp(path, "/v1/inside") == 0) {
@@ -626,6 +632,35 @@ static void test_a_response_never_shows_the_credential_alone(void **state)
     assert_int_equal(srv.requests, before);
 }
 
+/* A body that holds the credential (a server echoing its request) is not
+ * given to the cell, nor an encoded one, which could hide it: the host
+ * asks for identity whatever the cell's client accepts. */
+static void test_a_body_never_shows_the_credential(void **state)
+{
+    char *out = cell_out(
+        "import requests\n"
+        "for page in ('headers', 'gzip'):\n"
+        "    try:\n"
+        "        r = requests.get('http://127.0.0.1:%d/v1/' + page,\n"
+        "                         headers={'Accept-Encoding': 'gzip, br'})\n"
+        "        print(page, 'given:', r.status_code, r.text)\n"
+        "    except requests.ConnectionError as e:\n"
+        "        print(page, 'refused:', e)\n"
+        "print('echo', requests.get('http://127.0.0.1:%d/v1/echo').text)\n");
+    char *seen = last_request();
+
+    h_assert_not_contains(out, SECRET);
+    h_assert_contains(out, "headers refused:");
+    h_assert_contains(out, "holds a header value the host added to the request");
+    h_assert_contains(out, "gzip refused:");
+    h_assert_contains(out, "is encoded (Content-Encoding)");
+    h_assert_contains(out, "echo method=GET path=/v1/echo body=");
+    h_assert_contains(seen, "Accept-Encoding: identity\r\n");
+    h_assert_not_contains(seen, "br\r\n");
+    free(out);
+    free(seen);
+}
+
 /* Odd forms of an allowed address are that address, as libcurl requests
  * it; a zone, a trailing dot or another family's form of it is refused. */
 static void test_odd_address_forms_match_only_what_they_name(void **state)
@@ -790,6 +825,7 @@ int main(void)
                                alive),
         cmocka_unit_test_setup(test_a_redirect_is_checked_as_a_request, alive),
         cmocka_unit_test_setup(test_a_response_never_shows_the_credential_alone, alive),
+        cmocka_unit_test_setup(test_a_body_never_shows_the_credential, alive),
         cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
