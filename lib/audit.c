@@ -304,7 +304,7 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
     if ((rc = cell_refusals(s, r)) != CI_OK)
         return rc;
     files = changed_files(r, &listed);
-    rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b,s:I", "cell",
+    rc = emit(s, EVENT("s:i,s:o,s:I,s:s,s:o,s:I,s:I,s:I,s:o,s:I,s:b,s:I,s:I", "cell",
                        "execution_count", r->execution_count, "sha256", hash_of(code, len),
                        "bytes", (json_int_t)len, "status", ci_status_name(r->status),
                        "error_name", opt_name(r->error_name),
@@ -312,7 +312,8 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
                        "peak_memory", (json_int_t)r->peak_memory,
                        "files", files, "files_omitted", (json_int_t)(r->file_count - listed),
                        "files_incomplete", (r->truncated & CI_TRUNCATED_FILES) != 0,
-                       "refusals_omitted", (json_int_t)r->refusals_left_out));
+                       "refusals_omitted", (json_int_t)r->refusals_left_out,
+                       "http_over_limit", (json_int_t)r->http_over_limit));
     if (r->status != CI_STATUS_KILLED)
         return rc;
     /* The worker is gone: the session is dead until a restart. */

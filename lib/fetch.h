@@ -11,6 +11,13 @@
 
 struct ci_config;
 
+/* The most HTTP requests one run makes through the host. Each is an
+ * audit line of up to 8 KiB of URL, and a cell that loops on refused
+ * requests would otherwise write the host's disk full at about 12 MB/s;
+ * past it a request is refused without a line, and the run's cell event
+ * counts them (http_over_limit). */
+#define CI_FETCH_PER_RUN_MAX 1000u
+
 /* A FETCH's parts (proto.h), pointing into its payload. */
 struct ci_fetch_request {
     const char *method, *url, *head, *body;

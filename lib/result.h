@@ -53,6 +53,7 @@ struct ci_result {
     } *refusals;
     size_t refusal_count;
     uint32_t refusals_left_out;
+    unsigned long long http_over_limit; /* requests past CI_FETCH_PER_RUN_MAX */
 };
 
 ci_result *ci_result_new(void);

@@ -53,6 +53,7 @@ struct run {
     int seq;           /* the session's run number (ci_session.run_seq) */
     int64_t reap_by;   /* if set, kill a dying worker then, not at hard */
     char violation[CI_VIOLATION_NAME_MAX + 1]; /* a VIOLATION frame's name */
+    unsigned requests;    /* HTTP requests this run asked for */
     ci_input_fn on_input; /* NULL: the RUN says the host answers no input() */
     void *payload;
 };
@@ -396,7 +397,15 @@ static int on_fetch(struct run *run, const char **why)
     if (ci_fetch_parse(run->rd.payload, run->rd.len, &run->s->cfg, &req, why) < 0)
         return -1;
     stop_if_due(run);
-    if (run->interrupted == NOT_INTERRUPTED) {
+    if (run->interrupted == NOT_INTERRUPTED && ++run->requests > CI_FETCH_PER_RUN_MAX) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "this cell has made %u HTTP requests through the host, the "
+                 "most one cell may; make the rest in another cell", CI_FETCH_PER_RUN_MAX);
+        reply.status = CI_FETCH_REFUSED;
+        reply.data = (unsigned char *)ci_strdup(msg);
+        reply.len = reply.data ? strlen(msg) : 0;
+        run->r->http_over_limit++;
+    } else if (run->interrupted == NOT_INTERRUPTED) {
         ci_drain_pipes(&run->drain);
         ci_drain_give_partial(&run->drain, INT64_MAX);
         ci_fetch_perform(&run->s->cfg, &req, run->deadline, fetch_stop, run, &reply);

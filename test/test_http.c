@@ -18,6 +18,7 @@
 
 #include "helpers.h"
 #include "config.h"
+#include "fetch.h"
 #include "proto.h"
 #include "urls.h"
 
@@ -716,21 +717,82 @@ static void test_dots_hidden_in_any_encoding_are_refused(void **state)
     check_matches("https://api.example.com/v1/", yes, no);
 }
 
+/* A session allowing the test's prefix (with the credential header if
+ * @header), logging to @log; the config is freed. */
+static ci_session *logged_session(const char *log, unsigned long timeout_ms, int header)
+{
+    ci_config *cfg = h_config(&(struct h_limits){.timeout_ms = timeout_ms});
+    ci_session *s = NULL;
+
+    assert_int_equal(ci_config_allow_url(cfg, prefix), CI_OK);
+    if (header)
+        assert_int_equal(ci_config_set_url_header(cfg, prefix, "Authorization: Bearer " SECRET),
+                         CI_OK);
+    assert_int_equal(ci_config_set_audit_log(cfg, log), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_config_free(cfg);
+    return s;
+}
+
+/* A cell's requests stop at CI_FETCH_PER_RUN_MAX, refused ones too (each
+ * is an audit line): the rest are refused unlogged and counted in the
+ * cell's event; the next cell starts again. */
+static void test_a_cells_requests_stop_at_the_per_run_limit(void **state)
+{
+    char *dir = h_tmpdir(), *log = h_fmt("%s/flood.log", dir), *text, *line, *save = NULL;
+    ci_session *s = logged_session(log, 120000, 0);
+    int http = 0, cells = 0;
+    size_t len;
+    char *code = h_fmt("import collections, urllib.request\n"
+                       "said = collections.Counter()\n"
+                       "for i in range(%u):\n"
+                       "    try:\n"
+                       "        urllib.request.urlopen('http://127.0.0.1:%d/v2/no')\n"
+                       "    except PermissionError as e:\n"
+                       "        said['limit' if 'the most one cell may' in str(e) else 'list'] += 1\n"
+                       "print(sorted(said.items()))\n",
+                       CI_FETCH_PER_RUN_MAX + 5, srv.port);
+    ci_result *r = h_run_status(s, code, CI_STATUS_OK);
+    char *want = h_fmt("[('limit', 5), ('list', %u)]\n", CI_FETCH_PER_RUN_MAX);
+    h_assert_str(ci_result_stdout(r, NULL), want);
+    ci_result_free(r);
+    free(code);
+    code = h_fmt("import urllib.request\n"
+                 "print(urllib.request.urlopen('http://127.0.0.1:%d/v1/echo').status)", srv.port);
+    r = h_run_status(s, code, CI_STATUS_OK);
+    h_assert_str(ci_result_stdout(r, NULL), "200\n");
+    ci_result_free(r);
+    ci_session_free(s);
+    assert_non_null(text = h_read_file(log, &len));
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        const char *event = json_string_value(json_object_get(ev, "event"));
+        if (!strcmp(event, "http"))
+            http++;
+        if (!strcmp(event, "cell"))
+            assert_int_equal(json_integer_value(json_object_get(ev, "http_over_limit")),
+                             cells++ == 0 ? 5 : 0);
+        json_decref(ev);
+    }
+    assert_int_equal(http, CI_FETCH_PER_RUN_MAX + 1);
+    assert_int_equal(cells, 2);
+    free(text);
+    free(code);
+    free(want);
+    h_rmtree(dir);
+    free(log);
+    free(dir);
+}
+
 /* Each request by URL is a line of the audit trail, allowed or refused,
  * with its method, URL, status and size, and no trace of the header the
  * host added. */
 static void test_each_request_is_in_the_audit_trail(void **state)
 {
     char *dir = h_tmpdir(), *log = h_fmt("%s/audit.log", dir), *text, *line, *save = NULL;
-    ci_config *cfg = h_config(&(struct h_limits){.timeout_ms = 60000});
-    ci_session *s;
+    ci_session *s = logged_session(log, 60000, 1);
     int allowed = 0, refused = 0;
     size_t len;
-
-    assert_int_equal(ci_config_allow_url(cfg, prefix), CI_OK);
-    assert_int_equal(ci_config_set_url_header(cfg, prefix, "Authorization: Bearer " SECRET), CI_OK);
-    assert_int_equal(ci_config_set_audit_log(cfg, log), CI_OK);
-    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
     char *code = h_fmt("import urllib.request\n"
                        "print(urllib.request.urlopen('http://127.0.0.1:%d/v1/echo').read())\n"
                        "try:\n"
@@ -742,7 +804,6 @@ static void test_each_request_is_in_the_audit_trail(void **state)
     h_assert_contains(ci_result_stdout(r, NULL), "refused");
     ci_result_free(r);
     ci_session_free(s);
-    ci_config_free(cfg);
     assert_non_null(text = h_read_file(log, &len));
     h_assert_not_contains(text, SECRET);
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -826,6 +887,7 @@ int main(void)
         cmocka_unit_test_setup(test_a_redirect_is_checked_as_a_request, alive),
         cmocka_unit_test_setup(test_a_response_never_shows_the_credential_alone, alive),
         cmocka_unit_test_setup(test_a_body_never_shows_the_credential, alive),
+        cmocka_unit_test(test_a_cells_requests_stop_at_the_per_run_limit),
         cmocka_unit_test_setup(test_urls_outside_the_prefixes_are_refused, alive),
         cmocka_unit_test_setup(test_a_huge_response_is_capped, alive),
         cmocka_unit_test_setup(test_a_slow_response_times_out, alive),
