@@ -293,6 +293,10 @@ static void test_the_set_under_its_own_manifest(void **state)
     char *manifest = h_fmt("%s/m.json", dir), *pub = h_fmt("%s/k.pub", dir);
     ci_config *cfg = ci_config_new();
     assert_int_equal(ci_config_set_manifest(cfg, manifest, pub), CI_OK);
+    /* With network too: the manifest's import hook and the one that
+     * patches requests and urllib3 for the host's HTTP both ask the
+     * finders after them, never each other in a loop. */
+    assert_int_equal(ci_config_allow_url(cfg, "http://127.0.0.1:9/"), CI_OK);
     /* The zygote hashes every listed file (some 50,000) before READY. */
     assert_int_equal(ci_config_set_startup_timeout_ms(cfg, 200000), CI_OK);
     assert_int_equal(ci_config_set_timeout_ms(cfg, 200000), CI_OK);
