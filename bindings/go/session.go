@@ -374,8 +374,8 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 // WithAuditLog makes the host append one JSON line to the file at path for
 // each event of the session: its start (sandbox layers, limits, manifest),
 // each cell (SHA-256, status, times, changed files), each PutFile and
-// GetFile, each host function call, each system call the sandbox refused,
-// restarts, kills and its end, each line chained to the one before by
+// GetFile, each host function call, each refusal of the sandbox (a
+// system call, a path, a socket), restarts, kills and its end, each line chained to the one before by
 // SHA-256 ("codeinterp-audit verify FILE" checks it; docs/audit-log.md is
 // the schema). The log fails closed: NewSession fails with ErrIO, the
 // Detail naming the file, when it cannot record the start; after another

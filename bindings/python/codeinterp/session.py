@@ -666,8 +666,8 @@ class Session:
                           for each event of the session: its start, each
                           cell (SHA-256, status, times, changed files), each
                           put_file and get_file, each host function call,
-                          each refused system call, restarts, kills, its
-                          end; each line chained to the one before by
+                          each refusal (a system call, a path, a socket),
+                          restarts, kills, its end; each line chained to the one before by
                           SHA-256 (codeinterp-audit verify checks it;
                           docs/audit-log.md is the schema). See
                           ci_config_set_audit_log(3)

@@ -747,8 +747,8 @@ impl Config {
     /// session: its start (sandbox layers, limits, manifest), each cell
     /// (SHA-256, status, times, changed files), each
     /// [`Session::put_file`] and [`Session::get_file`], each host function
-    /// call, each system call the sandbox refused, restarts, kills and its
-    /// end, each line chained to the one before by SHA-256
+    /// call, each refusal of the sandbox (a system call, a path, a
+    /// socket), restarts, kills and its end, each line chained to the one before by SHA-256
     /// (`codeinterp-audit verify FILE` checks it; docs/audit-log.md is the
     /// schema). The log fails closed: [`Session::new`] fails with
     /// [`ErrorKind::Io`], the detail naming the file, when it cannot record
