@@ -590,7 +590,9 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
  * layers, the config's limits, the manifest's id) and end, each cell
  * (before it is sent, and after: its SHA-256 and size, status, times,
  * peak memory, changed files), each file put or got, each host-function
- * call, each system call the seccomp filter refused, restarts and kills.
+ * call, each HTTP request made through the host, each refusal (a system
+ * call the seccomp filter killed the worker for, and those the worker
+ * reports the cell met and survived), restarts and kills.
  * Every line carries a sequence number, a UTC time, the session's id and
  * the SHA-256 of the line before it, so a removed, edited or reordered
  * line is detectable: `codeinterp-audit verify FILE` checks a log. The

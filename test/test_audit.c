@@ -331,7 +331,7 @@ static void assert_refusal(const struct lines *l, int count, const char *kind,
 static void test_refusals_a_cell_survives_are_logged_by_kind(void **state)
 {
     static const char *const cells[] = {
-        /* 1 */ "import contextlib, os, socket, subprocess",
+        /* 1 */ "import contextlib, os, socket, subprocess, requests",
         /* 2 */ "for _ in range(3):\n    with contextlib.suppress(OSError): open('/etc/shadow')",
         /* 3 */ "with contextlib.suppress(OSError): open('/usr/lib/planted.py', 'w')",
         /* 4 */ "with contextlib.suppress(OSError): socket.create_connection(('192.0.2.1', 80))",

@@ -184,7 +184,8 @@ def audit(event, args):
         raise _refuse(_ci.REFUSAL_SYMLINK, f'{args[1]!r} -> {args[0]!r}', _LINK)
     elif event == 'os.system':
         # os.system reports failure as a status: keep that, but say why.
-        note(_ci.REFUSAL_PROCESS, f'os.system {args[0]!r}')
+        command = os.fsdecode(args[0]) if isinstance(args[0], bytes) else args[0]
+        note(_ci.REFUSAL_PROCESS, f'os.system {command!r}')
         try:
             print(f'os.system: {_PROC}', file=sys.stderr)
         except Exception:
@@ -435,6 +436,9 @@ def umask(mask):
 
 def install():
     sys.addaudithook(audit)
+    # The worker has no network, IPv6 included; and so urllib3's import
+    # does not probe it with a socket (a refusal the cell never asked).
+    socket.has_ipv6 = False
     os.sysconf = sysconf
     os.umask = umask
     shutil.copymode = _owner_bits(shutil.copymode)
