@@ -174,10 +174,13 @@ $(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
 	    -lcodeinterp -ljansson -lpthread
 
 # Tests link the static library, so they can reach internal functions too.
+# Their Python cells of more than a line are files in test/cells, read
+# from the source tree wherever a test runs (h_cell, test/helpers.h).
 TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h lib/worker_start.h
+TEST_CELLS   := -DCI_TEST_CELLS='"$(abspath test/cells)"'
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) $(TEST_CELLS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
 # test_scenario reads the scenario every binding's tests run
 # (test/scenario/steps.json) from the source tree, from wherever it runs.
 $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/scenario/steps.json)"'
@@ -305,13 +308,17 @@ check-man:
 	sh test/man.sh include/codeinterp.h man
 
 # The worker's Python files and codeinterp-manifest's: pyflakes, then
-# their unit tests (test/python/), under Debian's python3. Unbuffered
+# their unit tests (test/python/), under Debian's python3. The C tests'
+# cells (test/cells) get pyflakes too, with the names a test assigns in a
+# line before a cell, or a cell before it defines, as builtins (h_cell). Unbuffered
 # (-u): the runner under test flushes sys.__stdout__, the stream pytest's
 # own progress goes to, so a progress line pytest left in its buffer
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
+CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
+	PYFLAKES_BUILTINS=$(CELL_NAMES) pyflakes3 test/cells
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 

@@ -18,6 +18,11 @@
 
 #include "helpers.h"
 
+/* test/cells, which the Makefile gives as an absolute path. */
+#ifndef CI_TEST_CELLS
+#define CI_TEST_CELLS "test/cells"
+#endif
+
 const char *h_status_name(ci_status st)
 {
     switch (st) {
@@ -437,6 +442,19 @@ char *h_read_file(const char *path, size_t *lenp)
     if (lenp)
         *lenp = len;
     return buf;
+}
+
+char *h_cell(const char *name)
+{
+    char *path = h_fmt("%s/%s.py", CI_TEST_CELLS, name);
+    size_t len = 0;
+    char *code = h_read_file(path, &len);
+    if (!code)
+        fail_msg("cell %s: cannot read %s: %s", name, path, strerror(errno));
+    free(path);
+    while (len > 0 && code[len - 1] == '\n')
+        code[--len] = '\0';
+    return code;
 }
 
 char *h_fmt(const char *fmt, ...)
