@@ -457,6 +457,22 @@ char *h_cell(const char *name)
     return code;
 }
 
+char *h_cell_then(const char *first, const char *code)
+{
+    char *cell = h_cell(first);
+    char *both = h_fmt("%s\n%s", cell, code);
+    free(cell);
+    return both;
+}
+
+char *h_cells(const char *first, const char *second)
+{
+    char *cell = h_cell(second);
+    char *both = h_cell_then(first, cell);
+    free(cell);
+    return both;
+}
+
 char *h_fmt(const char *fmt, ...)
 {
     va_list ap;

@@ -160,6 +160,11 @@ char *h_read_file(const char *path, size_t *len);
  * with those names, and those a cell run before defines, as builtins
  * (CELL_NAMES in the Makefile). */
 char *h_cell(const char *name);
+/* The cell @first, a newline, then @code (h_cell_then) or the cell
+ * @second (h_cells): for a cell that uses what @first defines;
+ * malloc'ed. */
+char *h_cell_then(const char *first, const char *code);
+char *h_cells(const char *first, const char *second);
 
 /* The state, parent and session of process @pid from /proc/@pid/stat;
  * 1, or 0 when the process is gone. */
