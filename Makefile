@@ -310,13 +310,14 @@ check-man:
 # The worker's Python files and codeinterp-manifest's: pyflakes, then
 # their unit tests (test/python/), under Debian's python3. The C tests'
 # cells (test/cells) get pyflakes too, with the names a test assigns in a
-# line before a cell, a cell before it defines (h_cells) and the worker
-# gives every cell (display) as builtins. Unbuffered
+# line before a cell, a cell or test/attacks/attack.h's A_PY_* source
+# before it defines (h_cells) and the worker gives every cell (display)
+# as builtins. Unbuffered
 # (-u): the runner under test flushes sys.__stdout__, the stream pytest's
 # own progress goes to, so a progress line pytest left in its buffer
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
-CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_,size,display
+CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_,size,display,SYS_CLONE,SYS_FALLOCATE,sc
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
 	PYFLAKES_BUILTINS=$(CELL_NAMES) pyflakes3 test/cells
