@@ -317,7 +317,7 @@ check-man:
 # own progress goes to, so a progress line pytest left in its buffer
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
-CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_,size,display,SYS_CLONE,SYS_FALLOCATE,sc
+CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_,size,display,SYS_CLONE,SYS_FALLOCATE,sc,has,FDS,PAIRS,ENV_PAIR,NAME_PAIR,ARG_PAIR,readable_regions
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
 	PYFLAKES_BUILTINS=$(CELL_NAMES) pyflakes3 test/cells
