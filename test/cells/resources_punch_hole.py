@@ -1,4 +1,4 @@
-# within the limit: allocates 1 MiB, then punches a hole (SYS_FALLOCATE) that frees it (after A_PY_SYSCALL)
+# 1 MiB allocated within the limit, freed by a punched hole (SYS_FALLOCATE; after A_PY_SYSCALL)
 import os
 fd = os.open('blocks', os.O_RDWR)
 os.posix_fallocate(fd, 0, 1 << 20)

@@ -1,4 +1,4 @@
-# sockets, fork, a signal to the host (HOST_PID) and, with LANDLOCK, a write to /tmp, by libc past the audit hook
+# by libc past the audit hook: sockets, fork, kill of HOST_PID and, with LANDLOCK, a write to /tmp
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 def err(rc):

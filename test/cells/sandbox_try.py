@@ -1,4 +1,4 @@
-# defines try_(f): 'done', or the name of the OSError f raised (cells after it use it)
+# defines try_(f): 'done', or the name of the OSError f raised
 def try_(f):
     try:
         f()
