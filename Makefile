@@ -308,19 +308,25 @@ check-man:
 	sh test/man.sh include/codeinterp.h man
 
 # The worker's Python files and codeinterp-manifest's: pyflakes, then
-# their unit tests (test/python/), under Debian's python3. The C tests'
-# cells (test/cells) get pyflakes too, with the names a test assigns in a
-# line before a cell, a cell or test/attacks/attack.h's A_PY_* source
-# before it defines (h_cells) and the worker gives every cell (display)
-# as builtins. Unbuffered
+# their unit tests (test/python/), under Debian's python3. Unbuffered
 # (-u): the runner under test flushes sys.__stdout__, the stream pytest's
 # own progress goes to, so a progress line pytest left in its buffer
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
-CELL_NAMES := HOST_PID,LANDLOCK,NAME,try_,size,display,SYS_CLONE,SYS_FALLOCATE,sc,has,FDS,PAIRS,ENV_PAIR,NAME_PAIR,ARG_PAIR,readable_regions
+# The C tests' cells (test/cells) get pyflakes too, with CELL_NAMES as
+# builtins: the names a test assigns in a line before a cell, those a
+# cell or test/attacks/attack.h's A_PY_* source run before it defines
+# (h_cells), and display, which the worker gives every cell.
+CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
+                readable_regions FDS PAIRS ENV_PAIR NAME_PAIR ARG_PAIR \
+                SYS_CLONE SYS_FALLOCATE SYS_FCHMOD SYS_FCHMODAT SYS_CREAT \
+                SYS_OPEN SYS_UMASK SYS_LINKAT SYS_MKNOD SYS_MKNODAT \
+                SYS_RENAMEAT2
+comma        := ,
+space        := $(subst ,, )
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
-	PYFLAKES_BUILTINS=$(CELL_NAMES) pyflakes3 test/cells
+	PYFLAKES_BUILTINS=$(subst $(space),$(comma),$(strip $(CELL_NAMES))) pyflakes3 test/cells
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 

@@ -616,13 +616,13 @@ static void test_root_host_whose_namespace_maps_only_root_is_a_spawn_error(void 
 
 /* ------------------------------------------------------------ filesystem */
 
-/* The cell sandbox_try, which defines try_(f) ('done', or the name of
+/* The cell try_oserror, which defines try_(f) ('done', or the name of
  * the OSError f raised), then @lines and the cell @name; malloc'ed. */
 static char *try_then_cell(const char *lines, const char *name)
 {
     char *cell = h_cell(name);
     char *code = h_fmt("%s%s", lines, cell);
-    char *both = h_cell_then("sandbox_try", code);
+    char *both = h_cell_then("try_oserror", code);
     free(code);
     free(cell);
     return both;
@@ -642,7 +642,7 @@ static void test_cell_cannot_read_the_hosts_configuration(void **state)
      * the mount namespace) refuses it. /etc itself is there either way. */
     const char *a = absent();
     char *want = h_fmt("['%s', '%s', '%s', '%s', 'PermissionError']", a, a, a, a);
-    char *code = h_cells("sandbox_try", "sandbox_read_host_configuration");
+    char *code = h_cells("try_oserror", "sandbox_read_host_configuration");
     h_expect(S, code, want, "");
     free(code);
     free(want);
@@ -723,7 +723,7 @@ static void test_cell_cannot_read_a_world_readable_file_outside(void **state)
     char *line = h_fmt("import os\n"
                        "[try_(lambda: open('%s').read()), try_(lambda: os.listdir('%s'))]",
                        file, dir);
-    char *code = h_cell_then("sandbox_try", line);
+    char *code = h_cell_then("try_oserror", line);
     free(line);
     char *want = h_fmt("['%s', '%s']", absent(), absent());
     h_expect(S, code, want, "");
@@ -783,7 +783,7 @@ static void test_cell_cannot_make_links_fifos_or_devices(void **state)
     h_require_layer(S, CI_SANDBOX_LANDLOCK);
     /* symlink is allowed by the seccomp filter: Landlock refuses it.
      * (mknod is refused by both.) */
-    char *code = h_cells("sandbox_try", "sandbox_links_fifos_devices");
+    char *code = h_cells("try_oserror", "sandbox_links_fifos_devices");
     h_expect(S, code,
              "(['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
              "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError'], [])",

@@ -1,4 +1,4 @@
-# symlinks, a FIFO and a device node in the workspace and TMPDIR (after sandbox_try)
+# symlinks, a FIFO and a device node in the workspace and TMPDIR (after try_oserror)
 import os
 res = []
 for d in ('.', os.environ['TMPDIR']):

@@ -1,4 +1,4 @@
-# reading files of the host's /etc and /root, and listing /etc (after sandbox_try)
+# reading files of the host's /etc and /root, and listing /etc (after try_oserror)
 import os
 ([try_(lambda: open(p).read()) for p in
     ('/etc/passwd', '/etc/shadow', '/etc/hostname', '/root/.bashrc')]

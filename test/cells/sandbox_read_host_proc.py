@@ -1,4 +1,4 @@
-# reading the host's (HOST_PID) /proc entries, pid 1's, and the worker's own (after sandbox_try)
+# reading the host's (HOST_PID) /proc entries, pid 1's, and the worker's own (after try_oserror)
 import os
 ([try_(lambda: open(f'/proc/{HOST_PID}/{n}', 'rb').read())
   for n in ('environ', 'cmdline', 'status')]

@@ -1,4 +1,4 @@
-# writing NAME in /tmp, site-packages and beside the session's directories (after sandbox_try)
+# writing NAME in /tmp, site-packages and beside the session's directories (after try_oserror)
 import os
 site = '/usr/lib/python3/dist-packages/'
 [try_(lambda: open('/tmp/' + NAME, 'w')),
