@@ -473,6 +473,13 @@ char *h_cells(const char *first, const char *second)
     return both;
 }
 
+void h_expect_cell(ci_session *s, const char *name, const char *value, const char *out)
+{
+    char *cell = h_cell(name);
+    h_expect(s, cell, value, out);
+    free(cell);
+}
+
 char *h_fmt(const char *fmt, ...)
 {
     va_list ap;

@@ -165,6 +165,8 @@ char *h_cell(const char *name);
  * malloc'ed. */
 char *h_cell_then(const char *first, const char *code);
 char *h_cells(const char *first, const char *second);
+/* h_expect() of the cell @name. */
+void h_expect_cell(ci_session *s, const char *name, const char *value, const char *out);
 
 /* The state, parent and session of process @pid from /proc/@pid/stat;
  * 1, or 0 when the process is gone. */

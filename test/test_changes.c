@@ -151,9 +151,9 @@ static void test_writes_outside_the_workspace_are_not_listed(void **state)
     char *cell = h_cell("changes_tmpdir_home_and_workspace");
     expect_files(S, cell, 1, "ws.txt");
     free(cell);
-    char *cell2 = h_cell("changes_tmpdir_and_home_only");
-    expect_files(S, cell2, 0);
-    free(cell2);
+    cell = h_cell("changes_tmpdir_and_home_only");
+    expect_files(S, cell, 0);
+    free(cell);
 }
 
 static void test_non_utf8_name_is_listed_raw(void **state)
@@ -282,9 +282,9 @@ static void test_deep_tree_makes_the_list_incomplete(void **state)
     ci_result_free(r);
 
     /* Ten levels are within reach. */
-    char *cell2 = h_cell("changes_ten_levels_deep");
-    r = expect_files_status(S, cell2, CI_STATUS_OK, 1, "ten/d/d/d/d/d/d/d/d/d/f");
-    free(cell2);
+    cell = h_cell("changes_ten_levels_deep");
+    r = expect_files_status(S, cell, CI_STATUS_OK, 1, "ten/d/d/d/d/d/d/d/d/d/f");
+    free(cell);
     assert_int_equal(ci_result_truncated(r), 0);
     ci_result_free(r);
 }

@@ -160,11 +160,10 @@ static void test_a_call_passes_args_and_kwargs_as_json(void **state)
 
 static void test_the_value_types_round_trip(void **state)
 {
-    char *cell = h_cell("functions_json_round_trip");
-    h_expect(S, cell,
-             "(['dict', 'int', 'int', 'float', 'float', 'str', 'list', 'dict'], True, [1, 2], {})",
-             "");
-    free(cell);
+    h_expect_cell(S, "functions_json_round_trip",
+                  "(['dict', 'int', 'int', 'float', 'float', 'str', 'list', 'dict'], True, "
+                  "[1, 2], {})",
+                  "");
     H.json = "{\"a\":[1,2.5,\"s\",true,false,null],\"b\":{\"c\":{}},\"n\":-9223372036854775808}";
     h_expect(S, "v = value()\nv, [type(x).__name__ for x in v['a']]",
              "({'a': [1, 2.5, 's', True, False, None], 'b': {'c': {}}, 'n': -9223372036854775808}, "
@@ -188,9 +187,7 @@ static void test_a_builtin_exception_name_raises_that_exception(void **state)
     assert_int_equal(H.rc[0], CI_OK);
     H.ename = "PermissionError";
     H.message = "caf\xc3\xa9 is closed";
-    char *cell = h_cell("functions_error_args");
-    h_expect(S, cell, "('café is closed',)", "");
-    free(cell);
+    h_expect_cell(S, "functions_error_args", "('café is closed',)", "");
     H.message = NULL;
     h_expect_error(S, "fail()", "PermissionError", "");
 }
@@ -201,10 +198,9 @@ static void test_other_exception_names_raise_host_function_error(void **state)
     H.message = "503 from the warehouse";
     h_expect_error(S, "fail()", "HostFunctionError",
                    "fail() raised requests.HTTPError: 503 from the warehouse");
-    char *cell = h_cell("functions_host_function_error");
-    h_expect(S, cell, "(('fail', 'requests.HTTPError', '503 from the warehouse'), True, True)",
-             "");
-    free(cell);
+    h_expect_cell(S, "functions_host_function_error",
+                  "(('fail', 'requests.HTTPError', '503 from the warehouse'), True, True)",
+                  "");
     /* A builtin that is no Exception is not raised as itself. */
     H.ename = "KeyboardInterrupt";
     h_expect_error(S, "fail()", "HostFunctionError",
@@ -241,9 +237,7 @@ static void test_refused_exception_names_and_messages(void **state)
 static void test_no_answer_or_broken_json_is_an_error_the_cell_sees(void **state)
 {
     h_expect_error(S, "silent()", "HostFunctionError", "the host function silent() gave no answer");
-    char *cell = h_cell("functions_silent_is_host_function_error");
-    h_expect(S, cell, "('silent', None)", "");
-    free(cell);
+    h_expect_cell(S, "functions_silent_is_host_function_error", "('silent', None)", "");
     H.json = "{\"a\": [1, 2}";
     h_expect_error(S, "value()", "HostFunctionError", "the host's answer to value() was not JSON");
     assert_int_equal(H.rc[0], CI_EINVAL);
@@ -277,11 +271,10 @@ static void test_help_shows_the_description(void **state)
 
 static void test_functions_import_from_codeinterp_host(void **state)
 {
-    char *cell = h_cell("functions_module_codeinterp_host");
-    h_expect(S, cell,
-             "(True, ['HostFunctionError', 'big', 'echo', 'fail', 'silent', 'slow', 'value'], [7])",
-             "");
-    free(cell);
+    h_expect_cell(S, "functions_module_codeinterp_host",
+                  "(True, ['HostFunctionError', 'big', 'echo', 'fail', 'silent', 'slow', 'value'], "
+                  "[7])",
+                  "");
     /* A cell's own name shadows the builtin, as any builtin's would. */
     h_expect(S, "echo = 5\necho", "5", "");
     h_expect(S, "del echo\necho(1)['args']", "[1]", "");
@@ -291,16 +284,13 @@ static void test_calls_from_threads_are_serialized(void **state)
 {
     /* Eight threads, fifty calls each, each call answered with its own
      * arguments: a reply read by the wrong thread would show. */
-    char *cell = h_cell("functions_threads_call_at_once");
-    h_expect(S, cell, "[]", "");
-    free(cell);
+    h_expect_cell(S, "functions_threads_call_at_once", "[]", "");
     assert_int_equal(H.calls, 400);
     assert_int_equal(H.wrong_thread, 0);
     /* With input() in the main thread meanwhile (no on_input: it raises
      * at once, but after its turn at the channel). */
-    char *cell2 = h_cell("functions_input_while_a_thread_calls");
-    h_expect(S, cell2, "('StdinNotImplementedError', [])", "");
-    free(cell2);
+    h_expect_cell(S, "functions_input_while_a_thread_calls", "('StdinNotImplementedError', [])",
+                  "");
 }
 
 static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void **state)
@@ -308,15 +298,11 @@ static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void *
     /* A thread the cell left running calls while the next cell runs (the
      * cell lets it go), and is answered. Between cells the worker is
      * stopped, so such a thread makes no call then. */
-    char *cell = h_cell("functions_thread_calls_after_the_cell");
-    h_expect(S, cell, NULL, "");
-    free(cell);
+    h_expect_cell(S, "functions_thread_calls_after_the_cell", NULL, "");
     h_sleep_ms(300);
     H.calls = 0;
     /* Up to 10 s for a loaded machine to run the thread: a hang bound. */
-    char *cell2 = h_cell("functions_let_the_thread_go");
-    h_expect(S, cell2, "['answered']", "");
-    free(cell2);
+    h_expect_cell(S, "functions_let_the_thread_go", "['answered']", "");
     assert_int_equal(H.calls, 1);
 }
 
@@ -368,9 +354,7 @@ static void test_an_interrupt_while_in_a_call(void **state)
 static void test_a_call_given_up_on_is_not_answered_twice(void **state)
 {
     H.sleep_ms = 300;
-    char *cell = h_cell("functions_sigint_during_a_call");
-    h_expect(S, cell, "('gave up', [2])", "");
-    free(cell);
+    h_expect_cell(S, "functions_sigint_during_a_call", "('gave up', [2])", "");
     assert_int_equal(H.calls, 2);
 }
 

@@ -86,10 +86,8 @@ static void assert_file_starts(const char *name, const char *magic, size_t n)
  * writer (openpyxl, XlsxWriter, odfpy), and the host gets the files. */
 static void test_excel_round_trips_in_the_workspace(void **state)
 {
-    char *cell = h_cell("packages_excel_round_trip");
-    h_expect(S, cell, "True", NULL);
-    free(cell);
-    cell = h_cell("packages_excel_engines");
+    h_expect_cell(S, "packages_excel_round_trip", "True", NULL);
+    char *cell = h_cell("packages_excel_engines");
     ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
     free(cell);
     h_assert_str(ci_result_value(r), "(True, True)");
@@ -116,15 +114,9 @@ static void test_to_markdown(void **state)
  * sympy, networkx, joblib. */
 static void test_models_fit(void **state)
 {
-    char *cell = h_cell("packages_sklearn_linear");
-    h_expect(S, cell, "(2.0, 1.0)", NULL);
-    free(cell);
-    cell = h_cell("packages_sklearn_forest");
-    h_expect(S, cell, "[0, 1]", NULL);
-    free(cell);
-    cell = h_cell("packages_statsmodels_ols");
-    h_expect(S, cell, "[2.0, 3.0]", NULL);
-    free(cell);
+    h_expect_cell(S, "packages_sklearn_linear", "(2.0, 1.0)", NULL);
+    h_expect_cell(S, "packages_sklearn_forest", "[0, 1]", NULL);
+    h_expect_cell(S, "packages_statsmodels_ols", "[2.0, 3.0]", NULL);
     h_expect(S, "import scipy.stats\nround(float(scipy.stats.norm.ppf(0.975)), 4)", "1.96", NULL);
     h_expect(S, "import sympy\nsympy.solve(sympy.Symbol('x')**2 - 4)", "[-2, 2]", NULL);
     h_expect(S, "import networkx as nx\nnx.shortest_path(nx.cycle_graph(6), 0, 4)", "[0, 5, 4]",
@@ -163,15 +155,9 @@ static void test_requests_refused_with_the_policy(void **state)
  * writes, pypdf reads), an image. */
 static void test_documents_round_trip(void **state)
 {
-    char *cell = h_cell("packages_docx_memo");
-    h_expect(S, cell, "['Variance', 'Sales over budget']", NULL);
-    free(cell);
-    cell = h_cell("packages_reportlab_pdf");
-    h_expect(S, cell, "'Total variance -928,634 USD'", NULL);
-    free(cell);
-    cell = h_cell("packages_pillow_png");
-    h_expect(S, cell, "((30, 20), (255, 0, 0))", NULL);
-    free(cell);
+    h_expect_cell(S, "packages_docx_memo", "['Variance', 'Sales over budget']", NULL);
+    h_expect_cell(S, "packages_reportlab_pdf", "'Total variance -928,634 USD'", NULL);
+    h_expect_cell(S, "packages_pillow_png", "((30, 20), (255, 0, 0))", NULL);
     assert_file_starts("memo.pdf", "%PDF", 4);
 }
 

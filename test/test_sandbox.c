@@ -89,9 +89,7 @@ static void test_subprocess_is_refused(void **state)
 
 static void test_os_system_does_not_run_the_command(void **state)
 {
-    char *cell = h_cell("sandbox_os_system");
-    h_expect(S, cell, "(True, False)", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_os_system", "(True, False)", "");
 }
 
 static void test_fork_is_refused(void **state)
@@ -134,9 +132,7 @@ static void test_host_environment_does_not_reach_the_worker(void **state)
     /* The canary is assembled in the cell so its source does not hold it.
      * A non-dumpable worker of a non-root host cannot read its own
      * /proc/self/environ (root owns it); os.environ is checked anyway. */
-    char *cell = h_cell("sandbox_no_host_environment");
-    h_expect(S, cell, "(False, False, False, False)", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_no_host_environment", "(False, False, False, False)", "");
 }
 
 static void test_worker_environ_seen_from_host_has_no_canary(void **state)
@@ -386,9 +382,8 @@ static void test_ptrace_through_python_is_sandbox_violation(void **state)
  */
 static void test_refused_calls_fail_with_eperm_from_the_filter(void **state)
 {
-    char *cell = h_cell("sandbox_refused_calls_eperm");
-    h_expect(S, cell, "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EPERM']", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_refused_calls_eperm",
+                  "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EPERM']", "");
 }
 
 /* The cell @name after a line HOST_PID = this process's pid; malloc'ed. */
@@ -416,30 +411,25 @@ static void test_signals_reach_only_the_worker_itself(void **state)
 
 static void test_dangerous_ioctl_and_fcntl_are_refused(void **state)
 {
-    char *cell = h_cell("sandbox_ioctl_and_fcntl_refused");
     /* TIOCSTI on /dev/null: ENOTTY from the kernel; F_SETOWN on a pipe
      * would succeed. */
-    h_expect(S, cell, "['PermissionError', 'PermissionError']", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_ioctl_and_fcntl_refused", "['PermissionError', 'PermissionError']",
+                  "");
 }
 
 static void test_dumpable_cannot_be_turned_back_on(void **state)
 {
-    char *cell = h_cell("sandbox_dumpable_stays_off");
-    h_expect(S, cell, "(-1, 1)", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_dumpable_stays_off", "(-1, 1)", "");
 }
 
 static void test_resource_limits_cannot_be_raised(void **state)
 {
     /* Defaults: 2 GiB of address space, 1 GiB files. Even a worker that
      * runs as root must not get them back. */
-    char *cell = h_cell("sandbox_rlimits_cannot_be_raised");
-    h_expect(S, cell,
-             "(['ValueError', 'ValueError', 'ValueError'], (2147483648, 2147483648), "
-             "(1073741824, 1073741824))",
-             "");
-    free(cell);
+    h_expect_cell(S, "sandbox_rlimits_cannot_be_raised",
+                  "(['ValueError', 'ValueError', 'ValueError'], (2147483648, 2147483648), "
+                  "(1073741824, 1073741824))",
+                  "");
 }
 
 static void test_host_memory_cannot_be_opened(void **state)
@@ -464,9 +454,7 @@ static void test_host_memory_cannot_be_opened(void **state)
 
 static void test_socketpair_and_asyncio_still_work(void **state)
 {
-    char *cell = h_cell("sandbox_socketpair_and_asyncio");
-    h_expect(S, cell, "(b'x', 'loop ran')", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_socketpair_and_asyncio", "(b'x', 'loop ran')", "");
 }
 
 static void test_io_uring_is_sandbox_violation(void **state)
@@ -795,9 +783,8 @@ static void test_cell_works_in_its_workspace_and_tmpdir(void **state)
 {
     /* Everything a cell does with its own files, in both directories
      * and between them (Landlock's REFER). */
-    char *cell = h_cell("sandbox_workspace_and_tmpdir_work");
-    h_expect(S, cell, "(['hell', 'hell', 'hellhell', ['x'], 7], [])", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_workspace_and_tmpdir_work",
+                  "(['hell', 'hell', 'hellhell', ['x'], 7], [])", "");
 }
 
 /* ------------------------------------------------------------ namespaces */
@@ -808,9 +795,7 @@ static void test_network_namespace_has_only_loopback(void **state)
     /* /proc/self/net is the reader's network namespace. A loopback that
      * is up would have ::1 (if_inet6, absent without IPv6) and a local
      * route to 127.0.0.1 (fib_trie). */
-    char *cell = h_cell("sandbox_netns_only_loopback");
-    h_expect(S, cell, "(['lo'], '', False)", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_netns_only_loopback", "(['lo'], '', False)", "");
 }
 
 static void test_namespaces_are_the_workers_own(void **state)
@@ -1105,9 +1090,7 @@ static void test_kernel_refuses_with_the_audit_hook_bypassed(void **state)
  * them, and asyncio's socketpair still works. */
 static void test_audit_hook_leaves_libraries_alone(void **state)
 {
-    char *cell = h_cell("sandbox_libraries_under_audit_hook");
-    h_expect(S, cell, "(3, b'x')", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_libraries_under_audit_hook", "(3, b'x')", "");
 }
 
 /* ------------------------------------------------------ violations named */
@@ -1144,13 +1127,9 @@ static void test_violation_names_the_system_call(void **state)
  * reach it: it runs from /, and a restart renews config/ and tmp/. */
 static void test_warm_up_reads_nothing_a_cell_planted(void **state)
 {
-    char *cell = h_cell("sandbox_warm_up_plant_matplotlibrc");
-    h_expect(S, cell, "33.0", "");
-    free(cell);
+    h_expect_cell(S, "sandbox_warm_up_plant_matplotlibrc", "33.0", "");
     assert_int_equal(ci_session_restart(S), CI_OK);
-    char *cell2 = h_cell("sandbox_warm_up_after_restart");
-    h_expect(S, cell2, "(100.0, True, False, [])", "");
-    free(cell2);
+    h_expect_cell(S, "sandbox_warm_up_after_restart", "(100.0, True, False, [])", "");
 }
 
 /* A cell cannot replace the handler (rt_sigaction on SIGSYS is refused,
@@ -1158,20 +1137,19 @@ static void test_warm_up_reads_nothing_a_cell_planted(void **state)
  * unblocks the signal it forces, and the worker still dies by it. */
 static void test_cell_cannot_escape_a_violation_by_its_signal_handling(void **state)
 {
-    char *cell = h_cell("sandbox_sigsys_handler_refused");
-    h_expect(S, cell, "('EPERM', -1, 'EPERM', <Handlers.SIG_DFL: 0>)", "");
+    h_expect_cell(S, "sandbox_sigsys_handler_refused",
+                  "('EPERM', -1, 'EPERM', <Handlers.SIG_DFL: 0>)", "");
+    char *cell = h_cell("sandbox_violation_with_sigsys_blocked");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_KILLED);
     free(cell);
-    char *cell2 = h_cell("sandbox_violation_with_sigsys_blocked");
-    ci_result *r = h_run_status(S, cell2, CI_STATUS_KILLED);
-    free(cell2);
     h_assert_str(ci_result_error_name(r), "SandboxViolation");
     ci_result_free(r);
     assert_int_equal(ci_session_restart(S), CI_OK);
     /* With the handler's stack taken away the signal cannot be delivered:
      * the kernel kills the worker (by SIGSEGV) all the same. */
-    char *cell3 = h_cell("sandbox_violation_without_altstack");
-    r = h_run_status(S, cell3, CI_STATUS_KILLED);
-    free(cell3);
+    cell = h_cell("sandbox_violation_without_altstack");
+    r = h_run_status(S, cell, CI_STATUS_KILLED);
+    free(cell);
     assert_null(ci_result_value(r));
     ci_result_free(r);
     assert_int_equal(ci_session_restart(S), CI_OK);
@@ -1306,13 +1284,11 @@ static void test_host_files_do_not_exist_for_a_cell(void **state)
 {
     h_require_layer(S, CI_SANDBOX_MNTNS);
     /* stat needs no Landlock right: only the mount namespace hides these. */
-    char *cell = h_cell("sandbox_host_files_absent");
-    h_expect(S, cell,
-             "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
-             "'FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
-             "'FileNotFoundError', 'there', 'there']",
-             "");
-    free(cell);
+    h_expect_cell(S, "sandbox_host_files_absent",
+                  "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+                  "'FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+                  "'FileNotFoundError', 'there', 'there']",
+                  "");
     /* The workspace is at the same path, and so are HOME and TMPDIR. */
     h_expect(S, "import os\nall(os.path.isdir(os.environ[v]) for v in ('HOME', 'TMPDIR', 'MPLCONFIGDIR'))",
              "True", "");

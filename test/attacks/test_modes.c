@@ -219,14 +219,10 @@ static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
     h_assert_contains(ci_result_error_value(r), "0o4755");
     ci_result_free(r);
     /* New files are the owner's alone, whatever mode they ask for. */
-    char *cell = h_cell("modes_new_files_private");
-    h_expect(S, cell, "('0o700', '0o700')", NULL);
-    free(cell);
+    h_expect_cell(S, "modes_new_files_private", "('0o700', '0o700')", NULL);
     /* shutil copies a system file's 0644 and 0755 with the owner's bits,
      * as notebook code expects copy, copy2 and copytree to work. */
-    char *cell2 = h_cell("modes_shutil_copies");
-    h_expect(S, cell2, "['0o600', '0o600', '0o700', '0o600']", NULL);
-    free(cell2);
+    h_expect_cell(S, "modes_shutil_copies", "['0o600', '0o600', '0o700', '0o600']", NULL);
     assert_modes_private();
     assert_others_kept_out();
 }
@@ -352,9 +348,7 @@ static void test_a_setgid_root_with_a_default_acl_is_not_inherited(void **state)
     struct h_limits lim = {.timeout_ms = 30000, .root = r2};
     s2 = a_session_new(&lim);
     assert_non_null(s2);
-    char *cell = h_cell("modes_setgid_acl_root_files");
-    h_expect(s2, cell, "'made'", NULL);
-    free(cell);
+    h_expect_cell(s2, "modes_setgid_acl_root_files", "'made'", NULL);
     const char *ws = ci_session_workspace(s2);
     saved_sdir = sdir;
     sdir = h_fmt("%.*s", (int)(strrchr(ws, '/') - ws), ws);

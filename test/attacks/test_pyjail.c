@@ -147,9 +147,7 @@ static void test_atexit_hook_runs_nothing_at_restart(void **state)
     /* A hook for later: the worker's end is a kill, and the next worker
      * starts clean. */
     int pid = ci_session_pid(S);
-    char *cell = h_cell("pyjail_atexit_and_at_fork_hooks");
-    h_expect(S, cell, NULL, NULL);
-    free(cell);
+    h_expect_cell(S, "pyjail_atexit_and_at_fork_hooks", NULL, NULL);
     assert_int_equal(ci_session_restart(S), CI_OK);
     a_assert_filtered(S);
     a_assert_no_process(S, pid, "ran_atexit");

@@ -421,9 +421,9 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
                  "limit", p, (long long)st.st_blocks * 512, (long long)st.st_size, FILE_LIMIT);
     /* Within the limit both work, and the hole frees what was taken. */
     free(a_cell);
-    char *cell2 = h_cell("resources_punch_hole");
-    a_cell = h_fmt(A_PY_SYSCALL "SYS_FALLOCATE = %d\n%s", SYS_fallocate, cell2);
-    free(cell2);
+    cell = h_cell("resources_punch_hole");
+    a_cell = h_fmt(A_PY_SYSCALL "SYS_FALLOCATE = %d\n%s", SYS_fallocate, cell);
+    free(cell);
     h_expect(S, a_cell, "(True, True, 1048576)", NULL);
     free(p);
     a_assert_continues(S, pid);
