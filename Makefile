@@ -174,10 +174,13 @@ $(BUILD)/codeinterp-mcp: $(MCP_DEPS) $(BUILD)/libcodeinterp.so
 	    -lcodeinterp -ljansson -lpthread
 
 # Tests link the static library, so they can reach internal functions too.
+# Their Python cells of more than a line are files in test/cells, read
+# from the source tree wherever a test runs (h_cell, test/helpers.h).
 TEST_HEADERS := $(wildcard test/*.h test/attacks/*.h) include/codeinterp.h lib/proto.h lib/worker_start.h
+TEST_CELLS   := -DCI_TEST_CELLS='"$(abspath test/cells)"'
 $(BUILD)/test/%: test/%.c $(TEST_HELPERS) $(TEST_HEADERS) $(BUILD)/libcodeinterp.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) $(TEST_CELLS) -Itest -o $@ $< $(TEST_HELPERS) $(BUILD)/libcodeinterp.a -lcmocka $(LIB_LIBS)
 # test_scenario reads the scenario every binding's tests run
 # (test/scenario/steps.json) from the source tree, from wherever it runs.
 $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/scenario/steps.json)"'
@@ -310,8 +313,22 @@ check-man:
 # own progress goes to, so a progress line pytest left in its buffer
 # would land in the fd 1 a test captures (capfd) whenever stdout is not a
 # terminal and PYTHONUNBUFFERED is not set.
+# The C tests' cells (test/cells) get pyflakes too, with CELL_NAMES as
+# builtins: the names a test assigns in a line before a cell, those a
+# cell or test/attacks/attack.h's A_PY_* source run before it defines
+# (h_cells), and those the worker gives every cell (display, and the
+# host functions of test_functions' session).
+CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
+                readable_regions FDS PAIRS ENV_PAIR NAME_PAIR ARG_PAIR \
+                SYS_CLONE SYS_FALLOCATE SYS_FCHMOD SYS_FCHMODAT SYS_CREAT \
+                SYS_OPEN SYS_UMASK SYS_LINKAT SYS_MKNOD SYS_MKNODAT \
+                SYS_RENAMEAT2 echo value fail slow silent big HostFunctionError \
+                worker bad go late q call lookup
+comma        := ,
+space        := $(subst ,, )
 check-python-sources:
 	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
+	PYFLAKES_BUILTINS=$(subst $(space),$(comma),$(strip $(CELL_NAMES))) pyflakes3 test/cells
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 

@@ -18,6 +18,11 @@
 
 #include "helpers.h"
 
+/* test/cells, which the Makefile gives as an absolute path. */
+#ifndef CI_TEST_CELLS
+#define CI_TEST_CELLS "test/cells"
+#endif
+
 const char *h_status_name(ci_status st)
 {
     switch (st) {
@@ -437,6 +442,42 @@ char *h_read_file(const char *path, size_t *lenp)
     if (lenp)
         *lenp = len;
     return buf;
+}
+
+char *h_cell(const char *name)
+{
+    char *path = h_fmt("%s/%s.py", CI_TEST_CELLS, name);
+    size_t len = 0;
+    char *code = h_read_file(path, &len);
+    if (!code)
+        fail_msg("cell %s: cannot read %s: %s", name, path, strerror(errno));
+    free(path);
+    while (len > 0 && code[len - 1] == '\n')
+        code[--len] = '\0';
+    return code;
+}
+
+char *h_cell_then(const char *first, const char *code)
+{
+    char *cell = h_cell(first);
+    char *both = h_fmt("%s\n%s", cell, code);
+    free(cell);
+    return both;
+}
+
+char *h_cells(const char *first, const char *second)
+{
+    char *cell = h_cell(second);
+    char *both = h_cell_then(first, cell);
+    free(cell);
+    return both;
+}
+
+void h_expect_cell(ci_session *s, const char *name, const char *value, const char *out)
+{
+    char *cell = h_cell(name);
+    h_expect(s, cell, value, out);
+    free(cell);
 }
 
 char *h_fmt(const char *fmt, ...)

@@ -152,6 +152,22 @@ void h_write_file(const char *path, const void *data, size_t len);
 /* Reads @path into a malloc'ed, NUL-terminated buffer; NULL if it cannot. */
 char *h_read_file(const char *path, size_t *len);
 
+/* The cell test/cells/@name.py (CI_TEST_CELLS, the Makefile's absolute
+ * path to test/cells), without its last newlines; malloc'ed. Fails the
+ * test if it cannot be read. A cell that needs a value known only at run
+ * time (a path, a port) names it in capitals, and the test puts a line
+ * assigning it before the cell; check-python-sources lints the cells
+ * with those names, and those a cell run before defines, as builtins
+ * (CELL_NAMES in the Makefile). */
+char *h_cell(const char *name);
+/* The cell @first, a newline, then @code (h_cell_then) or the cell
+ * @second (h_cells): for a cell that uses what @first defines;
+ * malloc'ed. */
+char *h_cell_then(const char *first, const char *code);
+char *h_cells(const char *first, const char *second);
+/* h_expect() of the cell @name. */
+void h_expect_cell(ci_session *s, const char *name, const char *value, const char *out);
+
 /* The state, parent and session of process @pid from /proc/@pid/stat;
  * 1, or 0 when the process is gone. */
 int h_proc_stat(int pid, char *state, int *ppid, int *sid);

@@ -63,12 +63,9 @@ static ci_result *expect_files_status(ci_session *s, const char *code, ci_status
 
 static void test_new_files_are_listed_sorted_then_nothing(void **state)
 {
-    ci_result *r = expect_files_status(S,
-                                       "import os\n"
-                                       "os.makedirs('sub', exist_ok=True)\n"
-                                       "open('sub/b.txt', 'w').write('b')\n"
-                                       "open('a.csv', 'w').write('x,y\\n1,2\\n')",
-                                       CI_STATUS_OK, 2, "a.csv", "sub/b.txt");
+    char *cell = h_cell("changes_two_files");
+    ci_result *r = expect_files_status(S, cell, CI_STATUS_OK, 2, "a.csv", "sub/b.txt");
+    free(cell);
     assert_null(ci_result_file_name(r, 2));
     assert_false(ci_result_truncated(r) & CI_TRUNCATED_FILES);
     ci_result_free(r);
@@ -79,12 +76,9 @@ static void test_new_files_are_listed_sorted_then_nothing(void **state)
 
 static void test_names_are_sorted_by_byte_value(void **state)
 {
-    expect_files(S,
-                 "import os\n"
-                 "os.makedirs('mid', exist_ok=True)\n"
-                 "for name in ('zeta', 'mid/x', 'mid.txt', 'Alpha'):\n"
-                 "    open(name, 'w').write(name)\n",
-                 4, "Alpha", "mid.txt", "mid/x", "zeta");
+    char *cell = h_cell("changes_names_to_sort");
+    expect_files(S, cell, 4, "Alpha", "mid.txt", "mid/x", "zeta");
+    free(cell);
 }
 
 static void test_appended_file_is_listed(void **state)
@@ -108,13 +102,9 @@ static void test_rewrite_with_restored_mtime_is_listed(void **state)
 {
     expect_files(S, "open('touchy.txt', 'w').write('1234')", 1, "touchy.txt");
     sleep_ms(50);
-    ci_result *r = expect_files_status(S,
-                                       "import os\n"
-                                       "st = os.stat('touchy.txt')\n"
-                                       "open('touchy.txt', 'r+').write('5678')\n"
-                                       "os.utime('touchy.txt', ns=(st.st_atime_ns, st.st_mtime_ns))\n"
-                                       "os.stat('touchy.txt').st_mtime_ns == st.st_mtime_ns",
-                                       CI_STATUS_OK, 1, "touchy.txt");
+    char *cell = h_cell("changes_write_keeps_mtime");
+    ci_result *r = expect_files_status(S, cell, CI_STATUS_OK, 1, "touchy.txt");
+    free(cell);
     /* Only the change time tells. */
     h_assert_str(ci_result_value(r), "True");
     ci_result_free(r);
@@ -123,11 +113,9 @@ static void test_rewrite_with_restored_mtime_is_listed(void **state)
 static void test_file_replaced_by_rename_is_listed(void **state)
 {
     expect_files(S, "open('ren.txt', 'w').write('1234')", 1, "ren.txt");
-    expect_files(S,
-                 "import os\n"
-                 "open('ren.tmp', 'w').write('5678')\n"
-                 "os.replace('ren.tmp', 'ren.txt')",
-                 1, "ren.txt");
+    char *cell = h_cell("changes_replace_over_a_file");
+    expect_files(S, cell, 1, "ren.txt");
+    free(cell);
 }
 
 static void test_put_file_is_not_listed(void **state)
@@ -160,17 +148,12 @@ static void test_directories_alone_are_not_listed(void **state)
 
 static void test_writes_outside_the_workspace_are_not_listed(void **state)
 {
-    expect_files(S,
-                 "import os\n"
-                 "open(os.path.join(os.environ['TMPDIR'], 't.txt'), 'w').write('t')\n"
-                 "open(os.path.join(os.environ['HOME'], 'c.txt'), 'w').write('c')\n"
-                 "open('ws.txt', 'w').write('w')",
-                 1, "ws.txt");
-    expect_files(S,
-                 "import os\n"
-                 "open(os.path.join(os.environ['TMPDIR'], 't2.txt'), 'w').write('t')\n"
-                 "open(os.path.join(os.environ['HOME'], 'c2.txt'), 'w').write('c')",
-                 0);
+    char *cell = h_cell("changes_tmpdir_home_and_workspace");
+    expect_files(S, cell, 1, "ws.txt");
+    free(cell);
+    cell = h_cell("changes_tmpdir_and_home_only");
+    expect_files(S, cell, 0);
+    free(cell);
 }
 
 static void test_non_utf8_name_is_listed_raw(void **state)
@@ -180,13 +163,9 @@ static void test_non_utf8_name_is_listed_raw(void **state)
 
 static void test_file_written_by_an_earlier_cells_thread_is_listed(void **state)
 {
-    expect_files(S,
-                 "import threading, time\n"
-                 "def late():\n"
-                 "    time.sleep(0.3)\n"
-                 "    open('late.txt', 'w').write('late')\n"
-                 "threading.Thread(target=late, daemon=True).start()",
-                 0);
+    char *cell = h_cell("changes_thread_writes_later");
+    expect_files(S, cell, 0);
+    free(cell);
     /* Between cells the worker is stopped: the thread writes while the
      * next cell runs, which lists the file. */
     sleep_ms(1000);
@@ -241,11 +220,8 @@ static void test_deep_scan_fits_a_small_thread_stack(void **state)
 {
     /* musl gives threads 128 KiB: a run, and its scan 31 levels deep,
      * must fit. */
-    struct small_stack_run run = {
-        "import os\n"
-        "os.makedirs(os.path.join('narrow', *['d'] * 30), exist_ok=True)\n"
-        "open(os.path.join('narrow', *['d'] * 30, 'f'), 'w').write('x')\n"
-        "'ok'", NULL, 0};
+    char *cell = h_cell("changes_narrow_deep_path");
+    struct small_stack_run run = {cell, NULL, 0};
     pthread_attr_t attr;
     pthread_t t;
     assert_int_equal(pthread_attr_init(&attr), 0);
@@ -257,6 +233,7 @@ static void test_deep_scan_fits_a_small_thread_stack(void **state)
     h_assert_str(ci_result_value(run.r), "'ok'");
     assert_int_equal(ci_result_file_count(run.r), 1);
     ci_result_free(run.r);
+    free(cell);
     h_expect(S, "import shutil\nshutil.rmtree('narrow')", NULL, "");
 }
 
@@ -264,12 +241,9 @@ static void test_huge_workspace_is_scanned_within_a_budget(void **state)
 {
     /* 60000 files: the host stops looking after 50 ms a scan rather than
      * make each run wait on them, and says the list is incomplete. */
-    ci_result *r = h_run_status(S,
-                                "import os\n"
-                                "os.mkdir('many')\n"
-                                "for i in range(60000):\n"
-                                "    open(f'many/{i:05}', 'w').close()\n",
-                                CI_STATUS_OK);
+    char *cell = h_cell("changes_sixty_thousand_files");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     ci_result_free(r);
     int64_t t0 = h_now_ms();
     r = h_run_status(S, "1", CI_STATUS_OK);
@@ -286,13 +260,9 @@ static void test_huge_workspace_is_scanned_within_a_budget(void **state)
 static void test_deep_tree_makes_the_list_incomplete(void **state)
 {
     /* 40 directories under the workspace: past the 32 the host looks at. */
-    ci_result *r = h_run_status(S,
-                                "import os\n"
-                                "p = os.path.join('deep', *['d'] * 39)\n"
-                                "os.makedirs(p)\n"
-                                "open(os.path.join(p, 'bottom.txt'), 'w').write('x')\n"
-                                "open('shallow.txt', 'w').write('s')",
-                                CI_STATUS_OK);
+    char *cell = h_cell("changes_forty_levels_deep");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_true(ci_result_truncated(r) & CI_TRUNCATED_FILES);
     int found_shallow = 0;
     for (size_t i = 0; i < ci_result_file_count(r); i++) {
@@ -312,12 +282,9 @@ static void test_deep_tree_makes_the_list_incomplete(void **state)
     ci_result_free(r);
 
     /* Ten levels are within reach. */
-    r = expect_files_status(S,
-                            "import os\n"
-                            "p = os.path.join('ten', *['d'] * 9)\n"
-                            "os.makedirs(p)\n"
-                            "open(os.path.join(p, 'f'), 'w').write('x')",
-                            CI_STATUS_OK, 1, "ten/d/d/d/d/d/d/d/d/d/f");
+    cell = h_cell("changes_ten_levels_deep");
+    r = expect_files_status(S, cell, CI_STATUS_OK, 1, "ten/d/d/d/d/d/d/d/d/d/f");
+    free(cell);
     assert_int_equal(ci_result_truncated(r), 0);
     ci_result_free(r);
 }
@@ -364,14 +331,9 @@ static void test_busy_loop_takes_cpu_time(void **state)
 
 static void test_cpu_time_counts_every_thread(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "import threading, time\n"
-                                "def spin():\n"
-                                "    t = time.thread_time()\n"
-                                "    while time.thread_time() - t < 0.3: pass\n"
-                                "th = threading.Thread(target=spin)\n"
-                                "th.start(); th.join()",
-                                CI_STATUS_OK);
+    char *cell = h_cell("changes_thread_spins");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     unsigned long long cpu = ci_result_cpu_time_us(r);
     if (cpu < 250000) {
         h_dump_rich(r);

@@ -46,13 +46,9 @@ static void assert_output_count(const ci_result *r, size_t n)
  * figure's dpi, cropped to what is drawn (bbox_inches='tight', 0.1 inch
  * of padding). The expected size is computed in the cell by matplotlib
  * itself, from the figure's tight bounding box, and printed as
- * "size WxH": TIGHT defines size(fig) for that.
+ * "size WxH": the cell display_size defines size(fig) for that, and the
+ * figure cells run after it (h_cells).
  */
-#define TIGHT                                                              \
-    "import matplotlib.pyplot as plt\n"                                    \
-    "def size(f):\n"                                                       \
-    "    bb = f.get_tightbbox(f.canvas.get_renderer()).padded(0.1)\n"      \
-    "    print(f'size {round(bb.width * f.dpi)}x{round(bb.height * f.dpi)}')\n"
 
 /* The @nth "size WxH" line of @r's stdout. */
 static void printed_size(const ci_result *r, size_t nth, uint32_t *w, uint32_t *h)
@@ -93,11 +89,9 @@ static size_t assert_png(const ci_result *r, size_t nth, size_t message)
 
 static void test_figure_is_a_tight_png_at_the_figures_dpi(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "fig = plt.figure(figsize=(4, 3))\n"
-                                "fig.add_subplot().plot([1, 2, 3])\n"
-                                "size(fig)",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_tight_png");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_null(ci_result_value(r));
     assert_int_equal(h_count_mime(r, "image/png"), 1);
     size_t i = assert_png(r, 0, 0);
@@ -119,8 +113,9 @@ static void test_figure_is_a_tight_png_at_the_figures_dpi(void **state)
 
 static void test_default_figure_is_640_by_480(void **state)
 {
-    ci_result *r = h_run_status(S, TIGHT "plt.plot([3, 1, 2])\nsize(plt.gcf())",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_default_figure");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_int_equal(h_count_mime(r, "image/png"), 1);
     assert_png(r, 0, 0);
     h_assert_output(r, 1, "text/plain", "<Figure size 640x480 with 1 Axes>",
@@ -141,8 +136,9 @@ static void test_empty_figure_gives_text_only(void **state)
 
 static void test_figure_keeps_its_own_dpi(void **state)
 {
-    ci_result *r = h_run_status(S, TIGHT "plt.figure(dpi=50)\nplt.plot([1, 2])\nsize(plt.gcf())",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_figure_own_dpi");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_png(r, 0, 0);
     h_assert_output(r, 1, "text/plain", "<Figure size 320x240 with 1 Axes>",
                     CI_OUTPUT_DISPLAY_DATA, 0);
@@ -152,11 +148,9 @@ static void test_figure_keeps_its_own_dpi(void **state)
 static void test_figure_dpi_setting_scales_the_png(void **state)
 {
     ci_session *s = display_session(0, 0, 50);
-    ci_result *r = h_run_status(s,
-                                TIGHT "plt.figure(figsize=(4, 3))\nplt.plot([1, 2])\n"
-                                "size(plt.gcf())\n"
-                                "plt.figure()\nplt.plot([2, 1])\nsize(plt.gcf())",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_two_figures_at_the_dpi_setting");
+    ci_result *r = h_run_status(s, cell, CI_STATUS_OK);
+    free(cell);
     assert_int_equal(h_count_mime(r, "image/png"), 2);
     assert_png(r, 0, 0);
     size_t second = assert_png(r, 1, 1);
@@ -172,12 +166,9 @@ static void test_figure_dpi_setting_scales_the_png(void **state)
 
 static void test_three_figures_give_three_messages_and_are_closed(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "for w in (1, 2, 3):\n"
-                                "    plt.figure(figsize=(2 * w, 1))\n"
-                                "    plt.plot([0, w])\n"
-                                "    size(plt.gcf())\n",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_three_figures");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_int_equal(h_count_mime(r, "image/png"), 3);
     assert_png(r, 0, 0);
     assert_png(r, 1, 1);
@@ -193,12 +184,9 @@ static void test_three_figures_give_three_messages_and_are_closed(void **state)
 
 static void test_figures_come_in_figure_number_order(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "for n, w in ((5, 2), (3, 3), (4, 4)):\n"
-                                "    plt.figure(num=n, figsize=(w, w)).add_subplot()\n"
-                                "for n in (3, 4, 5):\n"
-                                "    size(plt.figure(n))\n",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_figure_number_order");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_int_equal(h_count_mime(r, "image/png"), 3);
     assert_png(r, 0, 0);
     assert_png(r, 1, 1);
@@ -208,14 +196,9 @@ static void test_figures_come_in_figure_number_order(void **state)
 
 static void test_plt_show_mid_cell_emits_and_closes_the_figure(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "plt.figure(figsize=(2, 1))\nplt.plot([1, 2])\n"
-                                "size(plt.gcf())\n"
-                                "plt.show()\n"
-                                "print(len(plt.get_fignums()))\n"
-                                "plt.figure(figsize=(5, 1))\nplt.plot([2, 1])\n"
-                                "size(plt.gcf())",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_plt_show_mid_cell");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_contains(ci_result_stdout(r, NULL), "\n0\nsize ");
     assert_int_equal(h_count_mime(r, "image/png"), 2);
     size_t first = assert_png(r, 0, 0);
@@ -226,11 +209,9 @@ static void test_plt_show_mid_cell_emits_and_closes_the_figure(void **state)
 
 static void test_figure_of_a_failing_cell_still_comes_back(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
-                                "size(plt.gcf())\n"
-                                "1/0",
-                                CI_STATUS_ERROR);
+    char *cell = h_cells("display_size", "display_figure_of_failing_cell");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_ERROR);
+    free(cell);
     h_assert_str(ci_result_error_name(r), "ZeroDivisionError");
     assert_int_equal(h_count_mime(r, "image/png"), 1);
     assert_png(r, 0, 0);
@@ -240,11 +221,9 @@ static void test_figure_of_a_failing_cell_still_comes_back(void **state)
 
 static void test_displayed_figure_is_returned_once(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                TIGHT "fig = plt.figure(figsize=(2, 2))\nplt.plot([1, 2])\n"
-                                "size(fig)\n"
-                                "display(fig)",
-                                CI_STATUS_OK);
+    char *cell = h_cells("display_size", "display_figure_displayed_once");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_int_equal(h_count_mime(r, "image/png"), 1);
     assert_png(r, 0, 0);
     /* One message only. */
@@ -353,16 +332,9 @@ static void test_display_then_execute_result_are_numbered_in_order(void **state)
 static void test_html_and_markdown_reprs_come_before_plain_text(void **state)
 {
     /* Defined markdown first: the order is by richness, not definition. */
-    ci_result *r = h_run_status(S,
-                                "class Rich:\n"
-                                "    def _repr_markdown_(self):\n"
-                                "        return '**M**'\n"
-                                "    def _repr_html_(self):\n"
-                                "        return '<b>H</b>'\n"
-                                "    def __repr__(self):\n"
-                                "        return 'Rich()'\n"
-                                "display(Rich())",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_html_and_markdown_reprs");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_output_count(r, 3);
     h_assert_output(r, 0, "text/html", "<b>H</b>", CI_OUTPUT_DISPLAY_DATA, 0);
     h_assert_output(r, 1, "text/markdown", "**M**", CI_OUTPUT_DISPLAY_DATA, 0);
@@ -372,22 +344,9 @@ static void test_html_and_markdown_reprs_come_before_plain_text(void **state)
 
 static void test_all_text_reprs_come_richest_first(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class Many:\n"
-                                "    def _repr_json_(self):\n"
-                                "        return {'j': 1}\n"
-                                "    def _repr_latex_(self):\n"
-                                "        return '$x$'\n"
-                                "    def _repr_markdown_(self):\n"
-                                "        return '*m*'\n"
-                                "    def _repr_html_(self):\n"
-                                "        return '<i>h</i>'\n"
-                                "    def _repr_svg_(self):\n"
-                                "        return '<svg xmlns=\"http://www.w3.org/2000/svg\"/>'\n"
-                                "    def __repr__(self):\n"
-                                "        return 'Many()'\n"
-                                "display(Many())",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_all_text_reprs");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_output_count(r, 6);
     h_assert_output(r, 0, "image/svg+xml", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>",
                     CI_OUTPUT_DISPLAY_DATA, 0);
@@ -402,14 +361,9 @@ static void test_all_text_reprs_come_richest_first(void **state)
 
 static void test_rich_last_expression_is_an_execute_result_without_plain_text(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class H:\n"
-                                "    def _repr_html_(self):\n"
-                                "        return '<p>h</p>'\n"
-                                "    def __repr__(self):\n"
-                                "        return 'H()'\n"
-                                "H()",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_rich_last_expression");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "H()");
     assert_output_count(r, 1);
     h_assert_output(r, 0, "text/html", "<p>h</p>", CI_OUTPUT_EXECUTE_RESULT, 0);
@@ -418,14 +372,9 @@ static void test_rich_last_expression_is_an_execute_result_without_plain_text(vo
 
 static void test_repr_mimebundle_dict_is_used(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class MB:\n"
-                                "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
-                                "        return {'text/markdown': '**mb**', 'text/html': '<b>mb</b>'}\n"
-                                "    def __repr__(self):\n"
-                                "        return 'MB()'\n"
-                                "display(MB())",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_repr_mimebundle");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_output_count(r, 3);
     h_assert_output(r, 0, "text/html", "<b>mb</b>", CI_OUTPUT_DISPLAY_DATA, 0);
     h_assert_output(r, 1, "text/markdown", "**mb**", CI_OUTPUT_DISPLAY_DATA, 0);
@@ -450,15 +399,9 @@ static void test_pil_image_repr_png(void **state)
 
 static void test_raising_repr_is_skipped_with_traceback_on_stderr(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class Bad:\n"
-                                "    def _repr_html_(self):\n"
-                                "        raise ValueError('html-boom')\n"
-                                "    def __repr__(self):\n"
-                                "        return 'Bad()'\n"
-                                "display(Bad())\n"
-                                "'after'",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_raising_repr");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "'after'");
     assert_output_count(r, 1);
     h_assert_output(r, 0, "text/plain", "Bad()", CI_OUTPUT_DISPLAY_DATA, 0);
@@ -470,14 +413,9 @@ static void test_raising_repr_is_skipped_with_traceback_on_stderr(void **state)
 
 static void test_repr_returning_none_gives_no_output(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "class N:\n"
-                                "    def _repr_html_(self):\n"
-                                "        return None\n"
-                                "    def __repr__(self):\n"
-                                "        return 'N()'\n"
-                                "display(N())\nN()",
-                                CI_STATUS_OK);
+    char *cell = h_cell("display_repr_returning_none");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "N()");
     assert_output_count(r, 1);
     h_assert_output(r, 0, "text/plain", "N()", CI_OUTPUT_DISPLAY_DATA, 0);

@@ -160,13 +160,10 @@ static void test_a_call_passes_args_and_kwargs_as_json(void **state)
 
 static void test_the_value_types_round_trip(void **state)
 {
-    h_expect(S,
-             "v = [{'k': [1, 2.5, 's', True, False, None]}, -2**63, 2**63 - 1, 1e-300, -0.0,\n"
-             "     'caf\\u00e9', (1, 2), {}]\n"
-             "got = echo(*v)['args']\n"
-             "[type(x).__name__ for x in got], got[:6] == v[:6], got[6], got[7]",
-             "(['dict', 'int', 'int', 'float', 'float', 'str', 'list', 'dict'], True, [1, 2], {})",
-             "");
+    h_expect_cell(S, "functions_json_round_trip",
+                  "(['dict', 'int', 'int', 'float', 'float', 'str', 'list', 'dict'], True, "
+                  "[1, 2], {})",
+                  "");
     H.json = "{\"a\":[1,2.5,\"s\",true,false,null],\"b\":{\"c\":{}},\"n\":-9223372036854775808}";
     h_expect(S, "v = value()\nv, [type(x).__name__ for x in v['a']]",
              "({'a': [1, 2.5, 's', True, False, None], 'b': {'c': {}}, 'n': -9223372036854775808}, "
@@ -190,8 +187,7 @@ static void test_a_builtin_exception_name_raises_that_exception(void **state)
     assert_int_equal(H.rc[0], CI_OK);
     H.ename = "PermissionError";
     H.message = "caf\xc3\xa9 is closed";
-    h_expect(S, "try:\n    fail()\nexcept PermissionError as e:\n    r = e.args\nr",
-             "('café is closed',)", "");
+    h_expect_cell(S, "functions_error_args", "('café is closed',)", "");
     H.message = NULL;
     h_expect_error(S, "fail()", "PermissionError", "");
 }
@@ -202,11 +198,9 @@ static void test_other_exception_names_raise_host_function_error(void **state)
     H.message = "503 from the warehouse";
     h_expect_error(S, "fail()", "HostFunctionError",
                    "fail() raised requests.HTTPError: 503 from the warehouse");
-    h_expect(S,
-             "from codeinterp_host import HostFunctionError as E\n"
-             "try:\n    fail()\nexcept E as e:\n    r = (e.function, e.exception_name, e.message)\n"
-             "r, E is HostFunctionError, issubclass(E, Exception)",
-             "(('fail', 'requests.HTTPError', '503 from the warehouse'), True, True)", "");
+    h_expect_cell(S, "functions_host_function_error",
+                  "(('fail', 'requests.HTTPError', '503 from the warehouse'), True, True)",
+                  "");
     /* A builtin that is no Exception is not raised as itself. */
     H.ename = "KeyboardInterrupt";
     h_expect_error(S, "fail()", "HostFunctionError",
@@ -243,10 +237,7 @@ static void test_refused_exception_names_and_messages(void **state)
 static void test_no_answer_or_broken_json_is_an_error_the_cell_sees(void **state)
 {
     h_expect_error(S, "silent()", "HostFunctionError", "the host function silent() gave no answer");
-    h_expect(S,
-             "try:\n    silent()\nexcept HostFunctionError as e:\n"
-             "    r = (e.function, e.exception_name)\nr",
-             "('silent', None)", "");
+    h_expect_cell(S, "functions_silent_is_host_function_error", "('silent', None)", "");
     H.json = "{\"a\": [1, 2}";
     h_expect_error(S, "value()", "HostFunctionError", "the host's answer to value() was not JSON");
     assert_int_equal(H.rc[0], CI_EINVAL);
@@ -280,12 +271,10 @@ static void test_help_shows_the_description(void **state)
 
 static void test_functions_import_from_codeinterp_host(void **state)
 {
-    h_expect(S,
-             "import codeinterp_host\n"
-             "from codeinterp_host import echo as e2\n"
-             "e2 is echo, sorted(codeinterp_host.__all__), e2(7)['args']",
-             "(True, ['HostFunctionError', 'big', 'echo', 'fail', 'silent', 'slow', 'value'], [7])",
-             "");
+    h_expect_cell(S, "functions_module_codeinterp_host",
+                  "(True, ['HostFunctionError', 'big', 'echo', 'fail', 'silent', 'slow', 'value'], "
+                  "[7])",
+                  "");
     /* A cell's own name shadows the builtin, as any builtin's would. */
     h_expect(S, "echo = 5\necho", "5", "");
     h_expect(S, "del echo\necho(1)['args']", "[1]", "");
@@ -295,28 +284,13 @@ static void test_calls_from_threads_are_serialized(void **state)
 {
     /* Eight threads, fifty calls each, each call answered with its own
      * arguments: a reply read by the wrong thread would show. */
-    h_expect(S,
-             "import threading\n"
-             "bad = []\n"
-             "def worker(t):\n"
-             "    for i in range(50):\n"
-             "        r = echo(t, i, pad='x' * (t * 100))\n"
-             "        if r['args'] != [t, i] or len(r['kwargs']['pad']) != t * 100:\n"
-             "            bad.append((t, i, r))\n"
-             "ts = [threading.Thread(target=worker, args=(t,)) for t in range(8)]\n"
-             "for t in ts: t.start()\n"
-             "for t in ts: t.join()\n"
-             "bad",
-             "[]", "");
+    h_expect_cell(S, "functions_threads_call_at_once", "[]", "");
     assert_int_equal(H.calls, 400);
     assert_int_equal(H.wrong_thread, 0);
     /* With input() in the main thread meanwhile (no on_input: it raises
      * at once, but after its turn at the channel). */
-    h_expect(S,
-             "t = threading.Thread(target=worker, args=(3,))\nt.start()\n"
-             "try:\n    input()\nexcept Exception as e:\n    got = type(e).__name__\n"
-             "t.join()\ngot, bad",
-             "('StdinNotImplementedError', [])", "");
+    h_expect_cell(S, "functions_input_while_a_thread_calls", "('StdinNotImplementedError', [])",
+                  "");
 }
 
 static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void **state)
@@ -324,23 +298,11 @@ static void test_a_thread_left_running_calls_only_while_a_later_cell_runs(void *
     /* A thread the cell left running calls while the next cell runs (the
      * cell lets it go), and is answered. Between cells the worker is
      * stopped, so such a thread makes no call then. */
-    h_expect(S,
-             "import threading, time\n"
-             "late, go = [], threading.Event()\n"
-             "def later():\n"
-             "    go.wait()\n"
-             "    try:\n        echo(1)\n        late.append('answered')\n"
-             "    except Exception as e:\n"
-             "        late.append(f'{type(e).__name__}: {e}')\n"
-             "threading.Thread(target=later).start()",
-             NULL, "");
+    h_expect_cell(S, "functions_thread_calls_after_the_cell", NULL, "");
     h_sleep_ms(300);
     H.calls = 0;
     /* Up to 10 s for a loaded machine to run the thread: a hang bound. */
-    h_expect(S,
-             "import time\ngo.set()\nfor _ in range(200):\n    if late: break\n    time.sleep(0.05)\n"
-             "late",
-             "['answered']", "");
+    h_expect_cell(S, "functions_let_the_thread_go", "['answered']", "");
     assert_int_equal(H.calls, 1);
 }
 
@@ -378,11 +340,9 @@ static void test_an_interrupt_while_in_a_call(void **state)
     H.sleep_ms = 0;
     H.interrupt = S;
     H.calls = 0;
-    r = run_with_timeout("got = []\n"
-                         "try:\n    got.append(slow())\nexcept KeyboardInterrupt:\n"
-                         "    got.append('interrupted')\n"
-                         "try:\n    echo(1)\nexcept KeyboardInterrupt as e:\n    got.append(str(e))\n",
-                         0, CI_STATUS_INTERRUPTED);
+    char *cell = h_cell("functions_interrupt_during_a_call");
+    r = run_with_timeout(cell, 0, CI_STATUS_INTERRUPTED);
+    free(cell);
     ci_result_free(r);
     assert_int_equal(H.calls, 1);
     h_expect(S, "got", "['interrupted', 'echo() was not answered: the cell is being interrupted']",
@@ -394,13 +354,7 @@ static void test_an_interrupt_while_in_a_call(void **state)
 static void test_a_call_given_up_on_is_not_answered_twice(void **state)
 {
     H.sleep_ms = 300;
-    h_expect(S,
-             "import os, signal, threading\n"
-             "def sigint():\n    os.kill(os.getpid(), signal.SIGINT)\n"
-             "threading.Timer(0.1, sigint).start()\n"
-             "try:\n    got = slow()\nexcept KeyboardInterrupt:\n    got = 'gave up'\n"
-             "got, echo(2)['args']",
-             "('gave up', [2])", "");
+    h_expect_cell(S, "functions_sigint_during_a_call", "('gave up', [2])", "");
     assert_int_equal(H.calls, 2);
 }
 

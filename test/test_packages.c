@@ -61,12 +61,9 @@ static void test_each_package_imports_from_debian(void **state)
 static void test_seaborn_barplot_gives_a_figure(void **state)
 {
     uint32_t w, h;
-    ci_result *r = h_run_status(S,
-                                "import seaborn as sns, pandas as pd\n"
-                                "df = pd.DataFrame({'k': list('aabb'), 'v': [1, 3, 2, 6]})\n"
-                                "ax = sns.barplot(data=df, x='k', y='v', errorbar=None)\n"
-                                "[p.get_height() for p in ax.patches]",
-                                CI_STATUS_OK);
+    char *cell = h_cell("packages_seaborn_barplot");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "[2.0, 4.0]");
     assert_int_equal(h_count_mime(r, "image/png"), 1);
     h_png_size(r, h_find_mime(r, "image/png", 0), &w, &h);
@@ -89,18 +86,10 @@ static void assert_file_starts(const char *name, const char *magic, size_t n)
  * writer (openpyxl, XlsxWriter, odfpy), and the host gets the files. */
 static void test_excel_round_trips_in_the_workspace(void **state)
 {
-    h_expect(S,
-             "import pandas as pd\n"
-             "q = pd.DataFrame({'dept': ['Sales', 'G&A'], 'amount': [1250.5, -80.25]})\n"
-             "q.to_excel('q.xlsx', index=False)\n"
-             "pd.read_excel('q.xlsx').equals(q)",
-             "True", NULL);
-    ci_result *r = h_run_status(S,
-                                "q.to_excel('w.xlsx', index=False, engine='xlsxwriter')\n"
-                                "q.to_excel('q.ods', index=False, engine='odf')\n"
-                                "(pd.read_excel('w.xlsx', engine='openpyxl').equals(q),\n"
-                                " pd.read_excel('q.ods').equals(q))",
-                                CI_STATUS_OK);
+    h_expect_cell(S, "packages_excel_round_trip", "True", NULL);
+    char *cell = h_cell("packages_excel_engines");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "(True, True)");
     assert_int_equal(ci_result_file_count(r), 2);
     ci_result_free(r);
@@ -125,24 +114,9 @@ static void test_to_markdown(void **state)
  * sympy, networkx, joblib. */
 static void test_models_fit(void **state)
 {
-    h_expect(S,
-             "from sklearn.linear_model import LinearRegression\n"
-             "import numpy as np\n"
-             "X = np.arange(10).reshape(-1, 1)\n"
-             "m = LinearRegression().fit(X, 2 * X.ravel() + 1)\n"
-             "(round(float(m.coef_[0]), 6), round(float(m.intercept_), 6))",
-             "(2.0, 1.0)", NULL);
-    h_expect(S,
-             "from sklearn.ensemble import RandomForestClassifier\n"
-             "X = np.array([[0], [1], [2], [10], [11], [12]])\n"
-             "forest = RandomForestClassifier(n_estimators=10, n_jobs=2, random_state=0)\n"
-             "forest.fit(X, [0, 0, 0, 1, 1, 1]).predict([[1], [11]]).tolist()",
-             "[0, 1]", NULL);
-    h_expect(S,
-             "import statsmodels.api as sm\n"
-             "x = np.arange(20.0)\n"
-             "sm.OLS(3 * x + 2, sm.add_constant(x)).fit().params.round(6).tolist()",
-             "[2.0, 3.0]", NULL);
+    h_expect_cell(S, "packages_sklearn_linear", "(2.0, 1.0)", NULL);
+    h_expect_cell(S, "packages_sklearn_forest", "[0, 1]", NULL);
+    h_expect_cell(S, "packages_statsmodels_ols", "[2.0, 3.0]", NULL);
     h_expect(S, "import scipy.stats\nround(float(scipy.stats.norm.ppf(0.975)), 4)", "1.96", NULL);
     h_expect(S, "import sympy\nsympy.solve(sympy.Symbol('x')**2 - 4)", "[-2, 2]", NULL);
     h_expect(S, "import networkx as nx\nnx.shortest_path(nx.cycle_graph(6), 0, 4)", "[0, 5, 4]",
@@ -187,29 +161,9 @@ static void test_requests_refused_with_the_policy(void **state)
  * writes, pypdf reads), an image. */
 static void test_documents_round_trip(void **state)
 {
-    h_expect(S,
-             "import docx\n"
-             "d = docx.Document()\n"
-             "d.add_heading('Variance', 1)\n"
-             "d.add_paragraph('Sales over budget')\n"
-             "d.save('memo.docx')\n"
-             "[p.text for p in docx.Document('memo.docx').paragraphs]",
-             "['Variance', 'Sales over budget']", NULL);
-    h_expect(S,
-             "from reportlab.pdfgen import canvas\n"
-             "import pypdf\n"
-             "c = canvas.Canvas('memo.pdf')\n"
-             "c.drawString(72, 720, 'Total variance -928,634 USD')\n"
-             "c.save()\n"
-             "pypdf.PdfReader('memo.pdf').pages[0].extract_text().strip()",
-             "'Total variance -928,634 USD'", NULL);
-    h_expect(S,
-             "from PIL import Image\n"
-             "Image.new('RGB', (30, 20), 'red').save('red.png')\n"
-             "with Image.open('red.png') as im:\n"
-             "    v = (im.size, im.getpixel((5, 5)))\n"
-             "v",
-             "((30, 20), (255, 0, 0))", NULL);
+    h_expect_cell(S, "packages_docx_memo", "['Variance', 'Sales over budget']", NULL);
+    h_expect_cell(S, "packages_reportlab_pdf", "'Total variance -928,634 USD'", NULL);
+    h_expect_cell(S, "packages_pillow_png", "((30, 20), (255, 0, 0))", NULL);
     assert_file_starts("memo.pdf", "%PDF", 4);
 }
 

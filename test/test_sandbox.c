@@ -82,31 +82,21 @@ static void assert_refused(const char *code, const char *rest)
 
 static void test_subprocess_is_refused(void **state)
 {
-    assert_refused("import os, subprocess\n"
-                   "try:\n    subprocess.run(['/bin/sh', '-c', ': > sp_ran'])\n    r = 'ran'\n"
-                   "except OSError as e:\n    r = type(e).__name__\n"
-                   "r, os.path.exists('sp_ran')",
-                   ", False");
+    char *cell = h_cell("sandbox_subprocess");
+    assert_refused(cell, ", False");
+    free(cell);
 }
 
 static void test_os_system_does_not_run_the_command(void **state)
 {
-    h_expect(S,
-             "import os\n"
-             "try:\n    rc = os.system(': > sys_ran')\n"
-             "except OSError as e:\n    rc = type(e).__name__\n"
-             "rc != 0, os.path.exists('sys_ran')",
-             "(True, False)", "");
+    h_expect_cell(S, "sandbox_os_system", "(True, False)", "");
 }
 
 static void test_fork_is_refused(void **state)
 {
-    assert_refused("import os\n"
-                   "try:\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
-                   "    r = 'forked'\n"
-                   "except OSError as e:\n    r = type(e).__name__\n"
-                   "r, 0",
-                   ", 0");
+    char *cell = h_cell("sandbox_fork");
+    assert_refused(cell, ", 0");
+    free(cell);
 }
 
 static void test_multiprocessing_is_refused(void **state)
@@ -123,23 +113,16 @@ static void test_multiprocessing_is_refused(void **state)
 
 static void test_socket_is_refused(void **state)
 {
-    assert_refused("import socket\n"
-                   "try:\n    socket.socket()\n    r = 'made'\n"
-                   "except OSError as e:\n    r = type(e).__name__\n"
-                   "r, 1",
-                   ", 1");
+    char *cell = h_cell("sandbox_socket");
+    assert_refused(cell, ", 1");
+    free(cell);
 }
 
 static void test_unix_and_udp_sockets_are_refused(void **state)
 {
-    assert_refused("import socket\nres = []\n"
-                   "for fam, typ in [(socket.AF_UNIX, socket.SOCK_STREAM),\n"
-                   "                 (socket.AF_INET, socket.SOCK_DGRAM),\n"
-                   "                 (socket.AF_INET6, socket.SOCK_STREAM)]:\n"
-                   "    try:\n        socket.socket(fam, typ)\n        res.append('made')\n"
-                   "    except OSError as e:\n        res.append(type(e).__name__)\n"
-                   "res[0], res[1:] == res[:1] * 2",
-                   ", True");
+    char *cell = h_cell("sandbox_unix_and_udp_sockets");
+    assert_refused(cell, ", True");
+    free(cell);
 }
 
 /* ---------------------------------------------------------- environment */
@@ -149,12 +132,7 @@ static void test_host_environment_does_not_reach_the_worker(void **state)
     /* The canary is assembled in the cell so its source does not hold it.
      * A non-dumpable worker of a non-root host cannot read its own
      * /proc/self/environ (root owns it); os.environ is checked anyway. */
-    h_expect(S,
-             "import os\nk = 'CI_TEST_' + 'CANARY'\nv = ('ci-canary-' + 'value-7f3a9').encode()\n"
-             "try:\n    env = open('/proc/self/environ', 'rb').read()\n"
-             "except PermissionError:\n    env = b''\n"
-             "k in os.environ, v in b''.join(os.environb.values()), k.encode() in env, v in env",
-             "(False, False, False, False)", "");
+    h_expect_cell(S, "sandbox_no_host_environment", "(False, False, False, False)", "");
 }
 
 static void test_worker_environ_seen_from_host_has_no_canary(void **state)
@@ -184,16 +162,9 @@ static void test_worker_environ_seen_from_host_has_no_canary(void **state)
  * the kinds proto.h gives, and none of them our canary. */
 static void assert_worker_descriptors(void)
 {
-    ci_result *r = h_run_status(S,
-                                "import os\nlinks = []\n"
-                                "for f in sorted(os.listdir('/proc/self/fd'), key=int):\n"
-                                "    try:\n"
-                                "        links.append((int(f), os.readlink('/proc/self/fd/' + f)))\n"
-                                "    except OSError:\n"
-                                "        pass\n"
-                                "for f, l in links:\n    print(f, l)\n"
-                                "[f for f, l in links], [l.split(':')[0] for f, l in links]",
-                                CI_STATUS_OK);
+    char *cell = h_cell("sandbox_list_descriptors");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
     if (strstr(o, canary_path))
@@ -411,19 +382,17 @@ static void test_ptrace_through_python_is_sandbox_violation(void **state)
  */
 static void test_refused_calls_fail_with_eperm_from_the_filter(void **state)
 {
-    h_expect(S,
-             "import ctypes, errno\n"
-             "libc = ctypes.CDLL(None, use_errno=True)\n"
-             "def probe(nr, *args):\n"
-             "    ctypes.set_errno(0)\n"
-             "    rc = libc.syscall(nr, *[ctypes.c_long(a) for a in args])\n"
-             "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
-             "[probe(59, 0, 0, 0),\n"                   /* execve(NULL): EFAULT */
-             " probe(56, 0x10000, 0, 0, 0, 0),\n"       /* clone(CLONE_THREAD): EINVAL */
-             " probe(56, 0x10f00 | 0x10000000, 0, 0, 0, 0),\n" /* thread + NEWUSER: EINVAL */
-             " probe(41, 12345, 1, 0),\n"              /* socket(no such family): EAFNOSUPPORT */
-             " probe(105, -1)]\n",                      /* setuid(-1): EINVAL */
-             "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EPERM']", "");
+    h_expect_cell(S, "sandbox_refused_calls_eperm",
+                  "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EPERM']", "");
+}
+
+/* The cell @name after a line HOST_PID = this process's pid; malloc'ed. */
+static char *host_pid_then(const char *name)
+{
+    char *cell = h_cell(name);
+    char *code = h_fmt("HOST_PID = %d\n%s", (int)getpid(), cell);
+    free(cell);
+    return code;
 }
 
 static void test_signals_reach_only_the_worker_itself(void **state)
@@ -431,12 +400,7 @@ static void test_signals_reach_only_the_worker_itself(void **state)
     /* Signal 0 delivers nothing: only the permission check runs. The
      * host, init (in a PID namespace of its own, pid 1 is the worker),
      * the process group, everyone. */
-    char *code = h_fmt("import os\nres = []\n"
-                       "for pid in (%d, 1, 0, -1):\n"
-                       "    try:\n        os.kill(pid, 0)\n        res.append('sent')\n"
-                       "    except OSError as e:\n        res.append(type(e).__name__)\n"
-                       "os.kill(os.getpid(), 0)\nres",
-                       (int)getpid());
+    char *code = host_pid_then("sandbox_signal_others");
     h_expect(S, code,
              pid_namespace() ? "['PermissionError', 'sent', 'PermissionError', 'PermissionError']"
                              : "['PermissionError', 'PermissionError', 'PermissionError', "
@@ -449,41 +413,23 @@ static void test_dangerous_ioctl_and_fcntl_are_refused(void **state)
 {
     /* TIOCSTI on /dev/null: ENOTTY from the kernel; F_SETOWN on a pipe
      * would succeed. */
-    h_expect(S,
-             "import fcntl, os, termios\nres = []\n"
-             "for f in (lambda: fcntl.ioctl(0, termios.TIOCSTI, b'x'),\n"
-             "          lambda: fcntl.fcntl(1, fcntl.F_SETOWN, os.getpid())):\n"
-             "    try:\n        f()\n        res.append('done')\n"
-             "    except OSError as e:\n        res.append(type(e).__name__)\n"
-             "res",
-             "['PermissionError', 'PermissionError']", "");
+    h_expect_cell(S, "sandbox_ioctl_and_fcntl_refused", "['PermissionError', 'PermissionError']",
+                  "");
 }
 
 static void test_dumpable_cannot_be_turned_back_on(void **state)
 {
-    h_expect(S,
-             "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-             "rc = libc.prctl(4, 1, 0, 0, 0)\n" /* PR_SET_DUMPABLE */
-             "rc, ctypes.get_errno()",
-             "(-1, 1)", "");
+    h_expect_cell(S, "sandbox_dumpable_stays_off", "(-1, 1)", "");
 }
 
 static void test_resource_limits_cannot_be_raised(void **state)
 {
     /* Defaults: 2 GiB of address space, 1 GiB files. Even a worker that
      * runs as root must not get them back. */
-    h_expect(S,
-             "import resource\nres = []\n"
-             "for lim in (resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE):\n"
-             "    try:\n"
-             "        resource.setrlimit(lim, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
-             "        res.append('raised')\n"
-             "    except (ValueError, OSError) as e:\n"
-             "        res.append(type(e).__name__)\n"
-             "res, resource.getrlimit(resource.RLIMIT_AS), resource.getrlimit(resource.RLIMIT_FSIZE)",
-             "(['ValueError', 'ValueError', 'ValueError'], (2147483648, 2147483648), "
-             "(1073741824, 1073741824))",
-             "");
+    h_expect_cell(S, "sandbox_rlimits_cannot_be_raised",
+                  "(['ValueError', 'ValueError', 'ValueError'], (2147483648, 2147483648), "
+                  "(1073741824, 1073741824))",
+                  "");
 }
 
 static void test_host_memory_cannot_be_opened(void **state)
@@ -492,15 +438,7 @@ static void test_host_memory_cannot_be_opened(void **state)
      * only the Landlock domain stands between a cell and the host's
      * memory. Its own maps, guarded by the same ptrace-mode check, stay
      * readable: the refusal is about the host. */
-    char *code = h_fmt("import os\nres = []\n"
-                       "for mode in ('rb', 'r+b'):\n"
-                       "    try:\n"
-                       "        open('/proc/%d/mem', mode)\n"
-                       "        res.append('opened')\n"
-                       "    except OSError as e:\n"
-                       "        res.append(type(e).__name__)\n"
-                       "res, len(open('/proc/self/maps', 'rb').read()) > 0",
-                       (int)getpid());
+    char *code = host_pid_then("sandbox_host_memory");
     /* A worker of an unprivileged host that shares its user namespace
      * can open it but for Landlock (SECURITY.md, "Where a kernel lacks a
      * layer"). */
@@ -516,11 +454,7 @@ static void test_host_memory_cannot_be_opened(void **state)
 
 static void test_socketpair_and_asyncio_still_work(void **state)
 {
-    h_expect(S,
-             "import asyncio, socket\na, b = socket.socketpair()\na.send(b'x')\n"
-             "async def main():\n    await asyncio.sleep(0)\n    return 'loop ran'\n"
-             "b.recv(1), asyncio.run(main())",
-             "(b'x', 'loop ran')", "");
+    h_expect_cell(S, "sandbox_socketpair_and_asyncio", "(b'x', 'loop ran')", "");
 }
 
 static void test_io_uring_is_sandbox_violation(void **state)
@@ -531,12 +465,9 @@ static void test_io_uring_is_sandbox_violation(void **state)
 static void test_i386_syscall_is_sandbox_violation(void **state)
 {
 #if defined(__x86_64__)
-    /* mov eax, 20 (i386 getpid); int 0x80; ret */
-    assert_violation("import ctypes, mmap\n"
-                     "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
-                     "m.write(b'\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3')\n"
-                     "addr = ctypes.addressof(ctypes.c_char.from_buffer(m))\n"
-                     "ctypes.CFUNCTYPE(ctypes.c_int)(addr)()");
+    char *cell = h_cell("sandbox_i386_syscall");
+    assert_violation(cell);
+    free(cell);
 #else
     h_skip_because("the i386 system call ABI is x86-64's only");
 #endif
@@ -673,12 +604,17 @@ static void test_root_host_whose_namespace_maps_only_root_is_a_spawn_error(void 
 
 /* ------------------------------------------------------------ filesystem */
 
-/* Defines try_(f): 'done', or the name of the OSError f raised. */
-#define TRY_PY                                                              \
-    "import os\n"                                                           \
-    "def try_(f):\n"                                                        \
-    "    try:\n        f()\n        return 'done'\n"                        \
-    "    except OSError as e:\n        return type(e).__name__\n"
+/* The cell try_oserror, which defines try_(f) ('done', or the name of
+ * the OSError f raised), then @lines and the cell @name; malloc'ed. */
+static char *try_then_cell(const char *lines, const char *name)
+{
+    char *cell = h_cell(name);
+    char *code = h_fmt("%s%s", lines, cell);
+    char *both = h_cell_then("try_oserror", code);
+    free(code);
+    free(cell);
+    return both;
+}
 
 /* What a cell meets on a host path that the worker's mount namespace
  * (if any) leaves out: nothing there; else Landlock's refusal. */
@@ -694,11 +630,9 @@ static void test_cell_cannot_read_the_hosts_configuration(void **state)
      * the mount namespace) refuses it. /etc itself is there either way. */
     const char *a = absent();
     char *want = h_fmt("['%s', '%s', '%s', '%s', 'PermissionError']", a, a, a, a);
-    h_expect(S,
-             TRY_PY "([try_(lambda: open(p).read()) for p in\n"
-                    "    ('/etc/passwd', '/etc/shadow', '/etc/hostname', '/root/.bashrc')]\n"
-                    " + [try_(lambda: os.listdir('/etc'))])",
-             want, "");
+    char *code = h_cells("try_oserror", "sandbox_read_host_configuration");
+    h_expect(S, code, want, "");
+    free(code);
     free(want);
 }
 
@@ -707,16 +641,9 @@ static void test_cell_cannot_write_outside_its_directories(void **state)
     h_require_layer(S, CI_SANDBOX_LANDLOCK);
     /* /tmp is world-writable: only Landlock refuses it. */
     char *name = h_fmt("ci-escape-%d", (int)getpid());
-    char *code = h_fmt(TRY_PY "site = '/usr/lib/python3/dist-packages/'\n"
-                              "[try_(lambda: open('/tmp/%s', 'w')),\n"
-                              " try_(lambda: os.mkdir('/tmp/%s')),\n"
-                              " try_(lambda: open(site + '%s.py', 'w')),\n"
-                              " try_(lambda: open(site + '%s.pth', 'w')),\n"
-                              " try_(lambda: open(os.environ['HOME'] + '/../%s', 'w')),\n"
-                              " try_(lambda: os.mkdir('../%s')),\n"
-                              " try_(lambda: os.rename('../workspace', '../%s')),\n"
-                              " try_(lambda: os.rmdir('../tmp'))]",
-                       name, name, name, name, name, name, name);
+    char *line = h_fmt("NAME = '%s'\n", name);
+    char *code = try_then_cell(line, "sandbox_write_outside");
+    free(line);
     /* The last four: the session directory itself has no rule, so what
      * is beside the three directories, and they themselves, stay put. In
      * the mount namespace /usr is a read-only mount (OSError, EROFS) and
@@ -781,8 +708,11 @@ static void test_cell_cannot_read_a_world_readable_file_outside(void **state)
     assert_int_equal(chmod(file, 0644), 0);
     /* The modes let the worker's uid in: only Landlock can stop it. */
     assert_true(readable_by_the_workers_uid(file));
-    char *code = h_fmt(TRY_PY "[try_(lambda: open('%s').read()), try_(lambda: os.listdir('%s'))]",
+    char *line = h_fmt("import os\n"
+                       "[try_(lambda: open('%s').read()), try_(lambda: os.listdir('%s'))]",
                        file, dir);
+    char *code = h_cell_then("try_oserror", line);
+    free(line);
     char *want = h_fmt("['%s', '%s']", absent(), absent());
     h_expect(S, code, want, "");
     free(want);
@@ -796,14 +726,9 @@ static void test_cell_cannot_read_the_hosts_proc_entries(void **state)
     h_require_layer(S, CI_SANDBOX_LANDLOCK);
     /* cmdline is world-readable; environ would leak the host's secrets.
      * The worker's own entries stay readable. */
-    char *code = h_fmt(TRY_PY "([try_(lambda: open(f'/proc/%d/{n}', 'rb').read())\n"
-                              "  for n in ('environ', 'cmdline', 'status')]\n"
-                              " + [try_(lambda: os.listdir('/proc/%d')),\n"
-                              "    try_(lambda: open('/proc/1/cmdline').read()),\n"
-                              "    try_(lambda: open('/proc/self/cmdline').read()),\n"
-                              "    try_(lambda: open(f'/proc/{os.getpid()}/status').read()),\n"
-                              "    try_(lambda: os.listdir('/proc/thread-self/fd'))])",
-                       (int)getpid(), (int)getpid());
+    char *line = h_fmt("HOST_PID = %d\n", (int)getpid());
+    char *code = try_then_cell(line, "sandbox_read_host_proc");
+    free(line);
     /* In a /proc of its own PID namespace, the host is not there, and
      * pid 1 is the worker. In the host's /proc, pid 1 is the host's init;
      * so is the worker's own pid 1 of a PID namespace whose proc the
@@ -846,53 +771,20 @@ static void test_cell_cannot_make_links_fifos_or_devices(void **state)
     h_require_layer(S, CI_SANDBOX_LANDLOCK);
     /* symlink is allowed by the seccomp filter: Landlock refuses it.
      * (mknod is refused by both.) */
-    h_expect(S,
-             TRY_PY "res = []\n"
-                    "for d in ('.', os.environ['TMPDIR']):\n"
-                    "    res += [try_(lambda: os.symlink('/etc/passwd', d + '/ln')),\n"
-                    "            try_(lambda: os.symlink('x', d + '/ln')),\n"
-                    "            try_(lambda: os.mkfifo(d + '/ff')),\n"
-                    "            try_(lambda: os.mknod(d + '/nod', 0o600 | 0o020000, os.makedev(1, 3)))]\n"
-                    "res, [n for n in os.listdir('.') + os.listdir(os.environ['TMPDIR'])\n"
-                    "      if n in ('ln', 'ff', 'nod')]",
+    char *code = h_cells("try_oserror", "sandbox_links_fifos_devices");
+    h_expect(S, code,
              "(['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
              "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError'], [])",
              "");
+    free(code);
 }
 
 static void test_cell_works_in_its_workspace_and_tmpdir(void **state)
 {
     /* Everything a cell does with its own files, in both directories
      * and between them (Landlock's REFER). */
-    h_expect(S,
-             "import os, shutil, sqlite3, tempfile\n"
-             "res = []\n"
-             "for d in ('.', os.environ['TMPDIR']):\n"
-             "    os.makedirs(d + '/sb_dir/sub')\n"
-             "    with open(d + '/sb_dir/sub/f', 'w') as f:\n        f.write('hello world')\n"
-             "    os.truncate(d + '/sb_dir/sub/f', 5)\n"
-             "    with open(d + '/sb_dir/sub/f', 'r+') as f:\n        f.truncate(4)\n"
-             "    res.append(open(d + '/sb_dir/sub/f').read())\n"
-             "    os.rename(d + '/sb_dir/sub/f', d + '/sb_dir/g')\n"
-             "    os.link(d + '/sb_dir/g', d + '/sb_dir/h')\n"
-             "    os.remove(d + '/sb_dir/h')\n"
-             "    os.rmdir(d + '/sb_dir/sub')\n"
-             "os.replace('sb_dir/g', os.environ['TMPDIR'] + '/from_ws')\n"
-             "os.replace(os.environ['TMPDIR'] + '/sb_dir/g', 'from_tmp')\n"
-             "res.append(open(os.environ['TMPDIR'] + '/from_ws').read() + open('from_tmp').read())\n"
-             "with tempfile.TemporaryDirectory() as t:\n"
-             "    open(t + '/x', 'w').write('x')\n"
-             "    res.append(os.listdir(t))\n"
-             "con = sqlite3.connect('sb.sqlite')\n"
-             "con.execute('create table t(x)'); con.execute('insert into t values (7)'); con.commit()\n"
-             "res.append(con.execute('select x from t').fetchone()[0]); con.close()\n"
-             "for p in ('sb.sqlite', 'from_tmp', os.environ['TMPDIR'] + '/from_ws'):\n"
-             "    os.remove(p)\n"
-             "for d in ('.', os.environ['TMPDIR']):\n"
-             "    shutil.rmtree(d + '/sb_dir')\n"
-             "res, [n for n in os.listdir('.') + os.listdir(os.environ['TMPDIR'])\n"
-             "      if n.startswith(('sb', 'from_'))]",
-             "(['hell', 'hell', 'hellhell', ['x'], 7], [])", "");
+    h_expect_cell(S, "sandbox_workspace_and_tmpdir_work",
+                  "(['hell', 'hell', 'hellhell', ['x'], 7], [])", "");
 }
 
 /* ------------------------------------------------------------ namespaces */
@@ -903,12 +795,7 @@ static void test_network_namespace_has_only_loopback(void **state)
     /* /proc/self/net is the reader's network namespace. A loopback that
      * is up would have ::1 (if_inet6, absent without IPv6) and a local
      * route to 127.0.0.1 (fib_trie). */
-    h_expect(S,
-             "import os\nnet = '/proc/self/net/'\n"
-             "([l.split(':')[0].strip() for l in open(net + 'dev').read().splitlines()[2:]],\n"
-             " open(net + 'if_inet6').read() if os.path.exists(net + 'if_inet6') else '',\n"
-             " '127.0.0.1' in open(net + 'fib_trie').read())",
-             "(['lo'], '', False)", "");
+    h_expect_cell(S, "sandbox_netns_only_loopback", "(['lo'], '', False)", "");
 }
 
 static void test_namespaces_are_the_workers_own(void **state)
@@ -1186,20 +1073,12 @@ static void test_kernel_refuses_with_the_audit_hook_bypassed(void **state)
     /* The write to /tmp is refused by Landlock alone: without it the
      * cell would make the file, so it is not tried. */
     int landlock = h_has_layer(S, CI_SANDBOX_LANDLOCK, "the refused open of /tmp");
-    char *code = h_fmt("import ctypes, errno, os\n"
-                       "libc = ctypes.CDLL(None, use_errno=True)\n"
-                       "def err(rc):\n"
-                       "    return errno.errorcode.get(ctypes.get_errno(), rc) if rc == -1 else rc\n"
-                       "res = [err(libc.socket(2, 1, 0)),\n" /* AF_INET, SOCK_STREAM */
-                       "       err(libc.socket(1, 1, 0)),\n" /* AF_UNIX */
-                       "       err(libc.syscall(57)),\n"     /* fork */
-                       "       err(libc.kill(%d, 0))]\n"     /* the host */
-                       "%s"
-                       "res",
-                       (int)getpid(),
-                       landlock ? "res += [err(libc.open(b'/tmp/hook_bypass', os.O_WRONLY | os.O_CREAT, "
-                                  "0o600)),\n        os.path.exists('/tmp/hook_bypass')]\n"
-                                : "");
+    char *lines =
+        h_fmt("HOST_PID = %d\nLANDLOCK = %s\n", (int)getpid(), landlock ? "True" : "False");
+    char *cell = h_cell("sandbox_audit_hook_bypassed");
+    char *code = h_fmt("%s%s", lines, cell);
+    free(cell);
+    free(lines);
     h_expect(S, code,
              landlock ? "['EPERM', 'EPERM', 'EPERM', 'EPERM', 'EACCES', False]"
                       : "['EPERM', 'EPERM', 'EPERM', 'EPERM']",
@@ -1211,14 +1090,7 @@ static void test_kernel_refuses_with_the_audit_hook_bypassed(void **state)
  * them, and asyncio's socketpair still works. */
 static void test_audit_hook_leaves_libraries_alone(void **state)
 {
-    h_expect(S,
-             "import asyncio, socket, numpy as np, pandas as pd, matplotlib.pyplot as plt\n"
-             "pd.DataFrame({'a': np.arange(3)}).to_csv('hook.csv')\n"
-             "plt.plot([1, 2])\nplt.savefig('hook.png')\nplt.close('all')\n"
-             "a, b = socket.socketpair()\na.send(b'x')\n"
-             "asyncio.run(asyncio.sleep(0))\n"
-             "int(pd.read_csv('hook.csv')['a'].sum()), b.recv(1)",
-             "(3, b'x')", "");
+    h_expect_cell(S, "sandbox_libraries_under_audit_hook", "(3, b'x')", "");
 }
 
 /* ------------------------------------------------------ violations named */
@@ -1245,11 +1117,9 @@ static void test_violation_names_the_system_call(void **state)
                            "io_uring_setup");
     assert_named_violation("import ctypes\nctypes.CDLL(None).syscall(321, 0, 0, 0)", "bpf");
     /* From a thread the cell started, too. */
-    assert_named_violation("import ctypes, threading\n"
-                           "t = threading.Thread(target=ctypes.CDLL(None).syscall,\n"
-                           "                     args=(101, 0, 0, 0, 0))\n"
-                           "t.start()\nt.join()",
-                           "ptrace");
+    char *cell = h_cell("sandbox_violation_from_thread");
+    assert_named_violation(cell, "ptrace");
+    free(cell);
 }
 
 /* The warm-up runs before the lockdown, so what an earlier cell planted
@@ -1257,21 +1127,9 @@ static void test_violation_names_the_system_call(void **state)
  * reach it: it runs from /, and a restart renews config/ and tmp/. */
 static void test_warm_up_reads_nothing_a_cell_planted(void **state)
 {
-    h_expect(S,
-             "import os\n"
-             "for d in ('.', os.environ['HOME'], os.environ['MPLCONFIGDIR']):\n"
-             "    open(os.path.join(d, 'matplotlibrc'), 'w').write('figure.dpi: 33\\n')\n"
-             "open(os.path.join(os.environ['TMPDIR'], 'left'), 'w').write('x')\n"
-             "import matplotlib\n"
-             "matplotlib.rc_file(os.path.join(os.environ['HOME'], 'matplotlibrc'))\n"
-             "matplotlib.rcParams['figure.dpi']",
-             "33.0", "");
+    h_expect_cell(S, "sandbox_warm_up_plant_matplotlibrc", "33.0", "");
     assert_int_equal(ci_session_restart(S), CI_OK);
-    h_expect(S,
-             "import os, matplotlib\n"
-             "(matplotlib.rcParams['figure.dpi'], os.path.exists('matplotlibrc'),\n"
-             " 'matplotlibrc' in os.listdir(os.environ['HOME']), os.listdir(os.environ['TMPDIR']))",
-             "(100.0, True, False, [])", "");
+    h_expect_cell(S, "sandbox_warm_up_after_restart", "(100.0, True, False, [])", "");
 }
 
 /* A cell cannot replace the handler (rt_sigaction on SIGSYS is refused,
@@ -1279,33 +1137,19 @@ static void test_warm_up_reads_nothing_a_cell_planted(void **state)
  * unblocks the signal it forces, and the worker still dies by it. */
 static void test_cell_cannot_escape_a_violation_by_its_signal_handling(void **state)
 {
-    h_expect(S,
-             "import ctypes, errno, signal\n"
-             "libc = ctypes.CDLL(None, use_errno=True)\n"
-             "try:\n    signal.signal(signal.SIGSYS, lambda *a: None)\n    r = 'replaced'\n"
-             "except OSError as e:\n    r = errno.errorcode[e.errno]\n"
-             "act = (ctypes.c_char * 152)()\n"
-             "rc = libc.syscall(13, ctypes.c_long(31 | 1 << 32), act, None, 8)\n"
-             "r, rc, errno.errorcode[ctypes.get_errno()], signal.getsignal(signal.SIGSYS)",
-             "('EPERM', -1, 'EPERM', <Handlers.SIG_DFL: 0>)", "");
-    ci_result *r = h_run_status(S,
-                                "import ctypes, signal\n"
-                                "try:\n    signal.signal(signal.SIGSYS, lambda *a: None)\n"
-                                "except OSError:\n    pass\n"
-                                "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGSYS])\n"
-                                "ctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\n"
-                                "'survived'",
-                                CI_STATUS_KILLED);
+    h_expect_cell(S, "sandbox_sigsys_handler_refused",
+                  "('EPERM', -1, 'EPERM', <Handlers.SIG_DFL: 0>)", "");
+    char *cell = h_cell("sandbox_violation_with_sigsys_blocked");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_KILLED);
+    free(cell);
     h_assert_str(ci_result_error_name(r), "SandboxViolation");
     ci_result_free(r);
     assert_int_equal(ci_session_restart(S), CI_OK);
     /* With the handler's stack taken away the signal cannot be delivered:
      * the kernel kills the worker (by SIGSEGV) all the same. */
-    r = h_run_status(S,
-                     "import ctypes\nlibc = ctypes.CDLL(None)\n"
-                     "libc.sigaltstack((ctypes.c_long * 3)(0x1000, 0, 65536), None)\n"
-                     "libc.syscall(101, 0, 0, 0, 0)\n'survived'",
-                     CI_STATUS_KILLED);
+    cell = h_cell("sandbox_violation_without_altstack");
+    r = h_run_status(S, cell, CI_STATUS_KILLED);
+    free(cell);
     assert_null(ci_result_value(r));
     ci_result_free(r);
     assert_int_equal(ci_session_restart(S), CI_OK);
@@ -1440,17 +1284,11 @@ static void test_host_files_do_not_exist_for_a_cell(void **state)
 {
     h_require_layer(S, CI_SANDBOX_MNTNS);
     /* stat needs no Landlock right: only the mount namespace hides these. */
-    h_expect(S,
-             "import os\n"
-             "def st(p):\n"
-             "    try:\n        os.stat(p)\n        return 'there'\n"
-             "    except OSError as e:\n        return type(e).__name__\n"
-             "[st(p) for p in ('/etc/shadow', '/etc/passwd', '/home', '/root', '/var',\n"
-             "                 '/boot', '/etc/hostname', '/usr/bin/python3', '/etc/localtime')]",
-             "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
-             "'FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
-             "'FileNotFoundError', 'there', 'there']",
-             "");
+    h_expect_cell(S, "sandbox_host_files_absent",
+                  "['FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+                  "'FileNotFoundError', 'FileNotFoundError', 'FileNotFoundError', "
+                  "'FileNotFoundError', 'there', 'there']",
+                  "");
     /* The workspace is at the same path, and so are HOME and TMPDIR. */
     h_expect(S, "import os\nall(os.path.isdir(os.environ[v]) for v in ('HOME', 'TMPDIR', 'MPLCONFIGDIR'))",
              "True", "");

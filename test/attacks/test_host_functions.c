@@ -81,13 +81,6 @@ static void refused(const char *code, const char *why)
     h_expect(S, "lookup('EMEA')['total']", "12", "");
 }
 
-/* The CALL frame of proto.h, as a cell can build it. */
-#define FORGE                                                                         \
-    "import struct\n"                                                                 \
-    "def call(name, args):\n"                                                         \
-    "    p = struct.pack('=I', len(name)) + name + args\n"                            \
-    "    return struct.pack('=II', 9, len(p)) + p\n"
-
 static void test_the_worker_module_cannot_call_an_undefined_name(void **state)
 {
     refused("import _codeinterp\n"
@@ -97,49 +90,39 @@ static void test_the_worker_module_cannot_call_an_undefined_name(void **state)
 
 static void test_a_frame_written_on_the_channel_cannot_call_an_undefined_name(void **state)
 {
-    refused(FORGE "import os, time\n"
-                  "os.write(3, call(b'admin_reset', b'{\"args\":[],\"kwargs\":{}}'))\n"
-                  "time.sleep(5)",
-            "a call of a function the host never defined");
+    char *cell = h_cells("forge_call_frame", "host_functions_forged_call_undefined");
+    refused(cell, "a call of a function the host never defined");
+    free(cell);
 }
 
 static void test_a_frame_written_through_ctypes_cannot_call_an_undefined_name(void **state)
 {
-    refused(FORGE "import ctypes, time\n"
-                  "b = call(b'admin_reset', b'{\"args\":[],\"kwargs\":{}}')\n"
-                  "ctypes.CDLL(None).write(3, b, len(b))\n"
-                  "time.sleep(5)",
-            "a call of a function the host never defined");
+    char *cell = h_cells("forge_call_frame", "host_functions_forged_call_by_ctypes");
+    refused(cell, "a call of a function the host never defined");
+    free(cell);
 }
 
 static void test_forged_arguments_the_host_cannot_take_end_the_worker(void **state)
 {
-    refused(FORGE "import os, time\n"
-                  "os.write(3, call(b'lookup', b'{\"args\":[1,'))\n"
-                  "time.sleep(5)",
-            "a call whose arguments are not JSON");
-    refused(FORGE "import os, time\n"
-                  "os.write(3, call(b'lookup', b'[\"not\", \"a\", \"call\"]'))\n"
-                  "time.sleep(5)",
-            "a call whose arguments are not {\"args\": [...], \"kwargs\": {...}}");
+    char *cell = h_cells("forge_call_frame", "host_functions_forged_call_bad_json");
+    refused(cell, "a call whose arguments are not JSON");
+    free(cell);
+    cell = h_cells("forge_call_frame", "host_functions_forged_call_not_a_call");
+    refused(cell, "a call whose arguments are not {\"args\": [...], \"kwargs\": {...}}");
+    free(cell);
     /* A length that would have the host allocate a lot first. */
-    refused("import os, struct, time\n"
-            "os.write(3, struct.pack('=II', 9, 0xFFFFFFF0))\n"
-            "time.sleep(5)",
-            "over the size limit");
+    cell = h_cell("host_functions_huge_frame_length");
+    refused(cell, "over the size limit");
+    free(cell);
 }
 
 /* A defined name is no more than the cell could call anyway: the host
  * answers it, and the cell that forged it reads its own reply. */
 static void test_a_forged_call_of_a_defined_name_is_only_that_call(void **state)
 {
-    a_expect_value(S,
-                   FORGE "import os\n"
-                         "os.write(3, call(b'lookup', b'{\"args\":[\"EMEA\"],\"kwargs\":{}}'))\n"
-                         "kind, n = struct.unpack('=II', os.read(3, 8))\n"
-                         "status = struct.unpack('=I', os.read(3, 4))[0]\n"
-                         "kind, status, os.read(3, n - 4)",
-                   "(10, 0, b'{\"region\":\"EMEA\",\"total\":12}')", "a forged call");
+    char *cell = h_cells("forge_call_frame", "host_functions_forged_call_answered");
+    a_expect_value(S, cell, "(10, 0, b'{\"region\":\"EMEA\",\"total\":12}')", "a forged call");
+    free(cell);
     assert_int_equal(resets, 0);
     h_expect(S, "lookup()['region']", "'EMEA'", "");
 }
@@ -152,26 +135,10 @@ static void test_a_forged_call_of_a_defined_name_is_only_that_call(void **state)
 static void test_subclasses_cannot_slip_past_the_workers_check(void **state)
 {
     int before = lookups, pid = ci_session_pid(S);
-    a_expect_value(S,
-                   "class I(int):\n"
-                   "    def __le__(s, o): return True\n"
-                   "    def __ge__(s, o): return True\n"
-                   "class K(str):\n"
-                   "    def __hash__(s): return id(s)\n"
-                   "    def __eq__(s, o): return s is o\n"
-                   "class L(list):\n"
-                   "    def __iter__(s): return iter([0])\n"
-                   "def try_(f):\n"
-                   "    try:\n"
-                   "        return f()['total']\n"
-                   "    except (TypeError, ValueError) as e:\n"
-                   "        return type(e).__name__\n"
-                   "[try_(lambda: lookup(I(2**70))),\n"
-                   " try_(lambda: lookup({K('a'): 1, K('a'): 2})),\n"
-                   " try_(lambda: lookup(**{K('a'): 1, K('a'): 2})),\n"
-                   " try_(lambda: lookup(L([2**70])))]",
-                   "['TypeError', 'ValueError', 'ValueError', 12]",
+    char *cell = h_cell("host_functions_subclassed_arguments");
+    a_expect_value(S, cell, "['TypeError', 'ValueError', 'ValueError', 12]",
                    "a subclass's value reached the host");
+    free(cell);
     assert_int_equal(ci_session_pid(S), pid);
     assert_int_equal(lookups, before + 1);
     assert_int_equal(resets, 0);

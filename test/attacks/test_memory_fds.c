@@ -70,39 +70,25 @@ static int group_teardown(void **state)
 
 static void test_fstat_of_every_number_finds_only_0_to_3(void **state)
 {
-    a_expect_value(S,
-                   "import os\nfound = []\n"
-                   "for fd in range(1024):\n"
-                   "    try:\n        os.fstat(fd)\n        found.append(fd)\n"
-                   "    except OSError:\n        pass\n"
-                   "found",
-                   "[0, 1, 2, 3]", "the worker holds descriptors the host opened");
+    char *cell = h_cell("memory_fds_fstat_every_number");
+    a_expect_value(S, cell, "[0, 1, 2, 3]", "the worker holds descriptors the host opened");
+    free(cell);
 }
 
 static void test_fcntl_of_every_number_finds_only_0_to_3(void **state)
 {
-    a_expect_value(S,
-                   "import fcntl\nfound = []\n"
-                   "for fd in range(1024):\n"
-                   "    try:\n        fcntl.fcntl(fd, fcntl.F_GETFL)\n        found.append(fd)\n"
-                   "    except OSError:\n        pass\n"
-                   "found",
-                   "[0, 1, 2, 3]", "the worker holds descriptors the host opened");
+    char *cell = h_cell("memory_fds_fcntl_every_number");
+    a_expect_value(S, cell, "[0, 1, 2, 3]", "the worker holds descriptors the host opened");
+    free(cell);
 }
 
 static void test_openat_through_an_inherited_directory(void **state)
 {
     /* A directory descriptor leaked from the host would be a way out of
      * any path rule: openat(fd, "canary"). */
-    a_expect_value(S,
-                   "import os\nhits = []\n"
-                   "for fd in range(4, 1024):\n"
-                   "    try:\n"
-                   "        os.close(os.open('canary', os.O_RDONLY, dir_fd=fd))\n"
-                   "        hits.append(fd)\n"
-                   "    except OSError:\n        pass\n"
-                   "hits",
-                   "[]", "a file outside opened relative to an inherited descriptor");
+    char *cell = h_cell("memory_fds_openat_inherited_dir");
+    a_expect_value(S, cell, "[]", "a file outside opened relative to an inherited descriptor");
+    free(cell);
 }
 
 static void test_read_from_the_hosts_descriptor_numbers(void **state)
@@ -110,12 +96,9 @@ static void test_read_from_the_hosts_descriptor_numbers(void **state)
     char list[256] = "";
     for (int i = 0; i < n_canary_fds; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%d, ", canary_fds[i]);
-    a_cell = h_fmt("import os\nhits = []\n"
-                   "for fd in [%s]:\n"
-                   "    try:\n        os.pread(fd, 16, 0)\n        hits.append(fd)\n"
-                   "    except OSError:\n        pass\n"
-                   "hits",
-                   list);
+    char *cell = h_cell("memory_fds_read_host_numbers");
+    a_cell = h_fmt("FDS = [%s]\n%s", list, cell);
+    free(cell);
     a_expect_value(S, a_cell, "[]", "read from a descriptor number the host holds");
 }
 
@@ -188,14 +171,15 @@ static void expect_scan(const char *cell, const char *alt)
              v ? v : "(null)", clean);
 }
 
-/* Python listing the readable mappings as (lo, hi) in `regions`. */
-#define PY_REGIONS                                                              \
-    "regions = []\n"                                                            \
-    "for line in open('/proc/self/maps').read().splitlines():\n"                \
-    "    f = line.split()\n"                                                    \
-    "    if f[1][0] != 'r' or (len(f) > 5 and f[5].startswith(('[vvar', '[vsys'))):\n" \
-    "        continue\n"                                                        \
-    "    regions.append(tuple(int(x, 16) for x in f[0].split('-')))\n"
+/* The scan cell @name after A_PY_HAS, memory_readable_regions and a
+ * line PAIRS = @pairs; malloc'ed. */
+static char *scan_cell(const char *name, const char *pairs)
+{
+    char *cell = h_cells("memory_readable_regions", name);
+    char *code = h_fmt(A_PY_HAS "PAIRS = %s\n%s", pairs, cell);
+    free(cell);
+    return code;
+}
 
 static void test_scan_of_every_readable_mapping(void **state)
 {
@@ -205,30 +189,7 @@ static void test_scan_of_every_readable_mapping(void **state)
      * checks it is still mapped and not past the end of a mapped file:
      * the kernel answers EFAULT where a plain read would fault. */
     char *control, *p = pairs(&control);
-    a_cell = h_fmt(A_PY_HAS "import ctypes, gc, os\npairs = %s\n"
-                   "ca, cb = pairs[3]\nplanted = ca + cb\n" /* the control, in memory */
-                   "found = [False] * len(pairs)\nscanned = 0\n"
-                   "libc = ctypes.CDLL(None, use_errno=True)\n"
-                   "CH = 1 << 20\nbuf = bytearray(CH + 64)\n"
-                   "dst = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))\n"
-                   "r, w = os.pipe()\n"
-                   PY_REGIONS
-                   "gc.disable()\n"
-                   "for lo, hi in regions:\n"
-                   "    pos = lo\n"
-                   "    while pos < hi:\n"
-                   "        n = min(hi - pos, CH + 64)\n"
-                   "        if libc.write(w, ctypes.c_void_p(pos + n - 1), 1) != 1:\n"
-                   "            break\n"
-                   "        os.read(r, 1)\n"
-                   "        ctypes.memmove(dst, pos, n)\n"
-                   "        for i, pr in enumerate(pairs):\n"
-                   "            found[i] = found[i] or has(buf, pr)\n"
-                   "        scanned += n\n"
-                   "        pos += CH\n"
-                   "gc.enable()\nos.close(r)\nos.close(w)\n"
-                   "found, scanned > 50 * 2**20",
-                   p);
+    a_cell = scan_cell("memory_scan_mappings", p);
     expect_scan(a_cell, NULL);
     free(p);
     free(control);
@@ -239,26 +200,7 @@ static void test_scan_of_own_memory_through_proc_self_mem(void **state)
     /* A worker that is not dumpable and not root cannot open its own
      * mem: nothing to find that way ('unreadable'). */
     char *control, *p = pairs(&control);
-    a_cell = h_fmt(A_PY_HAS "import os\npairs = %s\n"
-                   "ca, cb = pairs[3]\nplanted = ca + cb\n"
-                   "found = [False] * len(pairs)\nscanned = 0\n"
-                   PY_REGIONS
-                   "try:\n    fd = os.open('/proc/self/mem', os.O_RDONLY)\n"
-                   "except PermissionError:\n    fd = None\n"
-                   "for lo, hi in regions if fd is not None else []:\n"
-                   "    pos = lo\n"
-                   "    while pos < hi:\n"
-                   "        n = min(hi - pos, 1 << 22)\n"
-                   "        try:\n            chunk = os.pread(fd, min(n + 64, hi - pos), pos)\n"
-                   "        except OSError:\n            break\n"
-                   "        scanned += len(chunk)\n"
-                   "        for i, pr in enumerate(pairs):\n"
-                   "            found[i] = found[i] or has(chunk, pr)\n"
-                   "        del chunk\n"
-                   "        pos += n\n"
-                   "if fd is not None:\n    os.close(fd)\n"
-                   "(found, scanned > 50 * 2**20) if fd is not None else 'unreadable'",
-                   p);
+    a_cell = scan_cell("memory_scan_proc_self_mem", p);
     expect_scan(a_cell, "'unreadable'");
     free(p);
     free(control);
@@ -268,21 +210,9 @@ static void test_environment_in_every_form(void **state)
 {
     char *e = a_py_pair(getenv(A_ENV_NAME)), *n = a_py_pair(A_ENV_NAME),
          *a = a_py_pair(argv_secret);
-    a_cell = h_fmt(A_PY_HAS "import ctypes, os, sys\n"
-                   "env = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), 'environ')\n"
-                   "c_env, i = [], 0\n"
-                   "while env[i] is not None:\n    c_env.append(env[i])\n    i += 1\n"
-                   /* Unreadable to a worker that is not dumpable and not root. */
-                   "def own_environ():\n"
-                   "    try:\n        return open('/proc/self/environ', 'rb').read()\n"
-                   "    except PermissionError:\n        return b''\n"
-                   "forms = [b'\\0'.join(c_env),\n"
-                   "         b'\\0'.join(k + b'=' + v for k, v in os.environb.items()),\n"
-                   "         own_environ(),\n"
-                   "         open('/proc/self/cmdline', 'rb').read(),\n"
-                   "         '\\0'.join(sys.argv + sys.orig_argv).encode()]\n"
-                   "[has(f, p) for f in forms for p in (%s, %s, %s)]",
-                   e, n, a);
+    char *cell = h_cell("memory_environment_forms");
+    a_cell = h_fmt(A_PY_HAS "ENV_PAIR = %s\nNAME_PAIR = %s\nARG_PAIR = %s\n%s", e, n, a, cell);
+    free(cell);
     a_expect_value(S, a_cell, "[False, False, False, False, False, False, False, False, False, "
                             "False, False, False, False, False, False]",
                    "a host secret is in the worker's environment or arguments");

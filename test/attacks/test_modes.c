@@ -185,41 +185,24 @@ static void assert_others_kept_out(void)
 
 /* ------------------------------------------------------- the attacks */
 
-/* Python: try_(f) is the name of the exception f() raised, or 'done'. */
-#define TRY_PY                                                            \
-    "import ctypes, os, shutil\n"                                         \
-    "def try_(f):\n"                                                      \
-    "    try:\n"                                                          \
-    "        f()\n"                                                       \
-    "        return 'done'\n"                                             \
-    "    except OSError as e:\n"                                          \
-    "        return type(e).__name__\n"                                   \
-    A_PY_SYSCALL
+/* The cell @name after A_PY_SYSCALL, try_oserror (try_(f) is the name
+ * of the OSError f() raised, or 'done') and a line SYS_<NAME> = <number>
+ * for each system call the cells here make by number; malloc'ed. */
+static char *modes_cell(const char *name)
+{
+    char *cell = h_cells("try_oserror", name);
+    char *code = h_fmt(A_PY_SYSCALL "SYS_FCHMOD = %d\nSYS_FCHMODAT = %d\nSYS_CREAT = %d\n"
+                                    "SYS_OPEN = %d\nSYS_UMASK = %d\nSYS_LINKAT = %d\n"
+                                    "SYS_MKNOD = %d\nSYS_MKNODAT = %d\nSYS_RENAMEAT2 = %d\n%s",
+                       SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open, SYS_umask, SYS_linkat,
+                       SYS_mknod, SYS_mknodat, SYS_renameat2, cell);
+    free(cell);
+    return code;
+}
 
 static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
 {
-    a_cell = h_fmt(TRY_PY
-                   "shutil.copyfile('/usr/bin/python3.11', 'py')\n"
-                   "os.chmod('py', 0o700)\n"
-                   "fd = os.open('py', os.O_RDONLY)\n"
-                   "[try_(lambda: os.chmod('py', 0o4755)),\n"
-                   " try_(lambda: os.chmod('py', 0o6700)),\n"
-                   " try_(lambda: os.fchmod(fd, 0o4700)),\n"
-                   " try_(lambda: sc(%d, fd, 0o4700)),\n"            /* fchmod */
-                   " try_(lambda: sc(%d, -100, b'py', 0o2700, 0)),\n" /* fchmodat */
-                   " try_(lambda: sc(452, -100, b'py', 0o4700, 0)),\n" /* fchmodat2 */
-                   " try_(lambda: os.open('py2', os.O_CREAT | os.O_WRONLY, 0o4755)),\n"
-                   " try_(lambda: sc(%d, b'py3', 0o6755)),\n"        /* creat */
-                   " try_(lambda: sc(%d, b'py4', os.O_CREAT | os.O_WRONLY, 0o4700)),\n" /* open */
-                   " try_(lambda: sc(437, -100, b'py5', ctypes.c_char_p((os.O_CREAT | os.O_WRONLY)"
-                   ".to_bytes(8, 'little') + (0o4700).to_bytes(8, 'little') + bytes(8)), 24)),\n"
-                   " try_(lambda: os.mkdir('sgid', 0o2700)),\n"
-                   " try_(lambda: os.mkdir('sticky', 0o1777)),\n"
-                   " try_(lambda: sc(%d, 0)),\n"                     /* umask */
-                   " try_(lambda: sc(%d, 0o22)),\n"
-                   " os.listdir('.').count('py2') + os.listdir('.').count('py3')"
-                   " + os.listdir('.').count('py4') + os.listdir('.').count('py5')]",
-                   SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open, SYS_umask, SYS_umask);
+    a_cell = modes_cell("modes_setuid_copy_of_python");
     a_expect_value(S, a_cell,
                    "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
@@ -236,39 +219,17 @@ static void test_a_setuid_copy_of_python_cannot_be_made(void **state)
     h_assert_contains(ci_result_error_value(r), "0o4755");
     ci_result_free(r);
     /* New files are the owner's alone, whatever mode they ask for. */
-    h_expect(S, "import os\nos.close(os.open('wide', os.O_CREAT | os.O_WRONLY, 0o777))\n"
-                "os.mkdir('wided', 0o777)\n"
-                "oct(os.stat('wide').st_mode & 0o7777), oct(os.stat('wided').st_mode & 0o7777)",
-             "('0o700', '0o700')", NULL);
+    h_expect_cell(S, "modes_new_files_private", "('0o700', '0o700')", NULL);
     /* shutil copies a system file's 0644 and 0755 with the owner's bits,
      * as notebook code expects copy, copy2 and copytree to work. */
-    h_expect(S, "import os, shutil\n"
-                "shutil.copy('/usr/lib/python3.11/os.py', 'os_copy.py')\n"
-                "shutil.copy2('/usr/lib/python3.11/os.py', 'os_copy2.py')\n"
-                "shutil.copytree('/usr/lib/python3.11/json', 'json_copy')\n"
-                "[oct(os.stat(p).st_mode & 0o7777) for p in\n"
-                "  ('os_copy.py', 'os_copy2.py', 'json_copy', 'json_copy/decoder.py')]",
-             "['0o600', '0o600', '0o700', '0o600']", NULL);
+    h_expect_cell(S, "modes_shutil_copies", "['0o600', '0o600', '0o700', '0o600']", NULL);
     assert_modes_private();
     assert_others_kept_out();
 }
 
 static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **state)
 {
-    a_cell = h_fmt(TRY_PY
-                   "home, tmp = os.environ['HOME'], os.environ['TMPDIR']\n"
-                   "fd = os.open('.', os.O_RDONLY)\n"
-                   "[try_(lambda: os.chmod('.', 0o755)),\n"
-                   " try_(lambda: os.chmod('..', 0o755)),\n"
-                   " try_(lambda: os.chmod('..', 0o711)),\n"
-                   " try_(lambda: os.chmod(home, 0o777)),\n"
-                   " try_(lambda: os.chmod(tmp, 0o1777)),\n"
-                   " try_(lambda: os.chmod('data.txt', 0o666)),\n"
-                   " try_(lambda: os.chmod('data.txt', 0o640)),\n"
-                   " try_(lambda: os.fchmod(fd, 0o705)),\n"
-                   " try_(lambda: os.chmod('.', 0o700)),\n"
-                   " try_(lambda: os.chmod('data.txt', 0o400)),\n"
-                   " try_(lambda: os.chmod('data.txt', 0o600))]");
+    a_cell = modes_cell("modes_workspace_opened_to_others");
     a_expect_value(S, a_cell,
                    "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
@@ -294,32 +255,7 @@ static void test_the_workspace_and_its_files_cannot_be_opened_to_others(void **s
  * descriptor, an archive's members, a hard link to a setuid program. */
 static void test_other_ways_to_a_mode_keep_it_private(void **state)
 {
-    a_cell = h_fmt(TRY_PY
-                   "import io, tarfile, zipfile\n"
-                   "os.mkdir('other')\n"
-                   "fd = os.open('other', os.O_TMPFILE | os.O_RDWR, 0o777)\n"
-                   "sc(%d, -100, f'/proc/self/fd/{fd}'.encode(), -100, b'other/tmpfile',"
-                   " 0x400)\n" /* linkat, AT_SYMLINK_FOLLOW */
-                   "p = os.open('other/tmpfile', os.O_PATH)\n"
-                   "b = io.BytesIO()\n"
-                   "with tarfile.open(fileobj=b, mode='w') as t:\n"
-                   "    m = tarfile.TarInfo('suid'); m.mode = 0o6777; m.size = 1\n"
-                   "    t.addfile(m, io.BytesIO(b'x'))\n"
-                   "    m = tarfile.TarInfo('sticky'); m.type = tarfile.DIRTYPE; m.mode = 0o1777\n"
-                   "    t.addfile(m)\n"
-                   "b.seek(0)\n"
-                   "tarfile.open(fileobj=b).extractall('other/tar')\n"
-                   "z = io.BytesIO()\n"
-                   "with zipfile.ZipFile(z, 'w') as f:\n"
-                   "    m = zipfile.ZipInfo('suid'); m.external_attr = 0o104777 << 16\n"
-                   "    f.writestr(m, 'x')\n"
-                   "zipfile.ZipFile(z).extractall('other/zip')\n"
-                   "[try_(lambda: os.chmod(f'/proc/self/fd/{p}', 0o755)),\n"
-                   " try_(lambda: sc(%d, p, 0o4700)),\n" /* fchmod of O_PATH */
-                   " try_(lambda: os.link('/usr/bin/su', 'other/su')),\n"
-                   " [oct(os.stat(f).st_mode & 0o7777) for f in\n"
-                   "  ('other/tmpfile', 'other/tar/suid', 'other/tar/sticky', 'other/zip/suid')]]",
-                   SYS_linkat, SYS_fchmod);
+    a_cell = modes_cell("modes_other_ways_to_a_mode");
     /* The hard link crosses the worker's mounts (EXDEV); the others keep
      * the owner's bits, as the umask and the filter leave them. */
     a_expect_value(S, a_cell,
@@ -336,28 +272,14 @@ static void test_other_ways_to_a_mode_keep_it_private(void **state)
  * character device (0, 0) of mode 0. */
 static void test_a_cell_cannot_make_a_device_node_or_a_fifo(void **state)
 {
-    a_cell = h_fmt(TRY_PY
-                   "os.mkdir('nodes')\n"
-                   "open('nodes/victim', 'w').close()\n"
-                   "[try_(lambda: os.mkfifo('nodes/fifo', 0o600)),\n"
-                   " try_(lambda: os.mknod('nodes/node', 0o600)),\n"
-                   " try_(lambda: os.mknod('nodes/chr', 0o20600, os.makedev(1, 3))),\n"
-                   " try_(lambda: sc(%d, b'nodes/fifo2', 0o10600, 0)),\n"       /* mknod */
-                   " try_(lambda: sc(%d, -100, b'nodes/fifo3', 0o10600, 0)),\n" /* mknodat */
-                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved', 4)),\n"
-                   " try_(lambda: sc(%d, -100, b'nodes/victim', -100, b'nodes/moved',"
-                   " (1 << 32) | 4)),\n" /* RENAME_WHITEOUT, and with a high bit */
-                   " sorted(os.listdir('nodes'))]",
-                   SYS_mknod, SYS_mknodat, SYS_renameat2, SYS_renameat2);
+    a_cell = modes_cell("modes_device_node_or_fifo");
     a_expect_value(S, a_cell,
                    "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', "
                    "'PermissionError', 'PermissionError', 'PermissionError', ['victim']]",
                    "a device node, fifo or whiteout was made");
     assert_modes_private();
     /* renameat2 goes on working without it (RENAME_NOREPLACE). */
-    char *code = h_fmt(TRY_PY "[try_(lambda: sc(%d, -100, b'nodes/victim', -100, "
-                       "b'nodes/moved', 1)), sorted(os.listdir('nodes'))]",
-                       SYS_renameat2);
+    char *code = modes_cell("modes_renameat2_noreplace");
     h_expect(S, code, "['done', ['moved']]", NULL);
     free(code);
     h_expect(S, "import shutil\nshutil.rmtree('nodes')", NULL, NULL);
@@ -426,13 +348,7 @@ static void test_a_setgid_root_with_a_default_acl_is_not_inherited(void **state)
     struct h_limits lim = {.timeout_ms = 30000, .root = r2};
     s2 = a_session_new(&lim);
     assert_non_null(s2);
-    h_expect(s2,
-             "import os\n"
-             "for d in ('.', os.environ['HOME'], os.environ['TMPDIR']):\n"
-             "    os.makedirs(f'{d}/wide/er', 0o777)\n"
-             "    os.close(os.open(f'{d}/wide/f', os.O_CREAT | os.O_WRONLY, 0o666))\n"
-             "'made'",
-             "'made'", NULL);
+    h_expect_cell(s2, "modes_setgid_acl_root_files", "'made'", NULL);
     const char *ws = ci_session_workspace(s2);
     saved_sdir = sdir;
     sdir = h_fmt("%.*s", (int)(strrchr(ws, '/') - ws), ws);

@@ -130,9 +130,9 @@ static void test_thread_bomb(void **state)
     /* Threads that never end, until the worker cannot make more. */
     int pid = ci_session_pid(S);
     long host_threads = a_self_status("Threads");
-    ci_result *r = run_timed("import threading, time\n"
-                             "while True:\n"
-                             "    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()");
+    char *cell = h_cell("resources_thread_bomb");
+    ci_result *r = run_timed(cell);
+    free(cell);
     ci_status st = ci_result_status(r);
     const char *n = ci_result_error_name(r);
     int clear = (st == CI_STATUS_ERROR && n && strcmp(n, "RuntimeError") == 0) ||
@@ -180,17 +180,9 @@ static void test_thread_bomb_stops_at_the_task_limit(void **state)
         h_skip_because("the task limit needs the user namespace, which this kernel or "
                        "container refuses (probed)");
     int pid = ci_session_pid(S);
-    ci_result *r = run_timed("import threading, time\n"
-                             "threading.stack_size(32768)\n"
-                             "n = 0\n"
-                             "try:\n"
-                             "    while True:\n"
-                             "        threading.Thread(target=time.sleep, args=(3600,),\n"
-                             "                         daemon=True).start()\n"
-                             "        n += 1\n"
-                             "except RuntimeError as e:\n"
-                             "    print(e)\n"
-                             "n");
+    char *cell = h_cell("resources_threads_until_task_limit");
+    ci_result *r = run_timed(cell);
+    free(cell);
     const char *v = ci_result_value(r);
     long started = v ? strtol(v, NULL, 10) : -1;
     if (ci_result_status(r) != CI_STATUS_OK || !strstr(ci_result_stdout(r, NULL),
@@ -234,23 +226,9 @@ static void test_raw_clone_threads_stop_at_the_task_limit(void **state)
     if (!(h_layers_of(S, CI_SANDBOX_TASK_LIMIT) & CI_SANDBOX_TASK_LIMIT))
         h_skip_because("the task limit needs the user namespace, which this kernel or "
                        "container refuses (probed)");
-    a_cell = h_fmt("import ctypes, os\n"
-                   "libc = ctypes.CDLL(None, use_errno=True)\n"
-                   "libc.syscall.restype = ctypes.c_long\n"
-                   "FLAGS = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000\n"
-                   "stacks = (ctypes.c_uint64 * (4096 * 64))()\n"
-                   "sleep = ctypes.cast(libc.sleep, ctypes.c_void_p).value\n"
-                   "n, err = 0, None\n"
-                   "while n < 4096 and err is None:\n"
-                   "    top = (ctypes.addressof(stacks) + n * 512 + 448) & ~15\n"
-                   "    ctypes.c_uint64.from_address(top).value = sleep\n"
-                   "    if libc.syscall(ctypes.c_long(%d), ctypes.c_long(FLAGS), ctypes.c_void_p(top),\n"
-                   "                    None, None, None) < 0:\n"
-                   "        err = ctypes.get_errno()\n"
-                   "    else:\n"
-                   "        n += 1\n"
-                   "n, err",
-                   SYS_clone);
+    char *cell = h_cell("resources_clone_until_task_limit");
+    a_cell = h_fmt("SYS_CLONE = %d\n%s", SYS_clone, cell);
+    free(cell);
     ci_result *r = run_timed(a_cell);
     const char *v = ci_result_value(r);
     long started = -1;
@@ -292,11 +270,9 @@ static void test_numpy_bomb_touching_its_pages(void **state)
     /* 128 MiB arrays of ones, every page written, until the limit. */
     int pid = ci_session_pid(S);
     long host_rss = a_self_status("VmRSS");
-    ci_result *r = run_timed("import numpy\nhoard = []\n"
-                             "def bomb():\n"
-                             "    while True:\n"
-                             "        hoard.append(numpy.ones(2**24))\n"
-                             "try:\n    bomb()\nfinally:\n    n = len(hoard)\n    hoard.clear()");
+    char *cell = h_cell("resources_memory_bomb");
+    ci_result *r = run_timed(cell);
+    free(cell);
     assert_fate(r, CI_STATUS_MEMORY, "MemoryError");
     ci_result_free(r);
     long peak = status_kb(pid, "VmPeak");
@@ -389,12 +365,9 @@ static void test_filling_the_disk_is_bounded_per_file(void **state)
     struct statvfs before;
     assert_int_equal(statvfs(root, &before), 0);
     int pid = ci_session_pid(S);
-    ci_result *r = run_timed("import os\n"
-                             "for i in range(16):\n"
-                             "    with open(f'fill{i}', 'wb') as f:\n"
-                             "        f.write(bytes(4 * 2**20))\n"
-                             "with open('over', 'wb') as f:\n"
-                             "    f.write(bytes(5 * 2**20))");
+    char *cell = h_cell("resources_file_size_fill");
+    ci_result *r = run_timed(cell);
+    free(cell);
     assert_fate(r, CI_STATUS_ERROR, "OSError");
     h_assert_contains(ci_result_error_value(r), "file size limit of 4 MiB"); /* EFBIG */
     ci_result_free(r);
@@ -434,8 +407,9 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
                                 "sc(%d, fd, 1, 0, 225 << 20)  # FALLOC_FL_KEEP_SIZE\n",
                    SYS_fallocate);
     a_stopped(S, a_cell, "PermissionError");
-    ci_result *r = run_timed("import os\nfd = os.open('blocks', os.O_RDWR)\n"
-                             "os.posix_fallocate(fd, 0, 225 << 20)");
+    char *cell = h_cell("resources_fallocate_over_the_limit");
+    ci_result *r = run_timed(cell);
+    free(cell);
     assert_fate(r, CI_STATUS_ERROR, "OSError");
     h_assert_contains(ci_result_error_value(r), "file size limit of 4 MiB"); /* EFBIG */
     ci_result_free(r);
@@ -447,13 +421,9 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
                  "limit", p, (long long)st.st_blocks * 512, (long long)st.st_size, FILE_LIMIT);
     /* Within the limit both work, and the hole frees what was taken. */
     free(a_cell);
-    a_cell = h_fmt(A_PY_SYSCALL "fd = os.open('blocks', os.O_RDWR)\n"
-                                "os.posix_fallocate(fd, 0, 1 << 20)\n"
-                                "before = os.fstat(fd).st_blocks\n"
-                                "sc(%d, fd, 3, 0, 1 << 20)  # PUNCH_HOLE | KEEP_SIZE\n"
-                                "st = os.fstat(fd)\nos.close(fd)\nos.unlink('blocks')\n"
-                                "before >= 2048, st.st_blocks < before, st.st_size",
-                   SYS_fallocate);
+    cell = h_cell("resources_punch_hole");
+    a_cell = h_fmt(A_PY_SYSCALL "SYS_FALLOCATE = %d\n%s", SYS_fallocate, cell);
+    free(cell);
     h_expect(S, a_cell, "(True, True, 1048576)", NULL);
     free(p);
     a_assert_continues(S, pid);
@@ -506,10 +476,9 @@ static void test_filling_the_disk_quota(void **state)
      * filesystem under the workspace root. */
     ci_session *q = quota_session_new();
     int pid = ci_session_pid(q);
-    ci_result *r = h_run(q, "i = 0\nwhile True:\n"
-                            "    with open(f'fill{i}', 'wb') as f:\n"
-                            "        f.write(bytes(1 << 20))\n"
-                            "    i += 1");
+    char *cell = h_cell("resources_disk_quota_fill");
+    ci_result *r = h_run(q, cell);
+    free(cell);
     assert_fate(r, CI_STATUS_ERROR, "OSError");
     h_assert_contains(ci_result_error_value(r), "disk quota of 8 MiB is full");
     ci_result_free(r);
@@ -531,9 +500,9 @@ static void test_filling_the_inode_quota(void **state)
      * workspace root's filesystem, and the host's next upload fails. */
     ci_session *q = quota_session_new();
     int pid = ci_session_pid(q);
-    ci_result *r = h_run(q, "import os\nos.mkdir('many')\ni = 0\nwhile True:\n"
-                            "    open(f'many/{i}', 'w').close()\n"
-                            "    i += 1");
+    char *cell = h_cell("resources_inode_quota_fill");
+    ci_result *r = h_run(q, cell);
+    free(cell);
     assert_fate(r, CI_STATUS_ERROR, "OSError");
     h_assert_contains(ci_result_error_value(r), "inode quota of 256 files is full");
     ci_result_free(r);
@@ -586,14 +555,9 @@ static void test_inodes_and_depth_are_removed_with_the_session(void **state)
     lim.timeout_ms = 60000; /* a hang bound: a loaded disk took over 3 s */
     if (!(inode_session = a_session_new(&lim)))
         fail_msg("cannot start the session");
-    ci_result *r = h_run(inode_session, "import os\n"
-                                        "os.mkdir('many')\n"
-                                        "for i in range(1000):\n"
-                                        "    open(f'many/{i}', 'w').close()\n"
-                                        "fd = os.open('.', os.O_RDONLY)\n"
-                                        "for i in range(400):\n"
-                                        "    os.mkdir('d' * 12)\n    os.chdir('d' * 12)\n"
-                                        "os.fchdir(fd)\nos.close(fd)\n'made'");
+    char *cell = h_cell("resources_many_inodes_and_depth");
+    ci_result *r = h_run(inode_session, cell);
+    free(cell);
     const char *v = ci_result_value(r);
     if (ci_result_status(r) != CI_STATUS_OK || !v || strcmp(v, "'made'") != 0) {
         h_dump(r);
@@ -618,11 +582,9 @@ static void test_inodes_and_depth_are_removed_with_the_session(void **state)
 static void test_descriptor_exhaustion(void **state)
 {
     int pid = ci_session_pid(S);
-    ci_result *r = run_timed("def hoard():\n"
-                             "    files = []\n"
-                             "    while True:\n"
-                             "        files.append(open('/dev/null'))\n"
-                             "hoard()");
+    char *cell = h_cell("resources_descriptor_hoard");
+    ci_result *r = run_timed(cell);
+    free(cell);
     assert_fate(r, CI_STATUS_ERROR, "OSError");
     h_assert_contains(ci_result_error_value(r), "[Errno 24]"); /* EMFILE */
     ci_result_free(r);

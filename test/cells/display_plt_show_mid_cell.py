@@ -1,0 +1,10 @@
+# plt.show() between two figures: the first emitted and closed (after display_size)
+import matplotlib.pyplot as plt
+plt.figure(figsize=(2, 1))
+plt.plot([1, 2])
+size(plt.gcf())
+plt.show()
+print(len(plt.get_fignums()))
+plt.figure(figsize=(5, 1))
+plt.plot([2, 1])
+size(plt.gcf())
