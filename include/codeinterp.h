@@ -835,7 +835,7 @@ CI_API int ci_config_allow_url(ci_config *cfg, const char *prefix);
  * of that name the cell wrote. The cell never sees it: it is not in the
  * worker, and a response header of that name, or one that shows its
  * value, is kept from the cell; the prefix's bodies are asked for
- * unencoded, and a body that is encoded or holds the value byte for byte
+ * unencoded, and a body that is encoded or holds the value, in any case,
  * (a server echoing its requests) fails the request (docs/network.md).
  * Copied; a prefix takes at most 32 headers.
  * @prefix: exactly as given to ci_config_allow_url() before.

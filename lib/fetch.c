@@ -209,7 +209,7 @@ static int injected(const struct ci_url_rule *rule, const char *line, size_t len
     return 0;
 }
 
-/* 1 if the body @p (@len bytes) holds, byte for byte, what of a header
+/* 1 if the body @p (@len bytes) holds, in any case, what of a header
  * @rule adds must not reach the cell: a server that echoes the request. */
 static int body_shows_secret(const struct ci_url_rule *rule, const void *p, size_t len)
 {
@@ -218,7 +218,7 @@ static int body_shows_secret(const struct ci_url_rule *rule, const void *p, size
         size_t vlen, wlen;
 
         secret_parts(rule->headers[i], &value, &vlen, &word, &wlen);
-        if ((vlen && memmem(p, len, value, vlen)) || (wlen && memmem(p, len, word, wlen)))
+        if ((vlen && shows(p, len, value, vlen)) || (wlen && shows(p, len, word, wlen)))
             return 1;
     }
     return 0;

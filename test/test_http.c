@@ -6,6 +6,7 @@
  * it (the header the host adds) against what the cell saw.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <jansson.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -134,6 +135,12 @@ static void serve_request(int fd, char *req, size_t req_size, char *body, size_t
     } else if (strcmp(path, "/v1/headers") == 0) {
         /* A server that echoes the request it got, as httpbin does. */
         respond(fd, "200 OK", "Content-Type: text/plain\r\n", req);
+    } else if (strcmp(path, "/v1/shout") == 0) {
+        /* The credential's last word again, in upper case. */
+        char loud[sizeof SECRET];
+        for (size_t i = 0; i < sizeof SECRET; i++)
+            loud[i] = (char)toupper((unsigned char)SECRET[i]);
+        respond(fd, "200 OK", "Content-Type: application/json\r\n", loud);
     } else if (strcmp(path, "/v1/gzip") == 0) {
         /* An encoded body, whatever the request accepts. */
         respond(fd, "200 OK", "Content-Encoding: gzip\r\n", "not really gzip");
@@ -640,7 +647,7 @@ static void test_a_body_never_shows_the_credential(void **state)
 {
     char *out = cell_out(
         "import requests\n"
-        "for page in ('headers', 'gzip'):\n"
+        "for page in ('headers', 'shout', 'gzip'):\n"
         "    try:\n"
         "        r = requests.get('http://127.0.0.1:%d/v1/' + page,\n"
         "                         headers={'Accept-Encoding': 'gzip, br'})\n"
@@ -653,6 +660,7 @@ static void test_a_body_never_shows_the_credential(void **state)
     h_assert_not_contains(out, SECRET);
     h_assert_contains(out, "headers refused:");
     h_assert_contains(out, "holds a header value the host added to the request");
+    h_assert_contains(out, "shout refused:");
     h_assert_contains(out, "gzip refused:");
     h_assert_contains(out, "is encoded (Content-Encoding)");
     h_assert_contains(out, "echo method=GET path=/v1/echo body=");
