@@ -213,6 +213,8 @@ static int injected(const struct ci_url_rule *rule, const char *line, size_t len
  * @rule adds must not reach the cell: a server that echoes the request. */
 static int body_shows_secret(const struct ci_url_rule *rule, const void *p, size_t len)
 {
+    if (len == 0) /* and p NULL: no body came */
+        return 0;
     for (size_t i = 0; i < rule->header_count; i++) {
         const char *value, *word;
         size_t vlen, wlen;
