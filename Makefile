@@ -28,8 +28,9 @@ CFLAGS        ?= -O2 -g
 WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
 # What the host library links: JSON (the package manifest, and the MCP
 # server) from libjansson, Ed25519 and SHA-256 from libsodium, the HTTP
-# requests the host makes for cells (ci_config_allow_url) with libcurl.
-LIB_LIBS      := -ljansson -lsodium -lcurl -lpthread
+# requests the host makes for cells (ci_config_allow_url) with libcurl,
+# the wheels it unpacks for cells (ci_config_set_wheelhouse) with libarchive.
+LIB_LIBS      := -ljansson -lsodium -lcurl -larchive -lpthread
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
 
@@ -195,7 +196,7 @@ $(BUILD)/test/test_audit: $(BUILD)/codeinterp-audit
 # The finance demo writes its report with tabulate (Markdown) and
 # XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
-                 libcurl4-openssl-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
+                 libcurl4-openssl-dev libarchive-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
                  python3-tabulate python3-xlsxwriter python3-openpyxl
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 4
+PROTO_VERSION = 5
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
  CALL_REPLY, NETWORK, FETCH, FETCH_REPLY) = range(1, 14)
 INPUT_FLAG_PASSWORD = 1

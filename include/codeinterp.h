@@ -582,6 +582,40 @@ CI_API int ci_config_set_manifest(ci_config *cfg, const char *manifest_path,
 CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
                                       const unsigned char *public_key, size_t key_len);
 
+/*
+ * ci_config_set_wheelhouse - let cells install packages an operator
+ * approved: the wheel files (PEP 427) of the directory @dir that the
+ * session's signed package manifest lists, each with its SHA-256
+ * ("codeinterp-manifest create ... --wheelhouse DIR" lists them).
+ *
+ * In a cell, "%pip install NAME[==VERSION]", "!pip install NAME" and
+ * pip.main(["install", NAME]) then install NAME and what it requires,
+ * from listed wheels only, into the session's own site directory
+ * (<session>/site: read-only to the cell, not noexec, so a compiled
+ * extension loads; gone with the session, kept by ci_session_restart);
+ * the import works in the next line. The host reads each wheel into
+ * memory, checks its SHA-256 against the manifest, and unpacks it itself
+ * (libarchive), refusing an entry that is not a plain file or directory,
+ * that leaves the site directory, or that would replace a file already
+ * there; nothing of a wheel is ever run to install it, and no byte comes
+ * from a network. A wheel that is not listed, or whose bytes differ from
+ * the listed hash, is refused; so is one that would shadow a distribution
+ * or top-level module of the manifest. What is installed counts against
+ * the session's disk quota. docs/wheelhouse.md has the details.
+ * "%pip list", "%pip show NAME" and "%pip freeze" work with or without a
+ * wheelhouse; without one, "%pip install" says installation is not
+ * enabled and lists what is installed.
+ *
+ * @dir is copied; it is opened by each install, not here. NULL turns the
+ * wheelhouse off. A session whose config has a wheelhouse but no
+ * manifest (ci_config_set_manifest) is refused by ci_session_new() and
+ * ci_session_restart() with CI_EMANIFEST; so is one whose @dir is not a
+ * directory.
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @dir is empty or over 4096
+ *         bytes; CI_ENOMEM.
+ */
+CI_API int ci_config_set_wheelhouse(ci_config *cfg, const char *dir);
+
 /* ----------------------------------------------------------- audit trail */
 
 /*

@@ -36,6 +36,7 @@ void ci_config_defaults(struct ci_config *cfg)
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
     memset(cfg->manifest_key, 0, sizeof cfg->manifest_key);
+    cfg->wheelhouse = NULL;
     cfg->functions = NULL;
     cfg->function_count = 0;
     cfg->call_args_limit = 1 * MIB;
@@ -51,6 +52,7 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
     dst->preload = NULL;
     dst->manifest = NULL;
     dst->manifest_key_path = NULL;
+    dst->wheelhouse = NULL;
     dst->urls.rules = NULL;
     dst->urls.count = 0;
     dst->audit = ci_audit_ref(src->audit);
@@ -58,7 +60,8 @@ int ci_config_copy(struct ci_config *dst, const struct ci_config *src)
         (src->workspace_root && !(dst->workspace_root = ci_strdup(src->workspace_root))) ||
         (src->preload && !(dst->preload = ci_strdup(src->preload))) ||
         (src->manifest && !(dst->manifest = ci_strdup(src->manifest))) ||
-        (src->manifest_key_path && !(dst->manifest_key_path = ci_strdup(src->manifest_key_path)))) {
+        (src->manifest_key_path && !(dst->manifest_key_path = ci_strdup(src->manifest_key_path))) ||
+        (src->wheelhouse && !(dst->wheelhouse = ci_strdup(src->wheelhouse)))) {
         ci_config_clear(dst);
         return CI_ENOMEM;
     }
@@ -71,10 +74,12 @@ void ci_config_clear(struct ci_config *cfg)
     free(cfg->preload);
     free(cfg->manifest);
     free(cfg->manifest_key_path);
+    free(cfg->wheelhouse);
     cfg->workspace_root = NULL;
     cfg->preload = NULL;
     cfg->manifest = NULL;
     cfg->manifest_key_path = NULL;
+    cfg->wheelhouse = NULL;
     ci_audit_unref(cfg->audit);
     cfg->audit = NULL;
     ci_functions_clear(cfg);
@@ -150,6 +155,19 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
     if (!cfg || !path_ok(manifest_path) || !public_key || key_len != sizeof cfg->manifest_key)
         return CI_EINVAL;
     return set_manifest(cfg, manifest_path, NULL, public_key);
+}
+
+CI_API int ci_config_set_wheelhouse(ci_config *cfg, const char *dir)
+{
+    char *copy = NULL;
+
+    if (!cfg || (dir && !path_ok(dir)))
+        return CI_EINVAL;
+    if (dir && !(copy = ci_strdup(dir)))
+        return CI_ENOMEM;
+    free(cfg->wheelhouse);
+    cfg->wheelhouse = copy;
+    return CI_OK;
 }
 
 CI_API ci_config *ci_config_new(void)

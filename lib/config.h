@@ -40,6 +40,7 @@ struct ci_config {
     char *manifest;       /* NULL: no package manifest (manifest_cache.c) */
     char *manifest_key_path; /* NULL: manifest_key holds the key */
     unsigned char manifest_key[32];
+    char *wheelhouse; /* NULL: no wheelhouse, %pip install refused (wheel.c) */
     struct ci_function *functions; /* in the order added */
     size_t function_count;
     size_t call_args_limit;   /* a CALL's JSON arguments (bytes) */

@@ -11,10 +11,22 @@
 #include "config.h"
 #include "err.h"
 
+/* A wheel the manifest's "wheels" member lists (docs/manifest-format.md). */
+struct ci_manifest_wheel {
+    char *file;    /* its file name in the wheelhouse directory */
+    unsigned char sha256[32];
+    char *name;    /* METADATA's Name */
+    char *version; /* METADATA's Version */
+    char **requires; /* "NAME" or "NAME SPECIFIERS", markers already evaluated */
+    size_t n_requires;
+};
+
 struct ci_manifest_verified {
     unsigned char digest[32]; /* SHA-256 of the manifest's canonical bytes */
-    char *text;
+    char *text;  /* the policy text (manifest.h) */
     size_t len;
+    struct ci_manifest_wheel *wheels; /* in the document's order; NULL if none */
+    size_t n_wheels;
     int refs; /* under manifest_cache.c's lock */
 };
 

@@ -51,6 +51,11 @@
  *           value\r\n" each), then the body (at most the request limit).
  *           The host checks the URL against the allow list and every
  *           byte of the rest before it makes the request.
+ *   INSTALL  a cell's %pip install (lib/worker/pip.py): only during a
+ *           run, one request at a time as for CALL. payload: u32 op
+ *           (CI_INSTALL_LIST, CI_INSTALL_WHEEL), then for WHEEL the wheel's
+ *           file name as the manifest lists it (1 to CI_INSTALL_ARG_MAX
+ *           bytes); nothing for LIST.
  * Host -> worker
  *   RUN     payload: u32 execution count, u32 flags (CI_RUN_FLAG_*), then
  *           the cell's UTF-8 source.
@@ -91,6 +96,15 @@
  *           (UTF-8 without NUL, at most CI_CALL_MESSAGE_MAX bytes);
  *           nothing for STOPPED. Dropped by an interrupted worker as it
  *           drops a CALL_REPLY.
+ *   INSTALL_REPLY  exactly one for each INSTALL, sent before the host
+ *           reads another frame. payload: u32 status (CI_INSTALL_*), then
+ *           for DONE a JSON object (LIST: "site", the site directory, and
+ *           "wheels", each listed wheel's "file", "name", "version" and
+ *           "requires"; WHEEL: "installed", "version", "files", "bytes"),
+ *           at most CI_INSTALL_REPLY_MAX bytes; for REFUSED and FAILED the
+ *           message (UTF-8 without NUL, at most CI_CALL_MESSAGE_MAX bytes);
+ *           nothing for STOPPED. Dropped by an interrupted worker as it
+ *           drops a CALL_REPLY.
  *
  * Interrupts travel out of band: the host sends SIGINT to the worker's
  * main thread with rt_tgsigqueueinfo(2), si_code SI_QUEUE and the RUN's
@@ -104,7 +118,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 4u
+#define CI_PROTO_VERSION 5u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -128,6 +142,8 @@ enum ci_frame_type {
     CI_FRAME_NETWORK = 11,
     CI_FRAME_FETCH = 12,
     CI_FRAME_FETCH_REPLY = 13,
+    CI_FRAME_INSTALL = 14,
+    CI_FRAME_INSTALL_REPLY = 15,
 };
 
 /* RUN flags. */
@@ -175,6 +191,22 @@ enum ci_fetch_status {
     CI_FETCH_FAILED = 2,  /* the request failed (a timeout, a cap, the server): why */
     CI_FETCH_STOPPED = 3, /* the cell is being interrupted (timeout or request) */
     CI_FETCH_TIMED_OUT = 4, /* the request's time limit passed: why */
+};
+
+/* %pip install through the host (ci_config_set_wheelhouse, wheel.c):
+ * INSTALL's operations, the longest argument, the largest DONE reply
+ * (a listing of every wheel a manifest may hold), and the statuses. */
+enum ci_install_op {
+    CI_INSTALL_LIST = 1,  /* the wheelhouse's listed wheels, as JSON */
+    CI_INSTALL_WHEEL = 2, /* install the wheel the argument names */
+};
+#define CI_INSTALL_ARG_MAX 255u
+#define CI_INSTALL_REPLY_MAX (32u * 1024 * 1024)
+enum ci_install_status {
+    CI_INSTALL_DONE = 0,    /* JSON follows */
+    CI_INSTALL_REFUSED = 1, /* not enabled, not listed, a changed wheel, a shadowing one: why */
+    CI_INSTALL_FAILED = 2,  /* it could not be done (the quota, a read error): why */
+    CI_INSTALL_STOPPED = 3, /* the cell is being interrupted (timeout or request) */
 };
 
 /*
