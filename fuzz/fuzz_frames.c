@@ -42,6 +42,7 @@
 #include "fetch.h"
 #include "functions.h"
 #include "urls.h"
+#include "wheel.h"
 #include "proto.h"
 #include "result.h"
 
@@ -847,6 +848,28 @@ static int on_fetch(int allowed, const struct ci_config *cfg, const unsigned cha
     return rc == 0;
 }
 
+/* An INSTALL payload as on_install does; 1 if the host takes it (and
+ * would answer it: a refusal or an install is an answer). */
+static int on_install(const unsigned char *p, size_t len)
+{
+    const char *why = NULL, *arg = NULL;
+    size_t arg_len = 0;
+    uint32_t op = 0, want_op = len >= 4 ? word(p) : 0;
+    size_t n = len >= 4 ? len - 4 : 0;
+    int ok = len >= 4 && ((want_op == CI_INSTALL_LIST && n == 0) ||
+                          (want_op == CI_INSTALL_WHEEL && n >= 1 && n <= CI_INSTALL_ARG_MAX &&
+                           !memchr(p + 4, 0, n)));
+    int rc = ci_install_parse(p, len, &op, &arg, &arg_len, &why);
+
+    TRACE("INSTALL: %s\n", rc == 0 ? "taken" : why);
+    CHECK(rc == (ok ? 0 : -1));
+    if (rc == 0)
+        CHECK(op == want_op && arg == (const char *)p + 4 && arg_len == n);
+    else
+        CHECK(why != NULL && why[0] != '\0');
+    return rc == 0;
+}
+
 static void noop(void *payload, const char *name, const char *args, size_t len, ci_reply *reply)
 {
 }
@@ -1027,6 +1050,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     over = 1;
             } else if (rd.type == CI_FRAME_FETCH && !violation[0] && !signaled) {
                 if (on_fetch(mode & 16, &cfg, rd.payload, rd.len))
+                    ci_reader_reset(&rd); /* answered: wait on for the result */
+                else
+                    over = 1;
+            } else if (rd.type == CI_FRAME_INSTALL && !violation[0] && !signaled) {
+                if (on_install(rd.payload, rd.len))
                     ci_reader_reset(&rd); /* answered: wait on for the result */
                 else
                     over = 1;

@@ -19,7 +19,8 @@ OUT = os.path.join(HERE, "corpus", "frames")
 # proto.h
 PROTO_VERSION = 5
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
- CALL_REPLY, NETWORK, FETCH, FETCH_REPLY) = range(1, 14)
+ CALL_REPLY, NETWORK, FETCH, FETCH_REPLY, INSTALL, INSTALL_REPLY) = range(1, 16)
+INSTALL_LIST, INSTALL_WHEEL = 1, 2
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
@@ -347,6 +348,15 @@ SEEDS = {
     "bad-fetch-over-limit": seed(WITH_URLS, fetch("PUT", "http://127.0.0.1:9/v1/", b"",
                                                   b"x" * (URL_REQUEST_LIMIT + 1))),
     "bad-fetch-reply-from-worker": seed(WITH_URLS, frame(FETCH_REPLY, u32(0))),
+    "install-list-and-wheel": seed(0, frame(INSTALL, u32(INSTALL_LIST))
+                                   + frame(INSTALL, u32(INSTALL_WHEEL) + b"ci_beta-1.0-py3-none-any.whl")
+                                   + result(1)),
+    "bad-install-op": seed(0, frame(INSTALL, u32(7) + b"x.whl")),
+    "bad-install-list-with-arg": seed(0, frame(INSTALL, u32(INSTALL_LIST) + b"x")),
+    "bad-install-wheel-nul": seed(0, frame(INSTALL, u32(INSTALL_WHEEL) + b"a\0b.whl")),
+    "bad-install-wheel-long": seed(0, frame(INSTALL, u32(INSTALL_WHEEL) + b"w" * 256)),
+    "bad-install-short": seed(0, frame(INSTALL, b"\1\0")),
+    "bad-install-reply-from-worker": seed(0, frame(INSTALL_REPLY, u32(0))),
 }
 
 

@@ -369,6 +369,18 @@ int ci_audit_call(ci_session *s, const char *function, size_t args_len, unsigned
                          call_outcome(status)));
 }
 
+int ci_audit_install(ci_session *s, const char *file, size_t file_len, unsigned status,
+                     const char *data, size_t len)
+{
+    static const char *const outcome[] = {"installed", "refused", "failed", "stopped"};
+
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:o,s:s,s:o", "install", "wheel", text(file, file_len), "outcome",
+                         status < 4 ? outcome[status] : "failed", "detail",
+                         text(data ? data : "", data ? (len < 1024 ? len : 1024) : 0)));
+}
+
 int ci_audit_http(ci_session *s, const char *method, const char *url, int status,
                   unsigned long long bytes, int allowed)
 {

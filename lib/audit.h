@@ -97,5 +97,13 @@ int ci_audit_call(struct ci_session *s, const char *function, size_t args_len,
  */
 int ci_audit_http(struct ci_session *s, const char *method, const char *url, int status,
                   unsigned long long bytes, int allowed);
+/*
+ * A cell's %pip install of the wheel @file (@file_len bytes, as the
+ * worker named it): the INSTALL_REPLY's @status (CI_INSTALL_*, proto.h)
+ * and its @len bytes at @data, the installed distribution's JSON or the
+ * reason it was refused or failed (its first 1024 bytes are kept).
+ */
+int ci_audit_install(struct ci_session *s, const char *file, size_t file_len, unsigned status,
+                     const char *data, size_t len);
 
 #endif /* CI_AUDIT_H */

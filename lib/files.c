@@ -44,6 +44,7 @@
 #include "read_all.h"
 #include "resolve.h"
 #include "session.h"
+#include "wheel.h"
 #include "worker_start.h"
 
 /* ---- creating and removing the session directory ---- */
@@ -282,6 +283,8 @@ static int make_subdirs(ci_session *s, int dirfd)
     for (int i = 0; i < 3; i++)
         if (mkdirat(dirfd, subdirs[i], 0700) < 0 || ci_give_to_worker(dirfd, subdirs[i]) < 0)
             return -1;
+    if (ci_site_make(s, dirfd) < 0) /* the host's, beside them (wheel.h) */
+        return -1;
     /* The session directory itself stays the host's: a worker of another
      * uid can search it, through its group, to reach its three
      * directories, but can put nothing beside them, nor rename them, nor

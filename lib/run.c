@@ -37,6 +37,7 @@
 #include "result.h"
 #include "session.h"
 #include "usage.h"
+#include "wheel.h"
 
 /* Why the run sent SIGINT, if it did. */
 enum interrupt { NOT_INTERRUPTED, BY_TIMEOUT, BY_REQUEST };
@@ -223,7 +224,8 @@ static void stop_if_due(struct run *run)
 static int request_waiting(int channel)
 {
     uint32_t type = waiting_frame(channel);
-    return type == CI_FRAME_CALL || type == CI_FRAME_FETCH || type == CI_FRAME_INPUT_REQUEST;
+    return type == CI_FRAME_CALL || type == CI_FRAME_FETCH || type == CI_FRAME_INSTALL ||
+           type == CI_FRAME_INPUT_REQUEST;
 }
 
 /* Sends a reply frame of @type: its u32 status, then @len bytes of @data.
@@ -427,6 +429,46 @@ static int on_fetch(struct run *run, const char **why)
     return rc;
 }
 
+/*
+ * An INSTALL, checked: the host lists the wheelhouse or installs a wheel
+ * from it (unless the cell is being stopped; an install in progress stops
+ * with the cell and is undone) and sends its INSTALL_REPLY. 0: wait on;
+ * 1: the run is over; -1 with @why: the worker broke the protocol.
+ */
+static int on_install(struct run *run, const char **why)
+{
+    struct ci_install_reply reply = {CI_INSTALL_STOPPED, NULL, 0};
+    const char *arg;
+    size_t arg_len;
+    uint32_t op;
+    int rc;
+
+    if (ci_install_parse(run->rd.payload, run->rd.len, &op, &arg, &arg_len, why) < 0)
+        return -1;
+    stop_if_due(run);
+    if (run->interrupted == NOT_INTERRUPTED) {
+        ci_drain_pipes(&run->drain);
+        ci_drain_give_partial(&run->drain, INT64_MAX);
+        ci_install_serve(run->s, op, arg, arg_len, fetch_stop, run, &reply);
+        if (op == CI_INSTALL_WHEEL)
+            ci_audit_install(run->s, arg, arg_len, reply.status, reply.data, reply.len);
+        stop_if_due(run);
+    }
+    if (run->interrupted != NOT_INTERRUPTED) {
+        free(reply.data);
+        reply = (struct ci_install_reply){CI_INSTALL_STOPPED, NULL, 0};
+    }
+    if (request_waiting(run->s->worker.channel)) {
+        free(reply.data);
+        *why = "a second request before the reply to an install request";
+        return -1;
+    }
+    rc = send_reply(run, CI_FRAME_INSTALL_REPLY, reply.status, reply.data, reply.len,
+                    "a package install");
+    free(reply.data);
+    return rc;
+}
+
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
  * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST or a
  * CALL, once answered). */
@@ -438,18 +480,20 @@ static int on_frame(struct run *run)
     int rc;
 
     if (run->rd.type == CI_FRAME_INPUT_REQUEST || run->rd.type == CI_FRAME_CALL ||
-        run->rd.type == CI_FRAME_FETCH) {
+        run->rd.type == CI_FRAME_FETCH || run->rd.type == CI_FRAME_INSTALL) {
         uint32_t type = run->rd.type;
-        const char *what = type == CI_FRAME_CALL    ? "a call"
-                           : type == CI_FRAME_FETCH ? "an HTTP request"
-                                                    : "an input request";
+        const char *what = type == CI_FRAME_CALL      ? "a call"
+                           : type == CI_FRAME_FETCH   ? "an HTTP request"
+                           : type == CI_FRAME_INSTALL ? "an install request"
+                                                      : "an input request";
         if (run->violation[0] || run->s->worker.signaled) {
             snprintf(late, sizeof late, "%s after a %s report", what,
                      run->violation[0] ? "violation" : "signal");
             why = late;
-        } else if ((rc = type == CI_FRAME_CALL    ? on_call(run, &why)
-                         : type == CI_FRAME_FETCH ? on_fetch(run, &why)
-                                                  : on_input_request(run, &why)) >= 0) {
+        } else if ((rc = type == CI_FRAME_CALL      ? on_call(run, &why)
+                         : type == CI_FRAME_FETCH   ? on_fetch(run, &why)
+                         : type == CI_FRAME_INSTALL ? on_install(run, &why)
+                                                    : on_input_request(run, &why)) >= 0) {
             ci_reader_reset(&run->rd);
             return rc;
         }
@@ -556,6 +600,8 @@ static int refused_by_header(const struct ci_reader *rd, const struct ci_config 
         return rd->len > ci_call_frame_cap(cfg);
     case CI_FRAME_FETCH:
         return rd->len > ci_fetch_frame_cap(cfg);
+    case CI_FRAME_INSTALL:
+        return rd->len > sizeof(uint32_t) + CI_INSTALL_ARG_MAX;
     case CI_FRAME_VIOLATION:
     case CI_FRAME_SIGNALED:
         return 0;

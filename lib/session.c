@@ -29,6 +29,7 @@
 #include "session.h"
 #include "spawn.h"
 #include "thread.h"
+#include "wheel.h"
 #include "worker_start.h"
 
 void ci_worker_init(struct ci_worker *w)
@@ -377,6 +378,8 @@ int ci_worker_start(ci_session *s)
     ci_manifest_cache_put(s->verified_manifest);
     s->verified_manifest = NULL;
     if (s->cfg.manifest && (rc = ci_manifest_cache_get(&s->cfg, &s->verified_manifest, &s->err)) != CI_OK)
+        return rc;
+    if ((rc = ci_wheelhouse_check(s)) != CI_OK)
         return rc;
     rc = ci_spawn_worker(s, &s->err);
     if (rc != CI_OK)

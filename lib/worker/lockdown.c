@@ -271,6 +271,13 @@ static void allow_paths(int ruleset, uint64_t handled)
         allow(ruleset, fd, RW, handled, session[i]);
         close(fd);
     }
+    /* The packages the host installs for %pip (lib/wheel.c): read and
+     * mapped, never written, by the worker. */
+    fd = openat(dir, "site", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        allow(ruleset, fd, RO, handled, "site");
+        close(fd);
+    }
     close(dir);
 }
 

@@ -440,8 +440,8 @@ void ci_calls_close(void)
     set_calls_open(0);
 }
 
-/* The largest reply of @type (INPUT_REPLY, CALL_REPLY, FETCH_REPLY) after
- * its u32 status. */
+/* The largest reply of @type (INPUT_REPLY, CALL_REPLY, FETCH_REPLY,
+ * INSTALL_REPLY) after its u32 status. */
 static uint64_t reply_max(uint32_t type)
 {
     uint64_t call = CI_CALL_ENAME_MAX + CI_CALL_MESSAGE_MAX + sizeof(uint32_t);
@@ -453,6 +453,8 @@ static uint64_t reply_max(uint32_t type)
         return CI_INPUT_REPLY_MAX;
     if (type == CI_FRAME_CALL_REPLY)
         return call;
+    if (type == CI_FRAME_INSTALL_REPLY)
+        return CI_INSTALL_REPLY_MAX;
     return fetch > CI_CALL_MESSAGE_MAX ? fetch : CI_CALL_MESSAGE_MAX;
 }
 
@@ -460,7 +462,7 @@ static uint64_t reply_max(uint32_t type)
 static int is_reply(uint32_t type)
 {
     return type == CI_FRAME_INPUT_REPLY || type == CI_FRAME_CALL_REPLY ||
-           (type == CI_FRAME_FETCH_REPLY && fetch_response_limit > 0);
+           type == CI_FRAME_INSTALL_REPLY || (type == CI_FRAME_FETCH_REPLY && fetch_response_limit > 0);
 }
 
 /* A reply's header is well formed (the host's: a mismatch is a bug). */
@@ -534,6 +536,18 @@ int ci_fetch_ask(const void *request, size_t len, int (*wait)(void), uint32_t *s
     if (*status > CI_FETCH_TIMED_OUT || (*status == CI_FETCH_STOPPED && *reply_len > 0) ||
         (*status == CI_FETCH_DONE && *reply_len < 2 * sizeof(uint32_t)))
         ci_fatal(CI_EXIT_PROTOCOL, "bad HTTP reply (status %" PRIu32 ")", *status);
+    return 0;
+}
+
+int ci_install_ask(uint32_t op, const char *arg, size_t len, int (*wait)(void), uint32_t *status,
+                   size_t *reply_len)
+{
+    struct iovec iov[3] = {{0}, {&op, sizeof(op)}, {(void *)arg, len}};
+
+    if (ask_host(CI_FRAME_INSTALL, CI_FRAME_INSTALL_REPLY, iov, 3, wait, status, reply_len) < 0)
+        return -1;
+    if (*status > CI_INSTALL_STOPPED || (*status == CI_INSTALL_STOPPED && *reply_len > 0))
+        ci_fatal(CI_EXIT_PROTOCOL, "bad install reply (status %" PRIu32 ")", *status);
     return 0;
 }
 

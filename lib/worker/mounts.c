@@ -347,6 +347,32 @@ static void bind_search_path(int fd[CI_MANIFEST_MAX_PATHS])
     }
 }
 
+/*
+ * The session's site directory, where the host installs the packages a
+ * cell asks for with %pip (lib/wheel.c), if it has one: bound over itself
+ * read-only and, unlike the rest of the session directory, not noexec,
+ * because an extension module's .so is mapped executable (nothing in it
+ * can be run by execve: the seccomp filter refuses execve). Only the
+ * host writes it. Where noexec cannot be cleared (a flag the owner of a
+ * user namespace's mount set is locked), it stays: pure-Python packages
+ * still work, and an extension's import says "failed to map segment".
+ */
+static void bind_site(const char *session)
+{
+    const unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+    char dst[PATH_MAX];
+    struct stat st;
+
+    snprintf(dst, sizeof dst, "%s%s/site", root_at, session);
+    if (lstat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (mount(dst, dst, NULL, MS_BIND, NULL) != 0)
+        die("bind", dst);
+    if (mount(NULL, dst, NULL, flags | (kept_flags(dst) & ~(MS_NOEXEC | MS_RDONLY)), NULL) != 0 &&
+        mount(NULL, dst, NULL, flags | kept_flags(dst), NULL) != 0)
+        die("remount", dst);
+}
+
 /* A mount namespace of our own, nothing of which propagates back to the
  * host's tree. 0 where the kernel refuses it, or where a container's
  * seccomp profile allows unshare(2) but refuses mount(2): the namespace
@@ -472,6 +498,7 @@ uint32_t ci_mount_root(uint32_t have)
      * /tmp), which is the host's name of it. */
     make_session_place(session);
     bind_from(fdpath, session, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+    bind_site(session);
     copy_ancestors(session, &above);
     close(session_fd);
     seal_root();
@@ -502,5 +529,6 @@ void ci_mount_session(int tree, const char *path)
         die("move_mount", path);
     if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags | kept_flags(path), NULL) != 0)
         die("remount", path);
+    bind_site(path);
     seal_root();
 }

@@ -277,6 +277,57 @@ static PyObject *py_host_fetch(PyObject *self, PyObject *args)
     return value;
 }
 
+/* An INSTALL: its op and argument. */
+struct install {
+    uint32_t op;
+    const char *arg;
+    size_t len;
+};
+
+static int ask_install(const void *arg, uint32_t *status, size_t *len)
+{
+    const struct install *in = arg;
+    return ci_install_ask(in->op, in->arg, in->len, wait_for_host, status, len);
+}
+
+/*
+ * host_install(op, arg): asks the host to list its wheelhouse (op "list",
+ * arg "") or to install the listed wheel file @arg (op "wheel"), and
+ * returns (status, text): "done" with the reply's JSON, "refused" or
+ * "failed" with the host's message, "stopped" with "". One request at a
+ * time, as host_call().
+ */
+static PyObject *py_host_install(PyObject *self, PyObject *args)
+{
+    static const char *const names[] = {"done", "refused", "failed", "stopped"};
+    struct install in;
+    const char *op;
+    Py_ssize_t n;
+    PyObject *reply, *value;
+    uint32_t status;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "ss#", &op, &in.arg, &n))
+        return NULL;
+    in.len = (size_t)n;
+    if (!strcmp(op, "list") && n == 0)
+        in.op = CI_INSTALL_LIST;
+    else if (!strcmp(op, "wheel") && n > 0 && (size_t)n <= CI_INSTALL_ARG_MAX)
+        in.op = CI_INSTALL_WHEEL;
+    else {
+        PyErr_SetString(PyExc_ValueError, "host_install(op, arg): op is 'list' (arg '') or "
+                        "'wheel' (arg a wheel's file name of 1 to 255 bytes)");
+        return NULL;
+    }
+    if (!(reply = ask_locked(ask_install, &in, "a package can only be installed", &status)))
+        return NULL;
+    value = Py_BuildValue("(sN)", names[status],
+                          PyUnicode_DecodeUTF8(PyBytes_AS_STRING(reply),
+                                               PyBytes_GET_SIZE(reply), "replace"));
+    Py_DECREF(reply);
+    return value;
+}
+
 static PyMethodDef methods[] = {
     {"input_request", py_input_request, METH_VARARGS,
      "Asks the host for a line: (status, text), or None if it cannot be asked."},
@@ -284,6 +335,8 @@ static PyMethodDef methods[] = {
      "Calls a host function with JSON arguments: (status, a, b)."},
     {"host_fetch", py_host_fetch, METH_VARARGS,
      "Sends an HTTP request to the host: (status, the reply's bytes)."},
+    {"host_install", py_host_install, METH_VARARGS,
+     "Asks the host to list its wheelhouse or install a wheel: (status, text)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -129,6 +129,10 @@ int ci_call_ask(const char *name, size_t name_len, const char *json, size_t len,
  * @request are the FETCH's payload (fetch.py wrote it). */
 int ci_fetch_ask(const void *request, size_t len, int (*wait)(void), uint32_t *status,
                  size_t *reply_len);
+/* The same for a %pip install, INSTALL and INSTALL_REPLY: @op
+ * (CI_INSTALL_*) and its @len bytes of argument at @arg (pip.py's). */
+int ci_install_ask(uint32_t op, const char *arg, size_t len, int (*wait)(void), uint32_t *status,
+                   size_t *reply_len);
 
 /* One function of a FUNCTIONS frame: its name and description, neither
  * NUL-terminated. */
