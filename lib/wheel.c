@@ -12,6 +12,7 @@
  * Nothing of a wheel is run: its .data/scripts, headers and data are not
  * installed, only purelib and platlib.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -581,6 +582,43 @@ failed:
 
 /* ------------------------------------------------------------ a wheel */
 
+/*
+ * The version of the distribution @name installed in @site, from its
+ * "<name>-<version>.dist-info" directory (PEP 427 escapes '-' in the name
+ * as '_'), into @version; 1 if there is one, else 0.
+ */
+static int installed_version(int site, const char *name, char *version, size_t n)
+{
+    char want[CI_MANIFEST_NAME_MAX + 1], have[256];
+    int fd = dup(site), found = 0;
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    struct dirent *e;
+
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    ci_manifest_normalise_name(name, want);
+    while (!found && (e = readdir(d))) {
+        const char *dash = strchr(e->d_name, '-');
+        size_t len = strlen(e->d_name);
+        if (!dash || len < 11 || strcmp(e->d_name + len - 10, ".dist-info") ||
+            (size_t)(dash - e->d_name) >= sizeof have)
+            continue;
+        memcpy(have, e->d_name, (size_t)(dash - e->d_name));
+        have[dash - e->d_name] = '\0';
+        ci_manifest_normalise_name(have, have);
+        if (!strcmp(have, want)) {
+            snprintf(version, n, "%.*s", (int)(len - 10 - (size_t)(dash + 1 - e->d_name)),
+                     dash + 1);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 static const struct ci_manifest_wheel *listed(const struct ci_manifest_verified *m,
                                               const char *file)
 {
@@ -650,6 +688,7 @@ static void install_wheel(ci_session *s, const char *file, int (*stop)(void *), 
     struct ci_manifest_policy policy = {0};
     unsigned char *data = NULL, sum[32];
     char site_name[PATH_MAX], shown[CI_MANIFEST_SHOWN_MAX], want[65], got[65];
+    char version[256] = "";
     struct plan plan;
     size_t len = 0;
     int site = -1;
@@ -685,8 +724,11 @@ static void install_wheel(ci_session *s, const char *file, int (*stop)(void *), 
                strerror(errno));
         goto done;
     }
-    if (fstatat(site, plan.dist_info, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        answer(out, CI_INSTALL_REFUSED, "%s %s is already installed", w->name, w->version);
+    if (installed_version(site, w->name, version, sizeof version) ||
+        fstatat(site, plan.dist_info, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        answer(out, CI_INSTALL_REFUSED, "%s %s is already installed in this session; a session "
+               "cannot replace or remove an installed package", w->name,
+               version[0] ? version : w->version);
         goto done;
     }
     if (unpack(s, data, len, file, site, stop, stop_arg, out) < 0)
