@@ -1,0 +1,2 @@
+"""Added to the wheelhouse after the manifest was signed: never installed."""
+VERSION = "1.0"

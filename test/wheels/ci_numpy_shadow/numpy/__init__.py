@@ -1,0 +1,2 @@
+"""Not numpy: a wheel that must never be installed over it."""
+SHADOW = True
