@@ -95,6 +95,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
     "ci_config_set_manifest": (c_int, [c_void_p, c_char_p, c_char_p]),
     "ci_config_set_manifest_key": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
+    "ci_config_set_wheelhouse": (c_int, [c_void_p, c_char_p]),
     "ci_config_add_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION_FN, c_void_p]),
     "ci_config_set_call_limits": (c_int, [c_void_p, c_size_t, c_size_t]),
     "ci_config_allow_url": (c_int, [c_void_p, c_char_p]),

@@ -170,7 +170,8 @@ class ManifestError(CodeinterpError):
     """CI_EMANIFEST: the signed package manifest (Session(manifest=...)) is
     malformed, badly signed, or does not match the installed files; .detail
     names the cause (an unreadable file and its path, another key, a listed
-    file changed or missing, an unlisted file present, no Landlock...)."""
+    file changed or missing, an unlisted file present, no Landlock, a
+    wheelhouse without a manifest...)."""
 
 
 _BY_CODE: Dict[int, Type[CodeinterpError]] = {

@@ -638,6 +638,14 @@ class Session:
                           manifest (a path: the NAME.pub of
                           "codeinterp-manifest keygen NAME")
       public_key_bytes    that key as its 32 bytes (Ed25519), instead of a file
+      wheelhouse          a directory of wheel files (a path) that cells may
+                          install from with %pip install NAME, !pip install
+                          NAME or pip.main(["install", NAME]): only the wheels
+                          the manifest lists, each checked against its SHA-256
+                          ("codeinterp-manifest create ... --wheelhouse DIR"
+                          lists them), into the session's own site directory.
+                          Needs manifest; None: no installs. See
+                          ci_config_set_wheelhouse(3) and docs/wheelhouse.md
       functions           host functions, {name: callable}: each a builtin of
                           the cells (and importable from codeinterp_host),
                           whose docstring is the callable's. A cell's call
@@ -685,7 +693,8 @@ class Session:
     A manifest that cannot be read, is malformed or badly signed, or does
     not match the installed files makes the session fail to start (and
     restart()) with ManifestError, whose detail names the cause; see
-    ci_config_set_manifest(3) and SECURITY.md.
+    ci_config_set_manifest(3) and SECURITY.md. So does a wheelhouse without
+    a manifest, or one that is not a directory.
 
     Starting takes about 0.6 s for the first session of a preload list (or
     any with zygote=False), milliseconds for the next ones. A session
@@ -707,6 +716,7 @@ class Session:
                  zygote: Optional[bool] = None, manifest: Optional[PathLike] = None,
                  public_key: Optional[PathLike] = None,
                  public_key_bytes: Optional[bytes] = None,
+                 wheelhouse: Optional[PathLike] = None,
                  functions: Optional[Mapping[str, HostFunction]] = None,
                  call_limits: Optional[Tuple[int, int]] = None,
                  allow_urls: Optional[Union[Iterable[str], Mapping[str, Sequence[str]]]] = None,
@@ -803,6 +813,10 @@ class Session:
             elif public_key is not None or public_key_bytes is not None:
                 raise _invalid(_NEW, "%s without manifest" % (
                     "public_key" if public_key is not None else "public_key_bytes"))
+            if wheelhouse is not None:
+                _check_config(lib.ci_config_set_wheelhouse(
+                    cfg, _path_bytes(_NEW, "wheelhouse", wheelhouse)),
+                    "wheelhouse=%s" % _shown(wheelhouse), "a path of 1 to 4096 bytes")
             self._functions.add_to(cfg)
             if call_limits is not None:
                 args_bytes, result_bytes = call_limits

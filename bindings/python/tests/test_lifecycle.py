@@ -214,6 +214,9 @@ def test_restart_live_session(small):
     {"manifest": "/m.json", "public_key": "/k.pub", "public_key_bytes": b"\1" * 32},
     {"public_key": "/k.pub"},                                # no manifest
     {"public_key_bytes": b"\1" * 32},
+    {"wheelhouse": ""},
+    {"wheelhouse": "/" + "w" * 4096},
+    {"wheelhouse": "/wheels\0"},
     {"task_limit": 15},
     {"task_limit": 65537},
     {"disk_quota": 1024},
@@ -267,6 +270,8 @@ def test_config_types():
         codeinterp.Session(manifest="/m.json", public_key=42)
     with pytest.raises(TypeError):
         codeinterp.Session(manifest="/m.json", public_key_bytes="0" * 32)
+    with pytest.raises(TypeError):
+        codeinterp.Session(wheelhouse=42)
 
 
 # Which of these modules a fresh session has imported.
@@ -357,6 +362,25 @@ def test_missing_manifest_is_a_manifest_error(tmp_path):
         assert e.message.startswith("Session(): " + codeinterp.strerror(ErrorCode.EMANIFEST))
     assert codeinterp.strerror(-12) == codeinterp.strerror(ErrorCode.EMANIFEST)
     assert "manifest" in codeinterp.strerror(ErrorCode.EMANIFEST)
+
+
+def test_wheelhouse_without_manifest_is_a_manifest_error(tmp_path):
+    # A real directory, so that what fails is the missing manifest: a
+    # wheelhouse's wheels are installable only as a signed manifest lists
+    # them.
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for value in (str(wheels), wheels, os.fsencode(str(wheels))):
+        with pytest.raises(codeinterp.ManifestError) as ei:
+            codeinterp.Session(wheelhouse=value)
+        e = ei.value
+        assert e.code == ErrorCode.EMANIFEST and e.name == "CI_EMANIFEST", value
+        assert str(wheels) in e.detail and "manifest" in e.detail, (value, e.detail)
+        assert e.message.startswith("Session(): " + codeinterp.strerror(ErrorCode.EMANIFEST))
+    # None, the default, is no wheelhouse: the session starts without a
+    # manifest.
+    with codeinterp.Session(wheelhouse=None) as s:
+        assert s.run("6 * 7").value == "42"
 
 
 def test_unsearchable_workspace_root_is_a_spawn_error():
