@@ -927,6 +927,45 @@ func TestManifest(t *testing.T) {
 	}
 }
 
+// A wheelhouse without a manifest fails the start with ErrManifest, the
+// directory in the Detail; an empty one is no wheelhouse.
+func TestWheelhouse(t *testing.T) {
+	// A real directory, so that what fails is the missing manifest.
+	dir := t.TempDir()
+	s, err := NewSession(WithTimeout(20*time.Second), WithWheelhouse(dir))
+	if s != nil {
+		s.Close()
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrManifest || !errors.Is(err, ErrManifest) ||
+		!strings.Contains(e.Detail, dir) || !strings.Contains(e.Detail, "manifest") {
+		t.Errorf("WithWheelhouse(%q) without a manifest: %v", dir, err)
+	}
+
+	// An empty path turns an earlier one off: the session starts without
+	// a manifest.
+	s, err = NewSession(WithTimeout(20*time.Second), WithWheelhouse(dir), WithWheelhouse(""))
+	if err != nil {
+		t.Fatalf("WithWheelhouse(%q), WithWheelhouse(\"\"): %v", dir, err)
+	}
+	defer s.Close()
+	if r, err := s.Run("6 * 7"); err != nil || r.Value != "42" {
+		t.Errorf("run: %v %v", r, err)
+	}
+
+	for _, o := range []Option{WithWheelhouse("/" + strings.Repeat("w", 4096)),
+		WithWheelhouse(dir + "\x00")} {
+		s, err := NewSession(o)
+		if s != nil {
+			s.Close()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != ErrInvalid || !strings.Contains(err.Error(), o.name) {
+			t.Errorf("%s: %v", o.name, err)
+		}
+	}
+}
+
 // Status prints ci_status_name's word for every status the library has.
 func TestStatusNames(t *testing.T) {
 	for _, c := range []struct {

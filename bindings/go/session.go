@@ -371,6 +371,33 @@ func WithManifestKey(manifestPath string, publicKey []byte) Option {
 		}}
 }
 
+// WithWheelhouse lets cells install packages an operator approved: the
+// wheel files of the directory dir that the session's signed package
+// manifest lists, each checked against its SHA-256 ("codeinterp-manifest
+// create ... --wheelhouse DIR" lists them). In a cell, "%pip install NAME",
+// "!pip install NAME" and pip.main(["install", NAME]) then install NAME and
+// what it requires, from those wheels only, into the session's own site
+// directory. It needs WithManifest (or WithManifestKey): NewSession and
+// Restart fail with ErrManifest, the cause in the Detail, for a wheelhouse
+// without a manifest or one that is not a directory. An empty dir turns
+// the wheelhouse off again (the default: no installs). See
+// ci_config_set_wheelhouse(3) and docs/wheelhouse.md.
+func WithWheelhouse(dir string) Option {
+	return Option{"WithWheelhouse", quote(dir),
+		"a path of at most 4096 bytes, without NUL (empty: no wheelhouse)",
+		func(c *C.ci_config) C.int {
+			if dir == "" {
+				return C.ci_config_set_wheelhouse(c, nil)
+			}
+			if hasNUL(dir) {
+				return C.CI_EINVAL
+			}
+			cdir := C.CString(dir)
+			defer C.free(unsafe.Pointer(cdir))
+			return C.ci_config_set_wheelhouse(c, cdir)
+		}}
+}
+
 // WithAuditLog makes the host append one JSON line to the file at path for
 // each event of the session: its start (sandbox layers, limits, manifest),
 // each cell (SHA-256, status, times, changed files), each PutFile and
