@@ -86,8 +86,9 @@ pub enum ErrorKind {
     /// `CI_ESANDBOX`: a required sandbox layer is not available.
     Sandbox,
     /// `CI_EMANIFEST`: the package manifest ([`Config::manifest`]) is
-    /// malformed, badly signed, or does not match the installed files; the
-    /// detail names the cause.
+    /// malformed, badly signed, or does not match the installed files, or
+    /// a wheelhouse ([`Config::wheelhouse`]) has no manifest or is not a
+    /// directory; the detail names the cause.
     Manifest,
     /// A code this binding does not know (from a newer library).
     Other(i32),
@@ -577,6 +578,7 @@ pub struct Config {
     zygote: Option<bool>,
     require_sandbox: Option<Sandbox>,
     manifest: Option<(PathBuf, ManifestKey)>,
+    wheelhouse: Option<PathBuf>,
     functions: Vec<functions::Definition>,
     call_limits: Option<(usize, usize)>,
     urls: Vec<(String, Vec<UrlHeader>)>,
@@ -853,6 +855,32 @@ impl Config {
         self
     }
 
+    /// Lets cells install packages an operator approved: the wheel files
+    /// of the directory @dir that the session's signed package manifest
+    /// lists, each checked against its SHA-256 (`codeinterp-manifest
+    /// create ... --wheelhouse DIR` lists them). In a cell,
+    /// `%pip install NAME`, `!pip install NAME` and
+    /// `pip.main(["install", NAME])` then install NAME and what it
+    /// requires, from those wheels only, into the session's own site
+    /// directory. It needs [`Config::manifest`] (or
+    /// [`Config::manifest_key`]): [`Session::new`] and [`Session::restart`]
+    /// fail with [`ErrorKind::Manifest`], the cause in the detail, for a
+    /// wheelhouse without a manifest or one that is not a directory. An
+    /// empty path, or one over 4096 bytes, makes [`Session::new`] fail with
+    /// [`ErrorKind::InvalidArgument`]. [`Config::no_wheelhouse`] turns it
+    /// off again. See `ci_config_set_wheelhouse(3)` and docs/wheelhouse.md.
+    pub fn wheelhouse<P: AsRef<Path>>(mut self, dir: P) -> Config {
+        self.wheelhouse = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// No wheelhouse (the default): undoes an earlier
+    /// [`Config::wheelhouse`], so that no cell can install a package.
+    pub fn no_wheelhouse(mut self) -> Config {
+        self.wheelhouse = None;
+        self
+    }
+
     /// Defines a host function the session's cells can call: a builtin
     /// named `name` (also importable: `from codeinterp_host import name`),
     /// whose docstring is `description` ("" for none). A cell's call runs
@@ -1068,6 +1096,11 @@ impl Config {
                     );
                     check(rc, "manifest_key", arg, MANIFEST_WANT)?;
                 }
+            }
+            if let Some(ref dir) = self.wheelhouse {
+                let c = path_c_string(OP, "Config::wheelhouse", dir)?;
+                let rc = sys::ci_config_set_wheelhouse(cfg.0, c.as_ptr());
+                check(rc, "wheelhouse", path(dir), MANIFEST_WANT)?;
             }
         }
         Ok(cfg)

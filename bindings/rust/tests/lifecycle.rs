@@ -388,6 +388,38 @@ fn bad_manifest_settings_are_refused() {
 }
 
 #[test]
+fn wheelhouse_without_manifest_is_a_manifest_error() {
+    // A real directory, so that what fails is the missing manifest.
+    let dir = std::env::temp_dir().join(format!("codeinterp-rust-wheels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shown = dir.to_str().unwrap();
+    let e = Session::new(Config::new().timeout(Duration::from_secs(20)).wheelhouse(&dir))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Manifest, "{}", e);
+    assert_eq!(e.code(), -12);
+    assert!(e.detail().contains(shown) && e.detail().contains("manifest"), "{}", e);
+    assert!(e.to_string().starts_with(&format!("Session::new: {}", e.message())), "{}", e);
+
+    // no_wheelhouse undoes it: the session starts without a manifest.
+    let cfg = Config::new().timeout(Duration::from_secs(20)).wheelhouse(&dir).no_wheelhouse();
+    let mut s = Session::new(cfg).unwrap();
+    assert_eq!(s.run("6 * 7").unwrap().value.as_deref(), Some("42"));
+    drop(s);
+
+    let long = format!("/{}", "w".repeat(4096));
+    for (what, cfg) in [
+        ("empty path", Config::new().wheelhouse("")),
+        ("long path", Config::new().wheelhouse(&long)),
+        ("NUL in the path", Config::new().wheelhouse("/wheels\0")),
+    ] {
+        let e = Session::new(cfg).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{}: {}", what, e);
+        assert!(e.detail().contains("wheelhouse"), "{}: {}", what, e);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn sandbox_layers_print_by_name() {
     assert_eq!(
         Sandbox::ALL.to_string(),

@@ -62,7 +62,7 @@ fn header_constants(h: &str) -> BTreeMap<String, i64> {
 
 #[test]
 fn every_function_is_declared() {
-    let (h, rs) = match (read("../../include/codeinterp.h"), read("src/sys.rs")) {
+    let (h, rs) = match (read("../../include/codeinterp.h"), read("codeinterp-sys/src/lib.rs")) {
         (Some(h), Some(rs)) => (h, rs),
         _ => {
             eprintln!("header not found: not in the source tree, skipped");

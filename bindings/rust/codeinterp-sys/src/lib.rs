@@ -193,6 +193,7 @@ extern "C" {
         public_key: *const c_uchar,
         key_len: usize,
     ) -> c_int;
+    pub fn ci_config_set_wheelhouse(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_add_function(
         cfg: *mut ci_config,
         name: *const c_char,
