@@ -45,6 +45,7 @@ _QUIET = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
                     tokenize.ENDMARKER})
 _AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _WS = None  # the session's workspace, once _configure() has run
+_SITE = None  # and its site directory, if it has one (a wheelhouse)
 
 
 def _lines(source):
@@ -527,15 +528,16 @@ def _configure(display_limit, run_limit, dpi, env, quota):
     # What belongs to one session, set once in the process that serves
     # it: a zygote loads this runner before any session exists and its
     # children call this after the fork, in their own workspace.
-    global _WS
+    global _WS, _SITE
     _out.configure(display_limit, run_limit)
     # The configured dpi is every new figure's, as a notebook's default:
     # a cell may still choose its own (plt.figure(dpi=...)).
     _plt.rcParams['figure.dpi'] = dpi
     # Called twice in a zygote's child (ci_interp_prefault): the first
-    # call's directory leaves the search path.
-    if globals().get('_WS') in sys.path:
-        sys.path.remove(_WS)
+    # call's directories leave the search path.
+    for old in (_WS, _SITE):
+        if old is not None and old in sys.path:
+            sys.path.remove(old)
     _WS = os.getcwd()
     # A zygote's child gets its session's HOME, MPLCONFIGDIR and TMPDIR
     # here (os.environ sets the C environment too).
@@ -564,6 +566,13 @@ def _configure(display_limit, run_limit, dpi, env, quota):
     # Modules a cell writes into the workspace import as in a notebook,
     # but never shadow the standard library or the installed packages.
     sys.path.append(_WS)
+    # Then the session's site directory, beside the workspace, where the
+    # host installs what %pip asks for (pip.py): what a worker before a
+    # restart installed imports at once.
+    site = os.path.join(os.path.dirname(_WS), 'site')
+    _SITE = site if os.path.isdir(site) else None
+    if _SITE is not None and _SITE not in sys.path:
+        sys.path.append(_SITE)
 
 
 def _rehearse(env):

@@ -10,12 +10,15 @@ publisher and display hook turn Jupyter's messages into the run's outputs
 this shell only for what is IPython's: the transformation of IPython's
 syntax, the formatting of values, the history, the magics.
 
-What the sandbox forbids (shell commands, installing packages) is
-refused with a PermissionError that names the policy and the way out,
-from the magics and the shell methods that IPython's syntax becomes.
+What the sandbox forbids (shell commands, conda) is refused with a
+PermissionError that names the policy and the way out, from the magics
+and the shell methods that IPython's syntax becomes. pip is the one
+program whose command line runs, without a process, from the session's
+wheelhouse: %pip, !pip and !python -m pip, and the `pip` a cell imports
+(pip.py, which the worker loads as _codeinterp_pip beside this module).
 The worker embeds this file (tools/embed.sh) as _codeinterp_shell.
 """
-import builtins, os, sys, traceback
+import builtins, os, re, sys, traceback
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -47,6 +50,40 @@ def refuse_install(*args, **kwargs):
 
 def refuse_shell(*args, **kwargs):
     raise Refused(SHELL)
+
+
+def _pip():
+    # Imported when first used, not with this module: the worker loads it
+    # as _codeinterp_pip (lib/worker/interp.c).
+    import _codeinterp_pip
+    return _codeinterp_pip
+
+
+# A command line that runs pip (pip.py has the last word): pip, pip3,
+# pip3.11, python -m pip, any path before them.
+_PIP_COMMAND = re.compile(r'\s*(?:\S*/)?(?:pip(?:3(?:\.\d+)?)?(?:\s|$)'
+                          r'|python(?:3(?:\.\d+)?)?\s+-m\s*pip(?:\s|$))')
+
+
+class PipImport:
+    """The finder of `import pip`, before sys.path's: the module whose
+    main() runs pip's command line from the session's wheelhouse
+    (pip.fill_shim says why it is always this one)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != 'pip':
+            return None
+        from importlib.machinery import ModuleSpec
+        return ModuleSpec('pip', self, origin='codeinterp')
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        _pip().fill_shim(module)
+
+    def invalidate_caches(self):
+        pass
 
 
 class Publisher(DisplayPublisher):
@@ -84,8 +121,9 @@ class Hook(DisplayHook):
         sys.stderr.flush()
 
 
-# The magics of IPython's that would install packages or run programs.
-INSTALLERS = ('pip', 'conda', 'mamba', 'micromamba')
+# The magics of IPython's that would install packages (%pip is
+# SandboxMagics') or run programs.
+INSTALLERS = ('conda', 'mamba', 'micromamba')
 PROGRAMS = ('sx', 'system', 'bash', 'sh', 'script', 'perl', 'ruby', 'python', 'python2',
             'python3', 'pypy')
 
@@ -108,6 +146,12 @@ class SandboxMagics(Magics):
         elif not target and workspace:
             line = workspace  # %cd alone goes home, which here is the workspace
         return self.shell.magics_manager.registry['OSMagics'].cd(line)
+
+    @line_magic
+    def pip(self, line):
+        """%pip as IPython's, from the session's wheelhouse: install,
+        list, freeze, show (pip.py). Returns None; an error is printed."""
+        return _pip().magic(line)
 
 
 class Shell(InteractiveShell):
@@ -172,7 +216,26 @@ class Shell(InteractiveShell):
         # open, as the inline backend does.
         return 'inline', _INLINE
 
-    system = system_piped = system_raw = getoutput = staticmethod(refuse_shell)
+    def system(self, cmd):
+        """!cmd: pip's command line runs from the wheelhouse (pip.py),
+        its status in _exit_code as IPython keeps it; any other command
+        is refused."""
+        cmd = self.var_expand(cmd, depth=1)
+        if not _PIP_COMMAND.match(cmd):
+            refuse_shell()
+        self.user_ns['_exit_code'] = _pip().system(cmd)
+
+    system_piped = system_raw = system
+
+    def getoutput(self, cmd, split=True, depth=0):
+        """x = !cmd: what pip's command line printed, as IPython's SList
+        of lines (LSString unless split); any other command is refused."""
+        cmd = self.var_expand(cmd, depth=depth + 1)
+        if not _PIP_COMMAND.match(cmd):
+            refuse_shell()
+        from IPython.utils.text import LSString, SList
+        text = _pip().captured(cmd)
+        return SList(text.splitlines()) if split else LSString(text)
 
     def keep_result(self, value):
         """The last cell's value, where %xdel and others look for it
@@ -250,4 +313,9 @@ def create(module=None):
             shell.register_magic_function(refuse, 'line_cell', name)
     # As in a kernel: get_ipython() outside the shell's own calls too.
     builtins.get_ipython = shell.get_ipython
+    # `import pip`: ahead of sys.path's finder, behind a manifest's hook.
+    from importlib.machinery import PathFinder
+    if not any(isinstance(f, PipImport) for f in sys.meta_path):
+        at = sys.meta_path.index(PathFinder) if PathFinder in sys.meta_path else len(sys.meta_path)
+        sys.meta_path.insert(at, PipImport())
     return shell

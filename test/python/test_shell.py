@@ -1,11 +1,13 @@
 """The IPython layer (lib/worker/shell.py, and runner.py's use of it):
 cells as models write them for a Jupyter kernel, outside any worker."""
 import re
+import sys
 
 import pytest
 
 import _codeinterp as ci
 from conftest import ipython, outputs as out, runner
+from test_pip import fake_host, wheel_file
 from test_runner import full_messages
 
 _count = [100]
@@ -85,15 +87,63 @@ def test_shell_commands_are_refused_naming_the_policy(cell, source):
     refused(cell(source), 'shell commands are disabled in this sandbox (no new processes)')
 
 
-@pytest.mark.parametrize('source', ['!pip install seaborn', '%pip install seaborn',
-                                    '%conda install seaborn'])
-def test_installing_is_refused_listing_what_is_installed(cell, source):
+@pytest.mark.parametrize('source', ['%conda install seaborn', '%mamba install seaborn',
+                                    '%micromamba install seaborn'])
+def test_conda_is_refused_listing_what_is_installed(cell, source):
     f = cell(source)
-    if source.startswith('!'):
-        refused(f, 'shell commands are disabled')
-    else:
-        refused(f, 'installing packages is disabled in this sandbox')
-        assert re.search(r'\bnumpy \d', f[ci.FIELD_EVALUE].decode())
+    refused(f, 'installing packages is disabled in this sandbox')
+    assert re.search(r'\bnumpy \d', f[ci.FIELD_EVALUE].decode())
+
+
+@pytest.mark.parametrize('source', ['!pip install ci-absent', '%pip install ci-absent',
+                                    '!python3 -m pip install ci-absent',
+                                    'import pip\npip.main(["install", "ci-absent"])'])
+def test_pip_without_a_wheelhouse_says_so_listing_what_is_installed(cell, source, capfd,
+                                                                     monkeypatch):
+    monkeypatch.delitem(sys.modules, 'pip', raising=False)
+    f = ok(cell(source))
+    err = capfd.readouterr().err
+    assert err.startswith('ERROR: package installation is not enabled in this session (no'
+                          ' wheelhouse); these are installed: ')
+    assert re.search(r'\bnumpy \d', err)
+    assert f[ci.FIELD_VALUE] == (b'1' if 'main' in source else None)
+
+
+@pytest.fixture
+def wheelhouse(tmp_path, monkeypatch):
+    """A fake host's wheelhouse (test_pip.FakeHost) for the cells."""
+    before = set(sys.modules)
+    monkeypatch.delitem(sys.modules, 'pip', raising=False)
+    yield fake_host(tmp_path, monkeypatch)
+    for name in set(sys.modules) - before:
+        if name.startswith('ci_'):
+            del sys.modules[name]
+
+
+def test_pip_installs_and_the_next_line_imports(cell, wheelhouse, capfd):
+    assert value(cell('%pip install ci_alpha\nimport ci_alpha, ci_beta\n'
+                      'ci_alpha.VERSION, ci_beta.VERSION')) == "('1.0', '2.0')"
+    assert capfd.readouterr().out.endswith('Successfully installed ci-beta-2.0 ci-alpha-1.0\n')
+    assert value(cell('name = "ci-pre"\n!pip install -q {name}\nimport ci_pre\n'
+                      '_exit_code, ci_pre.VERSION')) == "(0, '1.0')"
+    assert value(cell('import pip\npip.main(["install", "ci-onlypre"])')) == '0'
+    assert value(cell('frozen = !pip freeze\n[x for x in frozen if x.startswith("ci-")]')) == (
+        "['ci-alpha==1.0', 'ci-beta==2.0', 'ci-onlypre==1.0rc1', 'ci-pre==1.0']")
+    assert wheelhouse.installed == [wheel_file('ci-beta', '2.0'), wheel_file('ci-alpha', '1.0'),
+                                    wheel_file('ci-pre', '1.0'), wheel_file('ci-onlypre', '1.0rc1')]
+
+
+def test_pip_errors_are_printed_and_the_cell_goes_on(cell, wheelhouse, capfd):
+    assert value(cell('%pip install nonexistent\n1 + 1')) == '2'
+    assert 'ERROR: No matching distribution found for nonexistent\n' in capfd.readouterr().err
+    assert value(cell('!pip install nonexistent\n_exit_code')) == '1'
+    assert wheelhouse.installed == []
+
+
+def test_pip_in_a_shell_pipeline_is_refused(cell, wheelhouse):
+    refused(cell('!pip install ci-beta | tee log'), 'pip runs here without a shell')
+    refused(cell('!pip3 list; ls'), 'shell commands are disabled in this sandbox')
+    assert wheelhouse.installed == []
 
 
 def test_history_is_kept_as_ipython_keeps_it(cell):
