@@ -40,6 +40,7 @@
 #include "functions_py.h"
 #include "manifest_finder_py.h"
 #include "outputs_py.h"
+#include "pip_py.h"
 #include "refusals_py.h"
 #include "runner_py.h"
 #include "shell_py.h"
@@ -258,6 +259,7 @@ static void load_shell(void)
     m = load_embedded("_codeinterp_fetch", fetch_py, what);
     network_fn = attribute(m, "enable", what);
     Py_DECREF(m);
+    Py_DECREF(load_embedded("_codeinterp_pip", pip_py, what));
     m = load_embedded("_codeinterp_shell", shell_py, what);
     r = PyObject_CallMethod(m, "create", NULL);
     if (!r)
