@@ -59,6 +59,7 @@ static int same_file(const struct stat *a, const struct stat *b)
 static void release(struct ci_manifest_verified *p)
 {
     if (p && --p->refs == 0) {
+        ci_manifest_wheels_free(p->wheels, p->n_wheels);
         free(p->text);
         free(p);
     }
@@ -115,8 +116,8 @@ static int cache_get(const struct ci_config *cfg, struct ci_manifest_verified **
         free(p);
         return ci_manifest_fail(err, CI_ENOMEM, "manifest", cfg->manifest, "out of memory");
     }
-    if ((rc = ci_manifest_verify(cfg->manifest, key, &p->text, &p->len, p->digest, &st, err)) !=
-        CI_OK) {
+    if ((rc = ci_manifest_verify_with_wheels(cfg->manifest, key, &p->text, &p->len, p->digest,
+                                             &st, &p->wheels, &p->n_wheels, err)) != CI_OK) {
         free(p);
         free(path);
         return rc;

@@ -20,6 +20,7 @@
 
 #include "codeinterp.h"
 #include "manifest.h"
+#include "manifest_cache.h" /* struct ci_manifest_wheel */
 #include "manifest_doc.h"
 #include "read_all.h"
 
@@ -126,6 +127,19 @@ int ci_manifest_hex_valid(const char *s, size_t len)
         return 0;
     for (size_t i = 0; i < len; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int ci_manifest_wheel_file_valid(const char *file)
+{
+    size_t n = strlen(file);
+
+    if (n < 5 || n > CI_MANIFEST_WHEEL_FILE_MAX || file[0] == '.' || strcmp(file + n - 4, ".whl"))
+        return 0;
+    for (const char *p = file; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '+' || *p == '-'))
             return 0;
     return 1;
 }
@@ -379,5 +393,64 @@ int ci_manifest_policy_text(const json_t *doc, const char *path, char **policy, 
     t[o] = '\0';
     *policy = t;
     *len = o;
+    return CI_OK;
+}
+
+/* ---- the wheels ---- */
+
+void ci_manifest_wheels_free(struct ci_manifest_wheel *w, size_t n)
+{
+    for (size_t i = 0; w && i < n; i++) {
+        free(w[i].file);
+        free(w[i].name);
+        free(w[i].version);
+        for (size_t j = 0; j < w[i].n_requires; j++)
+            free(w[i].requires[j]);
+        free(w[i].requires);
+    }
+    free(w);
+}
+
+/* Wheel @e of a checked document into @w (zeroed): 0, or -1 when memory
+ * ran out, with what was copied left for ci_manifest_wheels_free(). */
+static int copy_wheel(const json_t *e, struct ci_manifest_wheel *w)
+{
+    const json_t *req = json_object_get(e, "requires");
+    size_t nreq = json_array_size(req);
+
+    if (!(w->file = strdup(json_string_value(json_object_get(e, "file")))) ||
+        !(w->name = strdup(json_string_value(json_object_get(e, "name")))) ||
+        !(w->version = strdup(json_string_value(json_object_get(e, "version")))) ||
+        (nreq && !(w->requires = calloc(nreq, sizeof *w->requires))))
+        return -1;
+    sodium_hex2bin(w->sha256, sizeof w->sha256, json_string_value(json_object_get(e, "sha256")),
+                   2 * sizeof w->sha256, NULL, NULL, NULL);
+    for (; w->n_requires < nreq; w->n_requires++)
+        if (!(w->requires[w->n_requires] =
+                  strdup(json_string_value(json_array_get(req, w->n_requires)))))
+            return -1;
+    return 0;
+}
+
+int ci_manifest_wheels(const json_t *doc, struct ci_manifest_wheel **out, size_t *n,
+                       struct ci_err *err)
+{
+    const json_t *wheels = json_object_get(doc, "wheels");
+    size_t count = json_array_size(wheels);
+    struct ci_manifest_wheel *w;
+
+    *out = NULL;
+    *n = 0;
+    if (count == 0)
+        return CI_OK;
+    if (!(w = calloc(count, sizeof *w)))
+        return ci_err_set(err, CI_ENOMEM, NULL);
+    for (size_t i = 0; i < count; i++)
+        if (copy_wheel(json_array_get(wheels, i), &w[i]) != 0) {
+            ci_manifest_wheels_free(w, count);
+            return ci_err_set(err, CI_ENOMEM, NULL);
+        }
+    *out = w;
+    *n = count;
     return CI_OK;
 }

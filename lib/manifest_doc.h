@@ -40,6 +40,13 @@
 #define CI_MANIFEST_SIG_B64_LEN 88    /* base64 of a 64-byte signature, padded */
 #define CI_MANIFEST_SHOWN_MAX 200     /* a buffer for ci_manifest_shown() */
 
+#define CI_MANIFEST_MAX_WHEELS 10000u    /* "wheels" entries */
+#define CI_MANIFEST_WHEEL_FILE_MAX 255u  /* bytes of a wheel's file name */
+#define CI_MANIFEST_MAX_REQUIRES 1000u   /* a wheel's requirements */
+#define CI_MANIFEST_REQUIRE_MAX 1000u    /* bytes of one requirement */
+
+struct ci_manifest_wheel; /* manifest_cache.h */
+
 /* ---- messages ---- */
 
 /* Records CI_EMANIFEST and "manifest <@path>: " + the formatted rest in
@@ -74,6 +81,11 @@ int ci_manifest_text_valid(const char *s, size_t max);
 
 /* 1 if @s is exactly @len lowercase hex digits, else 0. */
 int ci_manifest_hex_valid(const char *s, size_t len);
+
+/* 1 if @file is a wheel's file name as the "wheels" member allows it: 1
+ * to CI_MANIFEST_WHEEL_FILE_MAX bytes of [A-Za-z0-9._+-], not starting
+ * with '.', ending ".whl". */
+int ci_manifest_wheel_file_valid(const char *file);
 
 /* ---- key files ---- */
 
@@ -134,6 +146,18 @@ char *ci_manifest_canonical(const json_t *doc, size_t *len);
 int ci_manifest_policy_text(const json_t *doc, const char *path, char **policy, size_t *len,
                             struct ci_err *err);
 
+/*
+ * The "wheels" of @doc, which must have passed ci_manifest_check_body(),
+ * as *@n structs (manifest_cache.h) in document order in *@out (malloc'd,
+ * the hashes decoded; NULL and 0 when it lists none); free them with
+ * ci_manifest_wheels_free(). CI_OK, or CI_ENOMEM with *@out NULL.
+ */
+int ci_manifest_wheels(const json_t *doc, struct ci_manifest_wheel **out, size_t *n,
+                       struct ci_err *err);
+/* Frees the @n wheels at @w and @w itself, as ci_manifest_wheels() gave
+ * them. NULL is fine. Cannot fail. */
+void ci_manifest_wheels_free(struct ci_manifest_wheel *w, size_t n);
+
 /* ---- verification (lib/manifest_verify.c) ---- */
 
 /*
@@ -172,5 +196,15 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
 int ci_manifest_verify(const char *path, const unsigned char pk[32], char **policy,
                        size_t *policy_len, unsigned char digest[32], struct stat *identity,
                        struct ci_err *err);
+
+/*
+ * ci_manifest_verify(), and the wheels the manifest lists as
+ * ci_manifest_wheels() gives them in *@wheels and *@n_wheels (NULL and 0
+ * on failure, and when it lists none). What ci_manifest_cache_get() keeps.
+ */
+int ci_manifest_verify_with_wheels(const char *path, const unsigned char pk[32], char **policy,
+                                   size_t *policy_len, unsigned char digest[32],
+                                   struct stat *identity, struct ci_manifest_wheel **wheels,
+                                   size_t *n_wheels, struct ci_err *err);
 
 #endif /* CI_MANIFEST_DOC_H */

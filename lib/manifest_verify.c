@@ -83,6 +83,25 @@ static int check_members(const struct body *b, const json_t *obj, const char *co
     return CI_OK;
 }
 
+/* The start of the check of @obj, entry @i of the array @list: an object
+ * with only @allowed members and the first @required of them, named in
+ * @where (@size bytes) "LIST[I] (KEY)" when its @key member is a string
+ * that @valid accepts (*@named is then 1), else "LIST[I]". */
+static int check_entry(const struct body *b, const json_t *obj, const char *list, size_t i,
+                       const char *key, int (*valid)(const char *),
+                       const char *const allowed[], size_t required, char *where, size_t size,
+                       int *named)
+{
+    const json_t *k = json_object_get(obj, key);
+
+    snprintf(where, size, "%s[%zu]", list, i);
+    if (!json_is_object(obj))
+        return ci_manifest_refuse(b->err, b->path, "malformed: %s is not an object", where);
+    if ((*named = json_is_string(k) && valid(json_string_value(k))))
+        snprintf(where, size, "%s[%zu] (%s)", list, i, json_string_value(k));
+    return check_members(b, obj, allowed, required, where);
+}
+
 /* "format" and "version": this format, this version. */
 static int check_format(const struct body *b)
 {
@@ -234,17 +253,12 @@ static int check_distribution(struct body *b, size_t i)
                                           "pulled_in_by", "files",   NULL};
     json_t *d = json_array_get(b->dists, i);
     char where[260], s[CI_MANIFEST_SHOWN_MAX];
-    int rc;
+    int rc, named;
 
-    snprintf(where, sizeof where, "distributions[%zu]", i);
-    if (!json_is_object(d))
-        return ci_manifest_refuse(b->err, b->path, "malformed: %s is not an object", where);
-    json_t *name = json_object_get(d, "name");
-    int named = json_is_string(name) && ci_manifest_name_valid(json_string_value(name));
-    if (named)
-        snprintf(where, sizeof where, "distributions[%zu] (%s)", i, json_string_value(name));
-    if ((rc = check_members(b, d, members, 6, where)) != CI_OK)
+    if ((rc = check_entry(b, d, "distributions", i, "name", ci_manifest_name_valid, members, 6,
+                          where, sizeof where, &named)) != CI_OK)
         return rc;
+    json_t *name = json_object_get(d, "name");
     if (!named)
         return ci_manifest_refuse(b->err, b->path,
                                   "malformed: the name of %s is not 1 to %u of [A-Za-z0-9._-]%s%s%s",
@@ -365,10 +379,157 @@ static int check_unique_paths(struct body *b)
     return CI_OK;
 }
 
+/* " (\"S\")" for the string @v as a message shows it, "" for a non-string. */
+static const char *shown_value(const json_t *v, char *buf, size_t n)
+{
+    char s[CI_MANIFEST_SHOWN_MAX];
+    if (!json_is_string(v))
+        return "";
+    snprintf(buf, n, " (\"%s\")", ci_manifest_shown(json_string_value(v), s, sizeof s));
+    return buf;
+}
+
+/* The requires list of wheel @where: at most CI_MANIFEST_MAX_REQUIRES
+ * strings, each 1 to CI_MANIFEST_REQUIRE_MAX bytes of text. */
+static int check_requirements(const struct body *b, const json_t *req, const char *where)
+{
+    char s[CI_MANIFEST_SHOWN_MAX + 8];
+    if (!json_is_array(req))
+        return ci_manifest_refuse(b->err, b->path, "malformed: \"requires\" of %s is not an array",
+                                  where);
+    if (json_array_size(req) > CI_MANIFEST_MAX_REQUIRES)
+        return ci_manifest_refuse(b->err, b->path,
+                                  "malformed: \"requires\" of %s has more than %u requirements",
+                                  where, CI_MANIFEST_MAX_REQUIRES);
+    for (size_t j = 0; j < json_array_size(req); j++) {
+        const json_t *e = json_array_get(req, j);
+        if (!json_is_string(e) ||
+            !ci_manifest_text_valid(json_string_value(e), CI_MANIFEST_REQUIRE_MAX))
+            return ci_manifest_refuse(b->err, b->path,
+                                      "malformed: requires[%zu] of %s%s is not a requirement (1 "
+                                      "to %u bytes, no control characters)",
+                                      j, where, shown_value(e, s, sizeof s),
+                                      CI_MANIFEST_REQUIRE_MAX);
+    }
+    return CI_OK;
+}
+
+/* Wheel @i of @wheels: exactly its members, each valid. Its file is
+ * @files[@i]; @keys[@i] has its key (the normalised name, ' ', the
+ * version: a name has no space) as norm and its file as name. */
+static int check_wheel(const struct body *b, const json_t *wheels, size_t i,
+                       struct path_ref *files, struct name_ref *keys)
+{
+    static const char *const members[] = {"file", "sha256", "name", "version", "requires", NULL};
+    const json_t *w = json_array_get(wheels, i), *file, *name, *ver;
+    char where[32 + CI_MANIFEST_WHEEL_FILE_MAX], s[CI_MANIFEST_SHOWN_MAX + 8];
+    int rc, named;
+
+    if ((rc = check_entry(b, w, "wheels", i, "file", ci_manifest_wheel_file_valid, members, 5,
+                          where, sizeof where, &named)) != CI_OK)
+        return rc;
+    file = json_object_get(w, "file");
+    if (!named)
+        return ci_manifest_refuse(b->err, b->path,
+                                  "malformed: the file of %s%s is not a wheel's file name (1 to "
+                                  "%u of [A-Za-z0-9._+-], not starting with '.', ending "
+                                  "\".whl\")",
+                                  where, shown_value(file, s, sizeof s),
+                                  CI_MANIFEST_WHEEL_FILE_MAX);
+    if (!json_is_string(json_object_get(w, "sha256")) ||
+        !ci_manifest_hex_valid(json_string_value(json_object_get(w, "sha256")), 64))
+        return ci_manifest_refuse(b->err, b->path,
+                                  "malformed: the sha256 of %s is not 64 lowercase hex digits",
+                                  where);
+    name = json_object_get(w, "name");
+    if (!json_is_string(name) || !ci_manifest_name_valid(json_string_value(name)))
+        return ci_manifest_refuse(b->err, b->path,
+                                  "malformed: the name of %s%s is not 1 to %u of [A-Za-z0-9._-]",
+                                  where, shown_value(name, s, sizeof s), CI_MANIFEST_NAME_MAX);
+    ver = json_object_get(w, "version");
+    if (!json_is_string(ver) ||
+        !ci_manifest_text_valid(json_string_value(ver), CI_MANIFEST_TEXT_MAX))
+        return ci_manifest_refuse(b->err, b->path,
+                                  "malformed: the version of %s is not a string of 1 to %u bytes "
+                                  "without control characters",
+                                  where, CI_MANIFEST_TEXT_MAX);
+    if ((rc = check_requirements(b, json_object_get(w, "requires"), where)) != CI_OK)
+        return rc;
+    const char *n = json_string_value(name), *v = json_string_value(ver);
+    size_t nl = strlen(n), vl = strlen(v);
+    files[i].path = json_string_value(file);
+    keys[i].name = files[i].path;
+    keys[i].index = i;
+    if (!(keys[i].norm = malloc(nl + 1 + vl + 1)))
+        return ci_err_set(b->err, CI_ENOMEM, NULL);
+    ci_manifest_normalise_name(n, keys[i].norm);
+    nl = strlen(keys[i].norm);
+    keys[i].norm[nl] = ' ';
+    memcpy(keys[i].norm + nl + 1, v, vl + 1);
+    return CI_OK;
+}
+
+/* No file twice, and no (normalised name, version) twice: the two are
+ * named. Sorts @files and @keys (@n each). */
+static int check_unique_wheels(const struct body *b, const json_t *wheels,
+                               struct path_ref *files, struct name_ref *keys, size_t n)
+{
+    char s[CI_MANIFEST_SHOWN_MAX];
+    qsort(files, n, sizeof *files, cmp_path_ref);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(files[i].path, files[i - 1].path))
+            return ci_manifest_refuse(b->err, b->path, "lists the wheel %s twice", files[i].path);
+    qsort(keys, n, sizeof *keys, cmp_name_ref);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(keys[i].norm, keys[i - 1].norm)) {
+            const json_t *first = json_array_get(wheels, keys[i - 1].index);
+            return ci_manifest_refuse(
+                b->err, b->path, "lists two wheels of %s %s (%s and %s)",
+                json_string_value(json_object_get(first, "name")),
+                ci_manifest_shown(json_string_value(json_object_get(first, "version")), s,
+                                  sizeof s),
+                keys[i - 1].name, keys[i].name);
+        }
+    return CI_OK;
+}
+
+/* "wheels", when present: an array of at most CI_MANIFEST_MAX_WHEELS
+ * wheels, each valid, none twice. */
+static int check_wheels(const struct body *b)
+{
+    const json_t *wheels = json_object_get(b->doc, "wheels");
+    struct path_ref *files;
+    struct name_ref *keys;
+    size_t n, done = 0;
+    int rc = CI_OK;
+
+    if (!wheels)
+        return CI_OK;
+    if (!json_is_array(wheels))
+        return ci_manifest_refuse(b->err, b->path, "malformed: \"wheels\" is not an array");
+    if ((n = json_array_size(wheels)) > CI_MANIFEST_MAX_WHEELS)
+        return ci_manifest_refuse(b->err, b->path, "malformed: more than %u wheels",
+                                  CI_MANIFEST_MAX_WHEELS);
+    files = calloc(n ? n : 1, sizeof *files);
+    keys = calloc(n ? n : 1, sizeof *keys);
+    if (!files || !keys)
+        rc = ci_err_set(b->err, CI_ENOMEM, NULL);
+    for (; rc == CI_OK && done < n; done++)
+        rc = check_wheel(b, wheels, done, files, keys);
+    if (rc == CI_OK)
+        rc = check_unique_wheels(b, wheels, files, keys, n);
+    for (size_t i = 0; keys && i < n; i++)
+        free(keys[i].norm);
+    free(files);
+    free(keys);
+    return rc;
+}
+
 int ci_manifest_check_body(const json_t *doc, const char *path, struct ci_err *err)
 {
-    static const char *const top[] = {"format",        "version",    "python", "search_path",
-                                      "distributions", "site_files", "signature", NULL};
+    static const char *const top[] = {"format",        "version",    "python",    "search_path",
+                                      "distributions", "site_files", "signature", "wheels",
+                                      NULL};
     struct body b = {.doc = doc, .path = path, .err = err};
     int rc;
 
@@ -384,7 +545,8 @@ int ci_manifest_check_body(const json_t *doc, const char *path, struct ci_err *e
     if ((rc = check_files(&b, b.site, "site_files")) != CI_OK ||
         (rc = check_unique_names(&b)) != CI_OK || (rc = check_dependencies(&b)) != CI_OK)
         goto out;
-    rc = check_unique_paths(&b);
+    if ((rc = check_unique_paths(&b)) == CI_OK)
+        rc = check_wheels(&b);
 out:
     if (b.names)
         for (size_t i = 0; i < b.nnames; i++)
@@ -498,14 +660,19 @@ int ci_manifest_verify_json(const json_t *doc, const char *path, const unsigned 
     return rc;
 }
 
-int ci_manifest_verify(const char *path, const unsigned char pk[32], char **policy,
-                       size_t *policy_len, unsigned char digest[32], struct stat *identity,
-                       struct ci_err *err)
+int ci_manifest_verify_with_wheels(const char *path, const unsigned char pk[32], char **policy,
+                                   size_t *policy_len, unsigned char digest[32],
+                                   struct stat *identity, struct ci_manifest_wheel **wheels,
+                                   size_t *n_wheels, struct ci_err *err)
 {
     json_t *doc;
     int rc;
 
     *policy = NULL;
+    if (wheels) {
+        *wheels = NULL;
+        *n_wheels = 0;
+    }
     rc = ci_manifest_load(path, &doc, identity, err);
     if (rc == CI_EIO) {
         /* For the library an unreadable manifest is a manifest fault. */
@@ -516,6 +683,18 @@ int ci_manifest_verify(const char *path, const unsigned char pk[32], char **poli
     if (rc != CI_OK)
         return rc;
     rc = ci_manifest_verify_json(doc, path, pk, policy, policy_len, digest, err);
+    if (rc == CI_OK && wheels && (rc = ci_manifest_wheels(doc, wheels, n_wheels, err)) != CI_OK) {
+        free(*policy);
+        *policy = NULL;
+    }
     json_decref(doc);
     return rc;
+}
+
+int ci_manifest_verify(const char *path, const unsigned char pk[32], char **policy,
+                       size_t *policy_len, unsigned char digest[32], struct stat *identity,
+                       struct ci_err *err)
+{
+    return ci_manifest_verify_with_wheels(path, pk, policy, policy_len, digest, identity, NULL,
+                                          NULL, err);
 }
