@@ -29,7 +29,7 @@
 
 static const char create_help[] =
     "usage: codeinterp-manifest create --packages A,B,... [--path DIR]...\n"
-    "                                  [--python PYTHON] [-o FILE]\n"
+    "                                  [--wheelhouse DIR] [--python PYTHON] [-o FILE]\n"
     "\n"
     "Writes an unsigned manifest of the distributions A, B, ... and those they\n"
     "depend on, as installed for PYTHON: each with its version, what it requires\n"
@@ -43,6 +43,11 @@ static const char create_help[] =
     "  -P, --path DIR       put DIR before the interpreter's module search path\n"
     "                       (may be repeated; in the order given)\n"
     "      --python PYTHON  the interpreter (default " CI_MANIFEST_CLI_DEFAULT_PYTHON ")\n"
+    "  -w, --wheelhouse DIR list each *.whl of DIR (a regular file, not a link; all\n"
+    "                       else in DIR is ignored) with its SHA-256, name, version\n"
+    "                       and the requirements that apply to PYTHON, so that\n"
+    "                       sessions with this wheelhouse (ci_config_set_wheelhouse)\n"
+    "                       may install them\n"
     "  -o, --output FILE    write the manifest here (default: standard output)\n"
     "\n"
     "A one-line summary goes to standard error. Sign the result with 'sign'.\n";
@@ -197,6 +202,7 @@ struct create {
     char **paths; /* --path directories, in argv */
     size_t npaths;
     const char *python, *out;
+    const char *wheelhouse; /* --wheelhouse, or NULL */
     json_t *found;    /* the discovery program's output */
     struct job *jobs; /* every file it named, in document order */
     size_t njobs;
@@ -242,11 +248,12 @@ static int parse_options(struct create *c, int argc, char **argv)
                                          {"path", required_argument, NULL, 'P'},
                                          {"python", required_argument, NULL, 'y'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"wheelhouse", required_argument, NULL, 'w'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":p:P:o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":p:P:o:w:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'p':
             if (add_packages(&c->pkgs, &c->npkgs, optarg) != 0) {
@@ -266,6 +273,7 @@ static int parse_options(struct create *c, int argc, char **argv)
         }
         case 'y': c->python = optarg; break;
         case 'o': c->out = optarg; break;
+        case 'w': c->wheelhouse = optarg; break;
         case 'h': fputs(create_help, stdout); return CI_MANIFEST_CLI_OK;
         case ':':
             return ci_manifest_cli_usage_error("create", "'%s' needs a value", argv[optind - 1]);
@@ -302,6 +310,15 @@ static int parse(struct create *c, int argc, char **argv)
             ci_manifest_cli_err("create: --path %s: %s", c->paths[i],
                                 errno && stat(c->paths[i], &st) != 0 ? strerror(errno)
                                                                      : "not a directory");
+            return CI_MANIFEST_CLI_ERROR;
+        }
+    }
+    if (c->wheelhouse) {
+        struct stat st;
+        int found = stat(c->wheelhouse, &st) == 0;
+        if (!found || !S_ISDIR(st.st_mode)) {
+            ci_manifest_cli_err("create: --wheelhouse %s: %s", c->wheelhouse,
+                                found ? "not a directory" : strerror(errno));
             return CI_MANIFEST_CLI_ERROR;
         }
     }
@@ -362,7 +379,7 @@ static int discover(struct create *c)
     for (size_t i = 0; i < c->npkgs; i++)
         jl += strlen(c->pkgs[i]) + 1;
     joined = calloc(1, jl);
-    args = calloc(c->npaths + 1, sizeof *args);
+    args = calloc(c->npaths + 2, sizeof *args);
     if (!joined || !args) {
         ci_manifest_cli_err("out of memory");
         goto out;
@@ -375,7 +392,13 @@ static int discover(struct create *c)
     args[0] = joined;
     for (size_t i = 0; i < c->npaths; i++)
         args[1 + i] = c->paths[i];
-    if (!(text = run_discovery(c->python, args, c->npaths + 1)))
+    if (c->wheelhouse &&
+        asprintf(&args[1 + c->npaths], "--wheelhouse=%s", c->wheelhouse) < 0) {
+        args[1 + c->npaths] = NULL;
+        ci_manifest_cli_err("out of memory");
+        goto out;
+    }
+    if (!(text = run_discovery(c->python, args, c->npaths + 1 + (c->wheelhouse != NULL))))
         goto out;
     c->found = json_loads(text, 0, &jerr);
     if (!json_is_object(c->found)) {
@@ -390,8 +413,14 @@ static int discover(struct create *c)
         print_unknown(c);
         goto out;
     }
+    if (json_array_size(json_object_get(c->found, "bad_wheels")) > 0) {
+        print_list(c->found, "bad_wheels", "cannot list a wheel");
+        goto out;
+    }
     rc = 0;
 out:
+    if (args && c->wheelhouse)
+        free(args[1 + c->npaths]);
     free(args);
     free(joined);
     free(text);
@@ -526,6 +555,67 @@ static void add_pulled_in_by(json_t *dists)
     }
 }
 
+/* Wheel @w of discovery's output, @jb its hash, as a "wheels" entry
+ * appended to @wheels. 0, or -1 after saying why. */
+static int add_wheel(json_t *wheels, const json_t *w, const struct job *jb)
+{
+    const char *base = strrchr(jb->path, '/') ? strrchr(jb->path, '/') + 1 : jb->path;
+    char hex[65];
+
+    if (!ci_manifest_wheel_file_valid(base)) {
+        ci_manifest_cli_err("create: %s: a wheel's file name in a manifest is 1 to %u of "
+                            "[A-Za-z0-9._+-], not starting with '.'; rename it or move it out "
+                            "of the wheelhouse",
+                            jb->path, CI_MANIFEST_WHEEL_FILE_MAX);
+        return -1;
+    }
+    if (jb->err) {
+        ci_manifest_cli_err("create: cannot read %s: %s", jb->path,
+                            jb->err == EISDIR ? "not a regular file" : strerror(jb->err));
+        return -1;
+    }
+    sodium_bin2hex(hex, sizeof hex, jb->sha, sizeof jb->sha);
+    if (json_array_append_new(wheels, json_pack("{s:s, s:s, s:O, s:O, s:O}", "file", base,
+                                                "sha256", hex, "name", json_object_get(w, "name"),
+                                                "version", json_object_get(w, "version"),
+                                                "requires",
+                                                json_object_get(w, "requires"))) != 0) {
+        ci_manifest_cli_err("create: the discovery program's wheel list is incomplete");
+        return -1;
+    }
+    return 0;
+}
+
+/* With --wheelhouse: the wheels discovery listed there, hashed, as the
+ * document's "wheels" (an empty one for a wheelhouse without any). 0, or
+ * -1 after saying why. */
+static int add_wheels(struct create *c)
+{
+    json_t *found = json_object_get(c->found, "wheels"), *wheels;
+    size_t n = json_array_size(found);
+    struct job *jobs;
+    int rc = 0;
+
+    if (!c->wheelhouse)
+        return 0;
+    if (!(wheels = json_array()) || json_object_set_new(c->doc, "wheels", wheels) != 0 ||
+        !(jobs = calloc(n ? n : 1, sizeof *jobs))) {
+        ci_manifest_cli_err("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!(jobs[i].path = json_string_value(json_object_get(json_array_get(found, i), "path")))) {
+            ci_manifest_cli_err("create: the discovery program's wheel list is incomplete");
+            free(jobs);
+            return -1;
+        }
+    hash_all(jobs, n);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = add_wheel(wheels, json_array_get(found, i), &jobs[i]);
+    free(jobs);
+    return rc;
+}
+
 /* The manifest of discovery's output and the hashes, in c->doc, checked
  * as the library checks it. 0, or -1 after saying why. */
 static int build(struct create *c)
@@ -559,6 +649,8 @@ static int build(struct create *c)
                   json_array_size(found_files(c, json_array_size(dists))), &k) != 0)
         return -1;
     add_pulled_in_by(json_object_get(c->doc, "distributions"));
+    if (add_wheels(c) != 0)
+        return -1;
     if (ci_manifest_check_body(c->doc, strcmp(c->out, "-") ? c->out : "(standard output)",
                                &err) != CI_OK) {
         ci_manifest_cli_err("create: the manifest made is not valid, so it is not written: %s",
@@ -582,10 +674,14 @@ int ci_manifest_cli_create(int argc, char **argv)
     if (discover(&c) != 0 || hash(&c) != 0 || build(&c) != 0 ||
         ci_manifest_cli_write_json(c.doc, c.out, 0644) != 0)
         goto out;
+    size_t nw = json_array_size(json_object_get(c.doc, "wheels"));
+    char wheels[64] = "";
+    if (c.wheelhouse)
+        snprintf(wheels, sizeof wheels, ", %zu wheel%s", nw, nw == 1 ? "" : "s");
     fprintf(stderr,
-            "codeinterp-manifest: create: %zu distributions, %zu files, %llu bytes, %.2f s "
+            "codeinterp-manifest: create: %zu distributions, %zu files, %llu bytes%s, %.2f s "
             "(discovery %.2f s, hashing %.2f s)%s%s\n",
-            json_array_size(json_object_get(c.doc, "distributions")), c.listed, c.bytes,
+            json_array_size(json_object_get(c.doc, "distributions")), c.listed, c.bytes, wheels,
             ci_manifest_cli_now() - c.t0, c.t1 - c.t0, c.t2 - c.t1,
             c.skipped ? "; files vanished meanwhile: " : "", c.skipped ? "see above" : "");
     status = CI_MANIFEST_CLI_OK;

@@ -1,12 +1,14 @@
 """The discovery program of codeinterp-manifest create: what is installed.
 
-Run as "<python> -I -c <this> <packages> [<dir>...]" under the
-interpreter the manifest is for (argv: the requested distributions,
-comma-separated, then extra directories). It prints one JSON object on
-stdout:
+Run as "<python> -I -c <this> <packages> [<dir>...] [--wheelhouse=DIR]"
+under the interpreter the manifest is for (argv: the requested
+distributions, comma-separated, then extra directories, and a wheelhouse
+to list). It prints one JSON object on stdout:
   {"python", "search_path", "unknown": [requested names not installed],
    "distributions": [{"name", "version", "requires": [names], "files": [paths]}],
-   "site_files": [.pth paths], "warnings": [...], "notes": [...]}
+   "site_files": [.pth paths], "warnings": [...], "notes": [...],
+   "wheels": [{"path", "name", "version", "requires": [requirements]}],
+   "bad_wheels": [why a wheel could not be read]}
 the standard library first as "python", each path once in the whole
 object. The C side (create.c) hashes the files and writes the manifest.
 It is embedded in the command at build time (tools/embed.sh), so the
@@ -50,7 +52,8 @@ for need in WORKER_NEEDS:
     if norm(need) not in {norm(n) for n in requested}:
         requested.append(need)
         note(f'{need}: listed because the worker itself imports it')
-extra = sys.argv[2:]
+extra = [a for a in sys.argv[2:] if not a.startswith('--wheelhouse=')]
+wheelhouses = [a[len('--wheelhouse='):] for a in sys.argv[2:] if a.startswith('--wheelhouse=')]
 
 # --path directories come after the standard library (and before the
 # site directories): a module there cannot stand in for one CPython
@@ -399,4 +402,86 @@ if not unknown:
             if regular(p) and p not in claimed:
                 claimed.add(p)
                 result['site_files'].append(p)
+
+# ---- the wheelhouse: each *.whl (a regular file, not a link) with its
+# name, version and the requirements that apply here: the marker true for
+# this interpreter, no extra needed, written "NAME" or "NAME SPECIFIERS"
+# (what pip's resolver inside the worker reads). Anything else in the
+# directory is not looked at. The C side hashes the files.
+METADATA_MAX = 16 << 20  # bytes of a METADATA read
+
+def wheel_requires(lines, who):
+    out = []
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            r = Requirement(line)
+        except Exception as e:
+            raise ValueError('Requires-Dist %r does not parse: %s' % (line, e))
+        try:
+            applies = r.marker is None or r.marker.evaluate({'extra': ''})
+        except Exception as e:
+            raise ValueError('the marker of Requires-Dist %r cannot be evaluated: %s' % (line, e))
+        if not applies:
+            continue
+        if r.extras:
+            warn('%s: Requires-Dist %r asks for extras of %s, which the manifest cannot '
+                 'list; it requires %s alone' % (who, line, r.name, r.name))
+        if r.url:
+            warn('%s: Requires-Dist %r names a URL; the wheelhouse must hold %s'
+                 % (who, line, r.name))
+        spec = str(r.specifier)
+        out.append(r.name + (' ' + spec if spec else ''))
+    return out
+
+def read_wheel(p, f):
+    import zipfile
+    try:
+        z = zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ValueError('not a zip archive (%s)' % e)
+    with z:
+        metas = [i for i in z.infolist() if i.filename.count('/') == 1
+                 and i.filename.endswith('.dist-info/METADATA')]
+        if not metas:
+            raise ValueError('it holds no NAME.dist-info/METADATA: not a wheel')
+        if len(metas) > 1:
+            raise ValueError('it holds %d NAME.dist-info/METADATA files, not one' % len(metas))
+        if metas[0].file_size > METADATA_MAX:
+            raise ValueError('its METADATA is larger than %d bytes' % METADATA_MAX)
+        try:
+            text = z.read(metas[0])
+        except Exception as e:
+            raise ValueError('cannot read its %s (%s)' % (metas[0].filename, e))
+    m = email.parser.BytesParser().parsebytes(text, headersonly=True)
+    name, version = str(m.get('Name', '')).strip(), str(m.get('Version', '')).strip()
+    if not name or not version:
+        raise ValueError('its %s has no %s' % (metas[0].filename, 'Name' if not name else 'Version'))
+    return {'path': p, 'name': name, 'version': version,
+            'requires': wheel_requires(m.get_all('Requires-Dist') or [], f)}
+
+def list_wheelhouse(top):
+    if Requirement is None:
+        result['bad_wheels'].append('%s: reading Requires-Dist needs python3-packaging' % top)
+        return
+    try:
+        names = sorted(os.listdir(top))
+    except OSError as e:
+        result['bad_wheels'].append('%s: the wheelhouse cannot be listed: %s' % (top, e.strerror))
+        return
+    for f in names:
+        p = os.path.join(top, f)
+        if not f.endswith('.whl') or os.path.islink(p) or not os.path.isfile(p):
+            continue
+        try:
+            result['wheels'].append(read_wheel(p, f))
+        except ValueError as e:
+            result['bad_wheels'].append('%s: %s' % (p, e))
+
+result['wheels'] = []
+result['bad_wheels'] = []
+for top in wheelhouses:
+    list_wheelhouse(top)
 json.dump(result, sys.stdout)

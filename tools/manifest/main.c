@@ -6,13 +6,15 @@
  *   create --packages A,B [...]       an unsigned manifest of what is installed
  *   sign --key NAME.key MANIFEST      sign it (in place, or -o OUT)
  *   verify --key NAME.pub MANIFEST    its signature, then the installed files
- *   diff MANIFEST                     the installed files against it
+ *                                     (and a wheelhouse's, with --wheelhouse DIR)
+ *   diff MANIFEST                     the installed files against it (idem)
  *
  * The signature is checked by the library's own code
  * (lib/manifest_verify.c), so "verify" accepts exactly what
  * ci_session_new() would; keys and signing are the tool's own (keys.c).
  * docs/manifest-format.md specifies the format.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -41,14 +43,16 @@ static const char usage_text[] =
     "commands:\n"
     "  keygen NAME                       write the key pair NAME.key (secret, 0600)\n"
     "                                    and NAME.pub (public, 0644); never overwrites\n"
-    "  create --packages A,B,... [--path DIR]... [--python PYTHON] [-o FILE]\n"
+    "  create --packages A,B,... [--path DIR]... [--wheelhouse DIR]\n"
+    "         [--python PYTHON] [-o FILE]\n"
     "                                    an unsigned manifest of A, B and what they\n"
-    "                                    depend on, from what is installed\n"
+    "                                    depend on, from what is installed, and of\n"
+    "                                    the wheels of a wheelhouse\n"
     "  sign --key NAME.key MANIFEST [-o OUT]\n"
     "                                    sign MANIFEST (in place unless -o)\n"
-    "  verify --key NAME.pub [--signature-only] MANIFEST\n"
+    "  verify --key NAME.pub [--signature-only] [--wheelhouse DIR] MANIFEST\n"
     "                                    check its signature, then the installed files\n"
-    "  diff MANIFEST                     name every changed, missing or extra file\n"
+    "  diff [--wheelhouse DIR] MANIFEST  name every changed, missing or extra file\n"
     "  keyid NAME.pub                    print the key id of a public key, as the\n"
     "                                    messages of a wrong key name it\n"
     "\n"
@@ -76,17 +80,20 @@ static const char sign_help[] =
     "  -o, --output FILE  write the signed manifest here; '-' is standard output\n";
 
 static const char verify_help[] =
-    "usage: codeinterp-manifest verify --key NAME.pub [--signature-only] MANIFEST\n"
+    "usage: codeinterp-manifest verify --key NAME.pub [--signature-only]\n"
+    "                                  [--wheelhouse DIR] MANIFEST\n"
     "\n"
     "Checks the signature of MANIFEST with the public key exactly as the\n"
-    "codeinterp library does, then compares the installed files with it as\n"
-    "diff does. Findings go to standard output, one a line.\n"
+    "codeinterp library does, then compares the installed files (and the\n"
+    "wheelhouse's) with it as diff does. Findings go to standard output, one a\n"
+    "line; the summary, with the number of wheels listed, to standard error.\n"
     "\n"
     "  -k, --key FILE       the public key file (keygen's NAME.pub)\n"
-    "  -s, --signature-only check the signature and the format only\n";
+    "  -s, --signature-only check the signature and the format only\n"
+    "  -w, --wheelhouse DIR compare the wheels of DIR with the listed ones too\n";
 
 static const char diff_help[] =
-    "usage: codeinterp-manifest diff MANIFEST\n"
+    "usage: codeinterp-manifest diff [--wheelhouse DIR] MANIFEST\n"
     "\n"
     "Compares the installed files with MANIFEST, signed or not (no key is\n"
     "needed, and the signature is not checked), and prints one line per\n"
@@ -96,6 +103,10 @@ static const char diff_help[] =
     "  extra PATH        not listed, inside a listed package's directory, or a\n"
     "                    .pth file in a search-path directory\n"
     "  unreadable PATH   listed, but could not be read (the reason follows)\n"
+    "With --wheelhouse DIR (-w), the wheels too: DIR/FILE is changed when its\n"
+    "SHA-256 is not the listed one, missing when it is absent or not a regular\n"
+    "file (a link is not one: the host does not follow it), and extra when it\n"
+    "is a *.whl regular file that is not listed.\n"
     "Exit status 1 if there is any finding.\n";
 
 void ci_manifest_cli_err(const char *fmt, ...)
@@ -356,12 +367,102 @@ static int report_finding(void *ctx, enum ci_manifest_finding what, const char *
     return 0;
 }
 
-/* Compares the installed files with @policy; prints the findings and a
- * summary on stderr. CI_MANIFEST_CLI_OK, CI_MANIFEST_CLI_FINDINGS or CI_MANIFEST_CLI_ERROR. */
-static int compare_files(const char *path, const char *policy, size_t len, double t0)
+/* A *.whl name: what create lists from a wheelhouse. */
+static int is_wheel_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".whl");
+}
+
+/* Wheel @w of a checked document against @dir/<file>, as the host reads
+ * it (a regular file, no link followed): 1 finding reported, or 0; -1 if
+ * memory ran out. */
+static long compare_wheel(const char *dir, const json_t *w, struct report *r)
+{
+    const char *file = json_string_value(json_object_get(w, "file"));
+    const char *want = json_string_value(json_object_get(w, "sha256"));
+    char *path, hex[65];
+    unsigned char sha[32];
+    struct stat st;
+    long n = 1;
+    int found;
+
+    if (asprintf(&path, "%s/%s", dir, file) < 0)
+        return -1;
+    found = lstat(path, &st) == 0;
+    if (!found && errno != ENOENT)
+        report_finding(r, CI_MANIFEST_UNREADABLE, path, strerror(errno));
+    else if (!found || !S_ISREG(st.st_mode))
+        report_finding(r, CI_MANIFEST_MISSING, path,
+                       !found                ? NULL
+                       : S_ISLNK(st.st_mode) ? "a symbolic link, which the host does not follow"
+                                             : "not a regular file");
+    else if (ci_manifest_sha256_file(path, sha, NULL) != 0)
+        report_finding(r, CI_MANIFEST_UNREADABLE, path, strerror(errno));
+    else if (sodium_bin2hex(hex, sizeof hex, sha, sizeof sha), strcmp(hex, want))
+        report_finding(r, CI_MANIFEST_CHANGED, path, NULL);
+    else
+        n = 0; /* as listed */
+    free(path);
+    return n;
+}
+
+/* The wheels of @doc against the wheelhouse @dir: each listed one as
+ * compare_wheel() finds it, then each *.whl regular file not listed. The
+ * number of findings, or -1 after saying why. */
+static long compare_wheelhouse(const json_t *doc, const char *dir, struct report *r)
+{
+    const json_t *wheels = json_object_get(doc, "wheels");
+    long n = 0, k;
+    DIR *d;
+    struct dirent *e;
+
+    for (size_t i = 0; i < json_array_size(wheels); i++) {
+        if ((k = compare_wheel(dir, json_array_get(wheels, i), r)) < 0) {
+            ci_manifest_cli_err("out of memory");
+            return -1;
+        }
+        n += k;
+    }
+    if (!(d = opendir(dir))) {
+        ci_manifest_cli_err("--wheelhouse %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    while ((e = readdir(d))) {
+        struct stat st;
+        size_t i = 0;
+        if (!is_wheel_name(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        while (i < json_array_size(wheels) &&
+               strcmp(json_string_value(json_object_get(json_array_get(wheels, i), "file")), e->d_name))
+            i++;
+        if (i == json_array_size(wheels)) {
+            char *path;
+            if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+                closedir(d);
+                ci_manifest_cli_err("out of memory");
+                return -1;
+            }
+            report_finding(r, CI_MANIFEST_EXTRA, path, NULL);
+            free(path);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Compares the installed files with @policy, and with @wheelhouse (NULL:
+ * not) the wheels @doc lists; prints the findings and a summary on
+ * stderr. CI_MANIFEST_CLI_OK, CI_MANIFEST_CLI_FINDINGS or
+ * CI_MANIFEST_CLI_ERROR. */
+static int compare_files(const char *path, const json_t *doc, const char *wheelhouse,
+                         const char *policy, size_t len, double t0)
 {
     struct ci_manifest_policy p;
     struct ci_err err;
+    size_t nwheels = json_array_size(json_object_get(doc, "wheels"));
     if (ci_manifest_policy_parse(policy, len, &p, &err) != 0) {
         /* our own text from a valid document: a bug, not the manifest's fault */
         ci_manifest_cli_err("manifest %s: its policy text does not parse: %s", path, err.msg);
@@ -369,25 +470,40 @@ static int compare_files(const char *path, const char *policy, size_t len, doubl
         return CI_MANIFEST_CLI_ERROR;
     }
     struct report r = {{0}};
-    long n = ci_manifest_compare(&p, report_finding, &r);
+    long n = ci_manifest_compare(&p, report_finding, &r), w = 0;
     size_t nfiles = p.n_files;
     ci_manifest_policy_free(&p);
-    fflush(stdout);
     if (n < 0) {
+        fflush(stdout);
         ci_manifest_cli_err("out of memory while comparing the installed files");
         return CI_MANIFEST_CLI_ERROR;
     }
+    if (wheelhouse && (w = compare_wheelhouse(doc, wheelhouse, &r)) < 0)
+        return CI_MANIFEST_CLI_ERROR;
+    fflush(stdout);
+    n += w;
+    char wl[96] = "";
     if (n == 0) {
-        fprintf(stderr, "codeinterp-manifest: %s: all %zu listed files as listed, no extra file (%.2f s)\n",
-                path, nfiles, ci_manifest_cli_now() - t0);
+        if (wheelhouse)
+            snprintf(wl, sizeof wl, "; the %zu listed wheel%s as listed, no extra wheel", nwheels,
+                     nwheels == 1 ? "" : "s");
+        else if (nwheels)
+            snprintf(wl, sizeof wl, "; %zu wheel%s listed, not compared (no --wheelhouse)",
+                     nwheels, nwheels == 1 ? "" : "s");
+        fprintf(stderr,
+                "codeinterp-manifest: %s: all %zu listed files as listed, no extra file%s (%.2f "
+                "s)\n",
+                path, nfiles, wl, ci_manifest_cli_now() - t0);
         return CI_MANIFEST_CLI_OK;
     }
+    if (wheelhouse || nwheels)
+        snprintf(wl, sizeof wl, ", %zu wheel%s", nwheels, nwheels == 1 ? "" : "s");
     fprintf(stderr,
             "codeinterp-manifest: %s: %ld finding%s: %lu changed, %lu missing, %lu extra, %lu "
-            "unreadable, %lu unsafe (%zu files listed; %.2f s)\n",
+            "unreadable, %lu unsafe (%zu files%s listed; %.2f s)\n",
             path, n, n == 1 ? "" : "s", r.counts[CI_MANIFEST_CHANGED], r.counts[CI_MANIFEST_MISSING],
             r.counts[CI_MANIFEST_EXTRA], r.counts[CI_MANIFEST_UNREADABLE], r.counts[CI_MANIFEST_UNSAFE], nfiles,
-            ci_manifest_cli_now() - t0);
+            wl, ci_manifest_cli_now() - t0);
     return CI_MANIFEST_CLI_FINDINGS;
 }
 
@@ -395,15 +511,17 @@ static int cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {{"key", required_argument, NULL, 'k'},
                                          {"signature-only", no_argument, NULL, 's'},
+                                         {"wheelhouse", required_argument, NULL, 'w'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    const char *key = NULL;
+    const char *key = NULL, *wheelhouse = NULL;
     int sig_only = 0, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":k:sh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":k:sw:h", opts, NULL)) != -1) {
         switch (c) {
         case 'k': key = optarg; break;
         case 's': sig_only = 1; break;
+        case 'w': wheelhouse = optarg; break;
         case 'h': fputs(verify_help, stdout); return CI_MANIFEST_CLI_OK;
         case ':': return ci_manifest_cli_usage_error("verify", "'%s' needs a value", argv[optind - 1]);
         default: return ci_manifest_cli_usage_error("verify", "unknown option '%s'", argv[optind - 1]);
@@ -425,26 +543,42 @@ static int cmd_verify(int argc, char **argv)
     if (rc != CI_OK)
         return fail(&err, status_of(rc));
     char *policy = NULL;
-    size_t len = 0;
+    size_t len = 0, nwheels = json_array_size(json_object_get(doc, "wheels"));
     rc = ci_manifest_verify_json(doc, path, pk, &policy, &len, digest, &err);
-    json_decref(doc);
-    if (rc != CI_OK)
+    if (rc != CI_OK) {
+        json_decref(doc);
         return fail(&err, status_of(rc));
+    }
     char id[CI_MANIFEST_KEY_ID_LEN + 1], hex[65];
     ci_manifest_key_id(pk, id);
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
-    fprintf(stderr, "codeinterp-manifest: %s: good signature by key id %s (canonical SHA-256 %s)\n",
-            path, id, hex);
-    status = sig_only ? CI_MANIFEST_CLI_OK : compare_files(path, policy, len, t0);
+    fprintf(stderr,
+            "codeinterp-manifest: %s: good signature by key id %s (canonical SHA-256 %s); %zu "
+            "wheel%s listed\n",
+            path, id, hex, nwheels, nwheels == 1 ? "" : "s");
+    status = sig_only ? CI_MANIFEST_CLI_OK : compare_files(path, doc, wheelhouse, policy, len, t0);
     free(policy);
+    json_decref(doc);
     return status;
 }
 
 static int cmd_diff(int argc, char **argv)
 {
-    const char *path;
-    int status = help_and_operand(argc, argv, "diff", diff_help, "MANIFEST", &path);
-    if (status >= 0)
+    static const struct option opts[] = {{"wheelhouse", required_argument, NULL, 'w'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *path, *wheelhouse = NULL;
+    int status, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': wheelhouse = optarg; break;
+        case 'h': fputs(diff_help, stdout); return CI_MANIFEST_CLI_OK;
+        case ':': return ci_manifest_cli_usage_error("diff", "'%s' needs a value", argv[optind - 1]);
+        default: return ci_manifest_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if ((status = one_operand(argc, argv, "diff", "MANIFEST", &path)) >= 0)
         return status;
     double t0 = ci_manifest_cli_now();
     struct ci_err err;
@@ -456,11 +590,13 @@ static int cmd_diff(int argc, char **argv)
     size_t len = 0;
     if (rc == CI_OK)
         rc = ci_manifest_policy_text(doc, path, &policy, &len, &err);
-    json_decref(doc);
-    if (rc != CI_OK)
+    if (rc != CI_OK) {
+        json_decref(doc);
         return fail(&err, status_of(rc));
-    status = compare_files(path, policy, len, t0);
+    }
+    status = compare_files(path, doc, wheelhouse, policy, len, t0);
     free(policy);
+    json_decref(doc);
     return status;
 }
 
