@@ -3,7 +3,7 @@
  * queued tool calls one at a time, and the end.
  *
  *     codeinterp-mcp [--timeout-ms MS] [--memory BYTES] ... (see --help)
- *     codeinterp-mcp --manifest FILE --public-key FILE ...
+ *     codeinterp-mcp --manifest FILE --public-key FILE [--wheelhouse DIR] ...
  *
  * It starts one session before it reads anything, so a misconfiguration
  * shows at once (exit 1, the reason on stderr). At end of input it runs
@@ -76,6 +76,13 @@ static const char usage[] =
     "  --public-key FILE        the public key file that must have signed the manifest\n"
     "                           (the NAME.pub of \"codeinterp-manifest keygen NAME\");\n"
     "                           only with --manifest.\n"
+    "  --wheelhouse DIR         a directory of wheel files cells may install from with\n"
+    "                           %pip install NAME: only the wheels the manifest lists,\n"
+    "                           each checked against its SHA-256 (codeinterp-manifest\n"
+    "                           create --wheelhouse DIR lists them), into the session's\n"
+    "                           own site directory (ci_config_set_wheelhouse). Needs\n"
+    "                           --manifest; one that is not a directory stops the\n"
+    "                           start.\n"
     "  --audit-log FILE         append one JSON line for each event of the session (its\n"
     "                           start, each cell with its SHA-256, status and changed\n"
     "                           files, each file uploaded or downloaded, each HTTP\n"
@@ -193,7 +200,7 @@ static void url_header(const char *arg)
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_TASKS, O_DISK, O_INODES, O_ROOT, O_PRELOAD,
-           O_MANIFEST, O_PUBLIC_KEY, O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT,
+           O_MANIFEST, O_PUBLIC_KEY, O_WHEELHOUSE, O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT,
            O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL, O_URL_HEADER };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
@@ -206,6 +213,7 @@ static void parse_options(int argc, char **argv)
         {"preload", required_argument, NULL, O_PRELOAD},
         {"manifest", required_argument, NULL, O_MANIFEST},
         {"public-key", required_argument, NULL, O_PUBLIC_KEY},
+        {"wheelhouse", required_argument, NULL, O_WHEELHOUSE},
         {"audit-log", required_argument, NULL, O_AUDIT_LOG},
         {"max-message-bytes", required_argument, NULL, O_MAX_MESSAGE},
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
@@ -217,7 +225,7 @@ static void parse_options(int argc, char **argv)
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
     };
-    const char *manifest = NULL, *public_key = NULL;
+    const char *manifest = NULL, *public_key = NULL, *wheelhouse = NULL;
     int opt;
     if (!(srv.cfg = ci_config_new())) {
         fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
@@ -271,6 +279,9 @@ static void parse_options(int argc, char **argv)
             break;
         case O_PUBLIC_KEY:
             public_key = optarg;
+            break;
+        case O_WHEELHOUSE:
+            wheelhouse = optarg;
             break;
         case O_AUDIT_LOG:
             if (ci_config_set_audit_log(srv.cfg, optarg) != CI_OK)
@@ -339,6 +350,19 @@ static void parse_options(int argc, char **argv)
         if (rc != CI_OK)
             bad_option("--manifest and --public-key take files (paths of 1 to 4096 bytes)",
                        !manifest[0] || strlen(manifest) > 4096 ? manifest : public_key);
+    }
+    /* The library refuses a wheelhouse without a manifest when the session
+     * starts (CI_EMANIFEST); say so as the option it is. The directory is
+     * looked at then. */
+    if (wheelhouse && !manifest)
+        bad_option("--wheelhouse needs --manifest (a signed package manifest that lists its "
+                   "wheels: codeinterp-manifest create --wheelhouse DIR)", wheelhouse);
+    srv.wheelhouse = wheelhouse != NULL;
+    if (wheelhouse) {
+        int rc = ci_config_set_wheelhouse(srv.cfg, wheelhouse);
+        check_memory(rc);
+        if (rc != CI_OK)
+            bad_option("--wheelhouse takes a directory (a path of 1 to 4096 bytes)", wheelhouse);
     }
 }
 

@@ -69,6 +69,7 @@ struct server {
     size_t output_limit;       /* the session's, for messages */
     const char *preload;       /* the session's preload list */
     int manifest;              /* a signed package manifest limits imports */
+    int wheelhouse;            /* cells may %pip install the manifest's wheels */
     size_t max_message;        /* longest accepted input line, in bytes */
     size_t max_result;         /* longest output line, newline included */
     size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */

@@ -61,8 +61,9 @@ static char *run_python_description(void)
     struct buf b = {0};
     buf_printf(&b, "Runs Python code in a persistent, sandboxed Python 3.11 session, as a Jupyter "
                "notebook runs a cell: variables, imports and functions stay defined for later "
-               "calls, and IPython's magics work (%%time, %%timeit...); !shell commands, pip "
-               "and the network do not. The working directory holds the uploaded files.\n");
+               "calls, and IPython's magics work (%%time, %%timeit...); !shell commands, %s"
+               "the network do not. The working directory holds the uploaded files.\n",
+               srv.wheelhouse ? "" : "pip and ");
     if (srv.url_count) {
         buf_printf(&b, "HTTP: urllib.request, requests and pandas (read_csv of a URL) can fetch "
                    "the URLs under");
@@ -76,6 +77,11 @@ static char *run_python_description(void)
                srv.manifest ? "only the packages the operator's signed package manifest lists "
                               "can be imported, and an import of any other fails, saying so."
                             : "for any other, try to import it.");
+    if (srv.wheelhouse)
+        buf_printf(&b, "Installing: %%pip install NAME (or NAME==VERSION) installs a package "
+                   "and what it requires from the wheels the operator approved, and only "
+                   "those (for another, the error lists what can be installed); import it "
+                   "in the next line. %%pip list shows what is installed.\n");
     buf_printf(&b, "Limits of this session: a cell may run %lu ms (timeout_ms changes that for "
                "one call), then it is interrupted, its variables kept. Memory: %s of address "
                "space, past which MemoryError. A file a cell writes: at most %s. A cell's "

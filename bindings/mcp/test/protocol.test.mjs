@@ -432,7 +432,7 @@ test('--help documents the options; a bad option is refused', () => {
     const help = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 30000 });
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--task-limit', '--disk-quota', '--inode-quota', '--workspace-root', '--preload',
-                       '--manifest', '--public-key', '--max-message-bytes', '--max-result-bytes',
+                       '--manifest', '--public-key', '--wheelhouse', '--max-message-bytes', '--max-result-bytes',
                        '--max-output-chars', '--html', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
@@ -450,7 +450,12 @@ test('--help documents the options; a bad option is refused', () => {
                         ['--manifest', '', '--public-key', '/k.pub'],
                         ['--manifest', '/m.json', '--public-key', ''],
                         ['--manifest', '/' + 'm'.repeat(4096), '--public-key', '/k.pub'],
-                        ['--manifest']]) {
+                        ['--manifest'],
+                        // --wheelhouse needs --manifest, and takes a path
+                        ['--wheelhouse', '/wheels'], ['--wheelhouse'],
+                        ['--manifest', '/m.json', '--public-key', '/k.pub', '--wheelhouse', ''],
+                        ['--manifest', '/m.json', '--public-key', '/k.pub',
+                         '--wheelhouse', '/' + 'w'.repeat(4096)]]) {
         const bad = spawnSync(SERVER, args, { encoding: 'utf8', timeout: 30000, input: '' });
         assert.equal(bad.status, 2, `${args.join(' ')}: exit ${bad.status}, not 2`);
         assert.ok(bad.stderr.length > 0, `${args.join(' ')}: nothing on stderr`);
@@ -503,6 +508,22 @@ test('--manifest that does not exist: exit 1, the path on stderr', () => {
         assert.match(bad.stderr, /manifest/);
         assert.equal(bad.stdout, '');
         assert.deepEqual(leftIn(root), ['test.pub'], 'a failed start left its directory');
+    } finally {
+        rmSync(root, { recursive: true, force: true });
+    }
+});
+
+test('--wheelhouse without --manifest: exit 2, saying it needs one', () => {
+    const root = freshRoot();
+    try {
+        // A real directory: what is refused is the missing manifest.
+        const bad = spawnSync(SERVER, ['--workspace-root', root, '--wheelhouse', root],
+                              { encoding: 'utf8', timeout: 30000, input: '' });
+        assert.equal(bad.status, 2, `exit ${bad.status}; stderr: ${bad.stderr}`);
+        assert.match(bad.stderr, /--wheelhouse needs --manifest/);
+        assert.ok(bad.stderr.includes(root), `stderr does not name ${root}: ${bad.stderr}`);
+        assert.equal(bad.stdout, '');
+        assert.deepEqual(leftIn(root), [], 'a refused start made a session directory');
     } finally {
         rmSync(root, { recursive: true, force: true });
     }
