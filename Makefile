@@ -200,13 +200,15 @@ DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev l
                  python3-tabulate python3-xlsxwriter python3-openpyxl
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python
-# binding (mypy, pip, setuptools, wheel and venv for its install check),
+# binding (mypy, pip, setuptools, wheel and venv for its install check, and
+# for test_wheelhouse to build its wheels; packaging for manifest create
+# --wheelhouse to read their requirements),
 # Go and Rust (and clippy) for theirs, groff for check-man to render the
 # man pages (a minimal image has none), and the CA certificates npm ci
 # needs to reach the registry over TLS.
 TEST_PACKAGES := g++ libcmocka-dev python3-pytest pyflakes3 golang-go cargo rustc groff-base \
                  ca-certificates python3-mypy python3-pip python3-setuptools python3-wheel \
-                 python3-venv rust-clippy
+                 python3-venv rust-clippy python3-packaging
 # The analyst's package set, for cells to import: tools/analysis_packages.txt
 # names each with its Debian package (test_packages imports them all).
 ANALYSIS_PACKAGES := $(shell awk '!/^\#/ && NF {print $$2}' tools/analysis_packages.txt)
