@@ -9,6 +9,11 @@
  * The tests never touch the machine's packages: the manifest lists numpy,
  * pandas and matplotlib as installed, plus a site directory of the test's
  * own (okpkg listed, unlistedpkg not) whose files the tests change.
+ *
+ * The "wheels" member: a signed manifest that lists wheels gives the host
+ * exactly them (ci_manifest_cache_get), every fault in it is refused with
+ * its message, and create --wheelhouse lists a wheel built here with its
+ * hash, name, version and the requirements that apply.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -21,7 +26,9 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "zygote.h" /* ci_zygote_stop_all */
+#include "manifest_cache.h" /* ci_manifest_cache_get, struct ci_manifest_wheel */
+#include "manifest_doc.h"   /* ci_manifest_check_body */
+#include "zygote.h"         /* ci_zygote_stop_all */
 
 static char *tmp;      /* the test's own directory */
 static char *site;     /* <tmp>/site: okpkg and unlistedpkg */
@@ -630,6 +637,389 @@ static void test_command(void **state)
     free(out);
 }
 
+/* ---- the "wheels" member ---- */
+
+#define TINY "ci_tiny-1.2.3-py3-none-any.whl"
+#define SHA_A "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+#define SHA_B "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
+
+/* A "wheels" entry; @requires is taken (NULL: an empty list). */
+static json_t *wheel_entry(const char *file, const char *sha, const char *name,
+                           const char *version, json_t *requires)
+{
+    json_t *w = json_pack("{s:s, s:s, s:s, s:s, s:o}", "file", file, "sha256", sha, "name", name,
+                          "version", version, "requires", requires ? requires : json_array());
+
+    assert_non_null(w);
+    return w;
+}
+
+/* The good manifest with @wheels (taken) as its "wheels", signed. */
+static void put_signed_wheels(json_t *wheels)
+{
+    json_t *j = good_json();
+
+    json_object_set_new(j, "wheels", wheels);
+    put_json(j);
+    sh(h_fmt("%s sign --key %s %s 2> /dev/null", tool, secret, manifest));
+    chmod(manifest, 0644);
+}
+
+static void assert_sha(const unsigned char got[32], const char *hex)
+{
+    unsigned char want[32];
+
+    assert_int_equal(sodium_hex2bin(want, sizeof want, hex, 64, NULL, NULL, NULL), 0);
+    assert_memory_equal(got, want, 32);
+}
+
+/* A signed manifest that lists wheels: the host's verified manifest
+ * holds each, in order, as listed; sessions start under it as before.
+ * Without the member there are none. */
+static void test_wheels_verified(void **state)
+{
+    ci_config *cfg = manifest_config(pub, 0);
+    struct ci_manifest_verified *v = NULL;
+    struct ci_err err = {0};
+    json_t *wheels = json_array();
+
+    json_array_append_new(wheels, wheel_entry(TINY, SHA_A, "ci-tiny", "1.2.3",
+                                              json_pack("[s, s]", "ci-beta <3,>=1.0", "numpy")));
+    json_array_append_new(wheels,
+                          wheel_entry("ci_beta-2.0-py3-none-any.whl", SHA_B, "ci_beta", "2.0", NULL));
+    put_signed_wheels(wheels);
+    if (ci_manifest_cache_get(cfg, &v, &err) != CI_OK)
+        fail_msg("ci_manifest_cache_get: %s", err.msg);
+    assert_int_equal(v->n_wheels, 2);
+    h_assert_str(v->wheels[0].file, TINY);
+    h_assert_str(v->wheels[0].name, "ci-tiny");
+    h_assert_str(v->wheels[0].version, "1.2.3");
+    assert_sha(v->wheels[0].sha256, SHA_A);
+    assert_int_equal(v->wheels[0].n_requires, 2);
+    h_assert_str(v->wheels[0].requires[0], "ci-beta <3,>=1.0");
+    h_assert_str(v->wheels[0].requires[1], "numpy");
+    h_assert_str(v->wheels[1].file, "ci_beta-2.0-py3-none-any.whl");
+    h_assert_str(v->wheels[1].name, "ci_beta");
+    h_assert_str(v->wheels[1].version, "2.0");
+    assert_sha(v->wheels[1].sha256, SHA_B);
+    assert_int_equal(v->wheels[1].n_requires, 0);
+    /* The policy text the worker gets does not name them. */
+    assert_null(strstr(v->text, "ci_tiny"));
+    ci_manifest_cache_put(v);
+    {
+        const struct h_probe *p = h_probe(1);
+        if (p->landlock || (p->unknown & CI_SANDBOX_LANDLOCK))
+            expect_works(cfg);
+    }
+
+    /* A wheel listed after signing breaks the signature, as any change. */
+    {
+        json_t *j = good_json();
+        char *text, *signed_text = h_read_file(manifest, NULL);
+        json_t *s = json_loads(signed_text, 0, NULL);
+
+        json_object_set(j, "signature", json_object_get(s, "signature"));
+        json_object_set_new(j, "wheels", json_pack("[o]", wheel_entry(TINY, SHA_A, "ci-tiny",
+                                                                      "1.2.3", NULL)));
+        text = json_dumps(j, JSON_COMPACT);
+        put_manifest(text);
+        assert_int_equal(ci_manifest_cache_get(cfg, &v, &err), CI_EMANIFEST);
+        h_assert_contains(err.msg, "bad signature: changed after signing");
+        free(text);
+        free(signed_text);
+        json_decref(s);
+        json_decref(j);
+    }
+
+    /* A fault in a signed "wheels" is the library's refusal too. */
+    put_signed_wheels(json_pack("[o]", wheel_entry("../x.whl", SHA_A, "x", "1.0", NULL)));
+    assert_int_equal(ci_manifest_cache_get(cfg, &v, &err), CI_EMANIFEST);
+    {
+        char *want = h_fmt("manifest %s: malformed: the file of wheels[0] (\"../x.whl\") is not a "
+                           "wheel's file name (1 to 255 of [A-Za-z0-9._+-], not starting with "
+                           "'.', ending \".whl\")",
+                           manifest);
+        h_assert_str(err.msg, want);
+        free(want);
+    }
+
+    put_manifest(NULL);
+    if (ci_manifest_cache_get(cfg, &v, &err) != CI_OK)
+        fail_msg("ci_manifest_cache_get: %s", err.msg);
+    assert_int_equal(v->n_wheels, 0);
+    assert_null(v->wheels);
+    ci_manifest_cache_put(v);
+    ci_config_free(cfg);
+}
+
+/* The smallest body the format allows, with @wheels (taken; NULL: none)
+ * as its "wheels", through the body check: CI_OK, or CI_EMANIFEST with the
+ * message "manifest m.json: " @why exactly. */
+static void expect_wheels(json_t *wheels, const char *why)
+{
+    json_t *j = json_pack("{s:s, s:i, s:s, s:[s], s:[], s:{}}", "format", "codeinterp-manifest",
+                          "version", 1, "python", "3.11.2", "search_path", "/usr/lib/python3.11",
+                          "distributions", "site_files");
+    struct ci_err err = {0};
+
+    assert_non_null(j);
+    if (wheels)
+        json_object_set_new(j, "wheels", wheels);
+    if (!why) {
+        if (ci_manifest_check_body(j, "m.json", &err) != CI_OK)
+            fail_msg("refused: %s", err.msg);
+    } else {
+        char *want = h_fmt("manifest m.json: %s", why);
+        assert_int_equal(ci_manifest_check_body(j, "m.json", &err), CI_EMANIFEST);
+        assert_int_equal(err.code, CI_EMANIFEST);
+        h_assert_str(err.msg, want);
+        free(want);
+    }
+    json_decref(j);
+}
+
+/* The one wheel @w, as a "wheels" member. */
+static json_t *one(json_t *w)
+{
+    return json_pack("[o]", w);
+}
+
+/* A wheel entry TINY with @member set to @value (taken), or removed (NULL). */
+static json_t *tiny_with(const char *member, json_t *value)
+{
+    json_t *w = wheel_entry(TINY, SHA_A, "ci-tiny", "1.2.3", json_pack("[s]", "numpy"));
+
+    if (value)
+        json_object_set_new(w, member, value);
+    else
+        json_object_del(w, member);
+    return one(w);
+}
+
+#define FILE_RULE "is not a wheel's file name (1 to 255 of [A-Za-z0-9._+-], not starting with " \
+                  "'.', ending \".whl\")"
+#define REQ_RULE "is not a requirement (1 to 1000 bytes, no control characters)"
+
+/* Every fault of "wheels" the format names, each with its message. */
+static void test_wheels_refused(void **state)
+{
+    char *long_name = malloc(257), *long_req = malloc(1002);
+    json_t *many;
+
+    expect_wheels(NULL, NULL);
+    expect_wheels(json_array(), NULL);
+    expect_wheels(tiny_with("requires", NULL), "malformed: wheels[0] (" TINY ") has no member "
+                                               "\"requires\"");
+    expect_wheels(json_object(), "malformed: \"wheels\" is not an array");
+    expect_wheels(json_pack("[s]", TINY), "malformed: wheels[0] is not an object");
+    expect_wheels(tiny_with("extra", json_string("x")),
+                  "malformed: unknown member \"extra\" in wheels[0] (" TINY ")");
+    expect_wheels(tiny_with("sha256", NULL),
+                  "malformed: wheels[0] (" TINY ") has no member \"sha256\"");
+
+    /* the file name */
+    {
+        static const char *const bad[] = {"../x.whl", "/tmp/x.whl", ".x.whl", "x.zip", "a b.whl",
+                                          ".whl", "x.whl/", "x\\y.whl"};
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            char s[CI_MANIFEST_SHOWN_MAX];
+            char *why = h_fmt("malformed: the file of wheels[0] (\"%s\") " FILE_RULE,
+                              ci_manifest_shown(bad[i], s, sizeof s));
+            expect_wheels(tiny_with("file", json_string(bad[i])), why);
+            free(why);
+        }
+    }
+    expect_wheels(tiny_with("file", json_integer(1)), "malformed: the file of wheels[0] " FILE_RULE);
+    memset(long_name, 'a', 256);
+    memcpy(long_name + 252, ".whl", 5);
+    assert_int_equal(strlen(long_name), 256);
+    {
+        char *why = h_fmt("malformed: the file of wheels[0] (\"%.160s...\") " FILE_RULE, long_name);
+        expect_wheels(tiny_with("file", json_string(long_name)), why);
+        free(why);
+    }
+    memcpy(long_name + 251, ".whl", 5); /* 255 bytes: allowed */
+    expect_wheels(tiny_with("file", json_string(long_name)), NULL);
+
+    /* the hash, name and version */
+    expect_wheels(tiny_with("sha256", json_string("00112233445566778899AABBCCDDEEFF00112233445566778"
+                                                  "899aabbccddeeff")),
+                  "malformed: the sha256 of wheels[0] (" TINY ") is not 64 lowercase hex digits");
+    expect_wheels(tiny_with("sha256", json_string("0011")),
+                  "malformed: the sha256 of wheels[0] (" TINY ") is not 64 lowercase hex digits");
+    expect_wheels(tiny_with("name", json_string("ci tiny")),
+                  "malformed: the name of wheels[0] (" TINY ") (\"ci tiny\") is not 1 to 200 of "
+                  "[A-Za-z0-9._-]");
+    expect_wheels(tiny_with("version", json_string("")),
+                  "malformed: the version of wheels[0] (" TINY ") is not a string of 1 to 200 "
+                  "bytes without control characters");
+
+    /* the requirements */
+    expect_wheels(tiny_with("requires", json_string("numpy")),
+                  "malformed: \"requires\" of wheels[0] (" TINY ") is not an array");
+    expect_wheels(tiny_with("requires", json_pack("[s, s]", "numpy", "")),
+                  "malformed: requires[1] of wheels[0] (" TINY ") (\"\") " REQ_RULE);
+    expect_wheels(tiny_with("requires", json_pack("[s]", "numpy\n>=1")),
+                  "malformed: requires[0] of wheels[0] (" TINY ") (\"numpy\\x0a>=1\") " REQ_RULE);
+    expect_wheels(tiny_with("requires", json_pack("[i]", 3)),
+                  "malformed: requires[0] of wheels[0] (" TINY ") " REQ_RULE);
+    memset(long_req, 'a', 1001);
+    long_req[1001] = '\0';
+    {
+        char *why = h_fmt("malformed: requires[0] of wheels[0] (" TINY ") (\"%.160s...\") " REQ_RULE,
+                          long_req);
+        expect_wheels(tiny_with("requires", json_pack("[s]", long_req)), why);
+        free(why);
+    }
+    long_req[1000] = '\0';
+    expect_wheels(tiny_with("requires", json_pack("[s]", long_req)), NULL);
+    many = json_array();
+    for (int i = 0; i < 1001; i++)
+        json_array_append_new(many, json_string("numpy"));
+    expect_wheels(tiny_with("requires", many),
+                  "malformed: \"requires\" of wheels[0] (" TINY ") has more than 1000 requirements");
+    many = json_array();
+    for (int i = 0; i < 1000; i++)
+        json_array_append_new(many, json_string("numpy"));
+    expect_wheels(tiny_with("requires", many), NULL);
+
+    /* the same wheel twice, and too many */
+    expect_wheels(json_pack("[o, o]", wheel_entry(TINY, SHA_A, "ci-tiny", "1.2.3", NULL),
+                            wheel_entry(TINY, SHA_B, "ci-tiny", "1.2.4", NULL)),
+                  "lists the wheel " TINY " twice");
+    expect_wheels(json_pack("[o, o, o]", wheel_entry("b-1.0-py3-none-any.whl", SHA_A, "b", "1.0", NULL),
+                            wheel_entry(TINY, SHA_A, "ci-tiny", "1.2.3", NULL),
+                            wheel_entry("Ci_Tiny-1.2.3-py2.py3-none-any.whl", SHA_B, "Ci_Tiny",
+                                        "1.2.3", NULL)),
+                  "lists two wheels of ci-tiny 1.2.3 (" TINY " and Ci_Tiny-1.2.3-py2.py3-none-any.whl)");
+    /* Another version of a name is another wheel. */
+    expect_wheels(json_pack("[o, o]", wheel_entry(TINY, SHA_A, "ci-tiny", "1.2.3", NULL),
+                            wheel_entry("ci_tiny-2.0-py3-none-any.whl", SHA_B, "ci.tiny", "2.0",
+                                        NULL)),
+                  NULL);
+    many = json_array();
+    for (int i = 0; i < 10001; i++)
+        json_array_append_new(many, json_null());
+    expect_wheels(many, "malformed: more than 10000 wheels");
+    free(long_name);
+    free(long_req);
+}
+
+/* Runs @cmd (from h_fmt; freed) and returns its exit status. */
+static int status_of(char *cmd)
+{
+    int st = system(cmd);
+
+    free(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* create --wheelhouse: each *.whl regular file, with its SHA-256, name,
+ * version and only the requirements that apply here; other entries are
+ * ignored; a file that is no wheel fails create, named. verify and diff
+ * compare the wheelhouse with what is listed. */
+static void test_create_wheelhouse(void **state)
+{
+    char *wh = h_fmt("%s/wh", tmp), *out = h_fmt("%s/wm.json", tmp), *log = h_fmt("%s/wm.log", tmp);
+    char *whl = h_fmt("%s/" TINY, wh), *p, *text, hex[65];
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    size_t len;
+    json_t *doc, *w;
+
+    assert_int_equal(mkdir(wh, 0755), 0);
+    sh(h_fmt("/usr/bin/python3 %s/manifest_make_wheel.py good %s > /dev/null", CI_TEST_CELLS, wh));
+    /* What create must pass over: not a .whl, a link, a directory. */
+    write_mode(p = h_fmt("%s/README.txt", wh), "not a wheel\n", 0644), free(p);
+    assert_int_equal(symlink(TINY, p = h_fmt("%s/link-1.0-py3-none-any.whl", wh)), 0), free(p);
+    assert_int_equal(mkdir(p = h_fmt("%s/dir-1.0-py3-none-any.whl", wh), 0755), 0), free(p);
+
+    sh(h_fmt("%s create --packages okpkg --path %s --wheelhouse %s -o %s 2> %s", tool, site, wh,
+             out, log));
+    text = h_read_file(log, NULL);
+    h_assert_contains(text, ", 1 wheel, ");
+    free(text);
+    text = h_read_file(whl, &len);
+    crypto_hash_sha256(sum, (const unsigned char *)text, len);
+    sodium_bin2hex(hex, sizeof hex, sum, sizeof sum);
+    free(text);
+    doc = json_load_file(out, 0, NULL);
+    assert_non_null(doc);
+    assert_int_equal(json_array_size(json_object_get(doc, "wheels")), 1);
+    w = json_array_get(json_object_get(doc, "wheels"), 0);
+    {
+        json_t *want = json_pack("{s:s, s:s, s:s, s:s, s:[s, s, s]}", "file", TINY, "sha256", hex,
+                                 "name", "ci-tiny", "version", "1.2.3", "requires",
+                                 "ci-beta <3,>=1.0", "numpy", "ci-gamma >=0.5");
+        if (!json_equal(w, want)) {
+            char *got = json_dumps(w, JSON_SORT_KEYS);
+            fail_msg("create listed %s", got);
+        }
+        json_decref(want);
+    }
+    json_decref(doc);
+
+    /* Signed, it verifies, wheelhouse and all; a changed or an added
+     * wheel is a finding. */
+    sh(h_fmt("%s sign --key %s %s 2> /dev/null", tool, secret, out));
+    sh(h_fmt("%s verify --key %s --wheelhouse %s %s > /dev/null 2> %s", tool, pub, wh, out, log));
+    text = h_read_file(log, NULL);
+    h_assert_contains(text, "; 1 wheel listed\n");
+    h_assert_contains(text, "; the 1 listed wheel as listed, no extra wheel");
+    free(text);
+    text = h_read_file(whl, &len);
+    write_mode(p = h_fmt("%s/ci_tiny-2.0-py3-none-any.whl", wh), "", 0644), free(p);
+    h_write_file(whl, text, len - 1);
+    free(text);
+    assert_int_equal(status_of(h_fmt("%s diff --wheelhouse %s %s > %s 2> /dev/null", tool, wh, out,
+                                     log)),
+                     1);
+    text = h_read_file(log, NULL);
+    p = h_fmt("changed %s\nextra %s/ci_tiny-2.0-py3-none-any.whl\n", whl, wh);
+    h_assert_str(text, p);
+    free(p);
+    free(text);
+    p = h_fmt("%s/ci_tiny-2.0-py3-none-any.whl", wh), unlink(p), free(p);
+
+    /* Not a zip, or a zip without METADATA: create fails, naming it, and
+     * writes nothing. */
+    unlink(out);
+    write_mode(p = h_fmt("%s/ci_bad-1.0-py3-none-any.whl", wh), "not a zip\n", 0644);
+    assert_int_equal(status_of(h_fmt("%s create --packages okpkg --path %s --wheelhouse %s -o %s "
+                                     "2> %s",
+                                     tool, site, wh, out, log)),
+                     2);
+    text = h_read_file(log, NULL);
+    {
+        char *want = h_fmt("cannot list a wheel: %s: not a zip archive", p);
+        h_assert_contains(text, want);
+        free(want);
+    }
+    free(text);
+    unlink(p);
+    free(p);
+    assert_int_equal(access(out, F_OK), -1);
+    sh(h_fmt("/usr/bin/python3 %s/manifest_make_wheel.py nometa %s > /dev/null", CI_TEST_CELLS, wh));
+    assert_int_equal(status_of(h_fmt("%s create --packages okpkg --path %s --wheelhouse %s -o %s "
+                                     "2> %s",
+                                     tool, site, wh, out, log)),
+                     2);
+    text = h_read_file(log, NULL);
+    p = h_fmt("cannot list a wheel: %s/ci_nometa-1.0-py3-none-any.whl: it holds no "
+              "NAME.dist-info/METADATA: not a wheel", wh);
+    h_assert_contains(text, p);
+    free(p);
+    free(text);
+    assert_int_equal(access(out, F_OK), -1);
+
+    h_rmtree(wh);
+    unlink(log);
+    free(wh);
+    free(out);
+    free(log);
+    free(whl);
+}
+
 /* make demo-macro's cells, unchanged, under the manifest. */
 static void test_demo_under_manifest(void **state)
 {
@@ -667,6 +1057,9 @@ int main(void)
         cmocka_unit_test(test_changed_module),
         cmocka_unit_test(test_added_files),
         cmocka_unit_test(test_command),
+        cmocka_unit_test(test_wheels_verified),
+        cmocka_unit_test(test_wheels_refused),
+        cmocka_unit_test(test_create_wheelhouse),
         cmocka_unit_test(test_demo_under_manifest),
     };
 
