@@ -610,7 +610,7 @@ CI_API int ci_config_set_manifest_key(ci_config *cfg, const char *manifest_path,
  * wheelhouse off. A session whose config has a wheelhouse but no
  * manifest (ci_config_set_manifest) is refused by ci_session_new() and
  * ci_session_restart() with CI_EMANIFEST; so is one whose @dir is not a
- * directory.
+ * directory, and one whose manifest lists no wheels.
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @dir is empty or over 4096
  *         bytes; CI_ENOMEM.
  */

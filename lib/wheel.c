@@ -55,6 +55,11 @@ int ci_wheelhouse_check(ci_session *s)
     if (!S_ISDIR(st.st_mode))
         return ci_err_set(&s->err, CI_EMANIFEST, "the wheelhouse %s is not a directory",
                           s->cfg.wheelhouse);
+    if (s->verified_manifest && s->verified_manifest->n_wheels == 0)
+        return ci_err_set(&s->err, CI_EMANIFEST,
+                          "the wheelhouse %s is set, but the manifest %s lists no wheels: "
+                          "make it with codeinterp-manifest create --wheelhouse %s, and sign it",
+                          s->cfg.wheelhouse, s->cfg.manifest, s->cfg.wheelhouse);
     return CI_OK;
 }
 

@@ -1211,8 +1211,8 @@ def run(argv):
             return 0
         if command in _COMMANDS and command not in _USAGE:
             why = _UNAVAILABLE.get(command, f'pip {command} is not available in this sandbox')
-            raise _Error(f"ERROR: {why}; %pip install (from the session's wheelhouse), list,"
-                         ' freeze and show are')
+            raise _Error(f"ERROR: {why}; what works here is %pip install (from the"
+                         " session's wheelhouse), list, freeze and show")
         if command not in _USAGE:
             import difflib
             close = difflib.get_close_matches(command, _COMMANDS, 1)
