@@ -188,6 +188,10 @@ $(BUILD)/test/test_scenario: TEST_DEFS = -DCI_SCENARIO_FILE='"$(abspath test/sce
 # test_audit checks logs with the codeinterp-audit just built.
 $(BUILD)/test/test_audit: TEST_DEFS = -DCI_AUDIT_TOOL='"$(abspath $(BUILD))/codeinterp-audit"'
 $(BUILD)/test/test_audit: $(BUILD)/codeinterp-audit
+# test_wheelhouse builds its wheels with test/wheels/build.py (run from the
+# source tree, under /usr/bin/python3) and lists and signs them with the
+# codeinterp-manifest just built.
+$(BUILD)/test/test_wheelhouse: $(BUILD)/codeinterp-manifest
 
 # ------------------------------------------------------------------ deps
 # What the build and the demo need: the C toolchain, python3-config and
@@ -330,7 +334,7 @@ CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
 comma        := ,
 space        := $(subst ,, )
 check-python-sources:
-	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo examples/data/make_finance_data.py
+	pyflakes3 $(EMBED_PY) test/python test/jupyter test/demo test/wheels examples/data/make_finance_data.py
 	PYFLAKES_BUILTINS=$(subst $(space),$(comma),$(strip $(CELL_NAMES))) pyflakes3 test/cells
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python

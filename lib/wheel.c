@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include "manifest_doc.h"
 #include "proto.h"
 #include "wheel.h"
+#include "worker_start.h"
 
 /* ------------------------------------------------------------ start */
 
@@ -63,18 +65,35 @@ int ci_wheelhouse_check(ci_session *s)
     return CI_OK;
 }
 
+/*
+ * What the host makes in the site directory is the host's, and readable
+ * by the worker only: a root host's worker reads it through its group
+ * (CI_WORKER_GID; directories 0750, files 0640), an unprivileged host's,
+ * which has the host's uid, through the owner bits (0700, 0600). The
+ * worker never writes it: its mode, a read-only bind and a Landlock read
+ * rule each say so. 0, or -1 with errno.
+ */
+static int give_to_worker(int fd, int dir)
+{
+    int root = geteuid() == 0;
+
+    if (root && fchown(fd, 0, CI_WORKER_GID) < 0)
+        return -1;
+    return fchmod(fd, dir ? (root ? 0750 : 0700) : (root ? 0640 : 0600));
+}
+
 int ci_site_make(const ci_session *s, int dirfd)
 {
+    int fd, rc;
+
     if (!s->cfg.wheelhouse)
         return 0;
-    if (mkdirat(dirfd, CI_SITE_DIR, 0755) < 0)
+    if (mkdirat(dirfd, CI_SITE_DIR, 0700) < 0)
         return -1;
-    /* 0755 whatever the umask: the worker reads it, but as another uid
-     * (or through a read-only mount and Landlock) never writes it. */
-    int fd = openat(dirfd, CI_SITE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = openat(dirfd, CI_SITE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int rc = fchmod(fd, 0755);
+    rc = give_to_worker(fd, 1);
     close(fd);
     return rc;
 }
@@ -274,6 +293,23 @@ struct plan {
     char dist_info[256]; /* the wheel's .dist-info directory */
 };
 
+/* An entry's path: UTF-8, as a wheel's names are (PEP 427), whatever
+ * the host's locale; libarchive's own conversion as the fallback. */
+static const char *entry_name(struct archive_entry *e)
+{
+    const char *name = archive_entry_pathname_utf8(e);
+    return name ? name : archive_entry_pathname(e);
+}
+
+/* The next entry's header; ARCHIVE_OK also for the warning libarchive
+ * gives when a UTF-8 name has no form in the host's locale (the C
+ * locale, say): entry_name() reads the UTF-8 form. */
+static int next_entry(struct archive *a, struct archive_entry **e)
+{
+    int r = archive_read_next_header(a, e);
+    return r == ARCHIVE_WARN && archive_entry_pathname_utf8(*e) ? ARCHIVE_OK : r;
+}
+
 static struct archive *open_wheel(const unsigned char *data, size_t len)
 {
     struct archive *a = archive_read_new();
@@ -305,8 +341,8 @@ static int check_entries(const unsigned char *data, size_t len, const char *file
         answer(out, CI_INSTALL_FAILED, "the host cannot read %s as a zip archive", file);
         return -1;
     }
-    while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-        const char *name = archive_entry_pathname(e);
+    while ((r = next_entry(a, &e)) == ARCHIVE_OK) {
+        const char *name = entry_name(e);
         mode_t type = archive_entry_filetype(e);
         char shown[CI_MANIFEST_SHOWN_MAX];
 
@@ -446,7 +482,7 @@ static int open_dirs(int site, const char *path, size_t len, struct made *m)
         }
         memcpy(part, path + at, end - at);
         part[end - at] = '\0';
-        if (mkdirat(fd, part, 0755) == 0) {
+        if (mkdirat(fd, part, 0700) == 0) {
             if (made_add(m, path, end, 1) < 0) {
                 close(fd);
                 errno = ENOMEM;
@@ -459,7 +495,7 @@ static int open_dirs(int site, const char *path, size_t len, struct made *m)
         next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         close(fd);
         fd = next;
-        if (fd >= 0 && fchmod(fd, 0755) < 0) {
+        if (fd >= 0 && give_to_worker(fd, 1) < 0) {
             close(fd);
             return -1;
         }
@@ -468,20 +504,25 @@ static int open_dirs(int site, const char *path, size_t len, struct made *m)
     return fd;
 }
 
-/* Writes the current entry's data to the new file @to beneath @site. 0,
- * or -1 with errno (EEXIST: a file already there). */
-static int write_file(struct archive *a, int site, const char *to, struct made *m)
+/* Writes the current entry's data to the new file @to beneath @site: at
+ * most @declared bytes (the size the zip's header gave it, which the
+ * first pass counted against the caps), asking @stop every MiB. 0, or -1
+ * with errno (EEXIST: a file already there; EFBIG: more data than
+ * declared; EINTR: stopped). */
+static int write_file(struct archive *a, int site, const char *to, long long declared,
+                      int (*stop)(void *), void *stop_arg, struct made *m)
 {
     const char *slash = strrchr(to, '/');
     int dir = slash ? open_dirs(site, to, (size_t)(slash - to), m) : dup(site);
     const char *base = slash ? slash + 1 : to;
     char buf[65536];
+    long long written = 0, asked = 0;
     ssize_t n;
     int fd, rc = 0;
 
     if (dir < 0)
         return -1;
-    fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         close(dir);
         return -1;
@@ -494,13 +535,26 @@ static int write_file(struct archive *a, int site, const char *to, struct made *
         return -1;
     }
     close(dir);
-    if (fchmod(fd, 0644) < 0)
+    if (give_to_worker(fd, 0) < 0)
         rc = -1;
     while (rc == 0 && (n = archive_read_data(a, buf, sizeof buf)) != 0) {
         if (n < 0) {
             errno = EIO;
             rc = -1;
             break;
+        }
+        if ((written += n) > (declared > 0 ? declared : 0)) {
+            errno = EFBIG; /* a zip whose header understates an entry */
+            rc = -1;
+            break;
+        }
+        if (stop && written - asked >= (1 << 20)) {
+            asked = written;
+            if (stop(stop_arg)) {
+                errno = EINTR;
+                rc = -1;
+                break;
+            }
         }
         for (ssize_t off = 0; off < n;) {
             ssize_t w = write(fd, buf + off, (size_t)(n - off));
@@ -532,8 +586,8 @@ static int unpack(ci_session *s, const unsigned char *data, size_t len, const ch
         answer(out, CI_INSTALL_FAILED, "the host cannot read %s as a zip archive", file);
         return -1;
     }
-    while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-        const char *name = archive_entry_pathname(e);
+    while ((r = next_entry(a, &e)) == ARCHIVE_OK) {
+        const char *name = entry_name(e);
         int fd;
 
         if (stop && stop(stop_arg)) {
@@ -554,7 +608,7 @@ static int unpack(ci_session *s, const unsigned char *data, size_t len, const ch
             close(fd);
             continue;
         }
-        if (write_file(a, site, to, &m) < 0)
+        if (write_file(a, site, to, archive_entry_size(e), stop, stop_arg, &m) < 0)
             goto write_failed;
     }
     if (r != ARCHIVE_EOF)
@@ -565,7 +619,13 @@ static int unpack(ci_session *s, const unsigned char *data, size_t len, const ch
     free(m.path);
     return 0;
 write_failed:
-    if (errno == ENOSPC || errno == EDQUOT)
+    if (errno == EINTR) {
+        answer(out, CI_INSTALL_STOPPED, "stopped");
+        out->len = 0;
+    } else if (errno == EFBIG)
+        answer(out, CI_INSTALL_REFUSED, "%s has an entry that unpacks to more than its zip "
+               "header says: %s", file, to);
+    else if (errno == ENOSPC || errno == EDQUOT)
         answer(out, CI_INSTALL_FAILED, "installing %s would exceed the session's %s (%llu MiB, "
                "%llu inodes)", file, s->quota_dev ? "disk quota" : "free disk space",
                s->cfg.disk_quota >> 20, s->cfg.inode_quota);
@@ -767,5 +827,15 @@ void ci_install_serve(ci_session *s, uint32_t op, const char *arg, size_t arg_le
     }
     memcpy(file, arg, arg_len);
     file[arg_len] = '\0';
+    /* A wheel's names are UTF-8, which libarchive converts to the
+     * locale's charset and refuses where it has no form (the C locale of
+     * most hosts): this thread reads in C.UTF-8 meanwhile, and nothing of
+     * the host program's locale changes. Without it, such a name fails. */
+    locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    locale_t before = utf8 ? uselocale(utf8) : (locale_t)0;
     install_wheel(s, file, stop, stop_arg, out);
+    if (utf8) {
+        uselocale(before);
+        freelocale(utf8);
+    }
 }

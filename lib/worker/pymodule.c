@@ -310,6 +310,10 @@ static PyObject *py_host_install(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "ss#", &op, &in.arg, &n))
         return NULL;
     in.len = (size_t)n;
+    if (memchr(in.arg, '\0', in.len)) {
+        PyErr_SetString(PyExc_ValueError, "host_install(): a wheel's file name holds no NUL");
+        return NULL;
+    }
     if (!strcmp(op, "list") && n == 0)
         in.op = CI_INSTALL_LIST;
     else if (!strcmp(op, "wheel") && n > 0 && (size_t)n <= CI_INSTALL_ARG_MAX)
