@@ -9,9 +9,14 @@
  * lacks (the message lists what it has), a wheel changed or added after
  * signing, one that would shadow the manifest's numpy, and the hostile
  * wheels (an entry "../escape.py", a symbolic link, an absolute path),
- * none of which writes anything outside the site directory. The cell can
- * write and chmod nothing of the site directory, and the sandbox's
- * layers stay what they were. A wheelhouse needs a manifest and must be
+ * none of which writes anything outside the site directory. Of an attack
+ * review: a wheel whose entry inflates to more than its zip headers say
+ * is refused and leaves nothing; a UTF-8 entry name installs in this
+ * C-locale program (it never calls setlocale); a NUL in the file name
+ * the cell asks for is a ValueError and the worker lives; the site
+ * directory and its files are the host's, readable by the worker only.
+ * The cell can write and chmod nothing of the site directory, and the
+ * sandbox's layers stay what they were. A wheelhouse needs a manifest and must be
  * a directory; without one, %pip install says it is not enabled.
  */
 #include <errno.h>
@@ -49,6 +54,12 @@ static int signed_ok;    /* the manifest was made and signed */
 #define ESCAPE "ci_escape-1.0-py3-none-any.whl"
 #define SYMLINK "ci_symlink-1.0-py3-none-any.whl"
 #define ABSPATH "ci_abspath-1.0-py3-none-any.whl"
+#define BOMB "ci_bomb-1.0-py3-none-any.whl"
+#define UNICODE "ci_unicode-1.0-py3-none-any.whl"
+/* ci_unicode's module, its name in UTF-8 ("dátá.py"). */
+#define UNICODE_MODULE "d\xc3\xa1t\xc3\xa1.py"
+/* The group the workers of a root host run in (CI_WORKER_GID). */
+#define WORKER_GID 65534
 /* Where ci_abspath's absolute entry points. */
 #define ABS_TARGET "/tmp/ci_abspath_escape.py"
 
@@ -151,9 +162,11 @@ static int group_setup(void **state)
         sh(h_fmt("%s create --packages numpy,pandas,matplotlib --wheelhouse %s -o %s", tool,
                  wheelhouse, manifest)))
         return 0;
-    if (sh(h_fmt("cd %s && cp " ESCAPE " " SYMLINK " " ABSPATH " %s", built, wheelhouse)) ||
+    if (sh(h_fmt("cd %s && cp " ESCAPE " " SYMLINK " " ABSPATH " " BOMB " " UNICODE " %s", built,
+                 wheelhouse)) ||
         list_hostile(ESCAPE, "ci-escape") || list_hostile(SYMLINK, "ci-symlink") ||
-        list_hostile(ABSPATH, "ci-abspath") ||
+        list_hostile(ABSPATH, "ci-abspath") || list_hostile(BOMB, "ci-bomb") ||
+        list_hostile(UNICODE, "ci-unicode") ||
         sh(h_fmt("%s sign --key %s/key.key %s > /dev/null", tool, tmp, manifest)))
         return 0;
     chmod(manifest, 0644);
@@ -588,6 +601,119 @@ static void test_hostile_wheels_refused(void **state)
     ci_session_free(s);
 }
 
+/* ci_bomb's ci_bomb/zeros.bin: 100 bytes, both its zip headers say, and
+ * 64 MiB of zeros it inflates to: refused as it is written, by %pip and
+ * by the host asked directly, and what was written of it undone. */
+static void test_entry_larger_than_its_header_refused(void **state)
+{
+    if (!require_landlock())
+        return;
+    ci_session *s = wheel_session();
+    char *dir = session_dir(s), *site = h_fmt("%s/site", dir);
+    char *out = pip_ok(s, "%pip install ci_bomb");
+
+    h_assert_contains(out, BOMB);
+    h_assert_contains(out, "the host refused it");
+    h_assert_contains(out, BOMB " has an entry that unpacks to more than its zip header says: "
+                           "ci_bomb/zeros.bin");
+    h_assert_not_contains(out, "Successfully installed");
+    free(out);
+    out = host_install(s, "'" BOMB "'");
+    h_assert_str(out, "refused: " BOMB " has an entry that unpacks to more than its zip header "
+                      "says: ci_bomb/zeros.bin");
+    free(out);
+    h_expect_error(s, "import ci_bomb", "ModuleNotFoundError", NULL);
+    char *names = h_dir_names(site);
+    h_assert_str(names, "");
+    free(names), free(site), free(dir);
+    ci_session_free(s);
+}
+
+/* ci_unicode's module has a UTF-8 name: it installs though this program
+ * runs in the C locale (it never calls setlocale), under that name, and
+ * imports. */
+static void test_utf8_entry_name_installs_in_the_c_locale(void **state)
+{
+    if (!require_landlock())
+        return;
+    ci_session *s = wheel_session();
+    char *out = pip_ok(s, "%pip install ci_unicode");
+
+    h_assert_contains(out, "Successfully installed ci-unicode-1.0");
+    free(out);
+    char *dir = session_dir(s), *module = h_fmt("%s/site/ci_unicode/" UNICODE_MODULE, dir);
+    size_t len;
+    char *text = h_read_file(module, &len);
+    assert_non_null(text);
+    h_assert_str(text, "NAME = 'd\xc3\xa1t\xc3\xa1'\n");
+    free(text), free(module), free(dir);
+    h_expect(s, "import importlib\nimportlib.import_module('ci_unicode.d\\xe1t\\xe1').NAME",
+             "'d\xc3\xa1t\xc3\xa1'", NULL);
+    ci_session_free(s);
+}
+
+/* A NUL in the file name the cell asks the host for: a ValueError in the
+ * cell, and the worker lives on. */
+static void test_nul_in_the_file_name_is_a_value_error(void **state)
+{
+    if (!require_landlock())
+        return;
+    ci_session *s = wheel_session();
+
+    h_expect_error(s, "import _codeinterp\n_codeinterp.host_install('wheel', 'x\\x00y.whl')",
+                   "ValueError", "host_install(): a wheel's file name holds no NUL");
+    h_expect(s, "1 + 1", "2", NULL);
+    char *out = host_install(s, "'" BETA2 "'");
+    h_assert_contains(out, "done: ");
+    free(out);
+    ci_session_free(s);
+}
+
+/* Asserts @path's owner, group (unless (gid_t)-1) and mode. */
+static void assert_owned(const char *path, uid_t uid, gid_t gid, mode_t mode)
+{
+    struct stat st;
+
+    if (lstat(path, &st) != 0)
+        fail_msg("lstat %s: %s", path, strerror(errno));
+    if (st.st_uid != uid || (gid != (gid_t)-1 && st.st_gid != gid) ||
+        (st.st_mode & 07777) != mode)
+        fail_msg("%s is %u:%u mode %04o, not %u:%d mode %04o", path, (unsigned)st.st_uid,
+                 (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)uid,
+                 gid == (gid_t)-1 ? -1 : (int)gid, (unsigned)mode);
+}
+
+/* The site directory and what is installed in it are the host's and
+ * readable by the worker only: a root host's root:65534, directories
+ * 0750 and files 0640; an unprivileged host's its own uid (the group
+ * whatever its directory gives), 0700 and 0600. */
+static void test_site_readable_by_the_worker_only(void **state)
+{
+    if (!require_landlock())
+        return;
+    ci_session *s = wheel_session();
+    char *dir = session_dir(s), *site = h_fmt("%s/site", dir);
+    char *pkg = h_fmt("%s/ci_beta", site), *init = h_fmt("%s/__init__.py", pkg);
+    int root = geteuid() == 0;
+    uid_t uid = geteuid();
+    gid_t gid = root ? WORKER_GID : (gid_t)-1;
+    char *out = pip_ok(s, "%pip install ci_beta");
+
+    h_assert_contains(out, "Successfully installed ci-beta-2.0");
+    free(out);
+    assert_owned(site, uid, gid, root ? 0750 : 0700);
+    assert_owned(pkg, uid, gid, root ? 0750 : 0700);
+    assert_owned(init, uid, gid, root ? 0640 : 0600);
+    /* The worker reads them still. */
+    h_expect(s, "import ci_beta\nci_beta.VERSION", "'2.0'", NULL);
+    free(init), free(pkg), free(site), free(dir);
+    ci_session_free(s);
+    if (!root)
+        h_skip_part_because("not root: a root host's site (root:%d, 0750 and 0640) cannot be "
+                            "made here; checked an unprivileged host's (our uid, 0700 and 0600)",
+                            WORKER_GID);
+}
+
 /* After installs the cell still cannot write or chmod the site directory
  * or what is in it, and the sandbox has the layers it started with. */
 static void test_sandbox_intact_after_installs(void **state)
@@ -728,6 +854,10 @@ int main(void)
         cmocka_unit_test_teardown(test_unlisted_wheel_not_offered, remove_gamma),
         cmocka_unit_test(test_shadowing_wheel_refused),
         cmocka_unit_test(test_hostile_wheels_refused),
+        cmocka_unit_test(test_entry_larger_than_its_header_refused),
+        cmocka_unit_test(test_utf8_entry_name_installs_in_the_c_locale),
+        cmocka_unit_test(test_nul_in_the_file_name_is_a_value_error),
+        cmocka_unit_test(test_site_readable_by_the_worker_only),
         cmocka_unit_test(test_sandbox_intact_after_installs),
         cmocka_unit_test(test_wheelhouse_needs_a_manifest),
         cmocka_unit_test(test_without_a_wheelhouse),

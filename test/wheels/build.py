@@ -14,7 +14,11 @@ package is numpy). Three hostile wheels are written with zipfile: each a
 well-formed wheel (METADATA, WHEEL, RECORD with the hashes) but for one
 entry: "../escape.py" (ci_escape), a symbolic link ci_symlink/up -> ../..
 with ci_symlink/up/escape.py after it (ci_symlink), and the absolute
-path /tmp/ci_abspath_escape.py (ci_abspath).
+path /tmp/ci_abspath_escape.py (ci_abspath). Two more, of the attack
+review: ci_bomb, whose ci_bomb/zeros.bin inflates to 64 MiB of zeros
+(a 64 KiB wheel) though both its zip headers, local and central, say
+100 bytes; and ci_unicode, a well-formed wheel but for its module's
+UTF-8 name ci_unicode/d\u00e1t\u00e1.py (zipfile sets the zip's UTF-8 flag).
 
 The same sources give the same bytes: SOURCE_DATE_EPOCH fixes the zip
 times, the extension is compiled without debug information (no temporary
@@ -25,6 +29,7 @@ import base64
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -107,6 +112,43 @@ def hostile_wheel(outdir, dist, entries):
     return file
 
 
+BOMB_ENTRY = "ci_bomb/zeros.bin"
+BOMB_SIZE = 64 << 20   # what it inflates to
+BOMB_DECLARED = 100    # what its zip headers say
+
+
+def understate(path, name, size):
+    """Writes @size as the uncompressed size of the entry @name of the
+    zip @path, in its local header and its central directory entry (the
+    one libarchive reads of a seekable zip: it checks the local header's
+    against it)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(name)
+        local = info.header_offset
+        with open(path, "rb") as fh:
+            data = bytearray(fh.read())
+        central = z.start_dir  # where the central directory starts
+    encoded = name.encode()
+    # The central directory entry of @name: signature, 42 bytes, its name.
+    at = central
+    while data[at:at + 4] == b"PK\x01\x02":
+        n, m, k = struct.unpack_from("<HHH", data, at + 28)
+        if data[at + 46:at + 46 + n] == encoded:
+            break
+        at += 46 + n + m + k
+    else:
+        raise SystemExit("build.py: no central directory entry %s in %s" % (name, path))
+    if data[local:local + 4] != b"PK\x03\x04" or data[local + 30:local + 30 + len(encoded)] != encoded:
+        raise SystemExit("build.py: no local header %s in %s" % (name, path))
+    struct.pack_into("<I", data, local + 22, size)  # local header: uncompressed size
+    struct.pack_into("<I", data, at + 24, size)     # central directory: uncompressed size
+    with open(path, "wb") as fh:
+        fh.write(data)
+    with zipfile.ZipFile(path) as z:
+        if z.getinfo(name).file_size != size:
+            raise SystemExit("build.py: %s of %s still says %d bytes" % (name, path, z.getinfo(name).file_size))
+
+
 def build_hostile(outdir):
     init = b"VERSION = '1.0'\n"
     hostile_wheel(outdir, "ci_escape", [
@@ -119,6 +161,13 @@ def build_hostile(outdir):
     hostile_wheel(outdir, "ci_abspath", [
         ("ci_abspath/__init__.py", init, 0o100644),
         ("/tmp/ci_abspath_escape.py", b"ESCAPED = True\n", 0o100644)])
+    bomb = hostile_wheel(outdir, "ci_bomb", [
+        ("ci_bomb/__init__.py", init, 0o100644),
+        (BOMB_ENTRY, bytes(BOMB_SIZE), 0o100644)])
+    understate(os.path.join(outdir, bomb), BOMB_ENTRY, BOMB_DECLARED)
+    hostile_wheel(outdir, "ci_unicode", [
+        ("ci_unicode/__init__.py", init, 0o100644),
+        ("ci_unicode/d\u00e1t\u00e1.py", "NAME = 'd\u00e1t\u00e1'\n".encode(), 0o100644)])
 
 
 def main(argv):
