@@ -250,12 +250,22 @@ static char *pip_ok(ci_session *s, const char *line)
  * "status: message". */
 static char *host_install(ci_session *s, const char *file)
 {
-    char *code = h_fmt("import _codeinterp\n"
-                       "'%%s: %%s' %% _codeinterp.host_install('wheel', %s)", file);
+    char *cell = h_cell("wheel_host_install"), *code = h_fmt("WHEEL = %s\n%s", file, cell);
     char *v = h_worker_string(s, code);
 
-    free(code);
+    free(code), free(cell);
     return v;
+}
+
+/* The cell test/cells/wheel_pip_main.py, pip.main(['install', @package]),
+ * run to @want. */
+static ci_result *pip_main(ci_session *s, const char *package, ci_status want)
+{
+    char *cell = h_cell("wheel_pip_main"), *code = h_fmt("PACKAGE = '%s'\n%s", package, cell);
+    ci_result *r = h_run_status(s, code, want);
+
+    free(code), free(cell);
+    return r;
 }
 
 /* The session directory, from the host's side: the workspace's parent. */
@@ -280,7 +290,7 @@ static void test_pip_install_and_import(void **state)
 
     h_assert_contains(out, "Successfully installed ci-beta-1.0");
     free(out);
-    h_expect(s, "import ci_beta\nci_beta.VERSION", "'1.0'", NULL);
+    h_expect_cell(s, "wheel_beta_version", "'1.0'", NULL);
     out = pip_ok(s, "%pip show ci_beta");
     h_assert_contains(out, "Name: ci-beta");
     h_assert_contains(out, "Version: 1.0");
@@ -317,9 +327,7 @@ static void test_dependency_from_the_wheelhouse(void **state)
     h_assert_contains(out, "ci-beta-2.0");
     h_assert_not_contains(out, "ci-beta-1.0");
     free(out);
-    h_expect(s, "import ci_alpha, ci_beta\n(ci_alpha.VERSION, ci_beta.VERSION, "
-                "ci_alpha.beta_version())",
-             "('1.0', '2.0', '2.0')", NULL);
+    h_expect_cell(s, "wheel_alpha_versions", "('1.0', '2.0', '2.0')", NULL);
     ci_session_free(s);
 }
 
@@ -342,8 +350,10 @@ static void test_compiled_extension_loads(void **state)
      * then may the .so fail to map, and the test is skipped. */
     assert_int_equal(statvfs(site, &vfs), 0);
     free(site), free(dir);
-    ci_result *r = h_run(s, "import ci_fast, ci_fast._speed\n"
-                            "(ci_fast.fib(90), ci_fast._speed.__file__.endswith('.so'))");
+    char *cell = h_cell("wheel_fast_speed");
+    ci_result *r = h_run(s, cell);
+
+    free(cell);
     if (ci_result_status(r) == CI_STATUS_ERROR && (vfs.f_flag & ST_NOEXEC) &&
         (ci_session_sandbox(s) & CI_SANDBOX_USERNS) &&
         strstr(ci_result_error_value(r), "failed to map segment")) {
@@ -373,12 +383,12 @@ static void test_shell_pip_and_pip_main(void **state)
 
     h_assert_contains(out, "Successfully installed ci-beta-2.0");
     free(out);
-    h_expect(s, "import ci_beta\nci_beta.VERSION", "'2.0'", NULL);
-    ci_result *r = h_run_status(s, "import pip\npip.main(['install', 'ci_fast'])", CI_STATUS_OK);
+    h_expect_cell(s, "wheel_beta_version", "'2.0'", NULL);
+    ci_result *r = pip_main(s, "ci_fast", CI_STATUS_OK);
     h_assert_str(ci_result_value(r), "0");
     h_assert_contains(ci_result_stdout(r, NULL), "Successfully installed ci-fast-1.0");
     ci_result_free(r);
-    h_expect(s, "import ci_fast\nci_fast.fib(10)", "55", NULL);
+    h_expect_cell(s, "wheel_fast_fib", "55", NULL);
     ci_session_free(s);
 }
 
@@ -402,8 +412,7 @@ static void test_not_in_the_wheelhouse_lists_what_is(void **state)
     out = pip_ok(s, "%pip install ci_beta==3.0");
     h_assert_contains(out, "(from versions: 1.0, 2.0)");
     free(out);
-    ci_result *r = h_run_status(s, "import pip\npip.main(['install', 'nonexistent'])",
-                                CI_STATUS_OK);
+    ci_result *r = pip_main(s, "nonexistent", CI_STATUS_OK);
     h_assert_str(ci_result_value(r), "1");
     ci_result_free(r);
     h_expect_error(s, "import nonexistent", "ModuleNotFoundError", NULL);
@@ -459,7 +468,7 @@ static void test_changed_wheel_refused_naming_the_hash(void **state)
     out = pip_ok(s, "%pip install ci_beta==1.0");
     h_assert_contains(out, "Successfully installed ci-beta-1.0");
     free(out);
-    h_expect(s, "import ci_beta\nci_beta.VERSION", "'1.0'", NULL);
+    h_expect_cell(s, "wheel_beta_version", "'1.0'", NULL);
     ci_session_free(s);
     free(site), free(dir), free(changed), free(listed), free(path);
 }
@@ -531,8 +540,8 @@ static void test_shadowing_wheel_refused(void **state)
     h_assert_contains(out, "refused: ");
     h_assert_contains(out, "shadow");
     free(out);
-    h_expect(s, "import numpy\n(numpy.__file__, hasattr(numpy, 'SHADOW'))",
-             "('/usr/lib/python3/dist-packages/numpy/__init__.py', False)", NULL);
+    h_expect_cell(s, "wheel_numpy_untouched",
+                  "('/usr/lib/python3/dist-packages/numpy/__init__.py', False)", NULL);
     char *dir = session_dir(s), *site = h_fmt("%s/site", dir), *names = h_dir_names(site);
     h_assert_str(names, "");
     free(names), free(site), free(dir);
@@ -596,7 +605,7 @@ static void test_hostile_wheels_refused(void **state)
         free(parent);
     }
     assert_int_equal(access(ABS_TARGET, F_OK), -1);
-    h_expect(s, "import os\nos.path.exists('/tmp/ci_abspath_escape.py')", "False", NULL);
+    h_expect_cell(s, "wheel_abspath_absent", "False", NULL);
     free(site), free(dir);
     ci_session_free(s);
 }
@@ -647,8 +656,7 @@ static void test_utf8_entry_name_installs_in_the_c_locale(void **state)
     assert_non_null(text);
     h_assert_str(text, "NAME = 'd\xc3\xa1t\xc3\xa1'\n");
     free(text), free(module), free(dir);
-    h_expect(s, "import importlib\nimportlib.import_module('ci_unicode.d\\xe1t\\xe1').NAME",
-             "'d\xc3\xa1t\xc3\xa1'", NULL);
+    h_expect_cell(s, "wheel_unicode_import", "'d\xc3\xa1t\xc3\xa1'", NULL);
     ci_session_free(s);
 }
 
@@ -660,8 +668,9 @@ static void test_nul_in_the_file_name_is_a_value_error(void **state)
         return;
     ci_session *s = wheel_session();
 
-    h_expect_error(s, "import _codeinterp\n_codeinterp.host_install('wheel', 'x\\x00y.whl')",
-                   "ValueError", "host_install(): a wheel's file name holds no NUL");
+    char *cell = h_cell("wheel_nul_name");
+    h_expect_error(s, cell, "ValueError", "host_install(): a wheel's file name holds no NUL");
+    free(cell);
     h_expect(s, "1 + 1", "2", NULL);
     char *out = host_install(s, "'" BETA2 "'");
     h_assert_contains(out, "done: ");
@@ -705,7 +714,7 @@ static void test_site_readable_by_the_worker_only(void **state)
     assert_owned(pkg, uid, gid, root ? 0750 : 0700);
     assert_owned(init, uid, gid, root ? 0640 : 0600);
     /* The worker reads them still. */
-    h_expect(s, "import ci_beta\nci_beta.VERSION", "'2.0'", NULL);
+    h_expect_cell(s, "wheel_beta_version", "'2.0'", NULL);
     free(init), free(pkg), free(site), free(dir);
     ci_session_free(s);
     if (!root)
@@ -809,7 +818,7 @@ static void test_without_a_wheelhouse(void **state)
     out = pip_ok(s, "%pip freeze");
     h_assert_contains(out, "numpy==");
     free(out);
-    ci_result *r = h_run_status(s, "import pip\npip.main(['install', 'ci_beta'])", CI_STATUS_OK);
+    ci_result *r = pip_main(s, "ci_beta", CI_STATUS_OK);
     h_assert_str(ci_result_value(r), "1");
     ci_result_free(r);
     ci_session_free(s);
@@ -827,11 +836,10 @@ static void test_restart_keeps_installed(void **state)
     h_assert_contains(out, "ci-beta-1.0");
     h_assert_contains(out, "ci-fast-1.0");
     free(out);
-    h_expect(s, "x = 1\nimport ci_beta\nci_beta.VERSION", "'1.0'", NULL);
+    h_expect_cell(s, "wheel_before_restart", "'1.0'", NULL);
     assert_int_equal(ci_session_restart(s), CI_OK);
     h_expect_error(s, "x", "NameError", NULL);
-    h_expect(s, "import ci_beta, ci_fast\n(ci_beta.VERSION, ci_fast.fib(20))", "('1.0', 6765)",
-             NULL);
+    h_expect_cell(s, "wheel_after_restart", "('1.0', 6765)", NULL);
     out = pip_ok(s, "%pip list");
     h_assert_contains(out, "ci-beta");
     free(out);

@@ -1,0 +1,2 @@
+import os
+os.path.exists('/tmp/ci_abspath_escape.py')

@@ -1,0 +1,3 @@
+x = 1
+import ci_beta
+ci_beta.VERSION

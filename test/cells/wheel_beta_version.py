@@ -1,0 +1,2 @@
+import ci_beta
+ci_beta.VERSION

@@ -1,0 +1,2 @@
+import ci_fast
+ci_fast.fib(10)

@@ -1,0 +1,2 @@
+import _codeinterp
+'%s: %s' % _codeinterp.host_install('wheel', WHEEL)

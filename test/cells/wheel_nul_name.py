@@ -1,0 +1,2 @@
+import _codeinterp
+_codeinterp.host_install('wheel', 'x\x00y.whl')

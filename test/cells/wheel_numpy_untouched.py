@@ -1,0 +1,2 @@
+import numpy
+(numpy.__file__, hasattr(numpy, 'SHADOW'))

@@ -1,0 +1,2 @@
+import importlib
+importlib.import_module('ci_unicode.d\xe1t\xe1').NAME
