@@ -358,6 +358,36 @@ static int on_call(struct run *run, const char **why)
     return rc;
 }
 
+/*
+ * The end of a FETCH's or an INSTALL's handling: the answer's @status and
+ * @len bytes at @data (malloc'ed, taken), sent as a reply of @type, or
+ * @stopped and nothing once the cell is being stopped; @what names the
+ * request in messages. 0: wait on; 1: the run is over; -1 with @why set
+ * to @second (a static sentence): a second request came before this
+ * reply.
+ */
+static int reply_and_free(struct run *run, uint32_t type, uint32_t status, uint32_t stopped,
+                          void *data, size_t len, const char *what, const char *second,
+                          const char **why)
+{
+    int rc;
+
+    if (run->interrupted != NOT_INTERRUPTED) {
+        free(data);
+        data = NULL;
+        status = stopped;
+        len = 0;
+    }
+    if (request_waiting(run->s->worker.channel)) {
+        free(data);
+        *why = second;
+        return -1;
+    }
+    rc = send_reply(run, type, status, data, len, what);
+    free(data);
+    return rc;
+}
+
 /* The audit trail's line for one request the host made or refused. */
 static void audit_fetch(ci_session *s, const struct ci_fetch_request *req,
                         const struct ci_fetch_reply *reply)
@@ -390,7 +420,6 @@ static int on_fetch(struct run *run, const char **why)
 {
     struct ci_fetch_request req;
     struct ci_fetch_reply reply = {CI_FETCH_STOPPED, NULL, 0, 0, 0};
-    int rc;
 
     if (!run->s->worker.network_sent) {
         *why = "an HTTP request from a worker that was given no network";
@@ -414,19 +443,9 @@ static int on_fetch(struct run *run, const char **why)
         audit_fetch(run->s, &req, &reply);
         stop_if_due(run);
     }
-    if (run->interrupted != NOT_INTERRUPTED) {
-        free(reply.data);
-        reply = (struct ci_fetch_reply){CI_FETCH_STOPPED, NULL, 0, 0, 0};
-    }
-    if (request_waiting(run->s->worker.channel)) {
-        free(reply.data);
-        *why = "a second request before the reply to an HTTP request";
-        return -1;
-    }
-    rc = send_reply(run, CI_FRAME_FETCH_REPLY, reply.status, reply.data, reply.len,
-                    "an HTTP request");
-    free(reply.data);
-    return rc;
+    return reply_and_free(run, CI_FRAME_FETCH_REPLY, reply.status, CI_FETCH_STOPPED, reply.data,
+                          reply.len, "an HTTP request",
+                          "a second request before the reply to an HTTP request", why);
 }
 
 /*
@@ -441,7 +460,6 @@ static int on_install(struct run *run, const char **why)
     const char *arg;
     size_t arg_len;
     uint32_t op;
-    int rc;
 
     if (ci_install_parse(run->rd.payload, run->rd.len, &op, &arg, &arg_len, why) < 0)
         return -1;
@@ -454,19 +472,9 @@ static int on_install(struct run *run, const char **why)
             ci_audit_install(run->s, arg, arg_len, reply.status, reply.data, reply.len);
         stop_if_due(run);
     }
-    if (run->interrupted != NOT_INTERRUPTED) {
-        free(reply.data);
-        reply = (struct ci_install_reply){CI_INSTALL_STOPPED, NULL, 0};
-    }
-    if (request_waiting(run->s->worker.channel)) {
-        free(reply.data);
-        *why = "a second request before the reply to an install request";
-        return -1;
-    }
-    rc = send_reply(run, CI_FRAME_INSTALL_REPLY, reply.status, reply.data, reply.len,
-                    "a package install");
-    free(reply.data);
-    return rc;
+    return reply_and_free(run, CI_FRAME_INSTALL_REPLY, reply.status, CI_INSTALL_STOPPED,
+                          reply.data, reply.len, "a package install",
+                          "a second request before the reply to an install request", why);
 }
 
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
