@@ -311,6 +311,22 @@ int h_interrupter_join(struct h_interrupter *in)
     return in->rc;
 }
 
+char *h_build_dir(void)
+{
+    char exe[4096], *slash;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    for (int i = 0; i < 2; i++) { /* build/test/test_NAME -> build */
+        if (!(slash = strrchr(exe, '/')))
+            return NULL;
+        *slash = '\0';
+    }
+    return strdup(exe);
+}
+
 char *h_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");

@@ -122,6 +122,10 @@ int h_interrupter_join(struct h_interrupter *in);
 /* mkdtemp under $TMPDIR or /tmp, then mode 0711 (a root test's workers,
  * uid 65534, must pass through it); a malloc'ed path. */
 char *h_tmpdir(void);
+/* The build directory this test program was built in: build/ for
+ * build/test/test_NAME, found from /proc/self/exe; malloc'ed, or NULL if
+ * that cannot be read. */
+char *h_build_dir(void);
 /* The names in the directory @path but . and .., sorted and joined by
  * spaces; malloc'ed. Asserts it can be listed. */
 char *h_dir_names(const char *path);

@@ -95,20 +95,12 @@ static void make_dist(const char *name, const char *init)
 
 static int group_setup(void **state)
 {
-    char exe[4096], *slash;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *build = h_build_dir();
 
-    if (n <= 0 || sodium_init() < 0)
+    if (!build || sodium_init() < 0)
         return -1;
-    exe[n] = '\0';
-    /* build/test/test_manifest -> build/codeinterp-manifest */
-    if (!(slash = strrchr(exe, '/')))
-        return -1;
-    *slash = '\0';
-    if (!(slash = strrchr(exe, '/')))
-        return -1;
-    *slash = '\0';
-    tool = h_fmt("%s/codeinterp-manifest", exe);
+    tool = h_fmt("%s/codeinterp-manifest", build);
+    free(build);
     tmp = h_tmpdir();
     /* The workers (uid 65534 under a root host) list the site directory. */
     chmod(tmp, 0755);
@@ -1024,16 +1016,11 @@ static void test_create_wheelhouse(void **state)
 static void test_demo_under_manifest(void **state)
 {
     require_landlock();
-    char exe[4096], *slash, *demo, *out = h_fmt("%s/demo", tmp);
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *build = h_build_dir(), *demo, *out = h_fmt("%s/demo", tmp);
 
-    assert_true(n > 0);
-    exe[n] = '\0';
-    slash = strrchr(exe, '/');
-    *slash = '\0';
-    slash = strrchr(exe, '/');
-    *slash = '\0';
-    demo = h_fmt("%s/scripted_agent", exe);
+    assert_non_null(build);
+    demo = h_fmt("%s/scripted_agent", build);
+    free(build);
     sh(h_fmt("%s --manifest %s --public-key %s examples/macro %s examples/data/macrodata.csv"
              " > %s/demo.log",
              demo, manifest, pub, out, tmp));

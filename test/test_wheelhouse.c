@@ -125,18 +125,12 @@ static int list_hostile(const char *file, const char *name)
 
 static int group_setup(void **state)
 {
-    char exe[4096], *slash;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *build = h_build_dir();
 
-    if (n <= 0 || sodium_init() < 0)
+    if (!build || sodium_init() < 0)
         return -1;
-    exe[n] = '\0';
-    for (int i = 0; i < 2; i++) { /* build/test/test_wheelhouse -> build */
-        if (!(slash = strrchr(exe, '/')))
-            return -1;
-        *slash = '\0';
-    }
-    tool = h_fmt("%s/codeinterp-manifest", exe);
+    tool = h_fmt("%s/codeinterp-manifest", build);
+    free(build);
     tmp = h_tmpdir();
     built = h_fmt("%s/built", tmp);
     wheelhouse = h_fmt("%s/wh", tmp);
