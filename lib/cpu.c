@@ -70,7 +70,7 @@ static int read_cpu_limit(const struct ci_worker *w, unsigned long long *soft,
     static const char name[] = "\nMax cpu time";
     char buf[4096], *line;
     ssize_t n;
-    int fd = w->procfd >= 0 ? openat(w->procfd, "limits", O_RDONLY | O_CLOEXEC) : -1;
+    int fd = ci_worker_proc_open(w, "limits", O_RDONLY);
 
     if (fd < 0)
         return -1;

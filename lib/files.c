@@ -12,14 +12,14 @@
  *   <root>/codeinterp-XXXXXX/     mode 0700 (0710, group CI_WORKER_GID, for a
  *                                 root host), removed by ci_session_free; for
  *                                 a root host a tmpfs of its own, the
- *                                 session's quota (quota.c)
- *       lock                      flock(2)ed by the host while the session lives
+ *                                 session's quota (quota.c); flock(2)ed
+ *                                 by the host while the session lives
  *       workspace/                the cell's working directory
  *       config/                   HOME and MPLCONFIGDIR of the worker
  *       tmp/                      TMPDIR of the worker
  *
  * A root host's worker runs as CI_WORKER_UID (see lib/worker/privileges.c),
- * so the host gives it these four directories and every file it puts.
+ * so the host gives it these three directories and every file it puts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +37,7 @@
 
 #include "audit.h"
 #include "clock.h"
+#include "fd.h"
 #include "config.h"
 #include "errors.h"
 #include "files.h"
@@ -77,11 +78,12 @@ static int remove_tree(int top, int parent, const char *name);
 
 /*
  * A host killed before ci_session_free() leaves its session directories,
- * with whatever its cells wrote, behind. Each holds a "lock" file that its
- * host keeps flock(2)ed; when the lock can be taken, no host holds it any
- * more (the kernel drops a dead process's locks), and the directory is
- * removed by the next session started under the same root by a host of the
- * same user. A directory without a lock file, or not ours, is left alone.
+ * with whatever its cells wrote, behind. Its host keeps each flock(2)ed
+ * (s->dir_fd); when the lock can be taken, no host holds it any more (the
+ * kernel drops a dead process's locks), and the directory is removed by
+ * the next session started under the same root by a host of the same
+ * user. A directory without a workspace (one being made: its host locks
+ * it before it makes the workspace), or not ours, is left alone.
  * At most STALE_SCAN entries of the root are looked at, and a root is
  * scanned again only after STALE_EVERY_MS, so a crowded /tmp cannot slow
  * ci_session_new() down (a scan of a few hundred entries costs about a
@@ -152,40 +154,21 @@ static void remove_stale(const char *root)
         return;
     while ((e = readdir(d)) && seen++ < STALE_SCAN) {
         struct stat st;
-        int sdir, lock;
+        int sdir;
 
         if (strncmp(e->d_name, "codeinterp-", 11) != 0 || strlen(e->d_name) != 17 ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
             continue;
-        sdir = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        sdir = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sdir < 0)
             continue;
-        lock = openat(sdir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+        if (flock(sdir, LOCK_EX | LOCK_NB) == 0 &&
+            faccessat(sdir, "workspace", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             remove_stale_dir(root, dirfd(d), sdir, e->d_name);
-        if (lock >= 0)
-            close(lock);
         close(sdir);
     }
     closedir(d);
-}
-
-/* Creates @dirfd's lock file and takes its lock, which the session holds
- * until ci_workspace_remove(). Made aside and renamed into place, so a
- * lock file is never seen unlocked while its session lives. */
-static int take_lock(ci_session *s, int dirfd)
-{
-    int fd = openat(dirfd, "lock.new", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
-    if (fd < 0)
-        return -1;
-    if (flock(fd, LOCK_EX) < 0 || renameat(dirfd, "lock.new", dirfd, "lock") < 0) {
-        close(fd);
-        return -1;
-    }
-    s->lock_fd = fd;
-    return 0;
 }
 
 /*
@@ -313,19 +296,20 @@ static int make_private(int dirfd)
     return set_mode(dirfd, 0700);
 }
 
-/* Fills the new s->dir: notes its identity (s->dir_dev, s->dir_ino),
- * makes it private, takes its lock, makes its three directories and opens
- * s->workspace_fd. */
+/* Fills the new s->dir: opens it as s->dir_fd, notes its identity
+ * (s->dir_dev, s->dir_ino), makes it private, takes its lock (waiting out
+ * a stale scan of another host that may hold it for a moment, and finds
+ * no workspace yet) and makes its three directories. */
 static int fill_dir(ci_session *s)
 {
-    int dirfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
 
     if (dirfd >= 0 && fstat(dirfd, &st) == 0) {
         s->dir_dev = st.st_dev;
         s->dir_ino = st.st_ino;
     }
-    if (dirfd < 0 || make_private(dirfd) < 0 || take_lock(s, dirfd) < 0 ||
+    if (dirfd < 0 || make_private(dirfd) < 0 || flock(dirfd, LOCK_EX) < 0 ||
         make_subdirs(s, dirfd) < 0) {
         if (dirfd >= 0 && errno == EINVAL && geteuid() == 0) {
             /* fchownat's answer for an id this user namespace does not map
@@ -344,12 +328,18 @@ static int fill_dir(ci_session *s)
             close(dirfd);
         return CI_EIO;
     }
-    s->workspace_fd = openat(dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    close(dirfd);
-    if (s->workspace_fd < 0) {
-        return ci_err_set(&s->err, CI_EIO, "cannot open the workspace: %s", strerror(errno));
-    }
+    s->dir_fd = dirfd;
     return CI_OK;
+}
+
+int ci_workspace_open(const ci_session *s)
+{
+    if (s->dir_fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    /* Nothing but the host can put or rename anything in s->dir. */
+    return openat(s->dir_fd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 int ci_workspace_create(ci_session *s)
@@ -504,9 +494,6 @@ void ci_workspace_remove(ci_session *s)
 {
     int top;
 
-    if (s->workspace_fd >= 0)
-        close(s->workspace_fd);
-    s->workspace_fd = -1;
     /* A quota's tmpfs goes whole, with everything in it. */
     if (s->quota_dev)
         ci_quota_unmount(s->dir);
@@ -518,9 +505,7 @@ void ci_workspace_remove(ci_session *s)
         remove_tree(top, AT_FDCWD, s->dir);
         close(top);
     }
-    if (s->lock_fd >= 0)
-        close(s->lock_fd);
-    s->lock_fd = -1;
+    ci_close_fd(&s->dir_fd); /* the lock last */
     free(s->dir);
     free(s->workspace);
     s->dir = s->workspace = NULL;
@@ -545,12 +530,10 @@ static int make_renewed(int dir, const char *name)
 int ci_workspace_renew(ci_session *s)
 {
     static const char *const renewed[] = {"config", "tmp"};
-    int top, rc = CI_OK;
+    int top = s->dir_fd, rc = CI_OK;
 
-    if (!s->dir || (top = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        return ci_err_set(&s->err, CI_EIO, "cannot open the session directory: %s",
-                          strerror(errno));
-    }
+    if (top < 0)
+        return ci_err_set(&s->err, CI_EIO, "the session has no directory");
     /* A worker with the host's uid may have narrowed it (to 0, say). */
     set_mode(top, SESSION_DIR_MODE);
     for (int i = 0; i < 2 && rc == CI_OK; i++) {
@@ -561,7 +544,6 @@ int ci_workspace_renew(ci_session *s)
             rc = CI_EIO;
         }
     }
-    close(top);
     return rc;
 }
 
@@ -647,16 +629,19 @@ static int put_file(ci_session *s, const char *name, const void *data, size_t le
     }
     slash = strrchr(name, '/');
     base = slash ? slash + 1 : name;
+    if ((dirfd = ci_workspace_open(s)) < 0)
+        return open_error(s, "cannot open the workspace for", name, errno);
     if (slash) {
         char *dir = strndup(name, (size_t)(slash - name));
-        if (!dir)
-            return CI_ENOMEM;
-        dirfd = ci_open_beneath(s->workspace_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        int ws = dirfd;
+
+        dirfd = dir ? ci_open_beneath(ws, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0) : -1;
+        rc = dir ? errno : ENOMEM;
         free(dir);
+        close(ws);
         if (dirfd < 0)
-            return open_error(s, "cannot open the directory of", name, errno);
-    } else if ((dirfd = dup(s->workspace_fd)) < 0) {
-        return open_error(s, "cannot open the workspace for", name, errno);
+            return rc == ENOMEM ? CI_ENOMEM : open_error(s, "cannot open the directory of", name, rc);
+        rc = CI_OK;
     }
 
     /* Written aside, then renamed over the name: a link planted under that
@@ -699,7 +684,7 @@ static int get_file(ci_session *s, const char *name, unsigned long long max, voi
     struct stat st;
     char *buf;
     size_t have = 0;
-    int fd;
+    int fd, ws, open_err;
 
     if (data)
         *data = NULL;
@@ -714,9 +699,13 @@ static int get_file(ci_session *s, const char *name, unsigned long long max, voi
         return bad_name(s, name);
     /* O_NONBLOCK: a FIFO planted under the name must not block the open.
      * Device nodes cannot appear: the seccomp policy refuses mknod. */
-    fd = ci_open_beneath(s->workspace_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    if ((ws = ci_workspace_open(s)) < 0)
+        return open_error(s, "cannot open the workspace for", name, errno);
+    fd = ci_open_beneath(ws, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    open_err = errno;
+    close(ws);
     if (fd < 0)
-        return open_error(s, "cannot open", name, errno);
+        return open_error(s, "cannot open", name, open_err);
     if (fstat(fd, &st) < 0) {
         close(fd);
         return open_error(s, "cannot stat", name, errno);

@@ -23,5 +23,9 @@ int ci_workspace_create(ci_session *s);
  * and an earlier cell may have planted files there. CI_OK or CI_EIO. */
 int ci_workspace_renew(ci_session *s);
 void ci_workspace_remove(ci_session *s);
+/* A new O_PATH descriptor of @s's workspace, opened through s->dir_fd
+ * (a session holds no descriptor of its workspace between calls), which
+ * the caller closes; or -1 with errno. */
+int ci_workspace_open(const ci_session *s);
 
 #endif /* CI_FILES_H */

@@ -82,7 +82,7 @@ int ci_quota_error(ci_session *s, const char *name, int err)
 
     if (!s->quota_dev || (err != ENOSPC && err != EDQUOT))
         return -1;
-    if (fstatvfs(s->workspace_fd, &fs) == 0 && fs.f_favail == 0)
+    if (s->dir_fd >= 0 && fstatvfs(s->dir_fd, &fs) == 0 && fs.f_favail == 0)
         return ci_err_set(&s->err, CI_ETOOBIG, "%s: the session's inode quota of %llu files is "
                           "full", name, s->cfg.inode_quota);
     ci_format_size(size, sizeof size, s->cfg.disk_quota);

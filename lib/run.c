@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,7 +32,9 @@
 #include "config.h"
 #include "cpu.h"
 #include "errors.h"
+#include "fd.h"
 #include "fetch.h"
+#include "files.h"
 #include "functions.h"
 #include "output.h"
 #include "proto.h"
@@ -57,6 +61,7 @@ struct run {
     unsigned requests;    /* HTTP requests this run asked for */
     ci_input_fn on_input; /* NULL: the RUN says the host answers no input() */
     void *payload;
+    int workspace;        /* an O_PATH descriptor of it for the run, or -1 */
 };
 
 static int set_text(char **slot, const char *text)
@@ -186,13 +191,36 @@ static void interrupt(struct run *run, enum interrupt why)
 }
 
 /* Empties the wake-up eventfd, then says whether ci_session_interrupt()
- * asked to stop this run's cell. */
+ * asked to stop this run's cell. Only this run's thread closes the
+ * eventfd, so it needs no lock to read it. */
 static int interrupt_requested(struct run *run)
 {
     uint64_t n;
-    while (read(run->s->wake_fd, &n, sizeof n) > 0)
+    while (run->s->wake_fd >= 0 && read(run->s->wake_fd, &n, sizeof n) > 0)
         ;
     return atomic_load(&run->s->interrupt_for) == run->seq;
+}
+
+/*
+ * The eventfd ci_session_interrupt() wakes this run with, made for the
+ * run alone so that an idle session holds none. Without one (the host is
+ * out of descriptors) the request is still seen, at the latest when the
+ * run's poll next times out (a second).
+ */
+static void wake_open(ci_session *s)
+{
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+    pthread_mutex_lock(&s->wake_lock);
+    s->wake_fd = fd;
+    pthread_mutex_unlock(&s->wake_lock);
+}
+
+static void wake_close(ci_session *s)
+{
+    pthread_mutex_lock(&s->wake_lock);
+    ci_close_fd(&s->wake_fd);
+    pthread_mutex_unlock(&s->wake_lock);
 }
 
 /* The type of the frame whose header waits on @channel, or 0 if no whole
@@ -656,8 +684,7 @@ static void await_result(struct run *run)
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
-        if ((p[4].revents & POLLIN) && interrupt_requested(run) &&
-            run->interrupted == NOT_INTERRUPTED)
+        if (run->interrupted == NOT_INTERRUPTED && interrupt_requested(run))
             interrupt(run, BY_REQUEST);
         /* Only what poll found ready: a read of the others would only
          * say EAGAIN (output written before a frame is ready with it). */
@@ -727,24 +754,24 @@ static int death_report_waiting(int channel)
 /* Notes what the workspace holds before the cell may write: after the
  * previous run that is already known, unless something else wrote since.
  * That scan's time comes out of the run's timeout. */
-static void files_before(ci_session *s)
+static void files_before(ci_session *s, int workspace)
 {
     if (!s->files.valid &&
-        ci_scan_take(s->workspace_fd, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
-        return; /* out of memory: this run lists no files */
+        ci_scan_take(workspace, &s->files, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK)
+        return; /* out of memory (or descriptors): this run lists no files */
     ci_scan_settle(&s->files);
 }
 
 /* The files the run created or modified; the scan is the next run's
  * "before". A dead worker's run lists none, and the next run rescans. */
-static void files_after(ci_session *s, ci_result *r)
+static void files_after(ci_session *s, int workspace, ci_result *r)
 {
     struct ci_scan after = {0};
 
     if (!s->files.valid)
         return;
     if (r->status == CI_STATUS_KILLED ||
-        ci_scan_take(s->workspace_fd, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
+        ci_scan_take(workspace, &after, ci_now_ms() + SCAN_BUDGET_MS) != CI_OK) {
         s->files.valid = 0;
         return;
     }
@@ -812,8 +839,9 @@ static void run_cell(struct run *run, const char *code, size_t len)
     run->deadline = ci_now_ms() + (int64_t)run->timeout_ms + 1;
     run->hard = run->deadline + (int64_t)s->cfg.grace_ms;
     run->seq = ++s->run_seq;
+    wake_open(s);
     atomic_store(&s->running, run->seq);
-    files_before(s);
+    files_before(s, run->workspace);
     if (death_report_waiting(s->worker.channel)) {
         /* Not sent: the worker is dying. Its report and its end are read
          * as a run's would be, within this run's deadlines. */
@@ -838,9 +866,10 @@ static void run_cell(struct run *run, const char *code, size_t len)
     ci_worker_pause(&s->worker); /* at once: a thread the cell left must not run on */
     ci_drain_finish(&run->drain, run->r);
     atomic_store(&s->running, 0);
+    wake_close(s);
     ci_usage_end(&s->worker, &usage, run->r);
     s->last_run_us = run->r->wall_us ? run->r->wall_us : 1;
-    files_after(s, run->r);
+    files_after(s, run->workspace, run->r);
 }
 
 /* The longest frame a run reads: a RESULT, a CALL or a FETCH
@@ -926,7 +955,8 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
                   s->cfg.output_limit, &run.r->truncated);
     run.drain.fn = opts ? opts->on_output : NULL;
     run.drain.payload = opts ? opts->payload : NULL;
-    run.drain.spill_dir = s->workspace_fd;
+    run.workspace = ci_workspace_open(s);
+    run.drain.spill_dir = run.workspace;
     run.drain.spill_cap = s->cfg.spill_limit < s->cfg.file_limit ? s->cfg.spill_limit
                                                                  : s->cfg.file_limit;
     run.drain.session = s;
@@ -935,6 +965,7 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     run.payload = opts ? opts->payload : NULL;
     ci_reader_init(&run.rd, reader_cap(&s->cfg));
     run_cell(&run, code, len);
+    ci_close_fd(&run.workspace);
     ci_reader_reset(&run.rd);
     /* A failure marks the session: its next call says so (ci_audit_check). */
     ci_audit_cell(s, code, len, run.r);
@@ -965,14 +996,18 @@ CI_API int ci_session_interrupt(ci_session *s)
 
     if (!s)
         return CI_EINVAL;
+    /* Under the lock a run takes to make and close its eventfd, so the
+     * descriptor written is the running run's. */
+    pthread_mutex_lock(&s->wake_lock);
     seq = atomic_load(&s->running);
-    if (seq == 0)
-        return 0;
-    /* Names the run, so a request that comes as the run ends cannot stop
-     * the next one. */
-    atomic_store(&s->interrupt_for, seq);
-    do
-        n = write(s->wake_fd, &one, sizeof one);
-    while (n < 0 && errno == EINTR);
-    return 1;
+    if (seq != 0) {
+        /* Names the run, so a request that comes as the run ends cannot
+         * stop the next one. */
+        atomic_store(&s->interrupt_for, seq);
+        while (s->wake_fd >= 0 && (n = write(s->wake_fd, &one, sizeof one)) < 0 &&
+               errno == EINTR)
+            ;
+    }
+    pthread_mutex_unlock(&s->wake_lock);
+    return seq != 0;
 }

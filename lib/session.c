@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -35,8 +34,7 @@
 void ci_worker_init(struct ci_worker *w)
 {
     *w = (struct ci_worker){.pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1,
-                            .err = -1, .status = -1, .clear_refs = -1, .layers = 0,
-                            .exit_code = -1};
+                            .err = -1, .layers = 0, .exit_code = -1};
 }
 
 static void worker_close(struct ci_worker *w)
@@ -46,9 +44,32 @@ static void worker_close(struct ci_worker *w)
     ci_close_fd(&w->channel);
     ci_close_fd(&w->out);
     ci_close_fd(&w->err);
-    ci_close_fd(&w->status);
-    ci_close_fd(&w->clear_refs); /* -2, denied, is not a descriptor either */
     ci_worker_init(w);
+}
+
+int ci_worker_proc_open(const struct ci_worker *w, const char *name, int flags)
+{
+    char path[64];
+    struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
+    int fd, n;
+
+    if (w->procfd >= 0)
+        return openat(w->procfd, name, flags | O_CLOEXEC);
+    if (w->pid <= 0 || w->pidfd < 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)w->pid, name);
+    if ((fd = open(path, flags | O_CLOEXEC)) < 0)
+        return -1;
+    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n != 0) {
+        close(fd);
+        errno = ESRCH;
+        return -1;
+    }
+    return fd;
 }
 
 /* A sentence for how the reaped worker @w ended with wait status @st
@@ -149,8 +170,8 @@ static int worker_exiting(const struct ci_worker *w)
     ssize_t n;
     int fd;
 
-    if (w->procfd < 0 || (fd = openat(w->procfd, "stat", O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
+    if ((fd = ci_worker_proc_open(w, "stat", O_RDONLY)) < 0)
+        return errno == ESRCH && w->pidfd >= 0; /* the pidfd says it exited */
     n = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (n <= 0)
@@ -387,6 +408,8 @@ int ci_worker_start(ci_session *s)
     rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", &s->err);
     if (rc == CI_OK)
         rc = check_layers(s);
+    if (rc == CI_OK)
+        ci_worker_unpin(&s->worker);
     if (rc == CI_OK &&
         (rc = ci_worker_check_cpu_limit(&s->worker, s->cfg.cpu_limit_s, &s->err)) != CI_OK)
         ci_worker_stop(&s->worker);
@@ -411,16 +434,10 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
     if (!(s = calloc(1, sizeof *s))) {
         return ci_err_set(ci_thread_err(), CI_ENOMEM, "out of memory");
     }
-    s->workspace_fd = -1;
-    s->lock_fd = -1;
+    s->dir_fd = -1;
+    s->wake_fd = -1;
+    pthread_mutex_init(&s->wake_lock, NULL);
     ci_worker_init(&s->worker);
-    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s->wake_fd < 0) {
-        rc = ci_err_set(ci_thread_err(), errno == ENOMEM ? CI_ENOMEM : CI_EIO,
-                        "cannot make the session's eventfd: %s", strerror(errno));
-        free(s);
-        return rc;
-    }
     ci_audit_session_id(s);
     ci_config_defaults(&defaults);
     if ((rc = ci_config_copy(&s->cfg, cfg ? cfg : &defaults)) == CI_OK) {
@@ -449,7 +466,7 @@ CI_API void ci_session_free(ci_session *s)
     ci_manifest_cache_put(s->verified_manifest);
     ci_config_clear(&s->cfg);
     ci_scan_clear(&s->files);
-    ci_close_fd(&s->wake_fd);
+    pthread_mutex_destroy(&s->wake_lock);
     free(s);
 }
 

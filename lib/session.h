@@ -6,6 +6,7 @@
 #ifndef CI_SESSION_H
 #define CI_SESSION_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,12 +21,11 @@
 struct ci_worker {
     pid_t pid;
     int pidfd;   /* readable when the worker has exited */
-    int procfd;  /* O_PATH /proc/<pid>, held only to pin its dentry (spawn.c) */
+    int procfd;  /* O_PATH /proc/<pid> while it must be pinned (spawn.c), else -1 */
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */
     int err;     /* the worker's fd 2, non-blocking read end */
-    int status;     /* /proc/<pid>/status, opened on first use (usage.c) */
-    int clear_refs; /* /proc/<pid>/clear_refs; -1 until opened, -2 if denied */
+    int clear_refs_denied; /* 1 once /proc/<pid>/clear_refs was refused (usage.c) */
     int cpu_clock_known;  /* 1: cpu_clock is its CPU clock; 0 not asked yet; -1 none */
     clockid_t cpu_clock;  /* clock_getcpuclockid(3) of pid, asked once (usage.c) */
     unsigned layers; /* CI_SANDBOX_* bits it reported in READY */
@@ -43,11 +43,10 @@ struct ci_session {
     struct ci_config cfg;
     char *dir;       /* <root>/codeinterp-XXXXXX, removed by ci_session_free */
     char *workspace; /* <dir>/workspace, the cell's working directory */
-    int workspace_fd; /* O_PATH descriptor of the workspace */
+    int dir_fd;       /* <dir>, O_RDONLY, flock()ed while the session lives (files.c) */
     int64_t start_deadline; /* ci_now_ms() by which the worker's start ends */
     dev_t dir_dev;    /* of s->dir, as made */
     ino_t dir_ino;
-    int lock_fd;      /* <dir>/lock, flock()ed while the session lives (files.c) */
     dev_t quota_dev;  /* of the tmpfs mounted on s->dir (quota.c), or 0: none */
     struct ci_worker worker;
     int execution_count;
@@ -56,7 +55,8 @@ struct ci_session {
     int run_seq;              /* runs so far, across restarts */
     atomic_int running;       /* the running run's run_seq, or 0 */
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
-    int wake_fd;              /* eventfd: wakes a run to see that request */
+    int wake_fd;              /* eventfd of the running run, or -1: wakes it to see that request */
+    pthread_mutex_t wake_lock; /* over wake_fd, which runs open and close */
     struct ci_scan files;    /* the workspace after the last run */
     struct ci_manifest_verified *verified_manifest; /* cfg.manifest, verified; or NULL */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */
@@ -89,5 +89,15 @@ void ci_worker_stop(struct ci_worker *w);
  * 1 if it had to kill it (one already exiting does not count), else 0. */
 int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
                    char *value, size_t valuelen);
+/* Opens /proc/<pid>/@name of the live worker @w with @flags (O_CLOEXEC is
+ * added): through w->procfd where one is held, else by name, and then
+ * checked with the pidfd to be this worker's. A pid is not reused while
+ * its process (or its zombie) lives, and so after an open by name a
+ * pidfd that is not yet readable proves the file is the worker's; only
+ * ci_worker_reap reaps it, but a host that ignores SIGCHLD gets its
+ * children reaped by the kernel at once. The descriptor, which the
+ * caller closes, or -1 with errno (ESRCH: it exited, or neither handle
+ * is held). */
+int ci_worker_proc_open(const struct ci_worker *w, const char *name, int flags);
 
 #endif /* CI_SESSION_H */

@@ -371,6 +371,8 @@ static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
      * lose /proc/self. Holding the directory open pins the dentry; the
      * worker cannot hold it itself without a descriptor cells would see.
      * Best effort: without it the cell only risks losing /proc/self.
+     * A worker with a proc of its own needs no pin of the host's, and
+     * the host then lets it go (ci_worker_unpin).
      */
     snprintf(procpath, sizeof procpath, "/proc/%ld", (long)pid);
     s->worker.procfd = open(procpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -396,6 +398,12 @@ fail:
     ci_close_fd(&errpipe[1]);
     ci_close_fd(&null);
     return rc;
+}
+
+void ci_worker_unpin(struct ci_worker *w)
+{
+    if (w->pidfd >= 0 && (w->layers & CI_SANDBOX_PIDNS) && (w->layers & CI_SANDBOX_MNTNS))
+        ci_close_fd(&w->procfd);
 }
 
 int ci_uses_zygote(const ci_session *s)

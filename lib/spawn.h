@@ -14,6 +14,12 @@
  * and fills s->worker. CI_OK, or the code in @err with its message
  * (CI_ESPAWN, CI_EMANIFEST, CI_ENOMEM, CI_EIO). */
 int ci_spawn_worker(ci_session *s, struct ci_err *err);
+struct ci_worker;
+/* Once READY said its layers: closes w->procfd if the worker has a proc
+ * of its own (PID and mount namespaces) and a pidfd vouches for
+ * ci_worker_proc_open's opens by name, so that an idle session holds
+ * only its pidfd, channel, stdout, stderr and directory. */
+void ci_worker_unpin(struct ci_worker *w);
 /* 1 if @s's workers are forked from a zygote: the config says so and
  * $CODEINTERP_WORKER is not set. */
 int ci_uses_zygote(const ci_session *s);

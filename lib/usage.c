@@ -11,10 +11,9 @@
  *    root host may write that file; elsewhere the peak counts from the
  *    worker's start.
  *
- * Both /proc files are opened once per worker, through the pinned
- * /proc/<pid> descriptor, so a recycled pid can never be measured, and
- * re-read with pread at offset 0, which regenerates a seq_file: two
- * system calls a run.
+ * Both /proc files are opened for each run and closed again
+ * (ci_worker_proc_open, which makes sure they are the worker's), so an
+ * idle session holds no descriptor for them: six system calls a run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,15 +49,17 @@ int64_t ci_worker_cpu_ns(struct ci_worker *w)
 
 static void reset_peak(struct ci_worker *w)
 {
-    if (w->clear_refs == -1 && w->procfd >= 0) {
-        w->clear_refs = openat(w->procfd, "clear_refs", O_WRONLY | O_CLOEXEC);
-        if (w->clear_refs < 0)
-            w->clear_refs = -2; /* not root: do not try again */
-    }
-    if (w->clear_refs >= 0 && pwrite(w->clear_refs, "5", 1, 0) != 1) {
-        close(w->clear_refs);
-        w->clear_refs = -2;
-    }
+    int fd;
+
+    if (w->clear_refs_denied)
+        return;
+    fd = ci_worker_proc_open(w, "clear_refs", O_WRONLY);
+    if (fd < 0 && errno != ESRCH)
+        w->clear_refs_denied = 1; /* not root: do not try again */
+    if (fd >= 0 && write(fd, "5", 1) != 1)
+        w->clear_refs_denied = 1;
+    if (fd >= 0)
+        close(fd);
 }
 
 /* VmHWM in bytes, or 0 if it cannot be read. */
@@ -66,12 +67,12 @@ static unsigned long long read_peak(struct ci_worker *w)
 {
     char buf[4096], *line;
     ssize_t n;
+    int fd = ci_worker_proc_open(w, "status", O_RDONLY);
 
-    if (w->status == -1 && w->procfd >= 0)
-        w->status = openat(w->procfd, "status", O_RDONLY | O_CLOEXEC);
-    if (w->status < 0)
+    if (fd < 0)
         return 0;
-    n = pread(w->status, buf, sizeof buf - 1, 0);
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
     if (n <= 0)
         return 0;
     buf[n] = '\0';

@@ -116,7 +116,7 @@ static int zygote_start(struct zygote *z, const ci_session *s, const char *prelo
 
     memset(&scratch, 0, sizeof scratch);
     scratch.cfg.workspace_root = s->cfg.workspace_root;
-    scratch.workspace_fd = scratch.lock_fd = -1;
+    scratch.dir_fd = -1;
     if (ci_workspace_create(&scratch) != CI_OK) {
         rc = ci_err_set(err, scratch.err.code, "zygote: %s", scratch.err.msg);
         ci_workspace_remove(&scratch);

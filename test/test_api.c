@@ -625,6 +625,40 @@ static void test_free_kills_and_reaps_the_worker(void **state)
     assert_int_equal(errno, ESRCH);
 }
 
+/* The descriptors this process has open now. */
+static int open_descriptors(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = -1; /* the DIR's own */
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void test_an_idle_session_holds_five_descriptors(void **state)
+{
+    /* A session holds its worker's pidfd, channel, stdout and stderr and
+     * its directory (the lock); the /proc/<pid> pin only for a worker
+     * without a proc of its own. The first session also starts the
+     * zygote, whose descriptors the host's every session shares. */
+    ci_session *first = h_session(NULL), *s;
+    int before = open_descriptors(), pinned;
+
+    s = h_session(NULL);
+    h_expect(s, "1 + 1", "2", "");
+    pinned = (ci_session_sandbox(s) & (CI_SANDBOX_PIDNS | CI_SANDBOX_MNTNS)) !=
+             (CI_SANDBOX_PIDNS | CI_SANDBOX_MNTNS);
+    assert_int_equal(open_descriptors() - before, 5 + pinned);
+    ci_session_free(s);
+    assert_int_equal(open_descriptors(), before);
+    ci_session_free(first);
+}
+
 static void test_config_is_copied_and_reusable(void **state)
 {
     char *root = h_tmpdir();
@@ -717,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_session_getters_on_live_session),
         cmocka_unit_test(test_result_outlives_its_session),
         cmocka_unit_test(test_config_is_copied_and_reusable),
+        cmocka_unit_test(test_an_idle_session_holds_five_descriptors),
         cmocka_unit_test(test_free_kills_and_reaps_the_worker),
     };
     int failed = cmocka_run_group_tests_name("api", plain, NULL, NULL);

@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -562,6 +564,75 @@ static void test_live_sessions_keep_their_directories(void **state)
     free(dir);
 }
 
+/* In a child: a session under @under whose workspace holds a file; its
+ * directory's name goes to @fd; then the child lives on until the pipe
+ * @hold has a byte (a live host), or dies at once without
+ * ci_session_free (a host killed: @hold is NULL). No cmocka there: an assertion would go on
+ * with the parent's tests; a failure sends an empty name. Its worker is
+ * started by exec: the parent's zygote is the parent's. */
+static void host_in_child(const char *under, int fd, const int *hold)
+{
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    char dir[4096] = "", byte;
+
+    if (cfg && ci_config_set_workspace_root(cfg, under) == CI_OK &&
+        ci_config_set_zygote(cfg, 0) == CI_OK && ci_session_new(&s, cfg) == CI_OK && ci_session_put_file(s, "left.txt", "x", 1) == CI_OK) {
+        snprintf(dir, sizeof dir, "%s", ci_session_workspace(s));
+        *strrchr(dir, '/') = '\0';
+    }
+    if (write(fd, dir, strlen(dir) + 1) < 0 || !dir[0])
+        _exit(1);
+    if (hold) {
+        close(hold[1]);
+        (void)!read(hold[0], &byte, 1);
+    }
+    _exit(0);
+}
+
+static void test_a_dead_hosts_directory_is_removed(void **state)
+{
+    /* Under a root this process has not used yet, so its first session
+     * scans it: the directory of a host that died without freeing its
+     * session goes, with the files in it; a live host's stays, and so
+     * does one without a workspace (a host may be making it). */
+    char *top = h_tmpdir(), dead[4096], live[4096], making[4200];
+    int names[2], hold[2];
+    pid_t a, b;
+    struct stat st;
+
+    assert_int_equal(pipe(names), 0);
+    assert_int_equal(pipe(hold), 0);
+    /* The live one first: the other's first session scans the root too. */
+    if ((b = fork()) == 0)
+        host_in_child(top, names[1], hold);
+    assert_true(read(names[0], live, sizeof live) > 1);
+    if ((a = fork()) == 0)
+        host_in_child(top, names[1], NULL);
+    assert_true(read(names[0], dead, sizeof dead) > 1);
+    assert_int_equal(waitpid(a, NULL, 0), a);
+    snprintf(making, sizeof making, "%s/codeinterp-making", top);
+    assert_int_equal(mkdir(making, 0700), 0);
+    assert_int_equal(stat(dead, &st), 0);
+
+    struct h_limits lim = {.root = top};
+    ci_session *s = h_session(&lim);
+    errno = 0;
+    assert_int_equal(stat(dead, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(stat(live, &st), 0);
+    assert_int_equal(stat(making, &st), 0);
+    ci_session_free(s);
+    assert_int_equal(write(hold[1], "x", 1), 1);
+    assert_int_equal(waitpid(b, NULL, 0), b);
+    close(names[0]);
+    close(names[1]);
+    close(hold[0]);
+    close(hold[1]);
+    h_rmtree(top);
+    free(top);
+}
+
 /* ci_read_all, which get_file, the manifest's files and the worker's
  * policy read through: the whole input up to one byte past its bound. */
 static void test_read_all_reads_to_one_byte_past_its_bound(void **state)
@@ -633,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_a_root_that_resolves_too_long_is_refused),
         cmocka_unit_test(test_a_root_others_could_write_is_refused_unless_sticky),
         cmocka_unit_test(test_live_sessions_keep_their_directories),
+        cmocka_unit_test(test_a_dead_hosts_directory_is_removed),
         cmocka_unit_test_setup(test_free_removes_the_session_directory_without_following_links,
                                h_setup_alive),
     };
