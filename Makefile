@@ -611,7 +611,7 @@ $(BUILD)/soak: test/soak.c include/codeinterp.h $(BUILD)/libcodeinterp.a
 # a Jupyter kernel and plain python3 where they compare (Debian's
 # /usr/bin/python3 with the packages of bench-deps). Prints one table of
 # medians with the issue's targets; asserts nothing about time.
-BENCH_SESSIONS ?= 200
+BENCH_SESSIONS ?= 1000
 BENCH_PYTHON   ?= /usr/bin/python3
 BENCH_PACKAGES := python3-ipykernel python3-jupyter-client
 # The signed manifest make bench times covers the analyst's set.

@@ -188,15 +188,20 @@ def main():
         alive, met = "-", "-"
     else:
         alive = f"{started:.0f}/{n:.0f} started, {answered:.0f}/{n:.0f} answered a cell"
-        if n >= 200:
+        if n >= 1000:
             met = "met" if started == n and answered == n else "not met"
         else:
-            met = f"not tested ({n:.0f} < 200)"
-    rows.append(("4 concurrent sessions (BENCH_SESSIONS)", alive, "", "", "200 alive", met))
+            met = f"not tested ({n:.0f} < 1000)"
+    rows.append(("4 concurrent sessions (BENCH_SESSIONS)", alive, "", "", "1000 alive", met))
     rows.append(("  time to start them all", cell(ci, "conc_start_all"), "", "", "", ""))
     rows.append(("  one session's start, under that load", cell(ci, "conc_start_each"),
                  "", "", "", ""))
     rows.append(("  total private memory", cell(ci, "conc_private_total"), "", "", "", ""))
+    rows.append(("  private memory a session", cell(ci, "conc_private_each"), "", "", "", ""))
+    each = med(ci, "conc_descriptors_each")
+    rows.append(("  host descriptors a session", cell(ci, "conc_descriptors_each"), "", "",
+                 "<= 3", "-" if each is None else "met" if each <= 3 else "not met"))
+    rows.append(("  host descriptors in all", cell(ci, "conc_descriptors"), "", "", "", ""))
 
     w, p = med(ci, "workload"), med(ref, "plain_workload")
     if w is not None and p:
