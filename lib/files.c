@@ -83,7 +83,8 @@ static int remove_tree(int top, int parent, const char *name);
  * kernel drops a dead process's locks), and the directory is removed by
  * the next session started under the same root by a host of the same
  * user. A directory without a workspace (one being made: its host locks
- * it before it makes the workspace), or not ours, is left alone.
+ * it before it makes the workspace), one whose "lock" file is held
+ * (old_lock_held), or not ours, is left alone.
  * At most STALE_SCAN entries of the root are looked at, and a root is
  * scanned again only after STALE_EVERY_MS, so a crowded /tmp cannot slow
  * ci_session_new() down (a scan of a few hundred entries costs about a
@@ -144,6 +145,22 @@ static void remove_stale_dir(const char *root, int rootfd, int sdir, const char 
     remove_tree(sdir, rootfd, name);
 }
 
+/* 1 if @sdir holds a "lock" file someone has flock()ed: the mark of a
+ * live session of a host built from an earlier version of this library,
+ * which locked that file instead of the directory (two builds can share
+ * a machine, a root and a uid: an upgrade, a copy a binding bundles). */
+static int old_lock_held(int sdir)
+{
+    int lock = openat(sdir, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int held;
+
+    if (lock < 0)
+        return 0;
+    held = flock(lock, LOCK_EX | LOCK_NB) != 0;
+    close(lock);
+    return held;
+}
+
 static void remove_stale(const char *root)
 {
     DIR *d;
@@ -164,7 +181,7 @@ static void remove_stale(const char *root)
         if (sdir < 0)
             continue;
         if (flock(sdir, LOCK_EX | LOCK_NB) == 0 &&
-            faccessat(sdir, "workspace", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            faccessat(sdir, "workspace", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !old_lock_held(sdir))
             remove_stale_dir(root, dirfd(d), sdir, e->d_name);
         close(sdir);
     }

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -191,12 +190,13 @@ static void interrupt(struct run *run, enum interrupt why)
 }
 
 /* Empties the wake-up eventfd, then says whether ci_session_interrupt()
- * asked to stop this run's cell. Only this run's thread closes the
- * eventfd, so it needs no lock to read it. */
+ * asked to stop this run's cell. */
 static int interrupt_requested(struct run *run)
 {
+    int fd = atomic_load(&run->s->wake_fd);
     uint64_t n;
-    while (run->s->wake_fd >= 0 && read(run->s->wake_fd, &n, sizeof n) > 0)
+
+    while (fd >= 0 && read(fd, &n, sizeof n) > 0)
         ;
     return atomic_load(&run->s->interrupt_for) == run->seq;
 }
@@ -206,21 +206,27 @@ static int interrupt_requested(struct run *run)
  * run alone so that an idle session holds none. Without one (the host is
  * out of descriptors) the request is still seen, at the latest when the
  * run's poll next times out (a second).
+ *
+ * ci_session_interrupt() may run in a signal handler, on this thread
+ * too, so it takes no lock: it counts itself in s->wake_users while it
+ * uses the descriptor, and the run closes it only once the descriptor
+ * is out of reach and no call still uses it. A handler on this thread
+ * has returned before the wait begins; another thread's call is a
+ * write(2) away from done.
  */
 static void wake_open(ci_session *s)
 {
-    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-
-    pthread_mutex_lock(&s->wake_lock);
-    s->wake_fd = fd;
-    pthread_mutex_unlock(&s->wake_lock);
+    atomic_store(&s->wake_fd, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 }
 
 static void wake_close(ci_session *s)
 {
-    pthread_mutex_lock(&s->wake_lock);
-    ci_close_fd(&s->wake_fd);
-    pthread_mutex_unlock(&s->wake_lock);
+    int fd = atomic_exchange(&s->wake_fd, -1);
+
+    while (atomic_load(&s->wake_users) != 0)
+        sched_yield();
+    if (fd >= 0)
+        close(fd);
 }
 
 /* The type of the frame whose header waits on @channel, or 0 if no whole
@@ -991,23 +997,21 @@ CI_API int ci_run(ci_session *s, const char *code, ci_result **out)
 CI_API int ci_session_interrupt(ci_session *s)
 {
     static const uint64_t one = 1;
-    int seq;
-    ssize_t n;
+    int seq, fd, saved_errno = errno; /* a signal handler's caller keeps its errno */
 
     if (!s)
         return CI_EINVAL;
-    /* Under the lock a run takes to make and close its eventfd, so the
-     * descriptor written is the running run's. */
-    pthread_mutex_lock(&s->wake_lock);
     seq = atomic_load(&s->running);
-    if (seq != 0) {
-        /* Names the run, so a request that comes as the run ends cannot
-         * stop the next one. */
-        atomic_store(&s->interrupt_for, seq);
-        while (s->wake_fd >= 0 && (n = write(s->wake_fd, &one, sizeof one)) < 0 &&
-               errno == EINTR)
-            ;
-    }
-    pthread_mutex_unlock(&s->wake_lock);
-    return seq != 0;
+    if (seq == 0)
+        return 0;
+    /* Names the run, so a request that comes as the run ends cannot stop
+     * the next one. Counted while it uses the eventfd (wake_close). */
+    atomic_store(&s->interrupt_for, seq);
+    atomic_fetch_add(&s->wake_users, 1);
+    fd = atomic_load(&s->wake_fd);
+    while (fd >= 0 && write(fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    atomic_fetch_sub(&s->wake_users, 1);
+    errno = saved_errno;
+    return 1;
 }

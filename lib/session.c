@@ -435,8 +435,7 @@ CI_API int ci_session_new(ci_session **out, const ci_config *cfg)
         return ci_err_set(ci_thread_err(), CI_ENOMEM, "out of memory");
     }
     s->dir_fd = -1;
-    s->wake_fd = -1;
-    pthread_mutex_init(&s->wake_lock, NULL);
+    atomic_init(&s->wake_fd, -1);
     ci_worker_init(&s->worker);
     ci_audit_session_id(s);
     ci_config_defaults(&defaults);
@@ -466,7 +465,6 @@ CI_API void ci_session_free(ci_session *s)
     ci_manifest_cache_put(s->verified_manifest);
     ci_config_clear(&s->cfg);
     ci_scan_clear(&s->files);
-    pthread_mutex_destroy(&s->wake_lock);
     free(s);
 }
 

@@ -6,7 +6,6 @@
 #ifndef CI_SESSION_H
 #define CI_SESSION_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,8 +54,8 @@ struct ci_session {
     int run_seq;              /* runs so far, across restarts */
     atomic_int running;       /* the running run's run_seq, or 0 */
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
-    int wake_fd;              /* eventfd of the running run, or -1: wakes it to see that request */
-    pthread_mutex_t wake_lock; /* over wake_fd, which runs open and close */
+    atomic_int wake_fd;       /* eventfd of the running run, or -1: wakes it to see that request */
+    atomic_int wake_users;    /* ci_session_interrupt calls using wake_fd now (run.c) */
     struct ci_scan files;    /* the workspace after the last run */
     struct ci_manifest_verified *verified_manifest; /* cfg.manifest, verified; or NULL */
     struct ci_spill_kept spills[CI_SPILL_KEEP]; /* oldest first */

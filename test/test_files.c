@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -590,12 +591,31 @@ static void host_in_child(const char *under, int fd, const int *hold)
     _exit(0);
 }
 
+/* <@top>/@name with a workspace and a "lock" file, flock()ed if @lock:
+ * the layout of an earlier version. The lock file's descriptor. */
+static int old_layout(const char *top, const char *name, int lock)
+{
+    char path[4200];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/%s", top, name);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/%s/workspace", top, name);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/%s/lock", top, name);
+    assert_true((fd = open(path, O_RDONLY | O_CREAT, 0600)) >= 0);
+    if (lock)
+        assert_int_equal(flock(fd, LOCK_EX), 0);
+    return fd;
+}
+
 static void test_a_dead_hosts_directory_is_removed(void **state)
 {
     /* Under a root this process has not used yet, so its first session
      * scans it: the directory of a host that died without freeing its
      * session goes, with the files in it; a live host's stays, and so
-     * does one without a workspace (a host may be making it). */
+     * does one without a workspace (a host may be making it), and one a
+     * live host of an earlier version holds by its lock file. */
     char *top = h_tmpdir(), dead[4096], live[4096], making[4200];
     int names[2], hold[2];
     pid_t a, b;
@@ -614,6 +634,10 @@ static void test_a_dead_hosts_directory_is_removed(void **state)
     snprintf(making, sizeof making, "%s/codeinterp-making", top);
     assert_int_equal(mkdir(making, 0700), 0);
     assert_int_equal(stat(dead, &st), 0);
+    /* As a host of an earlier version leaves them: a "lock" file in it,
+     * flock()ed while its session lives. */
+    int held = old_layout(top, "codeinterp-oldliv", 1);
+    int freed = old_layout(top, "codeinterp-olddea", 0);
 
     struct h_limits lim = {.root = top};
     ci_session *s = h_session(&lim);
@@ -622,6 +646,14 @@ static void test_a_dead_hosts_directory_is_removed(void **state)
     assert_int_equal(errno, ENOENT);
     assert_int_equal(stat(live, &st), 0);
     assert_int_equal(stat(making, &st), 0);
+    snprintf(making, sizeof making, "%s/codeinterp-oldliv/workspace", top);
+    assert_int_equal(stat(making, &st), 0);
+    snprintf(making, sizeof making, "%s/codeinterp-olddea", top);
+    errno = 0;
+    assert_int_equal(stat(making, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    close(held);
+    close(freed);
     ci_session_free(s);
     assert_int_equal(write(hold[1], "x", 1), 1);
     assert_int_equal(waitpid(b, NULL, 0), b);

@@ -250,6 +250,63 @@ static void on_alarm(int sig)
     ticks++;
 }
 
+static ci_session *interrupted_by_alarm;
+
+static void interrupt_on_alarm(int sig)
+{
+    ticks++;
+    ci_session_interrupt(interrupted_by_alarm);
+}
+
+static void test_interrupt_from_a_signal_handler_never_hangs_a_run(void **state)
+{
+    /* ci_session_interrupt is safe in a signal handler, on the thread
+     * that runs too: a 100 us timer whose handler interrupts lands in
+     * every part of a run (its start and end included, where the run
+     * makes and closes the eventfd the call writes) and must never hang
+     * it. Each cell ends either normally or interrupted. */
+    struct sigaction sa = {0}, old;
+    struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+    sigset_t alrm;
+    struct timespec zero = {0, 0};
+    int ok = 0, interrupted = 0, other = 0;
+
+    interrupted_by_alarm = h_session(NULL);
+    ticks = 0;
+    sa.sa_handler = interrupt_on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+        ci_result *r = NULL;
+        int rc = ci_run(interrupted_by_alarm, "pass", &r);
+
+        if (rc == CI_OK && ci_result_status(r) == CI_STATUS_OK)
+            ok++;
+        else if (rc == CI_OK && ci_result_status(r) == CI_STATUS_INTERRUPTED)
+            interrupted++;
+        else
+            other++;
+        ci_result_free(r);
+    }
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+    setitimer(ITIMER_REAL, &off, NULL);
+    while (sigtimedwait(&alrm, NULL, &zero) == SIGALRM)
+        ;
+    sigaction(SIGALRM, &old, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    print_message("%d cells: %d ok, %d interrupted, %d ticks\n", ok + interrupted + other, ok,
+                  interrupted, (int)ticks);
+    assert_int_equal(other, 0);
+    assert_int_equal(ok + interrupted, 300);
+    assert_true(interrupted > 0);
+    h_expect(interrupted_by_alarm, "'after'", "'after'", "");
+    ci_session_free(interrupted_by_alarm);
+}
+
 static void test_host_signals_do_not_disturb_new_and_run(void **state)
 {
     /* A handler without SA_RESTART and a 5 ms timer: every blocking call
@@ -312,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_worker_restarted_on_a_short_lived_thread_survives),
         cmocka_unit_test(test_concurrent_run_on_one_session_is_ebusy),
         cmocka_unit_test(test_host_signals_do_not_disturb_new_and_run),
+        cmocka_unit_test(test_interrupt_from_a_signal_handler_never_hangs_a_run),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
