@@ -250,6 +250,26 @@ static void on_alarm(int sig)
     ticks++;
 }
 
+/* Stops the timer and puts @old back as SIGALRM's action. A tick the
+ * timer raised before it stopped may still be pending (valgrind delivers
+ * signals late): taken while SIGALRM is blocked, before the default
+ * action, which kills, is back. */
+static void stop_alarms(const struct sigaction *old)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    struct timespec zero = {0, 0};
+    sigset_t alrm;
+
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+    setitimer(ITIMER_REAL, &off, NULL);
+    while (sigtimedwait(&alrm, NULL, &zero) == SIGALRM)
+        ;
+    sigaction(SIGALRM, old, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+}
+
 static ci_session *interrupted_by_alarm;
 
 static void interrupt_on_alarm(int sig)
@@ -266,9 +286,7 @@ static void test_interrupt_from_a_signal_handler_never_hangs_a_run(void **state)
      * makes and closes the eventfd the call writes) and must never hang
      * it. Each cell ends either normally or interrupted. */
     struct sigaction sa = {0}, old;
-    struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
-    sigset_t alrm;
-    struct timespec zero = {0, 0};
+    struct itimerval it = {{0, 100}, {0, 100}};
     int ok = 0, interrupted = 0, other = 0;
 
     interrupted_by_alarm = h_session(NULL);
@@ -290,14 +308,7 @@ static void test_interrupt_from_a_signal_handler_never_hangs_a_run(void **state)
             other++;
         ci_result_free(r);
     }
-    sigemptyset(&alrm);
-    sigaddset(&alrm, SIGALRM);
-    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
-    setitimer(ITIMER_REAL, &off, NULL);
-    while (sigtimedwait(&alrm, NULL, &zero) == SIGALRM)
-        ;
-    sigaction(SIGALRM, &old, NULL);
-    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    stop_alarms(&old);
     print_message("%d cells: %d ok, %d interrupted, %d ticks\n", ok + interrupted + other, ok,
                   interrupted, (int)ticks);
     assert_int_equal(other, 0);
@@ -315,7 +326,7 @@ static void test_host_signals_do_not_disturb_new_and_run(void **state)
     sa.sa_handler = on_alarm;
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-    struct itimerval it = {{0, 5000}, {0, 5000}}, off = {{0, 0}, {0, 0}};
+    struct itimerval it = {{0, 5000}, {0, 5000}};
     assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
 
     ci_session *s = NULL;
@@ -328,19 +339,7 @@ static void test_host_signals_do_not_disturb_new_and_run(void **state)
     int put_rc = rc == CI_OK ? ci_session_put_file(s, "sig.txt", "abc", 3) : -99;
     int get_rc = rc == CI_OK ? ci_session_get_file(s, "sig.txt", &data, &len) : -99;
 
-    /* A tick the timer raised before it stopped may still be pending
-     * (valgrind delivers signals late): take it while SIGALRM is blocked,
-     * before the default action, which kills, is back. */
-    sigset_t alrm;
-    struct timespec zero = {0, 0};
-    sigemptyset(&alrm);
-    sigaddset(&alrm, SIGALRM);
-    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
-    setitimer(ITIMER_REAL, &off, NULL);
-    while (sigtimedwait(&alrm, NULL, &zero) == SIGALRM)
-        ;
-    sigaction(SIGALRM, &old, NULL);
-    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    stop_alarms(&old);
 
     if (rc != CI_OK)
         fail_msg("ci_session_new under signals: %d: %s", rc, ci_session_errmsg(NULL));
