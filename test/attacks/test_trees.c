@@ -66,7 +66,7 @@ static void make_trees(const char *code)
 }
 
 /* Restarts S; asserts it succeeded and that HOME and TMPDIR are empty
- * and alone with the workspace and the lock in the session directory. */
+ * and alone with the workspace in the session directory. */
 static void restart_leaves_nothing(const char *what)
 {
     int64_t t0 = h_now_ms();
@@ -76,7 +76,7 @@ static void restart_leaves_nothing(const char *what)
                  ci_session_errmsg(S));
     print_message("      restart after %s: %lld ms\n", what, (long long)(h_now_ms() - t0));
     char *dir = session_dir();
-    assert_entries(dir, "", "config lock tmp workspace");
+    assert_entries(dir, "", "config tmp workspace");
     assert_entries(dir, "config", "");
     assert_entries(dir, "tmp", "");
     free(dir);
