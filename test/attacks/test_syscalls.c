@@ -61,49 +61,52 @@ static int group_teardown(void **state)
 
 static void test_ptrace_attach_to_the_host(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(101, 16, HOST_PID, 0, 0)", A_OSERR); /* PTRACE_ATTACH */
+    a_cell = h_cell_then("sc", "sc(101, 16, HOST_PID, 0, 0)"); /* PTRACE_ATTACH */
+    a_stopped(S, a_cell, A_OSERR);
     assert_int_equal(a_self_status("TracerPid"), 0);
 }
 
 static void test_ptrace_seize_of_the_host(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(101, 0x4206, HOST_PID, 0, 0)", A_OSERR); /* SEIZE */
+    a_cell = h_cell_then("sc", "sc(101, 0x4206, HOST_PID, 0, 0)"); /* SEIZE */
+    a_stopped(S, a_cell, A_OSERR);
     assert_int_equal(a_self_status("TracerPid"), 0);
 }
 
-/* Python defining local/remote iovecs over the host's heap secret. */
-static char *iovecs(void)
+/* @first, a line HEAP_ADDR = <the host's heap secret's address>, the
+ * cell syscalls_host_heap_iovecs (local and remote iovecs over it), then
+ * @tail; malloc'ed. */
+static char *heap_cell(const char *first, const char *tail)
 {
-    return h_fmt("class iovec(ctypes.Structure):\n"
-                 "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
-                 "buf = ctypes.create_string_buffer(64)\n"
-                 "local = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)\n"
-                 "remote = iovec(%llu, 64)\n",
-                 (unsigned long long)(uintptr_t)a_heap_secret);
+    char *iov = h_cell("syscalls_host_heap_iovecs");
+    char *code = h_fmt("%s\nHEAP_ADDR = %llu\n%s\n%s", first,
+                       (unsigned long long)(uintptr_t)a_heap_secret, iov, tail);
+    free(iov);
+    return code;
 }
 
 static void test_process_vm_readv_of_the_host_heap(void **state)
 {
-    char *iov = iovecs(), *pair = a_py_pair(a_heap_secret_copy);
-    a_cell = h_fmt(A_PY_SYSCALL A_PY_HAS "%s"
-                   "n = sc(310, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
-                   "has(buf.raw, %s)",
-                   iov, pair);
+    char *first = h_cells("sc", "has"), *pair = a_py_pair(a_heap_secret_copy);
+    char *tail = h_fmt("n = sc(310, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)\n"
+                       "has(buf.raw, %s)",
+                       pair);
+    a_cell = heap_cell(first, tail);
     a_stopped(S, a_cell, A_OSERR);
-    free(iov);
+    free(tail);
+    free(first);
     free(pair);
 }
 
 static void test_process_vm_writev_into_the_host_heap(void **state)
 {
-    char *iov = iovecs();
-    a_cell = h_fmt(A_PY_SYSCALL "%s"
-                   "ctypes.memset(buf, 0x41, 64)\n"
-                   "sc(311, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
-                   iov);
+    char *first = h_cell("sc");
+    a_cell = heap_cell(first,
+                       "ctypes.memset(buf, 0x41, 64)\n"
+                       "sc(311, HOST_PID, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)");
     a_stopped(S, a_cell, A_OSERR);
     a_assert_heap_secret_intact();
-    free(iov);
+    free(first);
 }
 
 static void test_pidfd_getfd_steals_a_host_descriptor(void **state)
@@ -111,11 +114,9 @@ static void test_pidfd_getfd_steals_a_host_descriptor(void **state)
     /* pidfd_open(host) then pidfd_getfd(its canary descriptor): a copy of
      * a descriptor the host never meant to share. */
     int watch = a_watch(canary);
-    a_cell = h_fmt(A_PY_SYSCALL
-                   "pidfd = sc(434, HOST_PID, 0)\n"
-                   "fd = sc(438, pidfd, %d, 0)\n"
-                   "os.pread(fd, 100, 0)[:0]",
-                   canary_fd);
+    char *cell = h_cells("sc", "syscalls_pidfd_getfd");
+    a_cell = h_fmt("CANARY_FD = %d\n%s", canary_fd, cell);
+    free(cell);
     a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
 }
@@ -158,7 +159,8 @@ static void test_prctl_set_dumpable_again(void **state)
 {
     int pid = ci_session_pid(S);
     uid_t before = proc_owner(pid);
-    a_stopped(S, A_PY_SYSCALL "sc(157, 4, 1, 0, 0, 0)", A_OSERR); /* PR_SET_DUMPABLE */
+    a_cell = h_cell_then("sc", "sc(157, 4, 1, 0, 0, 0)"); /* PR_SET_DUMPABLE */
+    a_stopped(S, a_cell, A_OSERR);
     if (ci_session_pid(S) == pid)
         assert_int_equal(proc_owner(pid), before);
 }
@@ -195,61 +197,51 @@ static void test_credentials_cannot_change(void **state)
 
 static void test_io_uring_setup(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "params = (ctypes.c_uint8 * 120)()\n"
-                 "sc(425, 8, ctypes.byref(params))",
-              A_OSERR);
+    a_cell = h_cell_then("sc", "params = (ctypes.c_uint8 * 120)()\n"
+                               "sc(425, 8, ctypes.byref(params))");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_unshare_user_and_mount_namespaces(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(272, 0x10000000 | 0x00020000)", A_OSERR);
+    a_cell = h_cell_then("sc", "sc(272, 0x10000000 | 0x00020000)");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_setns_into_the_hosts_namespace(void **state)
 {
     /* The host's mount namespace if the cell can open it, else its own. */
-    a_stopped(S, A_PY_SYSCALL
-              "try:\n    fd = os.open(f'/proc/{HOST_PID}/ns/mnt', os.O_RDONLY)\n"
-              "except OSError:\n    fd = os.open('/proc/self/ns/uts', os.O_RDONLY)\n"
-              "sc(308, fd, 0)",
-              A_OSERR);
+    a_cell = h_cells("sc", "syscalls_setns_into_the_hosts_namespace");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_bpf_map_create(void **state)
 {
     /* BPF_MAP_CREATE of an array map: 4-byte keys and values, 1 entry. */
-    a_stopped(S, A_PY_SYSCALL "attr = (ctypes.c_uint32 * 32)(2, 4, 4, 1)\n"
-                 "sc(321, 0, ctypes.byref(attr), ctypes.sizeof(attr))",
-              A_OSERR);
+    a_cell = h_cell_then("sc", "attr = (ctypes.c_uint32 * 32)(2, 4, 4, 1)\n"
+                               "sc(321, 0, ctypes.byref(attr), ctypes.sizeof(attr))");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_perf_event_open(void **state)
 {
     /* A software cpu-clock counter on the host process. */
-    a_stopped(S, A_PY_SYSCALL "attr = (ctypes.c_uint32 * 32)()\n"
-                 "attr[0] = 1\nattr[1] = 128\n" /* PERF_TYPE_SOFTWARE, size */
-                 "sc(298, ctypes.byref(attr), HOST_PID, -1, -1, 0)",
-              A_OSERR);
+    a_cell = h_cells("sc", "syscalls_perf_event_open");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_keyctl_reads_the_session_keyring(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "sc(250, 0, -3, 0)", A_OSERR); /* GET_KEYRING_ID, session */
+    a_cell = h_cell_then("sc", "sc(250, 0, -3, 0)"); /* GET_KEYRING_ID, session */
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_open_by_handle_at_shocker(void **state)
 {
     /* The Docker "shocker" escape: a file handle opened anywhere on the
      * filesystem, outside any path check. */
-    a_stopped(S, A_PY_SYSCALL
-              "handle = (ctypes.c_uint8 * 136)()\n"
-              "ctypes.c_uint32.from_buffer(handle).value = 128\n"
-              "mount_id = ctypes.c_int()\n"
-              "sc(303, -100, ctypes.c_char_p(b'/etc/passwd'), ctypes.byref(handle), "
-              "ctypes.byref(mount_id), 0)\n"
-              "fd = sc(304, -100, ctypes.byref(handle), os.O_RDONLY)\n"
-              "os.read(fd, 1)[:0]",
-              A_OSERR);
+    a_cell = h_cells("sc", "syscalls_open_by_handle_at_shocker");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 /* 1 if the host's mount table has a mount point ending in @tail. */
@@ -264,10 +256,13 @@ static int host_has_mount(const char *tail)
 static void test_mount_tmpfs_over_the_workspace(void **state)
 {
     char *name = h_fmt("ci-attack-mnt-%d", (int)getpid());
-    a_cell = h_fmt(A_PY_SYSCALL "os.makedirs('%s', exist_ok=True)\n"
-                   "sc(165, ctypes.c_char_p(b'none'), ctypes.c_char_p(os.path.abspath('%s').encode()),"
-                   " ctypes.c_char_p(b'tmpfs'), 0, 0)",
-                   name, name);
+    char *tail = h_fmt("os.makedirs('%s', exist_ok=True)\n"
+                       "sc(165, ctypes.c_char_p(b'none'), "
+                       "ctypes.c_char_p(os.path.abspath('%s').encode()), "
+                       "ctypes.c_char_p(b'tmpfs'), 0, 0)",
+                       name, name);
+    a_cell = h_cell_then("sc", tail);
+    free(tail);
     a_stopped(S, a_cell, A_OSERR);
     if (host_has_mount(name))
         fail_msg("ATTACK SUCCEEDED: a tmpfs is mounted at %s in the host's namespace", name);
@@ -276,7 +271,8 @@ static void test_mount_tmpfs_over_the_workspace(void **state)
 
 static void test_chroot_escape(void **state)
 {
-    a_stopped(S, A_PY_SYSCALL "os.makedirs('jail', exist_ok=True)\nos.chroot('jail')", A_OSERR);
+    a_cell = h_cell_then("sc", "os.makedirs('jail', exist_ok=True)\nos.chroot('jail')");
+    a_stopped(S, a_cell, A_OSERR);
 }
 
 static void test_x32_openat_of_the_canary(void **state)
@@ -285,9 +281,11 @@ static void test_x32_openat_of_the_canary(void **state)
      * architecture's harmless call. */
     int watch = a_watch(canary);
     char *lit = a_pystr(canary);
-    a_cell = h_fmt(A_PY_SYSCALL "fd = sc(0x40000000 | 257, -100, ctypes.c_char_p(%s.encode()), 0)\n"
-                   "os.read(fd, 100)[:0]",
-                   lit);
+    char *tail = h_fmt("fd = sc(0x40000000 | 257, -100, ctypes.c_char_p(%s.encode()), 0)\n"
+                       "os.read(fd, 100)[:0]",
+                       lit);
+    a_cell = h_cell_then("sc", tail);
+    free(tail);
     a_stopped(S, a_cell, A_OSERR);
     a_assert_untouched(watch, canary);
     free(lit);
@@ -322,11 +320,9 @@ static void test_tiocsti_with_high_bits_set(void **state)
 {
     /* The kernel reads the request's low 32 bits only. */
     char *lit = a_pystr(pty_name);
-    a_cell = h_fmt(A_PY_SYSCALL "import termios\n"
-                   "fd = os.open(%s, os.O_RDWR | os.O_NOCTTY)\n"
-                   "c = ctypes.c_char(b'y')\n"
-                   "sc(16, fd, (1 << 32) | termios.TIOCSTI, ctypes.byref(c))",
-                   lit);
+    char *cell = h_cells("sc", "syscalls_tiocsti_with_high_bits_set");
+    a_cell = h_fmt("PTY = %s\n%s", lit, cell);
+    free(cell);
     a_stopped(S, a_cell, A_OSERR);
     assert_no_terminal_input();
     free(lit);
