@@ -68,12 +68,8 @@ static void test_os_execve_of_a_shell(void **state)
 static void test_execveat_of_an_open_binary(void **state)
 {
     /* execveat(fd, "", argv, envp, AT_EMPTY_PATH): exec by descriptor. */
-    attack(A_PY_SYSCALL
-           "fd = os.open('/bin/sh', os.O_RDONLY)\n"
-           "argv = (ctypes.c_char_p * 4)(b'sh', b'-c', b'touch ran_execveat', None)\n"
-           "envp = (ctypes.c_char_p * 1)(None)\n"
-           "sc(322, fd, ctypes.c_char_p(b''), argv, envp, 0x1000)",
-           A_OSERR, "ran_execveat");
+    a_cell = h_cells("sc", "process_execveat_of_an_open_binary");
+    attack(a_cell, A_OSERR, "ran_execveat");
 }
 
 static void test_os_fork(void **state)
@@ -137,55 +133,38 @@ static void test_process_pool_executor(void **state)
 
 static void test_raw_fork_syscall(void **state)
 {
-    attack(A_PY_SYSCALL "import time\npid = sc(57)\n"
-           "if pid == 0:\n    open('ran_rawfork', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_rawfork");
+    a_cell = h_cells("sc", "process_raw_fork_syscall");
+    attack(a_cell, A_OSERR, "ran_rawfork");
 }
 
 static void test_raw_vfork_syscall(void **state)
 {
     /* A vfork child borrows the parent's memory: it only leaves the
      * marker and exits. */
-    attack(A_PY_SYSCALL "import time\npid = sc(58)\n"
-           "if pid == 0:\n"
-           "    os.close(os.open('ran_vfork', os.O_CREAT | os.O_WRONLY, 0o644))\n"
-           "    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_vfork");
+    a_cell = h_cells("sc", "process_raw_vfork_syscall");
+    attack(a_cell, A_OSERR, "ran_vfork");
 }
 
 static void test_raw_clone_as_fork(void **state)
 {
     /* clone(SIGCHLD, no stack): a fork under another name. */
-    attack(A_PY_SYSCALL "import signal, time\npid = sc(56, int(signal.SIGCHLD), 0, 0, 0, 0)\n"
-           "if pid == 0:\n    open('ran_clone', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_clone");
+    a_cell = h_cells("sc", "process_raw_clone_as_fork");
+    attack(a_cell, A_OSERR, "ran_clone");
 }
 
 static void test_raw_clone_vm_without_thread(void **state)
 {
     /* What posix_spawn does: CLONE_VM | CLONE_VFORK, a process sharing
      * memory but not a thread. */
-    attack(A_PY_SYSCALL "import signal, time\n"
-           "pid = sc(56, 0x100 | 0x4000 | int(signal.SIGCHLD), 0, 0, 0, 0)\n"
-           "if pid == 0:\n"
-           "    os.close(os.open('ran_clonevm', os.O_CREAT | os.O_WRONLY, 0o644))\n"
-           "    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_clonevm");
+    a_cell = h_cells("sc", "process_raw_clone_vm_without_thread");
+    attack(a_cell, A_OSERR, "ran_clonevm");
 }
 
 static void test_raw_clone3(void **state)
 {
     /* struct clone_args with only exit_signal = SIGCHLD: a fork. */
-    attack(A_PY_SYSCALL "import signal, time\n"
-           "args = (ctypes.c_uint64 * 11)()\nargs[4] = int(signal.SIGCHLD)\n"
-           "pid = sc(435, ctypes.byref(args), ctypes.sizeof(args))\n"
-           "if pid == 0:\n    open('ran_clone3', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_clone3");
+    a_cell = h_cells("sc", "process_raw_clone3");
+    attack(a_cell, A_OSERR, "ran_clone3");
 }
 
 int main(int argc, char **argv)
