@@ -330,7 +330,8 @@ CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
                 SYS_CLONE SYS_FALLOCATE SYS_FCHMOD SYS_FCHMODAT SYS_CREAT \
                 SYS_OPEN SYS_UMASK SYS_LINKAT SYS_MKNOD SYS_MKNODAT \
                 SYS_RENAMEAT2 echo value fail slow silent big HostFunctionError \
-                worker bad go late q call lookup WHEEL PACKAGE HEAP_ADDR CANARY_FD PTY
+                worker bad go late q call lookup WHEEL PACKAGE HEAP_ADDR CANARY_FD PTY \
+                HEAP_PAIR SYS_SYSINFO
 comma        := ,
 space        := $(subst ,, )
 check-python-sources:

@@ -83,12 +83,9 @@ static void attack_read(const char *path, const char *how)
 static void test_own_environ_holds_no_host_secret(void **state)
 {
     char *env = a_py_pair(getenv(A_ENV_NAME)), *name = a_py_pair(A_ENV_NAME);
-    a_cell = h_fmt(A_PY_HAS "import os\n"
-                   "try:\n    raw = open('/proc/self/environ', 'rb').read()\n"
-                   "except PermissionError:\n    raw = b''\n"
-                   "envb = b'\\0'.join(k + b'=' + v for k, v in os.environb.items())\n"
-                   "[has(raw, %s), has(raw, %s), has(envb, %s), has(envb, %s)]",
-                   env, name, env, name);
+    char *cell = h_cells("has", "proc_own_environ");
+    a_cell = h_fmt("ENV_PAIR = %s\nNAME_PAIR = %s\n%s", env, name, cell);
+    free(cell);
     a_expect_value(S, a_cell, "[False, False, False, False]",
                    "the host's secret variable is in the worker's environment");
     free(env);
@@ -113,10 +110,10 @@ static void test_host_mem_at_its_heap_secret(void **state)
 {
     require_guard(1);
     char *pair = a_py_pair(a_heap_secret_copy);
-    a_cell = h_fmt(A_PY_HAS "import os\n"
-                   "fd = os.open(f'/proc/{HOST_PID}/mem', os.O_RDONLY)\n"
-                   "has(os.pread(fd, 64, %llu), %s)",
-                   (unsigned long long)(uintptr_t)a_heap_secret, pair);
+    char *cell = h_cells("has", "proc_host_mem_at_its_heap_secret");
+    a_cell = h_fmt("HEAP_ADDR = %llu\nHEAP_PAIR = %s\n%s",
+                   (unsigned long long)(uintptr_t)a_heap_secret, pair, cell);
+    free(cell);
     a_stopped(S, a_cell, A_OSERR);
     free(pair);
 }
@@ -159,9 +156,9 @@ static void test_host_cmdline(void **state)
 {
     require_guard(0);
     char *pair = a_py_pair(argv_secret);
-    a_cell = h_fmt(A_PY_HAS "import os\n"
-                   "has(open(f'/proc/{HOST_PID}/cmdline', 'rb').read(), %s)",
-                   pair);
+    char *tail = h_fmt("import os\nhas(open(f'/proc/{HOST_PID}/cmdline', 'rb').read(), %s)", pair);
+    a_cell = h_cell_then("has", tail);
+    free(tail);
     a_stopped(S, a_cell, A_OSERR);
     free(pair);
 }
@@ -277,10 +274,9 @@ static void test_own_cwd_link_up_to_the_workspace_root(void **state)
  * memory limit, and sorting, which sizes its buffer by them, still works. */
 static void test_machine_memory_and_load_through_sysinfo(void **state)
 {
-    a_cell = h_fmt(A_PY_SYSCALL "buf = ctypes.create_string_buffer(128)\n"
-                                "sc(%d, buf)\n"
-                                "procs = int.from_bytes(buf.raw[80:82], 'little')\n",
-                   SYS_sysinfo);
+    char *cell = h_cells("sc", "proc_sysinfo");
+    a_cell = h_fmt("SYS_SYSINFO = %d\n%s", SYS_sysinfo, cell);
+    free(cell);
     a_stopped(S, a_cell, "PermissionError");
     a_expect_value(S,
                    "import os\nout = []\n"
