@@ -147,21 +147,20 @@ static void test_sigkill_to_another_sessions_worker(void **state)
 
 static void test_tgkill_of_the_hosts_main_thread(void **state)
 {
-    attack(A_PY_SYSCALL "import signal\n"
-           "sc(234, HOST_PID, HOST_PID, int(signal.SIGKILL))");
+    a_cell = h_cell_then("sc", "import signal\nsc(234, HOST_PID, HOST_PID, int(signal.SIGKILL))");
+    attack(a_cell);
 }
 
 static void test_rt_sigqueueinfo_to_the_host(void **state)
 {
-    attack(A_PY_SYSCALL "import signal\ninfo = (ctypes.c_int * 32)(int(signal.SIGTERM), 0, -1)\n"
-           "sc(129, HOST_PID, int(signal.SIGTERM), ctypes.byref(info))");
+    a_cell = h_cells("sc", "signals_rt_sigqueueinfo_to_the_host");
+    attack(a_cell);
 }
 
 static void test_pidfd_send_signal_to_the_host(void **state)
 {
-    attack(A_PY_SYSCALL "import signal\n"
-           "pidfd = sc(434, HOST_PID, 0)\n"
-           "sc(424, pidfd, int(signal.SIGKILL), 0, 0)");
+    a_cell = h_cells("sc", "signals_pidfd_send_signal_to_the_host");
+    attack(a_cell);
 }
 
 static void test_sigio_to_the_host_through_f_setown(void **state)
