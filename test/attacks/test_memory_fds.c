@@ -171,13 +171,14 @@ static void expect_scan(const char *cell, const char *alt)
              v ? v : "(null)", clean);
 }
 
-/* The scan cell @name after A_PY_HAS, memory_readable_regions and a
- * line PAIRS = @pairs; malloc'ed. */
+/* The scan cell @name after the cell has, a line PAIRS = @pairs and
+ * memory_readable_regions; malloc'ed. */
 static char *scan_cell(const char *name, const char *pairs)
 {
-    char *cell = h_cells("memory_readable_regions", name);
-    char *code = h_fmt(A_PY_HAS "PAIRS = %s\n%s", pairs, cell);
+    char *has = h_cell("has"), *cell = h_cells("memory_readable_regions", name);
+    char *code = h_fmt("%s\nPAIRS = %s\n%s", has, pairs, cell);
     free(cell);
+    free(has);
     return code;
 }
 
@@ -210,9 +211,10 @@ static void test_environment_in_every_form(void **state)
 {
     char *e = a_py_pair(getenv(A_ENV_NAME)), *n = a_py_pair(A_ENV_NAME),
          *a = a_py_pair(argv_secret);
-    char *cell = h_cell("memory_environment_forms");
-    a_cell = h_fmt(A_PY_HAS "ENV_PAIR = %s\nNAME_PAIR = %s\nARG_PAIR = %s\n%s", e, n, a, cell);
+    char *has = h_cell("has"), *cell = h_cell("memory_environment_forms");
+    a_cell = h_fmt("%s\nENV_PAIR = %s\nNAME_PAIR = %s\nARG_PAIR = %s\n%s", has, e, n, a, cell);
     free(cell);
+    free(has);
     a_expect_value(S, a_cell, "[False, False, False, False, False, False, False, False, False, "
                             "False, False, False, False, False, False]",
                    "a host secret is in the worker's environment or arguments");

@@ -185,18 +185,19 @@ static void assert_others_kept_out(void)
 
 /* ------------------------------------------------------- the attacks */
 
-/* The cell @name after A_PY_SYSCALL, try_oserror (try_(f) is the name
- * of the OSError f() raised, or 'done') and a line SYS_<NAME> = <number>
- * for each system call the cells here make by number; malloc'ed. */
+/* The cell @name after the cell sc, a line SYS_<NAME> = <number> for
+ * each system call the cells here make by number and try_oserror (try_(f)
+ * is the name of the OSError f() raised, or 'done'); malloc'ed. */
 static char *modes_cell(const char *name)
 {
-    char *cell = h_cells("try_oserror", name);
-    char *code = h_fmt(A_PY_SYSCALL "SYS_FCHMOD = %d\nSYS_FCHMODAT = %d\nSYS_CREAT = %d\n"
-                                    "SYS_OPEN = %d\nSYS_UMASK = %d\nSYS_LINKAT = %d\n"
-                                    "SYS_MKNOD = %d\nSYS_MKNODAT = %d\nSYS_RENAMEAT2 = %d\n%s",
-                       SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open, SYS_umask, SYS_linkat,
+    char *sc = h_cell("sc"), *cell = h_cells("try_oserror", name);
+    char *code = h_fmt("%s\nSYS_FCHMOD = %d\nSYS_FCHMODAT = %d\nSYS_CREAT = %d\n"
+                       "SYS_OPEN = %d\nSYS_UMASK = %d\nSYS_LINKAT = %d\n"
+                       "SYS_MKNOD = %d\nSYS_MKNODAT = %d\nSYS_RENAMEAT2 = %d\n%s",
+                       sc, SYS_fchmod, SYS_fchmodat, SYS_creat, SYS_open, SYS_umask, SYS_linkat,
                        SYS_mknod, SYS_mknodat, SYS_renameat2, cell);
     free(cell);
+    free(sc);
     return code;
 }
 

@@ -403,9 +403,11 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
      * through. Mode 0 (os.posix_fallocate) extends the size and meets the
      * limit; punching a hole only frees. */
     int pid = ci_session_pid(S);
-    a_cell = h_fmt(A_PY_SYSCALL "fd = os.open('blocks', os.O_CREAT | os.O_RDWR, 0o600)\n"
-                                "sc(%d, fd, 1, 0, 225 << 20)  # FALLOC_FL_KEEP_SIZE\n",
-                   SYS_fallocate);
+    char *tail = h_fmt("fd = os.open('blocks', os.O_CREAT | os.O_RDWR, 0o600)\n"
+                       "sc(%d, fd, 1, 0, 225 << 20)  # FALLOC_FL_KEEP_SIZE\n",
+                       SYS_fallocate);
+    a_cell = h_cell_then("sc", tail);
+    free(tail);
     a_stopped(S, a_cell, "PermissionError");
     char *cell = h_cell("resources_fallocate_over_the_limit");
     ci_result *r = run_timed(cell);
@@ -422,8 +424,10 @@ static void test_fallocate_past_the_size_stays_under_the_file_limit(void **state
     /* Within the limit both work, and the hole frees what was taken. */
     free(a_cell);
     cell = h_cell("resources_punch_hole");
-    a_cell = h_fmt(A_PY_SYSCALL "SYS_FALLOCATE = %d\n%s", SYS_fallocate, cell);
+    tail = h_fmt("SYS_FALLOCATE = %d\n%s", SYS_fallocate, cell);
     free(cell);
+    a_cell = h_cell_then("sc", tail);
+    free(tail);
     h_expect(S, a_cell, "(True, True, 1048576)", NULL);
     free(p);
     a_assert_continues(S, pid);
