@@ -275,12 +275,12 @@ static void test_urlopen_of_a_local_http_server(void **state)
 static void test_raw_socket_syscall_then_connect(void **state)
 {
     /* socket(2) and connect(2) by number, past the socket module. */
-    attack(TCP4, A_PY_SYSCALL "import socket, struct\n"
-                 "fd = sc(41, socket.AF_INET, socket.SOCK_STREAM, 0)\n"
-                 "addr = struct.pack('<HH4s8x', socket.AF_INET, socket.htons(%d), "
-                 "socket.inet_aton('127.0.0.1'))\n"
-                 "sc(42, fd, ctypes.c_char_p(addr), len(addr))\n"
-                 "os.write(fd, b'exfiltrated')");
+    need(TCP4);
+    char *cell = h_cells("sc", "network_raw_socket_syscall_then_connect");
+    a_cell = h_fmt("PORT = %d\n%s", L[TCP4].port, cell);
+    free(cell);
+    a_stopped(S, a_cell, NET_ERRORS);
+    assert_no_contact(TCP4);
 }
 
 /* ------------------------------------------------------------ unix */
