@@ -322,9 +322,9 @@ check-man:
 # terminal and PYTHONUNBUFFERED is not set.
 # The C tests' cells (test/cells) get pyflakes too, with CELL_NAMES as
 # builtins: the names a test assigns in a line before a cell, those a
-# cell or test/attacks/attack.h's A_PY_* source run before it defines
-# (h_cells), and those the worker gives every cell (display, and the
-# host functions of test_functions' session).
+# cell run before it defines (h_cells: sc, has, try_), and those the
+# worker gives every cell (display, and the host functions of
+# test_functions' session).
 CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
                 readable_regions FDS PAIRS ENV_PAIR NAME_PAIR ARG_PAIR \
                 SYS_CLONE SYS_FALLOCATE SYS_FCHMOD SYS_FCHMODAT SYS_CREAT \

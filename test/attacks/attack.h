@@ -22,8 +22,9 @@
  *
  * A secret a cell searches for never stands in the cell's source as such:
  * cells get it as two hex-encoded halves (a_py_pair) and look for the
- * first half followed by the second, so the worker never holds the whole
- * secret unless it leaked in.
+ * first half followed by the second (has() of test/cells/has.py), so the
+ * worker never holds the whole secret unless it leaked in. A cell that
+ * makes a system call by number runs after test/cells/sc.py's sc().
  */
 #ifndef CI_ATTACK_H
 #define CI_ATTACK_H
@@ -110,33 +111,6 @@ static inline char *a_py_pair(const char *secret)
     free(b);
     return expr;
 }
-
-/* Python source defining has(data, pair): whether @data holds the pair's
- * halves back to back. Cells that search for secrets start with it. */
-#define A_PY_HAS                                                         \
-    "def has(data, pair):\n"                                             \
-    "    a, b = pair\n"                                                  \
-    "    i = data.find(a)\n"                                             \
-    "    while i >= 0:\n"                                                \
-    "        if data[i + len(a):i + len(a) + len(b)] == b:\n"            \
-    "            return True\n"                                          \
-    "        i = data.find(a, i + 1)\n"                                  \
-    "    return False\n"
-
-/* Python source defining sc(nr, *args): a raw system call through ctypes
- * that raises OSError (PermissionError for EPERM) when it fails. */
-#define A_PY_SYSCALL                                                     \
-    "import ctypes, os\n"                                                \
-    "libc = ctypes.CDLL(None, use_errno=True)\n"                         \
-    "libc.syscall.restype = ctypes.c_long\n"                             \
-    "def sc(nr, *args):\n"                                               \
-    "    ctypes.set_errno(0)\n"                                          \
-    "    r = libc.syscall(ctypes.c_long(nr),\n"                          \
-    "                     *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])\n" \
-    "    if r == -1:\n"                                                  \
-    "        e = ctypes.get_errno()\n"                                   \
-    "        raise OSError(e, os.strerror(e))\n"                         \
-    "    return r\n"
 
 /* ------------------------------------------------------- the host's pid */
 

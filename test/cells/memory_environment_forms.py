@@ -1,4 +1,4 @@
-# the host's secrets ENV_PAIR, NAME_PAIR, ARG_PAIR in each form of environ and argv (after A_PY_HAS)
+# the host's secrets ENV_PAIR, NAME_PAIR, ARG_PAIR in each form of environ and argv (after has)
 import ctypes, os, sys
 env = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), 'environ')
 c_env, i = [], 0

@@ -1,4 +1,4 @@
-# readable mappings copied out by memmove, searched for PAIRS (after A_PY_HAS, readable_regions)
+# readable mappings copied out by memmove, searched for PAIRS (after has, readable_regions)
 import ctypes, gc, os
 pairs = PAIRS
 ca, cb = pairs[3]

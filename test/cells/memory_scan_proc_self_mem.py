@@ -1,4 +1,4 @@
-# readable mappings read by /proc/self/mem, searched for PAIRS (after A_PY_HAS, readable_regions)
+# readable mappings read by /proc/self/mem, searched for PAIRS (after has, readable_regions)
 import os
 pairs = PAIRS
 ca, cb = pairs[3]

@@ -1,4 +1,4 @@
-# 1 MiB allocated within the limit, freed by a punched hole (SYS_FALLOCATE; after A_PY_SYSCALL)
+# 1 MiB allocated within the limit, freed by a punched hole (SYS_FALLOCATE; after sc)
 import os
 fd = os.open('blocks', os.O_RDWR)
 os.posix_fallocate(fd, 0, 1 << 20)
