@@ -74,26 +74,20 @@ static void test_execveat_of_an_open_binary(void **state)
 
 static void test_os_fork(void **state)
 {
-    attack("import os, time\npid = os.fork()\n"
-           "if pid == 0:\n    open('ran_fork', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_fork");
+    a_cell = h_cell("process_os_fork");
+    attack(a_cell, A_OSERR, "ran_fork");
 }
 
 static void test_os_forkpty(void **state)
 {
-    attack("import os, time\npid, fd = os.forkpty()\n"
-           "if pid == 0:\n    open('ran_forkpty', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_forkpty");
+    a_cell = h_cell("process_os_forkpty");
+    attack(a_cell, A_OSERR, "ran_forkpty");
 }
 
 static void test_pty_fork(void **state)
 {
-    attack("import os, pty, time\npid, fd = pty.fork()\n"
-           "if pid == 0:\n    open('ran_ptyfork', 'w').close()\n    os._exit(0)\n"
-           "time.sleep(0.2)",
-           A_OSERR, "ran_ptyfork");
+    a_cell = h_cell("process_pty_fork");
+    attack(a_cell, A_OSERR, "ran_ptyfork");
 }
 
 static void test_os_posix_spawn(void **state)
@@ -110,10 +104,8 @@ static void test_os_spawnlp_searches_path(void **state)
 
 static void test_multiprocessing_process(void **state)
 {
-    attack("import multiprocessing\n"
-           "def mark():\n    open('ran_mp', 'w').close()\n"
-           "p = multiprocessing.get_context('fork').Process(target=mark)\np.start()\np.join()",
-           A_OSERR, "ran_mp");
+    a_cell = h_cell("process_multiprocessing_process");
+    attack(a_cell, A_OSERR, "ran_mp");
 }
 
 static void test_multiprocessing_spawn_pool(void **state)
