@@ -166,26 +166,11 @@ static void test_pidfd_send_signal_to_the_host(void **state)
 static void test_sigio_to_the_host_through_f_setown(void **state)
 {
     /* A pipe that signals its owner on every write; the owner the host. */
-    attack("import fcntl, os\nr, w = os.pipe()\n"
-           "fcntl.fcntl(r, fcntl.F_SETOWN, HOST_PID)\n"
-           "fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\n"
-           "os.write(w, b'x')");
+    a_cell = h_cell("signals_sigio_to_the_host");
+    attack(a_cell);
 }
 
 /* ------------------------------------------- the queue of pending signals */
-
-/* Fills the worker's queue of signals: real-time signals, blocked, sent
- * to itself until the kernel queues no more (RLIMIT_SIGPENDING); the
- * count stays full while they wait. */
-#define FILL_THE_QUEUE                                                        \
-    "import os, signal, time\n"                                               \
-    "rt = set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))\n"                 \
-    "signal.pthread_sigmask(signal.SIG_BLOCK, rt)\n"                          \
-    "for i in range(100000):\n"                                               \
-    "    os.kill(os.getpid(), signal.SIGRTMIN + i % len(rt))\n"               \
-    "def queued():\n"                                                         \
-    "    return [l.split()[1] for l in open('/proc/self/status')\n"           \
-    "            if l.startswith('SigQ')][0]\n"
 
 /* Only a worker in a user namespace of its own has a count of its own
  * (SECURITY.md, "Resource limits"); elsewhere filling it would take the
@@ -220,18 +205,19 @@ static void test_a_full_signal_queue_spares_other_sessions_and_the_host(void **s
 {
     if (!own_signal_count(S, __func__))
         return;
-    a_expect_value(S, FILL_THE_QUEUE "queued()", "'64/64'", "its queue is not its own");
+    /* The cell signals_fill_the_queue fills the worker's queue of
+     * signals: real-time signals, blocked, sent to itself until the kernel
+     * queues no more (RLIMIT_SIGPENDING); the count stays full while they
+     * wait. */
+    a_cell = h_cell_then("signals_fill_the_queue", "queued()");
+    a_expect_value(S, a_cell, "'64/64'", "its queue is not its own");
     /* The other session can still queue a signal (tgkill: a real-time
      * one fails with EAGAIN when a count it is charged to is full), and
      * so can the host for it: its interrupt. */
-    a_expect_value(B,
-                   "import signal, threading\n"
-                   "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})\n"
-                   "signal.pthread_kill(threading.get_ident(), signal.SIGRTMIN)\n"
-                   "n = [l.split()[1] for l in open('/proc/self/status') if l.startswith('SigQ')]\n"
-                   "signal.sigwait({signal.SIGRTMIN})\n"
-                   "n[0]",
-                   "'1/64'", "another session's queue filled this one's");
+    char *next = h_cell("signals_another_session_queues_a_signal");
+    free(a_cell);
+    a_cell = next;
+    a_expect_value(B, a_cell, "'1/64'", "another session's queue filled this one's");
     assert_interrupt_works(B);
     /* The host can still queue a signal to itself. */
     sigset_t rt;
@@ -267,14 +253,11 @@ static void test_an_interrupt_without_its_number_never_hits_a_later_cell(void **
 
     if (!own_signal_count(S, __func__))
         return;
-    assert_int_equal(ci_run_stream(S,
-                                   "import signal\n"
-                                   "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
-                                   FILL_THE_QUEUE "print('full', flush=True)\n"
-                                   "time.sleep(1.5)\n"
-                                   "print(queued(), signal.SIGINT in signal.sigpending())",
-                                   interrupt_when_full, S, &r),
-                     CI_OK);
+    char *cell = h_cells("signals_fill_the_queue", "signals_full_with_sigint_blocked");
+    a_cell = h_fmt("import signal\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n%s",
+                   cell);
+    free(cell);
+    assert_int_equal(ci_run_stream(S, a_cell, interrupt_when_full, S, &r), CI_OK);
     /* Interrupted as far as the host knows, though the cell went on. */
     if (ci_result_status(r) != CI_STATUS_INTERRUPTED) {
         h_dump(r);
@@ -282,11 +265,7 @@ static void test_an_interrupt_without_its_number_never_hits_a_later_cell(void **
     }
     h_assert_str(ci_result_stdout(r, NULL), "full\n64/64 True\n");
     ci_result_free(r);
-    h_expect(S,
-             "import signal, time\n"
-             "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
-             "time.sleep(0.3)\n'not interrupted'",
-             "'not interrupted'", "");
+    h_expect_cell(S, "signals_sigint_unblocked_later", "'not interrupted'", "");
     assert_int_equal(ci_session_restart(S), CI_OK);
 }
 
