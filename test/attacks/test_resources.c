@@ -206,9 +206,7 @@ static void test_thread_bomb_stops_at_the_task_limit(void **state)
     ci_session *other = a_session_new(limits);
     if (!other)
         fail_msg("ATTACK SUCCEEDED: no session starts while the thread bomb's threads live");
-    h_expect(other, "import threading\nts = [threading.Thread(target=int) for i in range(100)]\n"
-                    "for t in ts:\n    t.start()\nfor t in ts:\n    t.join()\nlen(ts)",
-             "100", NULL);
+    h_expect_cell(other, "resources_threads_in_another_session", "100", NULL);
     ci_session_free(other);
     a_assert_continues(S, pid);
     assert_int_equal(ci_session_restart(S), CI_OK);
@@ -245,8 +243,7 @@ static void test_raw_clone_threads_stop_at_the_task_limit(void **state)
     ci_session *other = a_session_new(limits);
     if (!other)
         fail_msg("ATTACK SUCCEEDED: no session starts while the raw threads live");
-    h_expect(other, "import threading\nt = threading.Thread(target=int)\nt.start()\nt.join()\n1",
-             "1", NULL);
+    h_expect_cell(other, "resources_one_thread_in_another_session", "1", NULL);
     ci_session_free(other);
     int pid = ci_session_pid(S);
     assert_int_equal(ci_session_restart(S), CI_OK);
@@ -342,8 +339,9 @@ static void test_endless_loop_in_c(void **state)
 static void test_a_gigabyte_of_output(void **state)
 {
     long host_hwm = a_self_status("VmHWM");
-    ci_result *r = run_timed("import os\nmb = b'x' * 2**20\n"
-                             "for _ in range(1024):\n    os.write(1, mb)");
+    char *cell = h_cell("resources_a_gigabyte_of_output");
+    ci_result *r = run_timed(cell);
+    free(cell);
     ci_status st = ci_result_status(r);
     if (st != CI_STATUS_OK && st != CI_STATUS_TIMEOUT) {
         h_dump(r);
@@ -493,8 +491,7 @@ static void test_filling_the_disk_quota(void **state)
     assert_others_write("disk");
     /* Its own files go, and it writes again. */
     a_assert_continues(q, pid);
-    h_expect(q, "import glob, os\nfor f in glob.glob('fill*'):\n    os.unlink(f)\n"
-                "open('again', 'wb').write(bytes(1 << 20))", "1048576", NULL);
+    h_expect_cell(q, "resources_quota_files_removed", "1048576", NULL);
     assert_int_equal(ci_session_put_file(q, "put.bin", block, sizeof block), CI_OK);
 }
 
