@@ -114,19 +114,15 @@ static void test_python_recursion_with_the_limit_lifted(void **state)
     /* Python 3.11 keeps Python frames off the C stack: a million of them
      * end in RecursionError, or run into the timeout while they unwind
      * and are reported. */
-    crash("import sys\nsys.setrecursionlimit(10**6)\n"
-          "def f(n):\n    return f(n + 1)\n"
-          "f(0)",
-          "RecursionError|MemoryError", SEGV, ALLOW_TIMEOUT);
+    a_cell = h_cell("crashes_python_recursion");
+    crash(a_cell, "RecursionError|MemoryError", SEGV, ALLOW_TIMEOUT);
 }
 
 static void test_recursion_through_c_with_the_limit_lifted(void **state)
 {
     /* Each level passes through map() and list(), in C, on the C stack. */
-    crash("import sys\nsys.setrecursionlimit(10**6)\n"
-          "def f():\n    return list(map(lambda _: f(), [0]))\n"
-          "f()",
-          "RecursionError|MemoryError", SEGV, ALLOW_TIMEOUT);
+    a_cell = h_cell("crashes_recursion_through_c");
+    crash(a_cell, "RecursionError|MemoryError", SEGV, ALLOW_TIMEOUT);
 }
 
 static void test_code_object_with_an_unknown_opcode(void **state)
@@ -141,12 +137,8 @@ static void test_code_object_loading_a_constant_out_of_range(void **state)
     /* LOAD_CONST 200 with one constant, then RETURN_VALUE: a read past
      * co_consts that the interpreter does not check. What it finds there
      * may even pass for an object: the session must go on either way. */
-    crash("import dis\n"
-          "op = dis.opmap\n"
-          "body = bytes([op['RESUME'], 0, op['LOAD_CONST'], 200, op['RETURN_VALUE'], 0])\n"
-          "code = (lambda: 0).__code__.replace(co_code=body, co_consts=(None,))\n"
-          "exec(code)",
-          "SystemError|ValueError|TypeError", SEGV "|SIGABRT|signal 6", ALLOW_OK);
+    a_cell = h_cell("crashes_load_const_out_of_range");
+    crash(a_cell, "SystemError|ValueError|TypeError", SEGV "|SIGABRT|signal 6", ALLOW_OK);
 }
 
 static void test_marshal_of_garbage(void **state)
@@ -155,26 +147,15 @@ static void test_marshal_of_garbage(void **state)
      * whatever the bytes. The 33rd blob of this seed makes marshal
      * allocate a huge object, which took 0.1 to 2.7 s from run to run and
      * ran the cell past its timeout: 90 inputs stop before it. */
-    crash("import marshal, random\n"
-          "rng = random.Random(20240611)\nerrors = 0\n"
-          "good = marshal.dumps(compile('x = [1, 2.5, \"s\", (None,)]', 'c', 'exec'))\n"
-          "for i in range(30):\n"
-          "    blob = rng.randbytes(rng.randrange(1, 200))\n"
-          "    for data in (blob, good[:rng.randrange(len(good))], bytes([0xe3]) + blob):\n"
-          "        try:\n            marshal.loads(data)\n"
-          "        except (ValueError, EOFError, TypeError, SystemError, MemoryError):\n"
-          "            errors += 1\n"
-          "raise ValueError(f'{errors} bad inputs refused')",
-          "ValueError", SEGV "|SIGABRT|signal 6", 0);
+    a_cell = h_cell("crashes_marshal_of_garbage");
+    crash(a_cell, "ValueError", SEGV "|SIGABRT|signal 6", 0);
 }
 
 static void test_corrupted_object_type_pointer(void **state)
 {
     /* ob_type of a fresh object set to NULL, then the object used. */
-    crash("import ctypes\nx = object()\n"
-          "ctypes.c_void_p.from_address(id(x) + ctypes.sizeof(ctypes.c_ssize_t)).value = None\n"
-          "repr(x)",
-          NULL, SEGV, 0);
+    a_cell = h_cell("crashes_corrupted_object_type_pointer");
+    crash(a_cell, NULL, SEGV, 0);
 }
 
 static void test_abort_leaves_no_core(void **state)
