@@ -65,6 +65,23 @@ static void make_trees(const char *code)
     ci_result_free(r);
 }
 
+/* make_trees() of @code, then frees it. */
+static void make_trees_free(char *code)
+{
+    make_trees(code);
+    free(code);
+}
+
+/* The cell @name after "import os" and a line WHERE = @where (a Python
+ * expression: the directory it makes its trees in); malloc'ed. */
+static char *cell_in(const char *name, const char *where)
+{
+    char *cell = h_cell(name);
+    char *code = h_fmt("import os\nWHERE = %s\n%s", where, cell);
+    free(cell);
+    return code;
+}
+
 /* Restarts S; asserts it succeeded and that HOME and TMPDIR are empty
  * and alone with the workspace in the session directory. */
 static void restart_leaves_nothing(const char *what)
@@ -92,96 +109,82 @@ static void free_leaves_nothing(void)
     assert_entries(root, "", "");
 }
 
-/* A chain of @n directories named d in @where (a Python expression),
- * made one level at a time, as no path may be longer than PATH_MAX. */
-#define CHAIN_PY(where, n)                                                \
-    "top = os.open('.', os.O_RDONLY)\n"                                   \
-    "os.chdir(" where ")\n"                                               \
-    "for i in range(" #n "):\n"                                           \
-    "    os.mkdir('d')\n    os.chdir('d')\n"                              \
-    "os.fchdir(top)\nos.close(top)\n"
+/* The cell trees_chain: a chain of @n directories named d in @where (a
+ * Python expression), made one level at a time, as no path may be longer
+ * than PATH_MAX; malloc'ed. */
+static char *chain(const char *where, int n)
+{
+    char *cell = cell_in("trees_chain", where);
+    char *code = h_fmt("LEVELS = %d\n%s", n, cell);
+    free(cell);
+    return code;
+}
 
 static void test_restart_after_deep_chains_in_home_then_tmp(void **state)
 {
     /* The second restart meets whatever the first left behind. */
-    make_trees("import os\n" CHAIN_PY("os.environ['HOME']", 3000) "'made'");
+    make_trees_free(chain("os.environ['HOME']", 3000));
     restart_leaves_nothing("3000 levels in HOME");
-    make_trees("import os\n" CHAIN_PY("os.environ['TMPDIR']", 3000) "'made'");
+    make_trees_free(chain("os.environ['TMPDIR']", 3000));
     restart_leaves_nothing("3000 levels in TMPDIR");
-    make_trees("import os\n" CHAIN_PY("'.'", 1000) "'made'");
+    make_trees_free(chain("'.'", 1000));
     free_leaves_nothing();
 }
 
 static void test_restart_after_a_wide_directory_in_tmp(void **state)
 {
-    make_trees("import os\n"
-               "d = os.path.join(os.environ['TMPDIR'], 'wide')\n"
-               "os.mkdir(d)\n"
-               "fd = os.open(d, os.O_RDONLY)\n"
-               "for i in range(100000):\n"
-               "    os.close(os.open(str(i), os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd))\n"
-               "os.close(fd)\n"
-               "len(os.listdir(d)) == 100000 and 'made'");
+    make_trees_free(h_cell("trees_wide_directory_in_tmp"));
     restart_leaves_nothing("100000 entries");
     free_leaves_nothing();
 }
 
-/* Directories of mode 0 holding a locked directory and a file, in HOME,
- * TMPDIR and, where @ws is "True", the workspace; below them a chain
- * deeper than the walk holds open, every seventh level locked too; and
- * HOME made mode 0 and TMPDIR 0100 last. */
-#define LOCKED_PY(ws)                                                     \
-    "import os\n"                                                         \
-    "home, tmp = os.environ['HOME'], os.environ['TMPDIR']\n"              \
-    "for d in (home, tmp) + ((os.getcwd(),) if " ws " else ()):\n"        \
-    "    os.makedirs(f'{d}/locked/inner')\n"                              \
-    "    open(f'{d}/locked/inner/f', 'w').close()\n"                      \
-    "    open(f'{d}/locked/f', 'w').close()\n"                            \
-    "    top = os.open('.', os.O_RDONLY)\n"                               \
-    "    os.chdir(f'{d}/locked/inner')\n"                                 \
-    "    for i in range(100):\n"                                          \
-    "        os.mkdir('d')\n        os.chdir('d')\n"                      \
-    "        if i % 7 == 0:\n            os.chmod('..', 0)\n"             \
-    "    os.fchdir(top)\n    os.close(top)\n"                             \
-    "    os.chmod(f'{d}/locked/inner', 0)\n"                              \
-    "    os.chmod(f'{d}/locked', 0)\n"                                    \
-    "os.chmod(home, 0)\n"                                                 \
-    "os.chmod(tmp, 0o100)\n"                                              \
-    "'made'"
+/* The cell trees_locked: directories of mode 0 holding a locked
+ * directory and a file, in HOME, TMPDIR and, where @ws is "True", the
+ * workspace (WS); below them a chain deeper than the walk holds open,
+ * every seventh level locked too; and HOME made mode 0 and TMPDIR 0100
+ * last. Malloc'ed. */
+static char *locked(const char *ws)
+{
+    char *cell = h_cell("trees_locked");
+    char *code = h_fmt("WS = %s\n%s", ws, cell);
+    free(cell);
+    return code;
+}
 
 static void test_restart_and_free_after_directories_of_mode_0(void **state)
 {
     for (int round = 0; round < 2; round++) {
-        make_trees(LOCKED_PY("False"));
+        make_trees_free(locked("False"));
         restart_leaves_nothing(round ? "the second locked trees" : "the first locked trees");
     }
-    make_trees(LOCKED_PY("True"));
+    make_trees_free(locked("True"));
     free_leaves_nothing();
 }
 
-/* Names of 255 bytes, 120 levels deep (30 KiB of path), with files and a
- * directory named as the walk names what it moves aside (".ci-rm-N"),
- * and every 40th level locked to search and write only. */
-#define NAMES_PY(where)                                                   \
-    "top = os.open('.', os.O_RDONLY)\n"                                   \
-    "os.chdir(" where ")\n"                                               \
-    "for i in range(120):\n"                                              \
-    "    for j in range(5):\n"                                            \
-    "        open(f'.ci-rm-{j}', 'w').close()\n"                          \
-    "    os.mkdir('.ci-rm-5')\n"                                          \
-    "    n = f'{i:03d}' + 'n' * 252\n"                                    \
-    "    os.mkdir(n)\n    os.chdir(n)\n"                                  \
-    "    if i % 40 == 39:\n        os.chmod('..', 0o300)\n"               \
-    "os.fchdir(top)\nos.close(top)\n"
+/* The cell trees_long_names in @where (a Python expression): names of
+ * 255 bytes, 120 levels deep (30 KiB of path), with files and a directory
+ * named as the walk names what it moves aside (".ci-rm-N"), and every
+ * 40th level locked to search and write only; then the value 'made'.
+ * Malloc'ed. */
+static char *long_names(const char *where)
+{
+    char *cell = cell_in("trees_long_names", where);
+    char *code = h_fmt("%s\n'made'", cell);
+    free(cell);
+    return code;
+}
 
 static void test_restart_after_long_names_and_the_walks_own_names(void **state)
 {
     for (int round = 0; round < 2; round++) {
-        make_trees("import os\n" NAMES_PY("os.environ['HOME']") NAMES_PY("os.environ['TMPDIR']")
-                   "'made'");
+        char *home = cell_in("trees_long_names", "os.environ['HOME']");
+        char *tmp = long_names("os.environ['TMPDIR']");
+        make_trees_free(h_fmt("%s\n%s", home, tmp));
+        free(tmp);
+        free(home);
         restart_leaves_nothing(round ? "long names, again" : "long names");
     }
-    make_trees("import os\n" NAMES_PY("'.'") "'made'");
+    make_trees_free(long_names("'.'"));
     free_leaves_nothing();
 }
 
@@ -191,27 +194,7 @@ static void test_restart_after_long_names_and_the_walks_own_names(void **state)
 static void test_restart_while_the_cells_threads_still_make_files(void **state)
 {
     for (int round = 0; round < 5; round++) {
-        make_trees("import os, threading, time\n"
-                   "def churn(base):\n"
-                   "    os.makedirs(base, exist_ok=True)\n"
-                   "    fd = os.open(base, os.O_RDONLY)\n"
-                   "    i = 0\n"
-                   "    while True:\n"
-                   "        try:\n"
-                   "            os.makedirs(f'{base}/d{i}/e/f')\n"
-                   "            for j in range(20):\n"
-                   "                open(f'{base}/d{i}/e/{j}', 'w').close()\n"
-                   "            if i % 3 == 0:\n"
-                   "                os.chmod(f'{base}/d{i}', 0)\n"
-                   "        except OSError:\n"
-                   "            pass\n"
-                   "        i += 1\n"
-                   "for k in range(4):\n"
-                   "    for d in (os.environ['HOME'], os.environ['TMPDIR']):\n"
-                   "        threading.Thread(target=churn, args=(f'{d}/c{k}',),"
-                   " daemon=True).start()\n"
-                   "time.sleep(0.2)\n"
-                   "'made'");
+        make_trees_free(h_cell("trees_threads_still_making_files"));
         restart_leaves_nothing("threads still making files");
     }
     free_leaves_nothing();
