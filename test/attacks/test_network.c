@@ -134,29 +134,6 @@ static int teardown(void **state)
     return a_teardown(state);
 }
 
-/*
- * Python that stops a cell before a name lookup could leave the machine:
- * the resolver in /etc/resolv.conf is not a listener of the test's, so
- * if the worker has a route to it (a UDP connect sends nothing, it only
- * picks a route), the cell raises RouteOut instead of looking up, and the
- * test fails without a packet sent. A worker that cannot read the file
- * makes glibc ask 127.0.0.1, which is loopback.
- */
-#define PY_NO_ROUTE_TO_RESOLVER                                                      \
-    "import socket\n"                                                               \
-    "class RouteOut(Exception):\n    pass\n"                                       \
-    "try:\n"                                                                        \
-    "    servers = [l.split()[1] for l in open('/etc/resolv.conf')\n"               \
-    "               if l.split()[:1] == ['nameserver'] and len(l.split()) > 1]\n"   \
-    "except OSError:\n    servers = []\n"                                          \
-    "for srv in servers:\n"                                                         \
-    "    try:\n"                                                                    \
-    "        probe = socket.socket(socket.AF_INET6 if ':' in srv else socket.AF_INET,\n" \
-    "                              socket.SOCK_DGRAM)\n"                            \
-    "        probe.connect((srv, 53))\n"                                            \
-    "    except OSError:\n        continue\n"                                      \
-    "    raise RouteOut(f'the worker has a route to the resolver {srv}')\n"
-
 /* Skips the test when the machine has no such listener (no ::1). */
 #define need(which) need_(__func__, (which))
 static void need_(const char *test, int which)
@@ -196,6 +173,18 @@ static void attack(int which, const char *cell)
     assert_no_contact(which);
 }
 
+/* attack() of the cell @name, after the cell @first (NULL: none) and a
+ * line PORT = <the port of listener @which>. */
+static void attack_cell(int which, const char *first, const char *name)
+{
+    need(which);
+    char *cell = first ? h_cells(first, name) : h_cell(name);
+    a_cell = h_fmt("PORT = %d\n%s", L[which].port, cell);
+    free(cell);
+    a_stopped(S, a_cell, NET_ERRORS);
+    assert_no_contact(which);
+}
+
 /* ------------------------------------------------------------ inet */
 
 static void test_tcp_to_127_0_0_1(void **state)
@@ -226,18 +215,22 @@ static void test_udp_to_ipv6_loopback(void **state)
                  "s.sendto(b'exfiltrated', ('::1', %d))");
 }
 
+/*
+ * The cell network_no_route_to_resolver stops a cell before a name lookup
+ * could leave the machine: the resolver in /etc/resolv.conf is not a
+ * listener of the test's, so if the worker has a route to it (a UDP
+ * connect sends nothing, it only picks a route), the cell raises RouteOut
+ * instead of looking up, and the test fails without a packet sent. A
+ * worker that cannot read the file makes glibc ask 127.0.0.1, which is
+ * loopback.
+ */
+
 static void test_resolve_localhost_then_connect(void **state)
 {
     /* Resolving 'localhost' may work from /etc/hosts; the connection to
      * what it resolves to must not. (Without /etc/hosts, glibc would ask
      * the resolver: the guard first.) */
-    attack(TCP4, PY_NO_ROUTE_TO_RESOLVER
-                 "for fam, typ, proto, _, addr in socket.getaddrinfo('localhost', %d,\n"
-                 "                                                    type=socket.SOCK_STREAM):\n"
-                 "    s = socket.socket(fam, typ, proto)\n"
-                 "    s.settimeout(2)\n"
-                 "    s.connect(addr)\n"
-                 "    s.sendall(b'exfiltrated')");
+    attack_cell(TCP4, "network_no_route_to_resolver", "network_resolve_localhost_then_connect");
 }
 
 static void test_resolve_a_name_through_dns(void **state)
@@ -248,7 +241,9 @@ static void test_resolve_a_name_through_dns(void **state)
      * makes sure no query could reach it. */
     char name[64];
     a_secret_text(name, sizeof name, "ci-attack-", 6);
-    a_cell = h_fmt(PY_NO_ROUTE_TO_RESOLVER "socket.getaddrinfo('%s.invalid', 80)", name);
+    char *tail = h_fmt("socket.getaddrinfo('%s.invalid', 80)", name);
+    a_cell = h_cell_then("network_no_route_to_resolver", tail);
+    free(tail);
     a_stopped(S, a_cell, NET_ERRORS);
 }
 
@@ -256,14 +251,7 @@ static void test_dns_query_by_hand_to_the_tests_resolver(void **state)
 {
     /* A standard query for example.com, sent to a "resolver" the test
      * runs, as a cell would to its own DNS server to exfiltrate. */
-    attack(DNS4, "import socket, struct\n"
-                 "q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)\n"
-                 "q += b''.join(bytes([len(p)]) + p for p in (b'example', b'com')) + b'\\0'\n"
-                 "q += struct.pack('>HH', 1, 1)\n"
-                 "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                 "s.settimeout(2)\n"
-                 "s.sendto(q, ('127.0.0.1', %d))\n"
-                 "s.recv(512)");
+    attack_cell(DNS4, NULL, "network_dns_query_by_hand");
 }
 
 static void test_urlopen_of_a_local_http_server(void **state)
@@ -275,12 +263,7 @@ static void test_urlopen_of_a_local_http_server(void **state)
 static void test_raw_socket_syscall_then_connect(void **state)
 {
     /* socket(2) and connect(2) by number, past the socket module. */
-    need(TCP4);
-    char *cell = h_cells("sc", "network_raw_socket_syscall_then_connect");
-    a_cell = h_fmt("PORT = %d\n%s", L[TCP4].port, cell);
-    free(cell);
-    a_stopped(S, a_cell, NET_ERRORS);
-    assert_no_contact(TCP4);
+    attack_cell(TCP4, "sc", "network_raw_socket_syscall_then_connect");
 }
 
 /* ------------------------------------------------------------ unix */
@@ -289,9 +272,9 @@ static void test_unix_socket_by_path(void **state)
 {
     need(UNIXPATH);
     char *lit = a_pystr(sock_path);
-    a_cell = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
-                   "s.connect(%s)\ns.sendall(b'exfiltrated')",
-                   lit);
+    char *cell = h_cell("network_unix_socket_by_path");
+    a_cell = h_fmt("SOCK_PATH = %s\n%s", lit, cell);
+    free(cell);
     a_stopped(S, a_cell, NET_ERRORS);
     assert_no_contact(UNIXPATH);
     free(lit);
@@ -300,9 +283,9 @@ static void test_unix_socket_by_path(void **state)
 static void test_unix_socket_in_the_abstract_namespace(void **state)
 {
     need(ABSTRACT);
-    a_cell = h_fmt("import socket\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(2)\n"
-                   "s.connect('\\0%s')\ns.sendall(b'exfiltrated')",
-                   abstract_name);
+    char *cell = h_cell("network_unix_socket_abstract");
+    a_cell = h_fmt("ABSTRACT = '\\0%s'\n%s", abstract_name, cell);
+    free(cell);
     a_stopped(S, a_cell, NET_ERRORS);
     assert_no_contact(ABSTRACT);
 }
@@ -313,22 +296,16 @@ static void test_netlink_route_dump(void **state)
 {
     /* RTM_GETLINK dump: the machine's interfaces; with it, RTM_NEWADDR
      * and friends would follow. */
+    a_cell = h_cell("network_netlink_route_dump");
     a_stopped(S,
-              "import socket, struct\n"
-              "s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)\n"
-              "s.bind((0, 0))\n"
-              "msg = struct.pack('=LHHLLBxxxiII', 32, 18, 0x301, 1, 0, 0, 0, 0, 0)\n"
-              "s.send(msg)\ns.settimeout(2)\nlen(s.recv(65536)) > 0",
-              NET_ERRORS);
+              a_cell, NET_ERRORS);
 }
 
 static void test_packet_socket_sniffs_the_wire(void **state)
 {
+    a_cell = h_cell("network_packet_socket");
     a_stopped(S,
-              "import socket\n"
-              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))\n"
-              "s.settimeout(1)\n'packet socket made'",
-              NET_ERRORS);
+              a_cell, NET_ERRORS);
 }
 
 int main(int argc, char **argv)
