@@ -323,15 +323,16 @@ check-man:
 # The C tests' cells (test/cells) get pyflakes too, with CELL_NAMES as
 # builtins: the names a test assigns in a line before a cell, those a
 # cell run before it defines (h_cells: sc, has, try_), and those the
-# worker gives every cell (display, and the host functions of
-# test_functions' session).
+# worker gives every cell (display, get_ipython, and the host
+# functions of test_functions' session).
 CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
                 readable_regions FDS PAIRS ENV_PAIR NAME_PAIR ARG_PAIR \
                 SYS_CLONE SYS_FALLOCATE SYS_FCHMOD SYS_FCHMODAT SYS_CREAT \
                 SYS_OPEN SYS_UMASK SYS_LINKAT SYS_MKNOD SYS_MKNODAT \
                 SYS_RENAMEAT2 echo value fail slow silent big HostFunctionError \
                 worker bad go late q call lookup WHEEL PACKAGE HEAP_ADDR CANARY_FD PTY \
-                HEAP_PAIR SYS_SYSINFO PORT queued WHERE LEVELS WS SOCK_PATH ABSTRACT
+                HEAP_PAIR SYS_SYSINFO PORT queued WHERE LEVELS WS SOCK_PATH ABSTRACT \
+                get_ipython
 comma        := ,
 space        := $(subst ,, )
 check-python-sources:

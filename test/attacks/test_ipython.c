@@ -15,14 +15,6 @@ static int group_setup(void **state)
     return a_group_session(&S, &(struct h_limits){.timeout_ms = 5000, .grace_ms = 500});
 }
 
-/* The audit hook's process refusal switched off (a cell may rewrite the
- * module the hook reads), so only seccomp and Landlock stand. */
-#define NO_AUDIT                                                         \
-    "import _codeinterp_refusals as R\n"                                 \
-    "R._PROCESS_EVENTS = frozenset()\n"                                  \
-    "from IPython.core.interactiveshell import InteractiveShell as IS\n" \
-    "ip = get_ipython()\n"
-
 static void attack(const char *code, const char *names, const char *marker)
 {
     int pid = ci_session_pid(S);
@@ -32,6 +24,16 @@ static void attack(const char *code, const char *names, const char *marker)
      * next attack on a fresh worker. */
     assert_int_equal(ci_session_restart(S), CI_OK);
     a_assert_filtered(S);
+}
+
+/* attack() of @code after the cell ipython_no_audit: the audit hook's
+ * process refusal switched off (a cell may rewrite the module the hook
+ * reads), so only seccomp and Landlock stand; IS is InteractiveShell and
+ * ip the shell. */
+static void attack_no_audit(const char *code, const char *names, const char *marker)
+{
+    a_cell = h_cell_then("ipython_no_audit", code);
+    attack(a_cell, names, marker);
 }
 
 /* Runs @code, which must make the host kill the worker as a ProtocolError
@@ -52,30 +54,30 @@ static void protocol_error(const char *code)
 
 static void test_original_system_raw(void **state)
 {
-    attack(NO_AUDIT "IS.system_raw(ip, 'touch ran_system_raw')", A_OSERR, "ran_system_raw");
+    attack_no_audit("IS.system_raw(ip, 'touch ran_system_raw')", A_OSERR, "ran_system_raw");
 }
 
 static void test_original_getoutput(void **state)
 {
-    attack(NO_AUDIT "IS.getoutput(ip, 'touch ran_getoutput')", A_OSERR, "ran_getoutput");
+    attack_no_audit("IS.getoutput(ip, 'touch ran_getoutput')", A_OSERR, "ran_getoutput");
 }
 
 static void test_original_system_piped_for_bang(void **state)
 {
-    attack(NO_AUDIT "ip.system = IS.system_piped.__get__(ip)\n!touch ran_bang\n", A_OSERR,
+    attack_no_audit("ip.system = IS.system_piped.__get__(ip)\n!touch ran_bang\n", A_OSERR,
            "ran_bang");
 }
 
 static void test_original_script_magic(void **state)
 {
-    attack(NO_AUDIT "from IPython.core.magics.script import ScriptMagics\n"
+    attack_no_audit("from IPython.core.magics.script import ScriptMagics\n"
                     "ScriptMagics(shell=ip).shebang('bash', 'touch ran_script')",
            A_OSERR, "ran_script");
 }
 
 static void test_ipython_utils_process_system(void **state)
 {
-    attack(NO_AUDIT "from IPython.utils.process import system\n"
+    attack_no_audit("from IPython.utils.process import system\n"
                     "rc = system('touch ran_utils_system')\n"
                     "raise OSError(rc) if rc else None",
            A_OSERR, "ran_utils_system");
@@ -131,26 +133,29 @@ static void test_cd_around_the_refusal(void **state)
     h_expect(S, "%cd\nimport os; os.getcwd() == get_ipython().workspace", "True", NULL);
 }
 
-#define FRAME                                                                       \
-    "import os, struct\n"                                                           \
-    "n = get_ipython().execution_count\n"                                           \
-    "def fr(t, p): os.write(3, struct.pack('=II', t, len(p)) + p)\n"                \
-    "def fld(tag, b): return struct.pack('=II', tag, len(b)) + b\n"                 \
-    "def u32(x): return struct.pack('=I', x)\n"
+/* protocol_error() of @code after the cell ipython_frame, which defines
+ * fr(type, payload), a frame written to the worker's channel, fld(tag,
+ * bytes), a field, u32(x), and n, this cell's execution count. */
+static void forged(const char *code)
+{
+    char *cell = h_cell_then("ipython_frame", code);
+    protocol_error(cell);
+    free(cell);
+}
 
 static void test_forged_frames(void **state)
 {
     /* An input request in a run without on_input. */
-    protocol_error(FRAME "fr(6, u32(0) + b'forged')\nimport time; time.sleep(2)");
+    forged("fr(6, u32(0) + b'forged')\nimport time; time.sleep(2)");
     /* A result whose value is not UTF-8 without NUL. */
-    protocol_error(FRAME "fr(3, fld(1, u32(0)) + fld(7, u32(n)) + fld(2, b'\\xff\\x00'))\n"
-                         "import time; time.sleep(2)");
+    forged("fr(3, fld(1, u32(0)) + fld(7, u32(n)) + fld(2, b'\\xff\\x00'))\n"
+           "import time; time.sleep(2)");
     /* A header promising 4 GiB. */
-    protocol_error(FRAME "os.write(3, struct.pack('=II', 3, 0xFFFFFFFF))\n"
-                         "import time; time.sleep(2)");
+    forged("os.write(3, struct.pack('=II', 3, 0xFFFFFFFF))\n"
+           "import time; time.sleep(2)");
     /* An OUTPUTS field with a truncated output header. */
-    protocol_error(FRAME "fr(3, fld(1, u32(0)) + fld(7, u32(n)) + fld(8, bytes(23)))\n"
-                         "import time; time.sleep(2)");
+    forged("fr(3, fld(1, u32(0)) + fld(7, u32(n)) + fld(8, bytes(23)))\n"
+           "import time; time.sleep(2)");
 }
 
 /* The worker's own limits raised from the cell: the host keeps its own. */
