@@ -223,17 +223,9 @@ static void test_pth_file_in_every_site_directory(void **state)
 {
     /* A .pth file runs at every interpreter's start on the machine: the
      * content is a comment only, should one ever land. */
-    a_cell = h_fmt("import site\nerrors, made = [], []\n"
-                   "for d in site.getsitepackages():\n"
-                   "    try:\n"
-                   "        with open(f'{d}/%s.pth', 'x') as f:\n"
-                   "            f.write('# codeinterp attack test\\n')\n"
-                   "        made.append(d)\n"
-                   "    except OSError as e:\n"
-                   "        errors.append(e)\n"
-                   "if not made:\n    raise errors[0]\n"
-                   "made",
-                   tag);
+    char *cell = h_cell("fs_write_pth_in_every_site_directory");
+    a_cell = h_fmt("TAG = '%s'\n%s", tag, cell);
+    free(cell);
     a_stopped(A, a_cell, A_OSERR "|FileNotFoundError");
     const char *dirs[] = {"/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages",
                           "/usr/lib/python3.11/dist-packages"};
@@ -250,11 +242,9 @@ static void test_pyc_in_stdlib_pycache(void **state)
      * the next interpreter. A new name, so nothing real is shadowed. */
     target = h_fmt("/usr/lib/python3.11/json/__pycache__/%s.cpython-311.pyc", tag);
     char *lit = a_pystr(target);
-    a_cell = h_fmt("import importlib.util, marshal\n"
-                   "data = importlib.util.MAGIC_NUMBER + bytes(12) + "
-                   "marshal.dumps(compile('1', 'x', 'exec'))\n"
-                   "with open(%s, 'xb') as f:\n    f.write(data)",
-                   lit);
+    char *cell = h_cell("fs_write_pyc_in_stdlib_pycache");
+    a_cell = h_fmt("TARGET = %s\n%s", lit, cell);
+    free(cell);
     a_stopped(A, a_cell, A_OSERR "|FileNotFoundError");
     a_assert_absent(target);
     free(lit);
