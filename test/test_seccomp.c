@@ -94,53 +94,16 @@ static const struct {
 #undef C
 
 /*
- * Python run before every batch: p(nr, *args) makes the raw call and
- * gives "ok" or the errno's name; then the constants above, and a few
- * values the probes use. Malloc'ed.
+ * Python run before every batch: the host's pid as HOST_PID, the socket
+ * module the probes use, and the cell seccomp_prelude: p(nr, *args) makes
+ * the raw call and gives "ok" or the errno's name, and a few values the
+ * probes use; then the constants above. Malloc'ed.
  */
 static char *prelude(void)
 {
-    char *code = h_fmt("import ctypes, errno, os, signal, socket, threading\n"
-                       "libc = ctypes.CDLL(None, use_errno=True)\n"
-                       "libc.syscall.restype = ctypes.c_long\n"
-                       "def p(nr, *args):\n"
-                       "    try:\n"
-                       "        ctypes.set_errno(0)\n"
-                       "        rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])\n"
-                       "    except Exception as e:\n"
-                       "        return 'python:' + type(e).__name__\n"
-                       "    if rc != -1:\n"
-                       "        return 'ok'\n"
-                       "    e = ctypes.get_errno()\n"
-                       "    return errno.errorcode.get(e, str(e))\n"
-                       /* restart_syscall runs the calling thread's restart
-                        * block: the last poll, nanosleep or clock_nanosleep
-                        * that a stop signal interrupted, kept after the call
-                        * resumed and returned, and copied into every thread
-                        * that thread starts. The host stops the worker
-                        * between cells (lib/cpu.c), so the main thread's
-                        * block may be the poll(-1) it waited for this cell
-                        * in, over a pollfd its stack has reused since: on
-                        * an open descriptor with no events that poll waits
-                        * until the cell's timeout. A handled signal's return
-                        * (rt_sigreturn) resets the block, so after one the
-                        * call answers EINTR at once, and only the filter
-                        * can make it anything else. */
-                       "def p_reset(nr):\n"
-                       "    old = signal.signal(signal.SIGWINCH, lambda *a: None)\n"
-                       "    try:\n"
-                       "        signal.raise_signal(signal.SIGWINCH)\n"
-                       "        return p(nr)\n"
-                       "    finally:\n"
-                       "        signal.signal(signal.SIGWINCH, old)\n"
-                       /* The host by its own pid: os.getppid() is 0 in a
-                        * PID namespace of the worker's own. */
-                       "me, parent, tid = os.getpid(), %d, threading.get_native_id()\n"
-                       "NOPID = 0x3fffffff\n" /* above PID_MAX_LIMIT: no such process */
-                       "BADSIG = 999\n"       /* past _NSIG: EINVAL before any permission check */
-                       "HIGH = 1 << 32\n"     /* a bit the kernel drops from an int argument */
-                       "um = os.umask(0o77)\nos.umask(um)\n",
-                       (int)getpid());
+    char *cell = h_cell("seccomp_prelude");
+    char *code = h_fmt("HOST_PID = %d\nimport socket\n%s\n", (int)getpid(), cell);
+    free(cell);
     for (size_t i = 0; i < sizeof constants / sizeof *constants; i++) {
         char *more = h_fmt("%s%s = %lld\n", code, constants[i].name, constants[i].value);
         free(code);
@@ -608,15 +571,7 @@ static void test_thread_and_process_exit_work(void **state)
 {
     /* A thread's end is exit(2): were it refused, glibc would retry it
      * forever and the thread would never leave /proc/self/task. */
-    h_expect(S,
-             "import os, threading, time\n"
-             "before = len(os.listdir('/proc/self/task'))\n"
-             "t = threading.Thread(target=lambda: None)\nt.start()\nt.join()\n"
-             "deadline = time.monotonic() + 5\n"
-             "while len(os.listdir('/proc/self/task')) > before and time.monotonic() < deadline:\n"
-             "    time.sleep(0.01)\n"
-             "len(os.listdir('/proc/self/task')) == before",
-             "True", "");
+    h_expect_cell(S, "seccomp_thread_exit_leaves_the_task_list", "True", "");
     /* os._exit is exit_group(2): the worker exits with the code asked
      * for, not killed by a signal. */
     ci_result *r = h_run_status(S, "import os\nos._exit(7)", CI_STATUS_KILLED);
