@@ -124,10 +124,7 @@ static void test_task_limit_is_the_configured_one(void **state)
         h_expect(s, "import resource\nresource.getrlimit(resource.RLIMIT_NPROC)", "(40, 40)",
                  NULL);
         /* The worker's own threads count: fewer than 40 start. */
-        h_expect(s, "import threading, time\nn = 0\ntry:\n    while True:\n"
-                    "        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
-                    "        n += 1\nexcept RuntimeError:\n    pass\n30 <= n < 40",
-                 "True", NULL);
+        h_expect_cell(s, "limits_threads_until_refused", "True", NULL);
     }
     ci_session_free(s);
 }
@@ -208,8 +205,9 @@ static void test_busy_loop_times_out_and_state_survives(void **state)
 {
     int pid = ci_session_pid(S);
     h_expect(S, "t_before = 41", NULL, "");
-    ci_result *r = run_limited("t_during = 1\nprint('tick')\nwhile True:\n    pass",
-                               CI_STATUS_TIMEOUT);
+    char *cell = h_cell("limits_tick_then_loop");
+    ci_result *r = run_limited(cell, CI_STATUS_TIMEOUT);
+    free(cell);
     h_assert_str(ci_result_error_name(r), "TimeoutError");
     assert_null(ci_result_value(r));
     size_t len = 0;
@@ -250,9 +248,9 @@ static void test_endless_output_times_out_with_capped_output(void **state)
 
 static void test_cell_ignoring_sigint_is_killed_after_grace(void **state)
 {
-    ci_result *r = run_limited("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                               "while True:\n    pass",
-                               CI_STATUS_KILLED);
+    char *cell = h_cell("limits_ignore_sigint");
+    ci_result *r = run_limited(cell, CI_STATUS_KILLED);
+    free(cell);
     h_assert_str(ci_result_error_name(r), "TimeoutError");
     assert_non_null(ci_result_error_value(r));
     assert_null(ci_result_value(r));
@@ -262,9 +260,9 @@ static void test_cell_ignoring_sigint_is_killed_after_grace(void **state)
 
 static void test_cell_swallowing_keyboard_interrupt_is_killed_after_grace(void **state)
 {
-    expect_limited("while True:\n    try:\n        while True:\n            pass\n"
-                   "    except KeyboardInterrupt:\n        pass",
-                   CI_STATUS_KILLED, "TimeoutError");
+    char *cell = h_cell("limits_swallow_keyboard_interrupt");
+    expect_limited(cell, CI_STATUS_KILLED, "TimeoutError");
+    free(cell);
     assert_dead_then_restarts();
 }
 
@@ -284,17 +282,9 @@ static void test_flood_from_many_threads_is_killed_on_time(void **state)
     /* Sixteen threads keep both pipes full while the main thread ignores
      * the interrupt: reading their output must not hold the host past the
      * deadline. */
-    expect_limited("import os, signal, threading, time\n"
-                   "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                   "open('blob', 'wb').write(b'y' * (1 << 20))\n"
-                   "def flood(fd):\n"
-                   "    src = os.open('blob', os.O_RDONLY)\n"
-                   "    while True:\n"
-                   "        os.sendfile(fd, src, 0, 1 << 20)\n"
-                   "for i in range(16):\n"
-                   "    threading.Thread(target=flood, args=(1 + i % 2,), daemon=True).start()\n"
-                   "time.sleep(1000)",
-                   CI_STATUS_KILLED, "TimeoutError");
+    char *cell = h_cell("limits_threads_ignoring_sigint");
+    expect_limited(cell, CI_STATUS_KILLED, "TimeoutError");
+    free(cell);
     assert_dead_then_restarts();
 }
 
@@ -327,9 +317,9 @@ static void test_gradual_growth_is_memory_error_and_memory_comes_back(void **sta
 {
     /* bytes(n) is calloc'ed: address space runs out without touching
      * (and paying for) a gigabyte of pages within the timeout. */
-    expect_limited("def grow():\n    chunks = []\n    while True:\n"
-                   "        chunks.append(bytes(10**7))\ngrow()",
-                   CI_STATUS_MEMORY, "MemoryError");
+    char *cell = h_cell("limits_grow_until_no_address_space");
+    expect_limited(cell, CI_STATUS_MEMORY, "MemoryError");
+    free(cell);
     /* The chunks were the function's: they are freed, 100 MB fit again. */
     h_expect(S, "x = bytearray(100 * 1024 * 1024)\nlen(x)", "104857600", "");
     h_expect(S, "del x", NULL, "");
@@ -378,9 +368,9 @@ static void test_sigkill_from_the_cell_kills_worker(void **state)
 static void test_cell_scribbling_on_the_channel_is_protocol_error(void **state)
 {
     /* Descriptor 3 is the protocol's socket: a frame header of garbage. */
-    expect_limited("import os\nos.write(3, b'garbage!garbage!')\n"
-                   "import time\ntime.sleep(0.2)",
-                   CI_STATUS_KILLED, "ProtocolError");
+    char *cell = h_cell("limits_garbage_frame_header");
+    expect_limited(cell, CI_STATUS_KILLED, "ProtocolError");
+    free(cell);
     assert_dead_then_restarts();
 }
 
@@ -398,9 +388,9 @@ static void test_cell_closing_the_channel_kills_the_worker(void **state)
 static void test_cell_closing_its_stdout_leaves_the_session_usable(void **state)
 {
     int pid = ci_session_pid(S);
-    ci_result *r = run_limited("import os, sys\nos.write(1, b'last words')\nos.close(1)\n"
-                               "sys.stderr.write('err still open')\n'closed'",
-                               CI_STATUS_OK);
+    char *cell = h_cell("limits_stdout_closed");
+    ci_result *r = run_limited(cell, CI_STATUS_OK);
+    free(cell);
     size_t len = 0;
     assert_string_equal(ci_result_stdout(r, &len), "last words");
     assert_string_equal(ci_result_stderr(r, &len), "err still open");
