@@ -142,11 +142,7 @@ static void test_input_without_a_callback_raises_at_once(void **state)
     assert_nothing_printed(r);
     ci_result_free(r);
     /* The exception is IPython's, as a kernel raises it. */
-    h_expect(S,
-             "from IPython.core.error import StdinNotImplementedError\n"
-             "try:\n    input()\nexcept StdinNotImplementedError as e:\n    c = type(e)\n"
-             "c is StdinNotImplementedError",
-             "True", "");
+    h_expect_cell(S, "input_stdin_not_implemented", "True", "");
 }
 
 static void test_getpass_without_a_callback_raises_at_once(void **state)
@@ -284,11 +280,9 @@ static ci_result *ask_nobody(const char *code)
  * what it wrote there, prompt on stdout. */
 static void test_a_stdin_the_cell_set_is_read(void **state)
 {
-    ci_result *r = ask_nobody("import io, sys\n"
-                              "sys.stdin = io.StringIO('7\\n')\n"
-                              "try:\n    got = int(input('n? ')) * 6\nfinally:\n"
-                              "    sys.stdin = sys.__stdin__\n"
-                              "got");
+    char *cell = h_cell("input_from_the_cells_own_stdin");
+    ci_result *r = ask_nobody(cell);
+    free(cell);
     h_assert_str(ci_result_value(r), "42");
     h_assert_str(ci_result_stdout(r, NULL), "n? ");
     ci_result_free(r);
@@ -296,15 +290,9 @@ static void test_a_stdin_the_cell_set_is_read(void **state)
 
 static void test_input_in_another_thread_is_not_asked(void **state)
 {
-    ci_result *r = ask_nobody("import threading\n"
-                              "got = []\n"
-                              "def f():\n"
-                              "    try:\n"
-                              "        input('t? ')\n"
-                              "    except Exception as e:\n"
-                              "        got.append(type(e).__name__ + ': ' + str(e))\n"
-                              "t = threading.Thread(target=f)\nt.start()\nt.join()\n"
-                              "got[0]");
+    char *cell = h_cell("input_in_another_thread");
+    ci_result *r = ask_nobody(cell);
+    free(cell);
     h_assert_contains(ci_result_value(r), "StdinNotImplementedError: input() cannot read");
     ci_result_free(r);
 }
@@ -356,12 +344,9 @@ static void test_an_interrupt_from_the_callback_drops_its_answer(void **state)
     h->interrupt = S;
     /* The cell catches the interrupt and asks again: once interrupted, the
      * host is not asked again. */
-    ci_result *r = ask("got = []\n"
-                       "try:\n    got.append(input('1'))\nexcept KeyboardInterrupt:\n"
-                       "    got.append('interrupted')\n"
-                       "try:\n    input('2')\nexcept Exception as e:\n    got.append(str(e))\n"
-                       "got",
-                       h, 0, CI_STATUS_INTERRUPTED);
+    char *cell = h_cell("input_asks_again_after_an_interrupt");
+    ci_result *r = ask(cell, h, 0, CI_STATUS_INTERRUPTED);
+    free(cell);
     assert_int_equal(h->calls, 1);
     ci_result_free(r);
     h_expect(S, "got", "['interrupted', 'input() was not answered: the cell is being interrupted']",
@@ -379,13 +364,9 @@ static void test_a_request_the_cell_gave_up_on_is_not_answered_twice(void **stat
     /* (The process's SIGINT goes to the main thread, which waits for it
      * unblocked; signal.pthread_kill() from another thread fails in a
      * zygote's child, whose glibc keeps the zygote's thread id.) */
-    ci_result *r = ask("import os, signal, threading\n"
-                       "def sigint():\n    os.kill(os.getpid(), signal.SIGINT)\n"
-                       "threading.Timer(0.1, sigint).start()\n"
-                       "try:\n    got = input('1')\nexcept KeyboardInterrupt:\n"
-                       "    got = 'gave up'\n"
-                       "got, input('2')",
-                       h, 0, CI_STATUS_OK);
+    char *cell = h_cell("input_sigint_from_a_thread_while_asked");
+    ci_result *r = ask(cell, h, 0, CI_STATUS_OK);
+    free(cell);
     h_assert_str(ci_result_value(r), "('gave up', 'second')");
     assert_int_equal(h->calls, 2);
     ci_result_free(r);
