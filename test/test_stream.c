@@ -146,13 +146,9 @@ static void assert_chunks_are_the_result(const struct rec *rc, const ci_result *
 static void test_first_chunk_arrives_long_before_the_end(void **state)
 {
     struct rec *rc = rec_new();
-    ci_result *r = run_stream(S,
-                              "import sys, time\n"
-                              "for i in range(5):\n"
-                              "    print('tick', i)\n"
-                              "    sys.stdout.flush()\n"
-                              "    time.sleep(0.3)\n",
-                              rc);
+    char *cell = h_cell("stream_five_ticks");
+    ci_result *r = run_stream(S, cell, rc);
+    free(cell);
     int64_t end = h_now_ms();
     assert_status(r, CI_STATUS_OK);
     size_t len = 0;
@@ -174,15 +170,9 @@ static void test_first_chunk_arrives_long_before_the_end(void **state)
 static void test_both_streams_arrive_tagged_and_exact(void **state)
 {
     struct rec *rc = rec_new();
-    ci_result *r = run_stream(S,
-                              "import os, sys\n"
-                              "sys.stdout.write('o1'); sys.stdout.flush()\n"
-                              "sys.stderr.write('e1'); sys.stderr.flush()\n"
-                              "os.write(1, b'\\xff\\x00o2')\n"
-                              "os.write(2, b'e2\\n')\n"
-                              "print('o3')\n"
-                              "7",
-                              rc);
+    char *cell = h_cell("stream_stdout_and_stderr_interleaved");
+    ci_result *r = run_stream(S, cell, rc);
+    free(cell);
     assert_status(r, CI_STATUS_OK);
     h_assert_str(ci_result_value(r), "7");
     assert_int_equal(rc->out_len, 9);
@@ -197,11 +187,9 @@ static void test_both_streams_arrive_tagged_and_exact(void **state)
 static void test_callback_gets_the_limit_then_one_note(void **state)
 {
     struct rec *rc = rec_new();
-    ci_result *r = run_stream(S,
-                              "import sys\n"
-                              "sys.stdout.write('x' * 10000)\nsys.stdout.flush()\n"
-                              "sys.stderr.write('e')",
-                              rc);
+    char *cell = h_cell("stream_long_line_then_stderr");
+    ci_result *r = run_stream(S, cell, rc);
+    free(cell);
     char note[400];
     int n;
 
@@ -228,12 +216,9 @@ static void test_chunks_end_at_line_breaks(void **state)
 {
     struct rec *rc = rec_new();
     /* One write, a line and a half; the half waits, then its end. */
-    ci_result *r = run_stream(S,
-                              "import os, time\n"
-                              "os.write(1, b'row 0\\nrow 1')\n"
-                              "time.sleep(0.3)\n"
-                              "os.write(1, b' rest\\nrow 2\\n')",
-                              rc);
+    char *cell = h_cell("stream_rows_in_pieces");
+    ci_result *r = run_stream(S, cell, rc);
+    free(cell);
     assert_status(r, CI_STATUS_OK);
     assert_chunks_are_the_result(rc, r);
     assert_memory_equal(rc->out, "row 0\nrow 1 rest\nrow 2\n", rc->out_len);
@@ -495,10 +480,9 @@ static void test_interrupt_of_a_dead_workers_run_spares_the_next(void **state)
     pthread_t t;
     ci_result *r;
     assert_int_equal(pthread_create(&t, NULL, interrupter_main, &it), 0);
-    assert_int_equal(ci_run(s, "import socket, time\n"
-                               "channel = socket.socket(fileno=3)\n"
-                               "channel.shutdown(socket.SHUT_WR)\n"
-                               "time.sleep(30)", &r), CI_OK);
+    char *cell = h_cell("stream_channel_shut_while_interrupted");
+    assert_int_equal(ci_run(s, cell, &r), CI_OK);
+    free(cell);
     pthread_join(t, NULL);
     assert_int_equal(it.rc, 1);
     assert_status(r, CI_STATUS_KILLED);
@@ -514,11 +498,9 @@ static void test_closed_channel_ends_the_run_at_once(void **state)
      * within moments, not at the 30 s timeout. */
     ci_session *s = h_session(NULL);
     int64_t t0 = h_now_ms();
-    ci_result *r = h_run_status(s, "import socket, time\n"
-                                   "channel = socket.socket(fileno=3)\n"
-                                   "channel.shutdown(socket.SHUT_WR)\n"
-                                   "time.sleep(1000)",
-                                CI_STATUS_KILLED);
+    char *cell = h_cell("stream_channel_shut_then_sleep");
+    ci_result *r = h_run_status(s, cell, CI_STATUS_KILLED);
+    free(cell);
     assert_true(h_now_ms() - t0 < 5000);
     h_assert_str(ci_result_error_name(r), "WorkerDied");
     h_assert_contains(ci_result_error_value(r), "closed its protocol channel");
@@ -567,10 +549,9 @@ static void test_interrupt_from_the_output_callback(void **state)
     struct rec *rc = rec_new();
     rc->interrupt = S;
     int64_t t0 = h_now_ms();
-    ci_result *r = run_stream(S,
-                              "import sys\nprint('go')\nsys.stdout.flush()\n"
-                              "while True: pass",
-                              rc);
+    char *cell = h_cell("stream_go_then_loop");
+    ci_result *r = run_stream(S, cell, rc);
+    free(cell);
     assert_true(h_now_ms() - t0 < GRACE_MS + 5000);
     assert_status(r, CI_STATUS_INTERRUPTED);
     h_assert_str(ci_result_error_name(r), "KeyboardInterrupt");

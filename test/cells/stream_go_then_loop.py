@@ -1,0 +1,5 @@
+# prints go, flushes, loops without end
+import sys
+print('go')
+sys.stdout.flush()
+while True: pass
