@@ -186,11 +186,9 @@ static long max_rss_kib(void)
 static void test_200_mb_of_output_is_not_buffered_by_the_host(void **state)
 {
     long before = max_rss_kib();
-    ci_result *r = h_run_status(S,
-                                "import sys\nchunk = 'y' * (1 << 20)\n"
-                                "for _ in range(200):\n    sys.stdout.write(chunk)\n"
-                                "sys.stdout.flush()\n'done'",
-                                CI_STATUS_OK);
+    char *cell = h_cell("output_200_mb");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
     assert_cut_stream(o, len, 'y');
@@ -204,11 +202,9 @@ static void test_200_mb_of_output_is_not_buffered_by_the_host(void **state)
 
 static void test_both_streams_flooded_at_once_do_not_deadlock(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "import os\nb = b'o' * 65536\nc = b'e' * 65536\n"
-                                "for _ in range(40):\n    os.write(2, c)\n    os.write(1, b)\n"
-                                "'ok'",
-                                CI_STATUS_OK);
+    char *cell = h_cell("output_both_streams_flooded");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     size_t len = 0;
     const char *o = ci_result_stdout(r, &len);
     assert_cut_stream(o, len, 'o');
