@@ -286,18 +286,9 @@ static void test_the_zygote_keeps_one_capability_in_namespaces_of_its_own(void *
     }
     char *dir = strdup(ci_session_workspace(s));
     *strrchr(dir, '/') = '\0';
-    char *code = h_fmt("import os\n"
-                       "mounts = [l.split()[4] for l in open('/proc/self/mountinfo')]\n"
-                       "def refused(path):\n"
-                       "    try:\n"
-                       "        os.mkdir(path)\n"
-                       "    except OSError:\n"
-                       "        return True\n"
-                       "    return False\n"
-                       "above = os.path.dirname('%s') + '/'\n"
-                       "(refused('/new'), os.path.isdir('%s/workspace'),\n"
-                       " [m for m in mounts if m.startswith(above)])",
-                       dir, dir);
+    char *cell = h_cell("zygote_root_and_mounts_above");
+    char *code = h_fmt("SESSION_DIR = '%s'\n%s", dir, cell);
+    free(cell);
     char *want = h_fmt("(True, True, ['%s'])", dir);
     h_expect(s, code, want, "");
     free(want);
@@ -587,21 +578,10 @@ static void test_a_session_finds_nothing_of_the_one_before_in_its_memory(void **
     /* Every writable mapping of B but the kernel's ([vvar] and such),
      * read in place, searched for session directory names. A's is given as its CRC-32
      * only: its name in the cell's source would be in B's memory. */
-    char *code = h_fmt(
-        "import ctypes, os, re, zlib\n"
-        "names = set()\n"
-        "with open('/proc/self/maps') as m:\n"
-        "    for line in m:\n"
-        "        f = line.split()\n"
-        "        kernel = len(f) > 5 and f[5].startswith('[v')\n"
-        "        if not f[1].startswith('rw') or kernel:\n"
-        "            continue\n"
-        "        lo, hi = (int(x, 16) for x in f[0].split('-'))\n"
-        "        data = ctypes.string_at(lo, hi - lo)\n"
-        "        names.update(re.findall(rb'codeinterp-[A-Za-z0-9]{6}', data))\n"
-        "own = os.path.basename(os.path.dirname(os.getcwd())).encode()\n"
-        "(own in names, [n for n in names if zlib.crc32(n) == %u])",
-        crc32((const unsigned char *)a_name, strlen(a_name)));
+    char *cell = h_cell("zygote_session_names_in_memory");
+    char *code = h_fmt("NAME_CRC = %u\n%s", crc32((const unsigned char *)a_name, strlen(a_name)),
+                       cell);
+    free(cell);
     /* The scan works (it finds B's own name), and A's is not there. */
     char *found = value_of(b, code);
     free(code);
