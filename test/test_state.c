@@ -187,11 +187,7 @@ static void test_preloaded_libraries_import(void **state)
 
 static void test_matplotlib_saves_a_png_in_the_workspace(void **state)
 {
-    h_expect(S,
-             "import matplotlib\nimport matplotlib.pyplot as plt\n"
-             "fig, ax = plt.subplots()\nax.plot([1, 2, 3])\nfig.savefig('plot.png')\n"
-             "open('plot.png', 'rb').read(8)",
-             "b'\\x89PNG\\r\\n\\x1a\\n'", "");
+    h_expect_cell(S, "state_savefig_plot_png", "b'\\x89PNG\\r\\n\\x1a\\n'", "");
     void *data = NULL;
     size_t len = 0;
     assert_int_equal(ci_session_get_file(S, "plot.png", &data, &len), CI_OK);
