@@ -214,11 +214,14 @@ static char *last_request(void)
 static ci_session *S;
 static char prefix[64];
 
-/* Runs the cell made from @fmt (with the port for each %d) and returns its
+/* Runs the cell test/cells/@name.py after the line PORT = <the server's
+ * port> (h_cells(@first, @name) if @first is not NULL) and returns its
  * stdout (malloc'ed); asserts it succeeds. */
-static char *cell_out(const char *fmt)
+static char *cell_out_after(const char *first, const char *name)
 {
-    char *code = h_fmt(fmt, srv.port, srv.port, srv.port, srv.port);
+    char *cell = first ? h_cells(first, name) : h_cell(name);
+    char *code = h_fmt("PORT = %d\n%s", srv.port, cell);
+    free(cell);
     ci_result *r = h_run_status(S, code, CI_STATUS_OK);
     char *out = strdup(ci_result_stdout(r, NULL) ? ci_result_stdout(r, NULL) : "");
     ci_result_free(r);
@@ -226,17 +229,14 @@ static char *cell_out(const char *fmt)
     return out;
 }
 
+static char *cell_out(const char *name)
+{
+    return cell_out_after(NULL, name);
+}
+
 static void test_get_and_post_reach_the_server(void **state)
 {
-    char *out = cell_out(
-        "import urllib.request, http.client, requests\n"
-        "r = urllib.request.urlopen('http://127.0.0.1:%d/v1/echo?q=1', timeout=30)\n"
-        "print(r.status, r.headers['X-Served'], r.read().decode())\n"
-        "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
-        "c.request('POST', '/v1/echo', body=b'hello body', headers={'X-Cell': 'c1'})\n"
-        "print(c.getresponse().read().decode())\n"
-        "r = requests.post('http://127.0.0.1:%d/v1/echo', json={'k': [1, 2]})\n"
-        "print(r.status_code, r.text)\n");
+    char *out = cell_out("http_get_and_post");
     h_assert_contains(out, "200 yes method=GET path=/v1/echo?q=1 body=\n");
     h_assert_contains(out, "method=POST path=/v1/echo body=hello body\n");
     h_assert_contains(out, "200 method=POST path=/v1/echo body={\"k\": [1, 2]}\n");
@@ -248,13 +248,7 @@ static void test_get_and_post_reach_the_server(void **state)
 
 static void test_the_added_header_reaches_the_server_and_never_the_cell(void **state)
 {
-    char *out = cell_out(
-        "import os, requests, urllib.request\n"
-        "r = requests.get('http://127.0.0.1:%d/v1/leak', headers={'Authorization': 'mine'})\n"
-        "print(r.status_code, r.text, dict(r.headers), dict(r.request.headers))\n"
-        "print(dict(os.environ))\n"
-        "u = urllib.request.urlopen('http://127.0.0.1:%d/v1/leak')\n"
-        "print(u.headers.items(), u.read())\n");
+    char *out = cell_out("http_added_header_never_in_the_cell");
     char *seen = last_request();
 
     h_assert_contains(out, "200 fine");
@@ -271,17 +265,7 @@ static void test_a_redirect_is_checked_as_a_request(void **state)
 {
     char *want = h_fmt("network access to http://evil.example/steal is not allowed in this "
                        "sandbox; allowed: %s", prefix);
-    char *out = cell_out(
-        "import requests, urllib.request\n"
-        "try:\n"
-        "    requests.get('http://127.0.0.1:%d/v1/away')\n"
-        "except requests.ConnectionError as e:\n"
-        "    print('requests:', e)\n"
-        "try:\n"
-        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/away')\n"
-        "except OSError as e:\n"
-        "    print('urllib:', e)\n"
-        "print(requests.get('http://127.0.0.1:%d/v1/inside').text)\n");
+    char *out = cell_out("http_redirects");
     h_assert_contains(out, "requests: ");
     h_assert_contains(out, "urllib: ");
     assert_true(strstr(out, want) && strstr(strstr(out, want) + 1, want));
@@ -295,14 +279,7 @@ static void test_urls_outside_the_prefixes_are_refused(void **state)
     char *want = h_fmt("network access to http://127.0.0.1:%d/other is not allowed in this "
                        "sandbox; allowed: %s", srv.port, prefix);
     int before = srv.requests;
-    char *out = cell_out(
-        "import requests\n"
-        "for u in ['http://127.0.0.1:%d/other', 'https://127.0.0.1:%d/v1/',"
-        " 'http://localhost:%d/v1/echo']:\n"
-        "    try:\n"
-        "        requests.get(u)\n"
-        "    except requests.ConnectionError as e:\n"
-        "        print(e)\n");
+    char *out = cell_out("http_outside_the_prefixes");
     h_assert_contains(out, want);
     h_assert_contains(out, "network access to https://127.0.0.1:");
     h_assert_contains(out, "network access to http://localhost:");
@@ -311,12 +288,7 @@ static void test_urls_outside_the_prefixes_are_refused(void **state)
     free(want);
     /* Encoded dot segments, which a decoding server would serve from
      * above the prefix, and a backslash are refused before any request. */
-    out = cell_out("import urllib.request\n"
-                   "for p in ['%%2e%%2e/secret', '%%2E%%2E%%2Fsecret', '..%%5csecret']:\n"
-                   "    try:\n"
-                   "        urllib.request.urlopen('http://127.0.0.1:%d/v1/' + p)\n"
-                   "    except PermissionError as e:\n"
-                   "        print('refused', 'encoded' in str(e))\n");
+    out = cell_out("http_encoded_dot_segments");
     h_assert_str(out, "refused True\nrefused True\nrefused True\n");
     assert_int_equal(srv.requests, before);
     free(out);
@@ -325,12 +297,7 @@ static void test_urls_outside_the_prefixes_are_refused(void **state)
 static void test_a_huge_response_is_capped(void **state)
 {
     int64_t start = h_now_ms();
-    char *out = cell_out(
-        "import urllib.request\n"
-        "try:\n"
-        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/huge').read()\n"
-        "except OSError as e:\n"
-        "    print(type(e).__name__, e)\n");
+    char *out = cell_out("http_huge_response");
     h_assert_contains(out, "is over this sandbox's response limit of 1 MiB");
     assert_true(h_now_ms() - start < 60000); /* a hang, not a slow machine */
     free(out);
@@ -339,16 +306,7 @@ static void test_a_huge_response_is_capped(void **state)
 static void test_a_slow_response_times_out(void **state)
 {
     int64_t start = h_now_ms();
-    char *out = cell_out(
-        "import requests, urllib.request\n"
-        "try:\n"
-        "    requests.get('http://127.0.0.1:%d/v1/slow')\n"
-        "except requests.Timeout as e:\n"
-        "    print('requests timed out:', e)\n"
-        "try:\n"
-        "    urllib.request.urlopen('http://127.0.0.1:%d/v1/slow')\n"
-        "except OSError as e:\n"
-        "    print('urllib:', e)\n");
+    char *out = cell_out("http_slow_response");
     int64_t took = h_now_ms() - start;
     h_assert_contains(out, "requests timed out: ");
     h_assert_contains(out, "/v1/slow timed out (Operation timed out after 15");
@@ -359,10 +317,7 @@ static void test_a_slow_response_times_out(void **state)
 
 static void test_pandas_reads_an_allowed_csv_and_json(void **state)
 {
-    char *out = cell_out("import pandas as pd\n"
-                         "df = pd.read_csv('http://127.0.0.1:%d/v1/data.csv')\n"
-                         "print(df.to_dict('list'))\n"
-                         "print(pd.read_json('http://127.0.0.1:%d/v1/data.json').to_dict('list'))\n");
+    char *out = cell_out("http_pandas_csv_and_json");
     const char *want = "{'region': ['EMEA', 'APAC'], 'sales': [120, 80]}\n";
     h_assert_contains(out, want);
     h_assert_contains(strstr(out, want) + 1, want);
@@ -382,17 +337,9 @@ static void test_forged_requests_are_refused_or_end_the_worker(void **state)
         {"fetch('GET', URL + '\\0')", "URL holds a NUL"},
         {"fetch('POST', URL, b'', b'x' * (1024 * 1024 + 1))", "body is over the request limit"},
     };
-    char *out = cell_out(
-        "import _codeinterp as ci, struct\n"
-        "def fetch(m, u, h=b'', b=b''):\n"
-        "    m, u = m.encode(), u.encode()\n"
-        "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
-        "for u in ['http://evil.example/', 'http://x:y@127.0.0.1:%d/v1/echo',"
-        " 'http://127.0.0.1:%d/v1/echo\\r\\nX: y', 'file:///etc/passwd',"
-        " 'gopher://127.0.0.1:%d/v1/', 'http://127.0.0.1:%d/v1/../other']:\n"
-        "    status, why = ci.host_fetch(fetch('GET', u))\n"
-        "    print(status, why.decode())\n");
+    char *out = cell_out_after("http_fetch", "http_forged_urls");
     int before = srv.requests;
+    char *fetch = h_cell("http_fetch");
 
     h_assert_contains(out, "1 network access to http://evil.example/ is not allowed");
     h_assert_contains(out, "has userinfo");
@@ -403,12 +350,10 @@ static void test_forged_requests_are_refused_or_end_the_worker(void **state)
     free(out);
     assert_int_equal(srv.requests, before);
     for (size_t i = 0; i < sizeof killing / sizeof *killing; i++) {
-        char *code = h_fmt("import _codeinterp as ci, struct\n"
+        char *code = h_fmt("import _codeinterp as ci\n"
                            "URL = 'http://127.0.0.1:%d/v1/echo'\n"
-                           "def fetch(m, u, h=b'', b=b''):\n"
-                           "    m, u = m.encode(), u.encode()\n"
-                           "    return struct.pack('=III', len(m), len(u), len(h)) + m + u + h + b\n"
-                           "ci.host_fetch(%s)\n", srv.port, killing[i][0]);
+                           "%s\n"
+                           "ci.host_fetch(%s)\n", srv.port, fetch, killing[i][0]);
         ci_result *r = h_run_status(S, code, CI_STATUS_KILLED);
         h_assert_str(ci_result_error_name(r), "ProtocolError");
         h_assert_contains(ci_result_error_value(r), killing[i][1]);
@@ -416,6 +361,7 @@ static void test_forged_requests_are_refused_or_end_the_worker(void **state)
         free(code);
         h_ensure_alive(S);
     }
+    free(fetch);
     assert_int_equal(srv.requests, before);
 }
 
@@ -615,12 +561,7 @@ static void test_private_addresses_need_a_prefix_that_names_them(void **state)
 static void test_a_response_never_shows_the_credential_alone(void **state)
 {
     int before;
-    char *out = cell_out(
-        "import http.client\n"
-        "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
-        "c.request('GET', '/v1/token')\n"
-        "r = c.getresponse()\n"
-        "print(r.status, r.getheaders(), r.read())\n");
+    char *out = cell_out("http_token_response_headers");
 
     h_assert_contains(out, "302 ");
     h_assert_contains(out, "('X-Other', 'kept')");
@@ -628,12 +569,7 @@ static void test_a_response_never_shows_the_credential_alone(void **state)
     h_assert_not_contains(out, "Location");
     free(out);
     before = srv.requests;
-    out = cell_out("import http.client\n"
-                   "c = http.client.HTTPConnection('127.0.0.1', %d)\n"
-                   "try:\n"
-                   "    c.request('TRACE', '/v1/echo'); c.getresponse()\n"
-                   "except PermissionError as e:\n"
-                   "    print('refused:', e)\n");
+    out = cell_out("http_trace_refused");
     h_assert_contains(out, "refused: the HTTP method TRACE is not allowed in this sandbox");
     h_assert_not_contains(out, SECRET);
     free(out);
@@ -645,16 +581,7 @@ static void test_a_response_never_shows_the_credential_alone(void **state)
  * asks for identity whatever the cell's client accepts. */
 static void test_a_body_never_shows_the_credential(void **state)
 {
-    char *out = cell_out(
-        "import requests\n"
-        "for page in ('headers', 'shout', 'gzip'):\n"
-        "    try:\n"
-        "        r = requests.get('http://127.0.0.1:%d/v1/' + page,\n"
-        "                         headers={'Accept-Encoding': 'gzip, br'})\n"
-        "        print(page, 'given:', r.status_code, r.text)\n"
-        "    except requests.ConnectionError as e:\n"
-        "        print(page, 'refused:', e)\n"
-        "print('echo', requests.get('http://127.0.0.1:%d/v1/echo').text)\n");
+    char *out = cell_out("http_bodies_with_the_credential");
     char *seen = last_request();
 
     h_assert_not_contains(out, SECRET);
@@ -751,20 +678,14 @@ static void test_a_cells_requests_stop_at_the_per_run_limit(void **state)
     ci_session *s = logged_session(log, 120000, 0);
     int http = 0, cells = 0;
     size_t len;
-    char *code = h_fmt("import collections, urllib.request\n"
-                       "said = collections.Counter()\n"
-                       "for i in range(%u):\n"
-                       "    try:\n"
-                       "        urllib.request.urlopen('http://127.0.0.1:%d/v2/no')\n"
-                       "    except PermissionError as e:\n"
-                       "        said['limit' if 'the most one cell may' in str(e) else 'list'] += 1\n"
-                       "print(sorted(said.items()))\n",
-                       CI_FETCH_PER_RUN_MAX + 5, srv.port);
+    char *cell = h_cell("http_flood_refused");
+    char *code = h_fmt("REQUESTS = %u\nPORT = %d\n%s", CI_FETCH_PER_RUN_MAX + 5, srv.port, cell);
     ci_result *r = h_run_status(s, code, CI_STATUS_OK);
     char *want = h_fmt("[('limit', 5), ('list', %u)]\n", CI_FETCH_PER_RUN_MAX);
     h_assert_str(ci_result_stdout(r, NULL), want);
     ci_result_free(r);
     free(code);
+    free(cell);
     code = h_fmt("import urllib.request\n"
                  "print(urllib.request.urlopen('http://127.0.0.1:%d/v1/echo').status)", srv.port);
     r = h_run_status(s, code, CI_STATUS_OK);
@@ -801,14 +722,10 @@ static void test_each_request_is_in_the_audit_trail(void **state)
     ci_session *s = logged_session(log, 60000, 1);
     int allowed = 0, refused = 0;
     size_t len;
-    char *code = h_fmt("import urllib.request\n"
-                       "print(urllib.request.urlopen('http://127.0.0.1:%d/v1/echo').read())\n"
-                       "try:\n"
-                       "    urllib.request.urlopen('http://127.0.0.1:%d/v2/no')\n"
-                       "except PermissionError as e:\n"
-                       "    print('refused')\n",
-                       srv.port, srv.port);
+    char *cell = h_cell("http_one_allowed_one_refused");
+    char *code = h_fmt("PORT = %d\n%s", srv.port, cell);
     ci_result *r = h_run_status(s, code, CI_STATUS_OK);
+    free(cell);
     h_assert_contains(ci_result_stdout(r, NULL), "refused");
     ci_result_free(r);
     ci_session_free(s);
