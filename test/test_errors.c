@@ -257,42 +257,28 @@ static void test_input_raises_stdin_not_implemented_at_once(void **state)
 static void test_hostile_exceptions_are_reported_and_the_worker_lives(void **state)
 {
     ci_result *r;
+    char *cell;
 
     /* str() raises a KeyboardInterrupt of a non-ASCII, long name. */
-    r = h_run_status(S,
-                     "class E(MemoryError):\n"
-                     "    def __str__(self):\n"
-                     "        raise type('\\u00e9' * 100, (KeyboardInterrupt,), {})()\n"
-                     "raise E()",
-                     CI_STATUS_MEMORY);
+    cell = h_cell("errors_str_raises_long_keyboard_interrupt");
+    r = h_run_status(S, cell, CI_STATUS_MEMORY);
     h_assert_str(ci_result_error_name(r), "MemoryError");
     ci_result_free(r);
+    free(cell);
     /* A metaclass that refuses __qualname__, and a __class__ that raises. */
-    h_expect_error(S,
-                   "class M(type):\n"
-                   "    def __getattribute__(cls, n):\n"
-                   "        if n == '__qualname__': raise KeyboardInterrupt\n"
-                   "        return type.__getattribute__(cls, n)\n"
-                   "class X(Exception, metaclass=M): pass\n"
-                   "raise X('x')",
-                   "X", "x");
-    h_expect_error(S,
-                   "class P(Exception):\n"
-                   "    @property\n"
-                   "    def __class__(self): raise SystemExit\n"
-                   "raise P('p')",
-                   "P", "p");
+    cell = h_cell("errors_metaclass_refuses_qualname");
+    h_expect_error(S, cell, "X", "x");
+    free(cell);
+    cell = h_cell("errors_class_property_raises");
+    h_expect_error(S, cell, "P", "p");
+    free(cell);
     /* A display before such an exception is this cell's, not the next's. */
-    r = h_run_status(S,
-                     "from IPython.display import display\n"
-                     "display('shown')\n"
-                     "class Q(Exception):\n"
-                     "    def __str__(self): raise KeyboardInterrupt\n"
-                     "raise Q()",
-                     CI_STATUS_ERROR);
+    cell = h_cell("errors_display_then_str_raises");
+    r = h_run_status(S, cell, CI_STATUS_ERROR);
     h_assert_str(ci_result_error_name(r), "Q");
     assert_int_equal(ci_result_output_count(r), 1);
     ci_result_free(r);
+    free(cell);
     r = h_run_status(S, "1 + 1", CI_STATUS_OK);
     h_assert_str(ci_result_value(r), "2");
     assert_int_equal(ci_result_output_count(r), 0);
@@ -316,11 +302,9 @@ static void test_custom_exception_class_name(void **state)
 
 static void test_exception_whose_str_fails_is_still_reported(void **state)
 {
-    h_expect_error(S,
-                   "class BadStr(Exception):\n"
-                   "    def __str__(self):\n        raise RuntimeError('no str')\n"
-                   "raise BadStr()",
-                   "BadStr", NULL);
+    char *cell = h_cell("errors_str_raises");
+    h_expect_error(S, cell, "BadStr", NULL);
+    free(cell);
     assert_session_carries_on();
 }
 
@@ -341,7 +325,9 @@ static void test_lone_surrogate_in_message_gives_valid_utf8(void **state)
 
 static void test_lone_surrogate_in_repr_gives_valid_utf8(void **state)
 {
-    ci_result *r = h_run(S, "class R:\n    def __repr__(self):\n        return 'r\\udcffr'\nR()");
+    char *cell = h_cell("errors_lone_surrogate_repr");
+    ci_result *r = h_run(S, cell);
+    free(cell);
     /* Either the repr comes back as valid UTF-8 (the surrogate replaced)
      * or the cell fails cleanly; the worker must not die of it. */
     ci_status st = ci_result_status(r);
@@ -362,10 +348,9 @@ static void test_exception_in_repr_is_shown_and_the_cell_succeeds(void **state)
 {
     /* As IPython's display hook: the representation that raised is left
      * out and its traceback goes to stderr; the cell itself succeeded. */
-    ci_result *r = h_run_status(S,
-                                "class BadRepr:\n    def __repr__(self):\n"
-                                "        raise RuntimeError('bad repr')\nBadRepr()",
-                                CI_STATUS_OK);
+    char *cell = h_cell("errors_repr_raises");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_OK);
+    free(cell);
     assert_null(ci_result_value(r));
     h_assert_contains(ci_result_stderr(r, NULL), "raise RuntimeError('bad repr')");
     h_assert_contains(ci_result_stderr(r, NULL), "RuntimeError: bad repr\n");
@@ -385,10 +370,9 @@ static void test_deep_recursion_is_recursion_error(void **state)
 
 static void test_chained_exception_is_named_by_the_last(void **state)
 {
-    ci_result *r = h_run_status(S,
-                                "try:\n    {}['k']\nexcept KeyError:\n"
-                                "    raise TypeError('second')",
-                                CI_STATUS_ERROR);
+    char *cell = h_cell("errors_chained");
+    ci_result *r = h_run_status(S, cell, CI_STATUS_ERROR);
+    free(cell);
     h_assert_str(ci_result_error_name(r), "TypeError");
     h_assert_str(ci_result_error_value(r), "second");
     const char *tb = ci_result_traceback(r);

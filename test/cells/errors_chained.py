@@ -1,0 +1,5 @@
+# a TypeError raised while handling a KeyError
+try:
+    {}['k']
+except KeyError:
+    raise TypeError('second')
