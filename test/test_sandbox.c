@@ -101,8 +101,9 @@ static void test_fork_is_refused(void **state)
 
 static void test_multiprocessing_is_refused(void **state)
 {
-    ci_result *r = h_run(S, "import multiprocessing\n"
-                            "p = multiprocessing.Process(target=print)\np.start()\np.join()");
+    char *cell = h_cell("sandbox_multiprocessing");
+    ci_result *r = h_run(S, cell);
+    free(cell);
     /* No second process: the cell fails (it may not be killed for it). */
     assert_int_equal(ci_result_status(r), CI_STATUS_ERROR);
     ci_result_free(r);
@@ -339,10 +340,7 @@ static void test_every_thread_has_seccomp_and_no_new_privs(void **state)
 
 static void test_threads_started_by_a_cell_are_locked_too(void **state)
 {
-    h_expect(S,
-             "import threading\nsb_ev = threading.Event()\n"
-             "sb_t = threading.Thread(target=sb_ev.wait, daemon=True)\nsb_t.start()",
-             NULL, "");
+    h_expect_cell(S, "sandbox_thread_waits", NULL, "");
     int n = assert_all_tasks_locked(ci_session_pid(S));
     h_expect(S, "sb_ev.set()\nsb_t.join()", NULL, "");
     assert_true(n >= 2);
@@ -1333,8 +1331,9 @@ static void test_tmp_is_private_to_the_worker(void **state)
     free(code);
     /* A cell cannot write there (Landlock; without it, it writes its
      * own tmpfs), and nothing of it reaches the host's /tmp. */
-    code = h_fmt("import os\ntry:\n    open('/tmp/%s-cell', 'w')\n    r = 'written'\n"
-                 "except OSError as e:\n    r = type(e).__name__\nr", name);
+    char *cell = h_cell("sandbox_write_worker_tmp");
+    code = h_fmt("NAME = '%s'\n%s", name, cell);
+    free(cell);
     h_expect(S, code,
              h_has_layer(S, CI_SANDBOX_LANDLOCK, "the refused write to the worker's /tmp")
                  ? "'PermissionError'"
