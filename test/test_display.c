@@ -432,20 +432,13 @@ static void test_non_ascii_text_output_is_utf8(void **state)
 
 /* ------------------------------------------------------- display limits */
 
-/* A class whose HTML is @n bytes and whose repr is "H". */
-#define HTML_CLASS                                                  \
-    "class H:\n"                                                    \
-    "    def __init__(self, n):\n"                                  \
-    "        self.n = n\n"                                          \
-    "    def _repr_html_(self):\n"                                  \
-    "        return '<p>' + 'x' * (self.n - 7) + '</p>'\n"          \
-    "    def __repr__(self):\n"                                     \
-    "        return 'H'\n"
-
 static void test_output_over_per_output_limit_is_omitted(void **state)
 {
     ci_session *s = display_session(1024, 4096, 0);
-    ci_result *r = h_run_status(s, HTML_CLASS "display(H(500))", CI_STATUS_OK);
+    /* H(n), a class whose HTML is n bytes and whose repr is "H". */
+    char *cell = h_cell_then("display_html_class", "display(H(500))");
+    ci_result *r = h_run_status(s, cell, CI_STATUS_OK);
+    free(cell);
     assert_output_count(r, 2);
     size_t len = 0;
     h_assert_output(r, 0, "text/html", NULL, CI_OUTPUT_DISPLAY_DATA, 0);
@@ -492,8 +485,9 @@ static void test_output_over_per_output_limit_is_omitted(void **state)
 static void test_outputs_over_per_run_limit_are_omitted(void **state)
 {
     ci_session *s = display_session(1024, 4096, 0);
-    ci_result *r = h_run_status(s, HTML_CLASS "for _ in range(6):\n    display(H(900))\n",
-                                CI_STATUS_OK);
+    char *cell = h_cell_then("display_html_class", "for _ in range(6):\n    display(H(900))\n");
+    ci_result *r = h_run_status(s, cell, CI_STATUS_OK);
+    free(cell);
     size_t total = 0, n = ci_result_output_count(r);
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
