@@ -201,7 +201,7 @@ $(BUILD)/test/test_wheelhouse: $(BUILD)/codeinterp-manifest
 # XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
                  libcurl4-openssl-dev libarchive-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
-                 python3-tabulate python3-xlsxwriter python3-openpyxl
+                 python3-tabulate python3-xlsxwriter python3-openpyxl python3-dill
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python
 # binding (mypy, pip, setuptools, wheel and venv for its install check, and

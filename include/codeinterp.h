@@ -1085,6 +1085,83 @@ CI_API void ci_free(void *p);
  */
 CI_API int ci_session_interrupt(ci_session *s);
 
+/* ------------------------------------------------------------- snapshots */
+
+/*
+ * ci_session_snapshot - the session's state as one self-contained byte
+ * string (docs/snapshot-format.md): the interpreter's (every variable the
+ * cells made, functions, lambdas and classes defined in cells included;
+ * the output history Out and _N, the input history In and _iN, the
+ * execution count; the state of the random and numpy.random generators),
+ * pickled with dill inside the sandboxed worker, and the workspace's
+ * directories and regular files, which the host reads itself. Imports
+ * are carried as their names: restore imports them again. What cannot be
+ * carried is left out and named in the snapshot's list (ci_snapshot_left_out):
+ * a generator or coroutine in flight, an open file, socket, thread or
+ * memory map (by the variable that holds one, however deep), anything
+ * pickle refuses, a symbolic link, a special file, a file with more than
+ * one hard link or over the file limit, a directory deeper than 64.
+ * Open figures that no variable names are not carried.
+ * Runs as a cell would, between cells: the session's timeout, grace
+ * period and ci_session_interrupt() bound it; the state is at most the
+ * memory limit (ci_config_set_memory_limit) and the files the disk and
+ * inode quotas. The session goes on unchanged.
+ * @data: receives the bytes, the caller's (ci_free); NULL on failure.
+ * @len: receives their count; 0 on failure.
+ * @return CI_OK; CI_EINVAL if an argument is NULL; CI_EBUSY during a run;
+ *         CI_EDEAD if the worker is dead, or died or was killed while it
+ *         pickled (the session then needs ci_session_restart); CI_ENOMEM
+ *         (also a MemoryError in the worker); CI_ETOOBIG if the files are
+ *         over what a snapshot carries (the message says which cap); CI_EIO
+ *         if pickling failed otherwise, was interrupted, or the audit log
+ *         failed (ci_session_errmsg says which).
+ * Not thread-safe with other calls on @s but ci_session_interrupt().
+ */
+CI_API int ci_session_snapshot(ci_session *s, void **data, size_t *len);
+
+/*
+ * ci_session_restore - starts a new session (as ci_session_new(@cfg))
+ * from a snapshot of ci_session_snapshot(), taken on this machine or
+ * another with the same package set: its files are written into the new
+ * workspace (mode 0600, or 0700 where the owner could execute; directories
+ * 0700) and its interpreter state loaded by the new worker, sandboxed as
+ * for a cell and within a cell's timeout; the execution count goes on
+ * from the snapshot's. The bytes are taken as hostile: the whole of
+ * @data is checked (format, SHA-256, every length and path; only the
+ * caller's @len bytes are read) before any session starts, and only the
+ * locked-down worker unpickles the state, so a forged snapshot can do
+ * what a cell can and no more.
+ * @out: receives the session (ci_session_free); NULL on failure.
+ * @cfg: as for ci_session_new(); NULL means the defaults.
+ * @data, @len: the snapshot; not kept.
+ * @return CI_OK; CI_EINVAL if @out or @data is NULL, the bytes are no
+ *         snapshot this library reads (cut, changed, forged: the
+ *         message says what is wrong), the snapshot was taken with
+ *         another package set (the message names the differences), or
+ *         its state does not load (the message has the exception);
+ *         CI_ETOOBIG if its state is over @cfg's memory limit, or its files
+ *         over the file limit, disk or inode quota; CI_EDEAD if the new
+ *         worker died loading it; CI_EIO if loading it timed out; any code
+ *         of ci_session_new(). The detail of a failure is
+ *         ci_session_errmsg(NULL)'s, as for ci_session_new().
+ */
+CI_API int ci_session_restore(ci_session **out, const ci_config *cfg, const void *data,
+                              size_t len);
+
+/*
+ * ci_snapshot_left_out - what a snapshot could not carry: one line per
+ * item, "name: reason" (a variable's name, "Out[N]", or a workspace path
+ * in which each byte that is not printable ASCII reads as '?'), then
+ * "... and N more files" if the list was cut at 1 MiB; "" when all was
+ * carried. Checks @data as ci_session_restore() does.
+ * @list: receives a NUL-terminated string, the caller's (ci_free); NULL
+ *        on failure.
+ * @return CI_OK; CI_EINVAL if an argument is NULL or the bytes are no
+ *         snapshot (ci_session_errmsg(NULL) says why); CI_ENOMEM.
+ * Thread-safe.
+ */
+CI_API int ci_snapshot_left_out(const void *data, size_t len, char **list);
+
 /* ------------------------------------------------------------------- run */
 
 /*

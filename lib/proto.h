@@ -58,7 +58,17 @@
  *           bytes); nothing for LIST.
  * Host -> worker
  *   RUN     payload: u32 execution count, u32 flags (CI_RUN_FLAG_*), then
- *           the cell's UTF-8 source.
+ *           the cell's UTF-8 source (at most CI_MAX_CODE_BYTES). Two
+ *           flags make a run that is no cell (lib/worker/snapshot.py),
+ *           numbered as no cell is (CI_RUN_COUNT_INTERNAL), answered by
+ *           a RESULT as a cell is:
+ *           SNAPSHOT: no source; the RESULT has, for OUTCOME_OK, the
+ *             STATE, PACKAGES and (if any) LEFT_OUT fields.
+ *           RESTORE: instead of a source, u32 package-set length, the
+ *             package set (a PACKAGES field's text, at most
+ *             CI_PACKAGES_MAX), then the state (a STATE field's bytes,
+ *             at most CI_STATE_MAX): the worker loads it, or its RESULT
+ *             says why not.
  *   INPUT_REPLY  exactly one for each INPUT_REQUEST, sent before the host
  *           reads another frame. payload: u32 status (CI_INPUT_*), then
  *           for CI_INPUT_ANSWERED the reply, UTF-8 without NUL, at most
@@ -118,7 +128,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 5u
+#define CI_PROTO_VERSION 6u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -148,6 +158,18 @@ enum ci_frame_type {
 
 /* RUN flags. */
 #define CI_RUN_FLAG_INPUT 1u /* the host answers INPUT_REQUEST (ci_run_options.on_input) */
+#define CI_RUN_FLAG_SNAPSHOT 2u /* pickle the interpreter state */
+#define CI_RUN_FLAG_RESTORE 4u  /* load a pickled state */
+/* A run that is no cell has a count with this bit, each its own, so an
+ * interrupt meant for it can never stop a cell (nor one for a cell it). */
+#define CI_RUN_COUNT_INTERNAL 0x80000000u
+
+/* Snapshots (ci_session_snapshot): the largest pickled state, package
+ * set and list of what was left out, in bytes. The state also stays
+ * within the worker's memory limit, which the host checks. */
+#define CI_STATE_MAX 0xC0000000u
+#define CI_PACKAGES_MAX 1048576u
+#define CI_LEFT_OUT_MAX 1048576u
 
 /* INPUT_REQUEST: its flags, and the most bytes of its prompt. */
 #define CI_INPUT_FLAG_PASSWORD 1u
@@ -246,6 +268,9 @@ enum ci_field_tag {
                                    * only with TRACEBACK and only when it
                                    * differs from it */
     CI_FIELD_REFUSALS = 11, /* what the sandbox refused the cell, see below */
+    CI_FIELD_STATE = 12,    /* a SNAPSHOT run's pickle: bytes the host never reads */
+    CI_FIELD_PACKAGES = 13, /* a SNAPSHOT run's package set: UTF-8 lines */
+    CI_FIELD_LEFT_OUT = 14, /* a SNAPSHOT run's "name: reason" lines, UTF-8 */
 };
 
 /*

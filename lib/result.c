@@ -66,12 +66,13 @@ static char *text_copy(const unsigned char *p, size_t n)
     return s;
 }
 
-size_t ci_result_frame_cap(const struct ci_config *cfg)
+size_t ci_result_frame_cap(const struct ci_config *cfg, size_t state_cap)
 {
     /* Five text fields, the outputs with their headers, MIME types and
      * display ids, the refusals, and room for the small fields. */
-    return 5 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) +
-           CI_REFUSALS_FIELD_MAX + 4096;
+    size_t cap = 5 * cfg->output_limit + (size_t)CI_OUTPUTS_MAX(cfg->display_run_limit) +
+                 CI_REFUSALS_FIELD_MAX + 4096;
+    return state_cap ? cap + state_cap + CI_PACKAGES_MAX + CI_LEFT_OUT_MAX : cap;
 }
 
 /* A MIME type as RFC 6838 names them: type "/" subtype, each of
@@ -347,9 +348,43 @@ static int decode_refusals(ci_result *r, const unsigned char *p, uint32_t flen, 
     return n ? CI_OK : CI_EPROTO;
 }
 
+/* A SNAPSHOT run's field @tag (proto.h) into r->snap. */
+static int decode_snapshot(ci_result *r, uint32_t tag, const unsigned char *p, uint32_t flen,
+                           const char **why)
+{
+    if (!r->snap.state_cap) {
+        *why = "a snapshot's field in the result of a cell";
+        return CI_EPROTO;
+    }
+    if (tag == CI_FIELD_STATE) {
+        if (flen > r->snap.state_cap) {
+            *why = "a state over the memory limit";
+            return CI_EPROTO;
+        }
+        r->snap.state = p;
+        r->snap.state_len = flen;
+        return CI_OK;
+    }
+    if (tag == CI_FIELD_LEFT_OUT && flen == 0) {
+        *why = "an empty list of what was left out";
+        return CI_EPROTO;
+    }
+    return decode_text(tag == CI_FIELD_PACKAGES ? &r->snap.packages : &r->snap.left_out, p,
+                       flen, tag == CI_FIELD_PACKAGES ? CI_PACKAGES_MAX : CI_LEFT_OUT_MAX, why);
+}
+
 /* What every RESULT must hold, once all its fields (@seen) are read. */
 static int check_complete(const ci_result *r, unsigned seen, uint32_t outcome, const char **why)
 {
+    if (outcome == CI_OUTCOME_OK && r->snap.state_cap &&
+        (!(seen & (1u << CI_FIELD_STATE)) || !(seen & (1u << CI_FIELD_PACKAGES)))) {
+        *why = "a snapshot without its state or package set";
+        return CI_EPROTO;
+    }
+    if (outcome != CI_OUTCOME_OK && (seen & (1u << CI_FIELD_STATE))) {
+        *why = "a state with an error";
+        return CI_EPROTO;
+    }
     if (!(seen & (1u << CI_FIELD_OUTCOME))) {
         *why = "no outcome";
         return CI_EPROTO;
@@ -388,6 +423,9 @@ int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
             rc = decode_outputs(r, p, flen, cfg, why);
         } else if (tag == CI_FIELD_REFUSALS) {
             rc = decode_refusals(r, p, flen, why);
+        } else if (tag == CI_FIELD_STATE || tag == CI_FIELD_PACKAGES ||
+                   tag == CI_FIELD_LEFT_OUT) {
+            rc = decode_snapshot(r, tag, p, flen, why);
         } else if ((slot = text_slot(r, tag))) {
             rc = decode_text(slot, p, flen, cfg->output_limit, why);
         } else {
@@ -429,6 +467,8 @@ CI_API void ci_result_free(ci_result *r)
     free(r->error_value);
     free(r->traceback);
     free(r->traceback_full);
+    free(r->snap.packages);
+    free(r->snap.left_out);
     ci_result_drop_outputs(r);
     for (size_t i = 0; i < r->refusal_count; i++)
         free(r->refusals[i].detail);

@@ -54,17 +54,26 @@ struct ci_result {
     size_t refusal_count;
     uint32_t refusals_left_out;
     unsigned long long http_over_limit; /* requests past CI_FETCH_PER_RUN_MAX */
+    struct ci_snapshot_fields { /* a SNAPSHOT run's (proto.h), else all 0 */
+        size_t state_cap;        /* set before decoding: 0 refuses the fields */
+        const unsigned char *state; /* in the decoded payload, not a copy */
+        size_t state_len;
+        char *packages, *left_out; /* NUL-terminated copies; left_out may be NULL */
+    } snap;
 };
 
 ci_result *ci_result_new(void);
 /* Decodes a RESULT payload from the untrusted worker into @r: checks every
- * tag, length and byte against @cfg's limits. CI_OK, CI_EPROTO (with @why
- * set), or CI_ENOMEM. */
+ * tag, length and byte against @cfg's limits (and r->snap.state_cap: the
+ * snapshot fields are refused unless it is set, and required with
+ * OUTCOME_OK when it is). r->snap.state then points into @p. CI_OK,
+ * CI_EPROTO (with @why set), or CI_ENOMEM. */
 int ci_result_decode(ci_result *r, const unsigned char *p, size_t len,
                      const struct ci_config *cfg, uint32_t *outcome, uint32_t *count,
                      const char **why);
-/* The largest RESULT payload a worker under @cfg may send. */
-size_t ci_result_frame_cap(const struct ci_config *cfg);
+/* The largest RESULT payload a worker under @cfg may send; for a
+ * SNAPSHOT run, @state_cap more (and its package set and list). */
+size_t ci_result_frame_cap(const struct ci_config *cfg, size_t state_cap);
 /* Frees @r's outputs and forgets they were omitted. */
 void ci_result_drop_outputs(ci_result *r);
 /* Strict UTF-8 (RFC 3629) without NUL bytes: 1 if valid. */

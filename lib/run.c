@@ -38,6 +38,7 @@
 #include "output.h"
 #include "proto.h"
 #include "result.h"
+#include "run.h"
 #include "session.h"
 #include "usage.h"
 #include "wheel.h"
@@ -61,6 +62,7 @@ struct run {
     ci_input_fn on_input; /* NULL: the RUN says the host answers no input() */
     void *payload;
     int workspace;        /* an O_PATH descriptor of it for the run, or -1 */
+    uint32_t flags;       /* the RUN's CI_RUN_FLAG_* */
 };
 
 static int set_text(char **slot, const char *text)
@@ -633,11 +635,13 @@ static void spin_for_frame(int channel)
 /* 1 if the frame is refused from its header alone (a type the worker never
  * sends during a run, a result, call or input request over its cap): waiting for its
  * payload would only make garbage look like a timeout. */
-static int refused_by_header(const struct ci_reader *rd, const struct ci_config *cfg)
+static int refused_by_header(const struct ci_reader *rd, const struct run *run)
 {
+    const struct ci_config *cfg = &run->s->cfg;
+
     switch (rd->type) {
     case CI_FRAME_RESULT:
-        return rd->len > ci_result_frame_cap(cfg);
+        return rd->len > ci_result_frame_cap(cfg, run->r->snap.state_cap);
     case CI_FRAME_CALL:
         return rd->len > ci_call_frame_cap(cfg);
     case CI_FRAME_FETCH:
@@ -711,7 +715,7 @@ static void await_result(struct run *run)
             return;
         }
         if (run->rd.header_have == sizeof run->rd.header &&
-            refused_by_header(&run->rd, &run->s->cfg)) {
+            refused_by_header(&run->rd, run)) {
             /* Its payload is not read: only its header may be looked at. */
             if (run->rd.type == CI_FRAME_RESULT || run->rd.type == CI_FRAME_CALL ||
                 run->rd.type == CI_FRAME_FETCH)
@@ -827,11 +831,11 @@ static int send_network(struct run *run)
     return rc;
 }
 
-/* Sends the cell and waits for its end; the session is busy. */
-static void run_cell(struct run *run, const char *code, size_t len)
+/* Sends the RUN, @a (its head, then maybe more) and @b, and waits for
+ * its end; the session is busy. */
+static void run_cell(struct run *run, const void *a, size_t alen, const void *b, size_t blen)
 {
     ci_session *s = run->s;
-    uint32_t head[2] = {(uint32_t)run->r->execution_count, run->on_input ? CI_RUN_FLAG_INPUT : 0};
     struct ci_usage usage;
 
     /* The run's time starts here: the scan of the workspace counts, and
@@ -860,8 +864,8 @@ static void run_cell(struct run *run, const char *code, size_t len)
                    "the worker sent data while no cell was running (a cell wrote to the "
                    "protocol channel); it was killed");
     } else if (send_functions(run) < 0 || send_network(run) < 0 ||
-               ci_send_frame(s->worker.channel, CI_FRAME_RUN, head, sizeof head, code, len,
-                             run->hard, &run->drain) < 0) {
+               ci_send_frame(s->worker.channel, CI_FRAME_RUN, a, alen, b, blen, run->hard,
+                             &run->drain) < 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "the cell could not be sent to the worker (%s); it was killed",
                  strerror(errno));
@@ -880,9 +884,9 @@ static void run_cell(struct run *run, const char *code, size_t len)
 
 /* The longest frame a run reads: a RESULT, a CALL or a FETCH
  * (refused_by_header holds each to its own cap). */
-static size_t reader_cap(const struct ci_config *cfg)
+static size_t reader_cap(const struct ci_config *cfg, size_t state_cap)
 {
-    size_t result = ci_result_frame_cap(cfg), call = ci_call_frame_cap(cfg);
+    size_t result = ci_result_frame_cap(cfg, state_cap), call = ci_call_frame_cap(cfg);
     size_t fetch = cfg->urls.count ? ci_fetch_frame_cap(cfg) : 0;
     size_t cap = result > call ? result : call;
     return cap > fetch ? cap : fetch;
@@ -898,10 +902,14 @@ CI_API int ci_run_options_init(ci_run_options *opts, unsigned int version)
     return CI_OK;
 }
 
+static void run_parts(ci_session *s, ci_result *r, const ci_run_options *opts, const void *a,
+                      size_t alen, const void *b, size_t blen, unsigned char **payload);
+
 CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts,
                      ci_result **out)
 {
-    struct run run;
+    uint32_t head[2];
+    ci_result *r;
     size_t len;
     int expected = 0;
 
@@ -949,16 +957,40 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
         atomic_store(&s->busy, 0);
         return CI_EIO;
     }
-    memset(&run, 0, sizeof run);
-    run.s = s;
-    if (!(run.r = ci_result_new())) {
+    if (!(r = ci_result_new())) {
         atomic_store(&s->busy, 0);
         return CI_ENOMEM;
     }
-    run.r->execution_count = ++s->execution_count;
+    r->execution_count = ++s->execution_count;
+    head[0] = (uint32_t)r->execution_count;
+    head[1] = opts && opts->version >= 2 && opts->on_input ? CI_RUN_FLAG_INPUT : 0;
+    run_parts(s, r, opts, head, sizeof head, code, len, NULL);
+    /* A failure marks the session: its next call says so (ci_audit_check). */
+    ci_audit_cell(s, code, len, r);
+    *out = r;
+    atomic_store(&s->busy, 0);
+    return CI_OK;
+}
+
+/*
+ * Runs @r's RUN on @s, busy: @a is its head (count, flags) and maybe more,
+ * @b the rest. With @payload (a SNAPSHOT run), *@payload receives the
+ * RESULT frame's payload, which r->snap.state points into, or NULL.
+ */
+static void run_parts(ci_session *s, ci_result *r, const ci_run_options *opts, const void *a,
+                      size_t alen, const void *b, size_t blen, unsigned char **payload)
+{
+    struct run run;
+    uint32_t head[2];
+
+    memcpy(head, a, sizeof head);
+    memset(&run, 0, sizeof run);
+    run.s = s;
+    run.r = r;
+    run.flags = head[1];
     run.timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : s->cfg.timeout_ms;
-    ci_drain_init(&run.drain, s->worker.out, s->worker.err, &run.r->out, &run.r->err,
-                  s->cfg.output_limit, &run.r->truncated);
+    ci_drain_init(&run.drain, s->worker.out, s->worker.err, &r->out, &r->err,
+                  s->cfg.output_limit, &r->truncated);
     run.drain.fn = opts ? opts->on_output : NULL;
     run.drain.payload = opts ? opts->payload : NULL;
     run.workspace = ci_workspace_open(s);
@@ -966,17 +998,47 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     run.drain.spill_cap = s->cfg.spill_limit < s->cfg.file_limit ? s->cfg.spill_limit
                                                                  : s->cfg.file_limit;
     run.drain.session = s;
-    run.drain.count = run.r->execution_count;
-    run.on_input = opts && opts->version >= 2 ? opts->on_input : NULL;
+    run.drain.count = r->execution_count;
+    run.on_input = head[1] & CI_RUN_FLAG_INPUT ? opts->on_input : NULL;
     run.payload = opts ? opts->payload : NULL;
-    ci_reader_init(&run.rd, reader_cap(&s->cfg));
-    run_cell(&run, code, len);
+    ci_reader_init(&run.rd, reader_cap(&s->cfg, r->snap.state_cap));
+    run_cell(&run, a, alen, b, blen);
     ci_close_fd(&run.workspace);
+    if (payload) {
+        *payload = r->status != CI_STATUS_KILLED ? run.rd.payload : NULL;
+        if (*payload)
+            run.rd.payload = NULL;
+    }
     ci_reader_reset(&run.rd);
-    /* A failure marks the session: its next call says so (ci_audit_check). */
-    ci_audit_cell(s, code, len, run.r);
-    *out = run.r;
-    atomic_store(&s->busy, 0);
+}
+
+int ci_run_internal(ci_session *s, uint32_t flags, const void *a, size_t alen, const void *b,
+                    size_t blen, size_t state_cap, ci_result **out, unsigned char **payload)
+{
+    unsigned char *buf;
+    uint32_t head[2];
+    ci_result *r;
+
+    *out = NULL;
+    if (payload)
+        *payload = NULL;
+    if (!(r = ci_result_new()) || !(buf = malloc(sizeof head + alen))) {
+        ci_result_free(r);
+        return CI_ENOMEM;
+    }
+    /* Numbered apart from the cells (proto.h), and the count of the
+     * cells stays as it was. */
+    s->internal_runs = (s->internal_runs + 1) & ~CI_RUN_COUNT_INTERNAL;
+    head[0] = CI_RUN_COUNT_INTERNAL | (s->internal_runs ? s->internal_runs : 1);
+    head[1] = flags;
+    r->execution_count = (int)head[0];
+    r->snap.state_cap = state_cap;
+    memcpy(buf, head, sizeof head);
+    if (alen)
+        memcpy(buf + sizeof head, a, alen);
+    run_parts(s, r, NULL, buf, sizeof head + alen, b, blen, payload);
+    free(buf);
+    *out = r;
     return CI_OK;
 }
 

@@ -52,6 +52,7 @@ struct ci_session {
     unsigned long long last_run_us; /* the last run's wall time; 0 before any */
     atomic_int busy;
     int run_seq;              /* runs so far, across restarts */
+    uint32_t internal_runs;   /* runs that were no cell (snapshots), numbered apart (run.c) */
     atomic_int running;       /* the running run's run_seq, or 0 */
     atomic_int interrupt_for; /* the run ci_session_interrupt() asked to stop */
     atomic_int wake_fd;       /* eventfd of the running run, or -1: wakes it to see that request */

@@ -32,7 +32,8 @@
  * run's outputs (outputs.py), the sandbox's messages (refusals.py),
  * input() as Jupyter's input_request (stdin.py), host functions
  * (functions.py), IPython's shell
- * (shell.py) and the tracebacks' folding (tracebacks.py), and the signed package manifest's import hook
+ * (shell.py), the tracebacks' folding (tracebacks.py), session
+ * snapshots (snapshot.py), and the signed package manifest's import hook
  * (manifest_finder.py). Each is compiled as "<codeinterp>", the
  * name by which the runner cuts their frames from every traceback.
  */
@@ -45,6 +46,7 @@
 #include "runner_py.h"
 #include "shell_py.h"
 #include "stdin_py.h"
+#include "snapshot_py.h"
 #include "tracebacks_py.h"
 
 #define EMBEDDED_NAME "<codeinterp>"
@@ -241,6 +243,8 @@ static PyObject *rehearse_fn;  /* the runner's _rehearse() */
 static PyObject *prime_fn;     /* the runner's prime() */
 static PyObject *define_fn;    /* functions.py's define() */
 static PyObject *network_fn;   /* fetch.py's enable() */
+static PyObject *take_fn;      /* snapshot.py's take() */
+static PyObject *restore_fn;   /* snapshot.py's restore() */
 
 /* The runner's helpers, and IPython's shell, made before any package of
  * the preload list is imported: pandas asks get_ipython() at its import
@@ -286,6 +290,10 @@ static void load_runner(void)
     configure_fn = attribute(m, "_configure", what);
     rehearse_fn = attribute(m, "_rehearse", what);
     prime_fn = attribute(m, "prime", what);
+    Py_DECREF(m);
+    m = load_embedded("_codeinterp_snapshot", snapshot_py, what);
+    take_fn = attribute(m, "take", what);
+    restore_fn = attribute(m, "restore", what);
     Py_DECREF(m);
 }
 
@@ -461,7 +469,8 @@ static int field_bytes(PyObject *fields, unsigned tag, uint64_t max, int optiona
  * cell can reach the runner's globals and replace them). Only the sizes
  * that keep the frame within its u32 length are checked here; the host
  * checks the outputs' content as it checks everything. */
-static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_cell *out)
+static int unpack(PyObject *fields, const struct ci_limits *limits, int snapshot,
+                  struct ci_cell *out)
 {
     static const unsigned text_tags[5] = {CI_FIELD_VALUE, CI_FIELD_ENAME, CI_FIELD_EVALUE,
                                           CI_FIELD_TRACEBACK, CI_FIELD_TRACEBACK_FULL};
@@ -485,6 +494,13 @@ static int unpack(PyObject *fields, const struct ci_limits *limits, struct ci_ce
     if (out->outputs.len == 0) /* an empty OUTPUTS field is not sent */
         out->outputs.data = NULL;
     if (!field_bytes(fields, CI_FIELD_REFUSALS, CI_REFUSALS_FIELD_MAX, 1, &out->refusals))
+        return 0;
+    /* A snapshot's, and only a snapshot's: the RESULT of any other run
+     * never has them. */
+    if (snapshot && out->outcome == CI_OUTCOME_OK &&
+        (!field_bytes(fields, CI_FIELD_STATE, CI_STATE_MAX, 0, &out->state) ||
+         !field_bytes(fields, CI_FIELD_PACKAGES, CI_PACKAGES_MAX, 0, &out->packages) ||
+         !field_bytes(fields, CI_FIELD_LEFT_OUT, CI_LEFT_OUT_MAX, 1, &out->left_out)))
         return 0;
     out->owner = fields;
     return 1;
@@ -597,9 +613,11 @@ static void claim_sigint(void)
     sigaction(SIGINT, &mine, NULL);
 }
 
-void ci_interp_run(uint32_t count, const char *src, size_t len,
+void ci_interp_run(uint32_t count, uint32_t flags, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out)
 {
+    int snapshot = (flags & CI_RUN_FLAG_SNAPSHOT) != 0;
+
     PyObject *res;
 
     PyEval_RestoreThread(main_ts);
@@ -612,8 +630,14 @@ void ci_interp_run(uint32_t count, const char *src, size_t len,
     PyOS_InterruptOccurred();
     if (asked_cell == running_cell)
         PyErr_SetInterruptEx(SIGINT);
-    res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
-                                (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);
+    if (snapshot)
+        res = PyObject_CallFunction(take_fn, "n", (Py_ssize_t)limits->output_limit);
+    else if (flags & CI_RUN_FLAG_RESTORE)
+        res = PyObject_CallFunction(restore_fn, "y#n", src, (Py_ssize_t)len,
+                                    (Py_ssize_t)limits->output_limit);
+    else
+        res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
+                                    (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);
     running_cell = 0;
     /* A call a cell's thread is making is answered before the RESULT,
      * and none starts after it. */
@@ -624,7 +648,7 @@ void ci_interp_run(uint32_t count, const char *src, size_t len,
     fflush(NULL);
     if (!res) {
         describe_failure(out);
-    } else if (!unpack(res, limits, out)) {
+    } else if (!unpack(res, limits, snapshot, out)) {
         Py_DECREF(res);
         memset(out, 0, sizeof(*out));
         PyErr_SetString(PyExc_SystemError, "bad runner result");

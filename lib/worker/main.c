@@ -358,8 +358,8 @@ static int add_text(struct iovec *iov, struct field *f, uint32_t tag,
 
 static void send_result(const struct ci_cell *c, uint32_t count)
 {
-    struct field f[11];
-    struct iovec iov[1 + 2 * 11];
+    struct field f[14];
+    struct iovec iov[1 + 2 * 14];
     int n = 1;
 
     n += add_u32(iov + n, &f[6], CI_FIELD_COUNT, count);
@@ -375,6 +375,10 @@ static void send_result(const struct ci_cell *c, uint32_t count)
     if (c->omitted)
         n += add_u32(iov + n, &f[8], CI_FIELD_OMITTED, c->omitted);
     n += add_text(iov + n, &f[10], CI_FIELD_REFUSALS, &c->refusals);
+    /* A snapshot's only. */
+    n += add_text(iov + n, &f[11], CI_FIELD_STATE, &c->state);
+    n += add_text(iov + n, &f[12], CI_FIELD_PACKAGES, &c->packages);
+    n += add_text(iov + n, &f[13], CI_FIELD_LEFT_OUT, &c->left_out);
     send_frame(CI_FRAME_RESULT, iov, n);
 }
 
@@ -677,6 +681,24 @@ static void enable_network(size_t len)
     ci_interp_enable_network(limits[0], limits[1]);
 }
 
+/* 1 if a RUN's @head (count, flags) and @len bytes after it are what
+ * proto.h allows: a cell, a snapshot or a restore. */
+static int run_valid(const uint32_t head[2], size_t len)
+{
+    uint32_t kind = head[1] & (CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE);
+
+    if (head[1] & ~(CI_RUN_FLAG_INPUT | CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE))
+        return 0;
+    if (kind == 0)
+        return len <= CI_MAX_CODE_BYTES;
+    if (!(head[0] & CI_RUN_COUNT_INTERNAL) || (head[1] & CI_RUN_FLAG_INPUT))
+        return 0;
+    if (kind == CI_RUN_FLAG_SNAPSHOT)
+        return len == 0;
+    return kind == CI_RUN_FLAG_RESTORE &&
+           len <= (size_t)4 + CI_PACKAGES_MAX + CI_STATE_MAX;
+}
+
 /* Reads RUN frames and answers each with one RESULT, until EOF; drops
  * the replies owed to requests a cell gave up on. A FUNCTIONS frame
  * may come once, before the first RUN. */
@@ -710,17 +732,17 @@ static _Noreturn void serve(const struct ci_limits *limits)
             networked = 1;
             continue;
         }
-        if (h.type != CI_FRAME_RUN || h.len < sizeof(head) ||
-            h.len - sizeof(head) > CI_MAX_CODE_BYTES)
+        if (h.type != CI_FRAME_RUN || h.len < sizeof(head))
             ci_fatal(CI_EXIT_PROTOCOL, "bad frame (type %" PRIu32
                      ", length %" PRIu32 ")", h.type, h.len);
         /* Every reply owed came before this RUN; one a cell's thread
          * read off the channel never will. */
         owed = 0;
         read_exact(head, sizeof(head), 0);
-        if (head[1] & ~CI_RUN_FLAG_INPUT)
-            ci_fatal(CI_EXIT_PROTOCOL, "a RUN with unknown flags %#" PRIx32, head[1]);
         len = h.len - sizeof(head);
+        if (!run_valid(head, len))
+            ci_fatal(CI_EXIT_PROTOCOL, "a RUN with flags %#" PRIx32 " of %zu bytes", head[1],
+                     len);
         src = malloc(len + 1);
         if (!src) {
             refuse_cell(len, head[0]);
@@ -730,7 +752,7 @@ static _Noreturn void serve(const struct ci_limits *limits)
         run_flags = head[1];
         ran = 1;
         set_calls_open(1);
-        ci_interp_run(head[0], src, len, limits, &cell); /* closes the calls */
+        ci_interp_run(head[0], head[1], src, len, limits, &cell); /* closes the calls */
         run_flags = 0;
         free(src);
         send_result(&cell, head[0]);

@@ -164,6 +164,9 @@ struct ci_cell {
     struct ci_text outputs;   /* the OUTPUTS field, encoded; NULL if none */
     uint32_t omitted;         /* outputs left out for the display limits */
     struct ci_text refusals;  /* the REFUSALS field, encoded; NULL if none */
+    struct ci_text state;     /* a SNAPSHOT run's STATE, PACKAGES and */
+    struct ci_text packages;  /* LEFT_OUT fields; NULL for any other run */
+    struct ci_text left_out;
     void *owner;              /* keeps the texts alive; private to interp.c */
 };
 
@@ -211,13 +214,15 @@ uint32_t ci_zygote_serve(pid_t parent, const char *preload, struct ci_spawn_requ
 
 /*
  * Runs one cell of @len bytes of UTF-8 source as cell number @count and
- * fills @out. Only the host's SIGINT queued with @count (or one the cell
+ * fills @out; with @flags CI_RUN_FLAG_SNAPSHOT it pickles the state
+ * instead (@len is 0), with CI_RUN_FLAG_RESTORE it loads the state of
+ * @src (a RESTORE payload, proto.h). Only the host's SIGINT queued with @count (or one the cell
  * sends itself) interrupts it. Never fails: whatever goes wrong becomes the outcome. The
  * texts cut at @limits->output_limit bytes; the outputs are within the
  * display limits. Returns holding the GIL, which ci_interp_cell_done()
  * releases with the texts and outputs.
  */
-void ci_interp_run(uint32_t count, const char *src, size_t len,
+void ci_interp_run(uint32_t count, uint32_t flags, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out);
 void ci_interp_cell_done(struct ci_cell *cell);
 

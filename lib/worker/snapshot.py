@@ -1,0 +1,286 @@
+"""Session snapshots inside codeinterp-worker: the interpreter's part.
+
+take() pickles what the cells made and can name again: the variables of
+the user namespace (functions, lambdas and classes defined in cells
+included, by value, as dill pickles what __main__ defines), the output
+history Out with _N, the input history In with _iN, the execution count,
+and the state of the random and numpy.random generators. What cannot be
+carried (a generator in flight, an open file, socket or thread, anything
+pickle refuses) is left out and named, never dropped in silence.
+restore() loads such a state into a fresh worker, after checking that it
+has the package set the snapshot was taken with.
+
+The host never reads the pickle (docs/snapshot-format.md): it carries the
+bytes, and only a worker, locked down as for any cell and within a cell's
+time limit, loads them, so a forged snapshot can do what a cell can do
+and nothing more.
+
+Loaded by the worker (lib/worker/interp.c) as _codeinterp_snapshot,
+after the runner, whose shell, namespace and report it uses.
+"""
+import io, os, pickle, platform, struct, sys, types
+
+import _codeinterp as _ci
+import _codeinterp_outputs as _out
+import _codeinterp_refusals as _refusals
+import _codeinterp_runner as _runner
+
+_shell = _runner._shell
+_ns = _runner._ns
+FORMAT = 1
+
+# The namespace's entries that IPython and the runner keep, not a cell:
+# the history is carried as In and Out and its names made again from them.
+_KEPT = frozenset({
+    '__builtins__', '__builtin__', '__name__', '__doc__', '__package__',
+    '__loader__', '__spec__', 'In', 'Out', '_ih', '_oh', '_dh', 'get_ipython',
+    'exit', 'quit', '_', '__', '___', '_i', '_ii', '_iii', '_i00',
+})
+
+
+def _history_name(name):
+    # _N and _iN, the history's names for cell N.
+    rest = name[2:] if name.startswith('_i') else name[1:]
+    return name.startswith('_') and rest.isdigit()
+
+
+class NotCarried(Exception):
+    """An object a snapshot cannot carry, with the reason."""
+
+
+def _why_not(obj):
+    # Why @obj cannot be carried, or None. Checked for every object the
+    # pickler meets, so a generator inside a list is found too.
+    if isinstance(obj, (types.GeneratorType, types.AsyncGeneratorType)):
+        return 'a generator in flight'
+    if isinstance(obj, types.CoroutineType):
+        return 'a coroutine in flight'
+    if isinstance(obj, io.IOBase):
+        return 'an open file'
+    for module, name, what in (('socket', 'socket', 'an open socket'),
+                               ('threading', 'Thread', 'a thread'),
+                               ('mmap', 'mmap', 'a memory map')):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type) and isinstance(obj, kind):
+            return what
+    return None
+
+
+def _pickler_class():
+    import dill
+
+    class Pickler(dill.Pickler):
+        def reducer_override(self, obj):
+            why = None if isinstance(obj, type) else _why_not(obj)
+            if why is not None:
+                raise NotCarried(why)
+            return NotImplemented
+    return Pickler
+
+
+class _Sink:
+    # A file that keeps nothing: a trial pickle of one entry.
+    def write(self, data):
+        return len(data)
+
+
+def _dump(pickler, obj, out):
+    pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+
+
+def _reason(e):
+    if isinstance(e, NotCarried):
+        return str(e)
+    text = f'{type(e).__name__}: {e}'.replace('\n', ' ')
+    return text if len(text) <= 200 else text[:197] + '...'
+
+
+def packages():
+    """The package set a state needs: Python's version and platform, then
+    one "name version" line for each distribution on the search path
+    (the workspace's own modules are files of the snapshot), sorted."""
+    from importlib import metadata
+    ws = _runner._WS
+    path = [p for p in sys.path if p and os.path.abspath(p) != ws]
+    found = set()
+    for dist in metadata.distributions(path=path):
+        try:
+            name = dist.metadata['Name']
+            if name:
+                found.add(f'{name.lower()} {dist.version}')
+        except Exception:
+            pass
+    head = f'python {platform.python_version()} {sys.implementation.cache_tag} {platform.machine()}'
+    return '\n'.join([head] + sorted(found)) + '\n'
+
+
+def _names():
+    hidden = _shell.user_ns_hidden
+    for name, value in _ns.items():
+        if name in _KEPT or _history_name(name):
+            continue
+        if name in hidden and hidden[name] is value:
+            continue
+        yield name, value
+
+
+def _generators():
+    state = {}
+    rnd = sys.modules.get('random')
+    if rnd is not None:
+        state['random'] = rnd.getstate()
+    nprnd = sys.modules.get('numpy.random')
+    if nprnd is not None:
+        state['numpy.random'] = nprnd.get_state()
+    return state
+
+
+def _state():
+    history = _shell.history_manager
+    out = _ns.get('_oh')
+    return {
+        'format': FORMAT,
+        'names': dict(_names()),
+        'out': dict(out) if isinstance(out, dict) else {},
+        'in': (list(history.input_hist_parsed), list(history.input_hist_raw)),
+        'count': _shell.execution_count,
+        'generators': _generators(),
+    }
+
+
+def _leave_out(pickler, state):
+    # Finds, by one trial pickle each, the entries that cannot be
+    # carried, takes them out of @state and names them.
+    left = []
+    for where, label in (('names', '{}'), ('out', 'Out[{}]')):
+        for key in list(state[where]):
+            try:
+                _dump(pickler, state[where][key], _Sink())
+            except Exception as e:
+                left.append(f'{label.format(key)}: {_reason(e)}')
+                del state[where][key]
+    return left
+
+
+def _pickled():
+    # (the pickle, the lines naming what was left out)
+    pickler = _pickler_class()
+    state = _state()
+    out = io.BytesIO()
+    try:
+        _dump(pickler, state, out)
+        return out.getvalue(), []
+    except Exception:
+        pass
+    left = _leave_out(pickler, state)
+    out = io.BytesIO()
+    _dump(pickler, state, out)
+    return out.getvalue(), left
+
+
+def _fields(exc, limit):
+    # A RESULT's fields as the runner's run() gives them, for @exc or
+    # success; what a pickle displayed is dropped.
+    fields = _runner._report(None, exc, limit)
+    _out.take()
+    fields[_ci.FIELD_OUTPUTS] = b''
+    fields[_ci.FIELD_OMITTED] = 0
+    fields[_ci.FIELD_REFUSALS] = _refusals.take()
+    return fields
+
+
+def take(limit):
+    """The fields of a SNAPSHOT run's RESULT (lib/proto.h): on success
+    FIELD_STATE (the pickle), FIELD_PACKAGES and FIELD_LEFT_OUT (one
+    "name: reason" line each, or None)."""
+    try:
+        state, left = _pickled()
+        pkgs = packages().encode()
+    except Exception as e:
+        return _fields(e, limit)
+    fields = _fields(None, limit)
+    fields[_ci.FIELD_STATE] = state
+    fields[_ci.FIELD_PACKAGES] = pkgs
+    fields[_ci.FIELD_LEFT_OUT] = ''.join(line + '\n' for line in left).encode() or None
+    return fields
+
+
+class SnapshotError(Exception):
+    """A snapshot that this worker cannot restore."""
+
+
+def _compare(wanted):
+    have = packages()
+    if wanted == have:
+        return
+    old, new = set(wanted.splitlines()), set(have.splitlines())
+    diff = [f'the snapshot has {x}' for x in sorted(old - new)]
+    diff += [f'this session has {x}' for x in sorted(new - old)]
+    more = f' and {len(diff) - 8} more' if len(diff) > 8 else ''
+    raise SnapshotError('the snapshot was taken with another package set: '
+                        + '; '.join(diff[:8]) + more)
+
+
+def _load(state):
+    import dill
+    got = dill.loads(state)
+    if not isinstance(got, dict) or got.get('format') != FORMAT:
+        raise SnapshotError('the interpreter state is not one this worker reads')
+    names, out, count = got.get('names'), got.get('out'), got.get('count')
+    inputs, generators = got.get('in'), got.get('generators')
+    if (not isinstance(names, dict) or not isinstance(out, dict) or type(count) is not int
+            or not isinstance(generators, dict)
+            or not (isinstance(inputs, tuple) and len(inputs) == 2)):
+        raise SnapshotError('the interpreter state is not one this worker reads')
+    return names, out, count, inputs, generators
+
+
+def _restore_history(out, count, inputs):
+    history = _shell.history_manager
+    parsed, raw = inputs
+    history.input_hist_parsed[:] = [str(x) for x in parsed]
+    history.input_hist_raw[:] = [str(x) for x in raw]
+    names = {f'_i{n}': text for n, text in enumerate(history.input_hist_raw) if n}
+    oh = _ns.get('_oh')
+    if isinstance(oh, dict):
+        oh.clear()
+        oh.update(out)
+    names.update({f'_{n}': v for n, v in out.items() if type(n) is int})
+    last = [out[n] for n in sorted(n for n in out if type(n) is int)][-3:]
+    hook = _shell.displayhook
+    for attr, value in zip(('_', '__', '___'), reversed(last)):
+        names[attr] = value
+        setattr(hook, attr, value)
+    _ns.update(names)
+    _shell.user_ns_hidden.update(names)
+    _shell._trait_values['execution_count'] = count
+
+
+def _restore_generators(generators):
+    if 'random' in generators:
+        import random
+        random.setstate(generators['random'])
+    if 'numpy.random' in generators:
+        import numpy.random
+        numpy.random.set_state(generators['numpy.random'])
+
+
+def restore(data, limit):
+    """The fields of a RESTORE run's RESULT: @data is the RUN's payload
+    after its head (u32 package-set length, the package set, the
+    pickle); the state goes into the namespace only if all of it loads."""
+    try:
+        view = memoryview(data)
+        if len(view) < 4:
+            raise SnapshotError('the snapshot has no package set')
+        (n,) = struct.unpack_from('=I', view)
+        if n > len(view) - 4:
+            raise SnapshotError('the snapshot has no package set')
+        _compare(bytes(view[4:4 + n]).decode('utf-8', 'replace'))
+        names, out, count, inputs, generators = _load(view[4 + n:])
+        _restore_generators(generators)
+        _ns.update(names)
+        _restore_history(out, count, inputs)
+    except Exception as e:
+        return _fields(e, limit)
+    return _fields(None, limit)
