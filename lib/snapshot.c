@@ -226,18 +226,18 @@ static int add_left_out(struct ci_snapshot_writer *w, const ci_result *r, struct
     return ci_snapshot_add(w, CI_SNAP_LEFT_OUT, worker, strlen(worker), l->p, l->len);
 }
 
-/* Why the state could not be taken or loaded, from the run's result. */
-static int run_failed(ci_session *s, const ci_result *r, const char *what)
+/* Why the state could not be taken (@what says so), from the run's result. */
+static int run_failed(ci_session *s, const ci_result *r, const char *what, int error_code)
 {
+    const char *name = r->error_name ? r->error_name : "", *value = r->error_value ? r->error_value : "";
+
     if (r->status == CI_STATUS_KILLED)
-        return ci_err_set(&s->err, CI_EDEAD, "the worker died while the %s (%s: %s)", what,
-                          r->error_name ? r->error_name : "", r->error_value ? r->error_value : "");
-    return ci_err_set(&s->err, r->status == CI_STATUS_INTERRUPTED ? CI_EIO
-                               : r->error_name && !strcmp(r->error_name, "MemoryError")
-                                   ? CI_ENOMEM
-                                   : CI_EIO,
-                      "the %s failed: %s: %s", what, r->error_name ? r->error_name : "",
-                      r->error_value ? r->error_value : "");
+        return ci_err_set(&s->err, CI_EDEAD, "the worker died %s (%s: %s)", what, name, value);
+    if (r->status == CI_STATUS_ERROR && strcmp(name, "MemoryError") == 0)
+        return ci_err_set(&s->err, CI_ENOMEM, "no memory %s (%s: %s)", what, name, value);
+    return ci_err_set(&s->err, r->status == CI_STATUS_ERROR ? error_code : CI_EIO,
+                      "%s %s (%s: %s)", r->status == CI_STATUS_ERROR ? "failed" : "stopped", what,
+                      name, value);
 }
 
 static int take(ci_session *s, void **data, size_t *len)
@@ -253,7 +253,7 @@ static int take(ci_session *s, void **data, size_t *len)
     if (rc != CI_OK)
         return ci_err_set(&s->err, rc, "no memory for the snapshot");
     if (r->status != CI_STATUS_OK) {
-        rc = run_failed(s, r, "interpreter state was being taken");
+        rc = run_failed(s, r, "taking the interpreter state", CI_EIO);
         goto out;
     }
     le32(count, (uint32_t)s->execution_count);
@@ -453,7 +453,7 @@ static int load_state(ci_session *s, const struct ci_snapshot_view *v)
         strcmp(r->error_name, "SnapshotError") == 0)
         rc = ci_err_set(&s->err, CI_EINVAL, "%s", r->error_value ? r->error_value : "");
     else if (r->status != CI_STATUS_OK)
-        rc = run_failed(s, r, "interpreter state was being loaded");
+        rc = run_failed(s, r, "loading the snapshot's interpreter state", CI_EINVAL);
     ci_result_free(r);
     if (rc == CI_OK)
         s->execution_count = (int)v->count;

@@ -5,8 +5,8 @@ the user namespace (functions, lambdas and classes defined in cells
 included, by value, as dill pickles what __main__ defines), the output
 history Out with _N, the input history In with _iN, the execution count,
 and the state of the random and numpy.random generators. What cannot be
-carried (a generator in flight, an open file, socket or thread, anything
-pickle refuses) is left out and named, never dropped in silence.
+carried (a generator in flight, a file object, open or closed, a socket,
+a thread, anything pickle refuses) is left out and named, never dropped in silence.
 restore() loads such a state into a fresh worker, after checking that it
 has the package set the snapshot was taken with.
 
@@ -56,7 +56,7 @@ def _why_not(obj):
     if isinstance(obj, types.CoroutineType):
         return 'a coroutine in flight'
     if isinstance(obj, io.IOBase):
-        return 'an open file'
+        return 'a closed file' if obj.closed else 'an open file'
     for module, name, what in (('socket', 'socket', 'an open socket'),
                                ('threading', 'Thread', 'a thread'),
                                ('mmap', 'mmap', 'a memory map')):
