@@ -76,5 +76,6 @@ main = types.ModuleType('__main__')
 ipython = shell.create(main)
 tracebacks = _load('_codeinterp_tracebacks', 'lib', 'worker', 'tracebacks.py')
 runner = _load('_codeinterp_runner', 'lib', 'worker', 'runner.py')
+snapshot = _load('_codeinterp_snapshot', 'lib', 'worker', 'snapshot.py')
 refusals.install = lambda: None
 runner.install()

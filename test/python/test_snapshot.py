@@ -1,0 +1,110 @@
+"""Snapshots' interpreter part (lib/worker/snapshot.py), outside a worker."""
+import io
+import random
+import struct
+import threading
+
+import numpy as np
+import pytest
+
+import _codeinterp as ci
+from conftest import ipython, snapshot
+
+
+@pytest.fixture
+def ns():
+    """The shell's namespace, emptied of what each test adds."""
+    space = ipython.user_ns
+    before = dict(space)
+    yield space
+    for name in set(space) - set(before):
+        del space[name]
+    space.update(before)
+
+
+def take():
+    fields = snapshot.take(1 << 20)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_OK, fields
+    left = fields[ci.FIELD_LEFT_OUT]
+    return fields[ci.FIELD_STATE], fields[ci.FIELD_PACKAGES], left.decode() if left else ''
+
+
+def restore(state, packages):
+    data = struct.pack('=I', len(packages)) + packages + state
+    return snapshot.restore(data, 1 << 20)
+
+
+def test_history_names():
+    assert snapshot._history_name('_3') and snapshot._history_name('_i12')
+    assert not snapshot._history_name('_x') and not snapshot._history_name('_i')
+    assert not snapshot._history_name('data_1') and not snapshot._history_name('_')
+
+
+def test_why_not():
+    assert snapshot._why_not((i for i in ())) == 'a generator in flight'
+    f = io.BytesIO()
+    assert snapshot._why_not(f) == 'an open file'
+    f.close()
+    assert snapshot._why_not(f) == 'a closed file'
+    assert snapshot._why_not(threading.Thread(target=print)) == 'a thread'
+    assert snapshot._why_not([1]) is None and snapshot._why_not(3) is None
+
+
+def test_a_round_trip_keeps_values_and_names_what_is_left_out(ns):
+    ns['numbers'] = [1, 2, 3]
+    ns['alias'] = ns['numbers']
+    ns['gen'] = (i for i in range(2))
+    ns['deep'] = {'inner': [(i for i in range(2))]}
+    random.seed(11)
+    np.random.seed(11)
+    state, packages, left = take()
+    lines = left.splitlines()
+    assert 'deep: a generator in flight' in lines and 'gen: a generator in flight' in lines
+    assert not any(line.startswith(('numbers:', 'alias:')) for line in lines)
+    want = (random.random(), float(np.random.rand()))
+    for name in ('numbers', 'alias', 'gen', 'deep'):
+        del ns[name]
+    fields = restore(state, packages)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_OK, fields
+    assert ns['numbers'] == [1, 2, 3] and ns['alias'] is ns['numbers']
+    assert 'gen' not in ns and 'deep' not in ns
+    assert (random.random(), float(np.random.rand())) == want
+
+
+def test_ipython_names_are_not_carried(ns):
+    state, packages, left = take()
+    import dill
+    names = dill.loads(state)['names']
+    for name in ('In', 'Out', '_ih', '_oh', 'get_ipython', 'exit', 'quit', '__builtins__'):
+        assert name not in names
+
+
+def test_the_package_set_lists_python_and_numpy():
+    lines = snapshot.packages().splitlines()
+    assert lines[0].startswith('python 3.')
+    assert any(line.startswith('numpy ') for line in lines[1:])
+    assert lines[1:] == sorted(lines[1:])
+
+
+def test_another_package_set_is_named(ns):
+    state, packages, left = take()
+    fields = restore(state, packages + b'numpy 0.0.1\n')
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR
+    assert fields[ci.FIELD_ENAME] == b'SnapshotError'
+    assert b'the snapshot has numpy 0.0.1' in fields[ci.FIELD_EVALUE]
+
+
+@pytest.mark.parametrize('data', [b'', b'\x05\x00', struct.pack('=I', 99) + b'short'])
+def test_a_cut_payload_is_an_error(data):
+    fields = snapshot.restore(data, 1 << 20)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR
+    assert fields[ci.FIELD_ENAME] == b'SnapshotError'
+
+
+def test_a_state_of_another_shape_is_refused(ns):
+    import pickle
+    packages = snapshot.packages().encode()
+    for state in (pickle.dumps([1, 2]), pickle.dumps({'format': 99})):
+        fields = restore(state, packages)
+        assert fields[ci.FIELD_ENAME] == b'SnapshotError'
+        assert b'not one this worker reads' in fields[ci.FIELD_EVALUE]
