@@ -28,7 +28,7 @@ from .errors import (BusyError, CodeinterpError, DeadSessionError, ErrorCode,
                      WorkspaceIOError, strerror)
 from .session import (MAX_CELL_BYTES, MAX_OUTPUTS, STREAM_STDERR, STREAM_STDOUT,
                       CellError, HostFunction, InputCallback, Output, OutputCallback, Result,
-                      Sandbox, Session, Status, Truncated, version)
+                      Sandbox, Session, Status, Truncated, snapshot_left_out, version)
 
 __version__ = "0.1.0"
 
@@ -36,7 +36,7 @@ __all__ = [
     "Session", "Result", "Status", "CellError", "Output", "Sandbox", "Truncated",
     "STREAM_STDOUT", "STREAM_STDERR", "MAX_OUTPUTS", "MAX_CELL_BYTES",
     "OutputCallback", "InputCallback", "HostFunction",
-    "version", "library_path", "strerror", "ErrorCode",
+    "snapshot_left_out", "version", "library_path", "strerror", "ErrorCode",
     "CodeinterpError", "InvalidArgumentError", "SessionClosedError",
     "NoMemoryError", "SpawnError", "DeadSessionError", "BusyError",
     "ProtocolError", "WorkspaceIOError", "NoSuchFileError", "TooBigError",

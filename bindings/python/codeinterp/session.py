@@ -11,7 +11,7 @@ import os
 import threading
 from ctypes import byref, c_size_t, c_void_p, string_at
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, NamedTuple,
-                    Optional, Sequence, Tuple, TypeVar, Union)
+                    Optional, Sequence, Tuple, Type, TypeVar, Union)
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer   # bytes, bytearray, memoryview, array...
@@ -326,6 +326,7 @@ class Result:
 # says what the library takes, in Python's terms.
 
 _NEW = "Session()"
+_RESTORE = "Session.restore()"
 _NAME_RULE = ('a name is a path relative to the workspace, without empty, "." or ".." '
               'components')
 _MAX_NAME_BYTES = 4095    # PATH_MAX - 1
@@ -704,6 +705,9 @@ class Session:
     workspace; the object then refuses every call with SessionClosedError.
     """
 
+    # Set only while restore() runs __init__: the snapshot to start from.
+    _restore_from: Optional[bytes] = None
+
     def __init__(self, timeout_ms: Optional[int] = None, memory_limit: Optional[int] = None,
                  output_limit: Optional[int] = None, workspace_root: Optional[PathLike] = None,
                  *, spill_limit: Optional[int] = None, grace_ms: Optional[int] = None,
@@ -844,10 +848,16 @@ class Session:
                 _check_config(lib.ci_config_set_event_fn(cfg, self._on_event, None),
                               "on_event", "a callable")
             handle = c_void_p()
-            rc = lib.ci_session_new(byref(handle), cfg)
+            snapshot = self._restore_from
+            if snapshot is None:
+                rc = lib.ci_session_new(byref(handle), cfg)
+            else:
+                rc = lib.ci_session_restore(byref(handle), cfg, snapshot, len(snapshot))
             if rc != 0:
-                # The detail of a failed ci_session_new() is kept per thread.
-                raise error_from_code(rc, _text(lib.ci_session_errmsg(None)), op=_NEW)
+                # The detail of a failed ci_session_new() or restore is
+                # kept per thread.
+                raise error_from_code(rc, _text(lib.ci_session_errmsg(None)),
+                                      op=_NEW if snapshot is None else _RESTORE)
         finally:
             lib.ci_config_free(cfg)
         self._handle = handle.value
@@ -1132,12 +1142,65 @@ class Session:
         with self._lock:
             if self._handle is None:
                 raise SessionClosedError(op=_op("interrupt"))
-            if self._busy != "run":
+            if self._busy not in ("run", "snapshot"):
                 return False
             rc: int = lib.ci_session_interrupt(self._handle)
         if rc < 0:
             raise error_from_code(rc, op=_op("interrupt"))
         return rc == 1
+
+    @classmethod
+    def restore(cls: Type[_S], snapshot: ReadableBuffer, **options: Any) -> _S:
+        """A new session started from @snapshot (bytes of snapshot()),
+        taken on this machine or another with the same package set: its
+        files are written into the new workspace and its interpreter
+        state loaded by the new, sandboxed worker; the execution count
+        goes on from the snapshot's. @options are Session()'s.
+
+        The bytes are checked whole first (format, SHA-256, every length
+        and path) and only the sandboxed worker unpickles them, so bytes
+        from elsewhere are safe to try. Raises InvalidArgumentError for
+        bytes that are no snapshot (cut, changed, forged), another package
+        set or a state that does not load (the message says which),
+        TooBigError when the state or files are over the limits given, and
+        Session()'s errors."""
+        data = bytes(snapshot)
+        self = cls.__new__(cls)
+        self._restore_from = data
+        try:
+            self.__init__(**options)  # type: ignore[misc]
+        finally:
+            self._restore_from = None
+        return self
+
+    def snapshot(self) -> bytes:
+        """The session's state as bytes for Session.restore(): every
+        variable the cells made (functions, lambdas and classes defined in
+        cells too), the histories In and Out, the execution count, the
+        random generators' states, and the workspace's files. What cannot
+        be carried (a generator in flight, a file object, a socket, a
+        thread, a symbolic link) is left out and named by
+        snapshot_left_out(). Runs between cells with a cell's timeout;
+        interrupt() stops it. The session goes on unchanged.
+
+        Raises DeadSessionError if the worker is dead (or died pickling),
+        TooBigError if the workspace is over what a snapshot carries,
+        WorkspaceIOError if pickling failed or was stopped."""
+        data = c_void_p()
+        size = c_size_t(0)
+        handle = self._begin("snapshot")
+        try:
+            rc = lib.ci_session_snapshot(handle, byref(data), byref(size))
+            if rc != 0:
+                err = self._error(rc, handle, "snapshot")
+                self._refresh()
+                raise err
+            try:
+                return string_at(data, size.value)
+            finally:
+                lib.ci_free(data)
+        finally:
+            self._end()
 
     def restart(self) -> None:
         """A fresh interpreter in the same workspace (files kept, state and
@@ -1204,3 +1267,20 @@ def version() -> str:
     """ci_version(): the version of the loaded C library, "0.1.0"."""
     text: bytes = lib.ci_version()
     return text.decode("ascii")
+
+
+def snapshot_left_out(snapshot: ReadableBuffer) -> List[str]:
+    """What @snapshot (bytes of Session.snapshot()) could not carry, one
+    "name: reason" string per item (a variable, "Out[N]", or a workspace
+    path); [] when all was carried. Raises InvalidArgumentError for bytes
+    that are no snapshot."""
+    data = bytes(snapshot)
+    out = c_void_p()
+    rc = lib.ci_snapshot_left_out(data, len(data), byref(out))
+    if rc != 0:
+        raise error_from_code(rc, _text(lib.ci_session_errmsg(None)),
+                              op="codeinterp.snapshot_left_out()")
+    try:
+        return string_at(out).decode("utf-8", "replace").splitlines()
+    finally:
+        lib.ci_free(out)
