@@ -30,7 +30,7 @@ WARN          := -Wall -Wextra -Wshadow -Wno-unused-parameter
 # server) from libjansson, Ed25519 and SHA-256 from libsodium, the HTTP
 # requests the host makes for cells (ci_config_allow_url) with libcurl,
 # the wheels it unpacks for cells (ci_config_set_wheelhouse) with libarchive.
-LIB_LIBS      := -ljansson -lsodium -lcurl -larchive -lpthread
+LIB_LIBS      := -ljansson -lsodium -lcrypto -lcurl -larchive -lpthread
 BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Ilib $(WARN)
 DEPFLAGS       = -MMD -MP
 
@@ -195,12 +195,13 @@ $(BUILD)/test/test_wheelhouse: $(BUILD)/codeinterp-manifest
 
 # ------------------------------------------------------------------ deps
 # What the build and the demo need: the C toolchain, python3-config and
-# libpython3.11 for the worker, the host's libraries (JSON, Ed25519), the
-# worker's seccomp, and what every session imports.
-# The finance demo writes its report with tabulate (Markdown) and
+# libpython3.11 for the worker, the host's libraries (JSON, Ed25519, HTTP,
+# wheels, and OpenSSL's SHA-256 for snapshots), the worker's seccomp, and
+# what every session imports (dill pickles a session's state for
+# ci_session_snapshot). The finance demo writes its report with tabulate (Markdown) and
 # XlsxWriter (Excel), and reads it back with openpyxl.
 DEMO_PACKAGES := gcc make pkg-config python3-dev libseccomp-dev libjansson-dev libsodium-dev \
-                 libcurl4-openssl-dev libarchive-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
+                 libcurl4-openssl-dev libssl-dev libarchive-dev python3-numpy python3-pandas python3-matplotlib python3-ipython \
                  python3-tabulate python3-xlsxwriter python3-openpyxl python3-dill
 # What the tests add: cmocka for the test programs, g++ for the header's
 # C++ check, pytest and pyflakes for the Python sources and the Python

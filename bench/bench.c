@@ -11,7 +11,12 @@
  * cell that does not run, a file that comes back different).
  *
  * Environment: BENCH_SESSIONS (1000) concurrent sessions, BENCH_THREADS (4)
- * threads starting them; BENCH_ONLY=concurrent measures only those.
+ * threads starting them; BENCH_ONLY=concurrent measures only those,
+ * BENCH_ONLY=snapshot only the snapshots (row 9).
+ *
+ * Row 9: snapshot and restore of a session holding a 100 MB DataFrame
+ * and a 1 MiB file: their times, and the snapshot's size against the
+ * state's own pickle (pickle.dumps of the frame, protocol 5) plus the file.
  *
  * Last, the cost of a signed package manifest of the analyst's set (the
  * distributions $BENCH_MANIFEST_PACKAGES names, comma-separated, which
@@ -67,6 +72,7 @@
 #define N_PAIRS 30
 #define N_IMPORT 5
 #define MAX_MODULES 64
+#define N_SNAPSHOT 5
 /* Between the sessions of row 1: an agent's next session finds the
  * library idle, the zygote's spare made (it waits 10 ms after handing
  * one out, then forks and prepares the next in a few ms). */
@@ -574,6 +580,61 @@ static void package_imports(void)
     emit("import_all_mem", all_mib, nm, "MiB");
 }
 
+/* Row 9: a session of 100 MB of DataFrame, snapshot and restore. */
+static void snapshots(void)
+{
+    static const char make[] =
+        "import numpy as np, pandas as pd, pickle\n"
+        "frame = pd.DataFrame(np.random.default_rng(1).random((1_562_500, 8)))\n"
+        "open('data.bin', 'wb').write(bytes(1 << 20))\n"
+        "len(pickle.dumps(frame, protocol=5)) + (1 << 20)";
+    double take[N_SNAPSHOT], back[N_SNAPSHOT], size = 0, base = 0;
+    int n = 0;
+    ci_session *s = start(NULL, &size);
+    ci_result *r = s ? run_ok(s, make) : NULL;
+
+    fprintf(stderr, "bench: snapshot and restore of 100 MB of DataFrame, n=%d\n", N_SNAPSHOT);
+    if (!r) {
+        failures++;
+        ci_session_free(s);
+        return;
+    }
+    base = atof(ci_result_value(r));
+    ci_result_free(r);
+    for (int i = 0; i < N_SNAPSHOT; i++) {
+        void *data = NULL;
+        size_t len = 0;
+        ci_session *t = NULL;
+        double t0 = now_us();
+        int rc = ci_session_snapshot(s, &data, &len);
+        double t1 = now_us();
+        int rc2 = rc == CI_OK ? ci_session_restore(&t, NULL, data, len) : rc;
+        double t2 = now_us();
+        ci_result *check = rc2 == CI_OK ? run_ok(t, "frame.shape") : NULL;
+
+        if (!check || strcmp(ci_result_value(check), "(1562500, 8)") != 0) {
+            fprintf(stderr, "bench: snapshot round trip failed: %s %s: %s\n", ci_strerror(rc),
+                    ci_strerror(rc2), rc != CI_OK ? ci_session_errmsg(s) : ci_session_errmsg(NULL));
+            failures++;
+        } else {
+            take[n] = (t1 - t0) / 1e3;
+            back[n] = (t2 - t1) / 1e3;
+            size = (double)len;
+            n++;
+        }
+        ci_result_free(check);
+        ci_session_free(t);
+        ci_free(data);
+    }
+    emit("snapshot_take", take, n, "ms");
+    emit("snapshot_restore", back, n, "ms");
+    if (n) {
+        emit1("snapshot_bytes", size / (1 << 20), "MiB");
+        emit1("snapshot_pickle_bytes", base / (1 << 20), "MiB");
+    }
+    ci_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -586,7 +647,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int sessions = getenv("BENCH_SESSIONS") ? atoi(getenv("BENCH_SESSIONS")) : 1000;
-    int only_concurrent = getenv("BENCH_ONLY") && strcmp(getenv("BENCH_ONLY"), "concurrent") == 0;
+    const char *only = getenv("BENCH_ONLY") ? getenv("BENCH_ONLY") : "";
+    int only_concurrent = strcmp(only, "concurrent") == 0;
     int threads = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 4;
     if (sessions < 1)
         sessions = 1;
@@ -604,6 +666,10 @@ int main(int argc, char **argv)
 
     if (only_concurrent) {
         concurrent(sessions, threads);
+        return failures ? 1 : 0;
+    }
+    if (strcmp(only, "snapshot") == 0) {
+        snapshots();
         return failures ? 1 : 0;
     }
 
@@ -773,6 +839,9 @@ int main(int argc, char **argv)
 
     /* 8: the analyst's package set, imported. */
     package_imports();
+
+    /* 9: snapshots. */
+    snapshots();
 
     free(workload);
     if (failures)

@@ -236,6 +236,16 @@ def main():
                  "without, in turns " + cell(ci, "manifest_ready_plain"), ratio(mw, mp),
                  "no effect", f"{(mw - mp) * 1000:+.0f} µs" if mw and mp else "-"))
 
+    st, sr = med(ci, "snapshot_take"), med(ci, "snapshot_restore")
+    sb, sp = med(ci, "snapshot_bytes"), med(ci, "snapshot_pickle_bytes")
+    rows.append(("9 ci_session_snapshot, 100 MB DataFrame + 1 MiB file", cell(ci, "snapshot_take"),
+                 "", "", "<= 2 s", target_met(st, 2000)))
+    rows.append(("  ci_session_restore of it", cell(ci, "snapshot_restore"), "", "", "<= 2 s",
+                 target_met(sr, 2000)))
+    rows.append(("  snapshot size", cell(ci, "snapshot_bytes"),
+                 "the frame's pickle + the file " + cell(ci, "snapshot_pickle_bytes"),
+                 ratio(sb, sp), "<= 1.5x", target_met(sb / sp if sb and sp else None, 1.5)))
+
     head = ("measurement", "codeinterp (sessions forked from the zygote)", "reference",
             "ratio ci/ref", "target", "target met?")
     print(f"codeinterp benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}; "

@@ -613,6 +613,23 @@ static void claim_sigint(void)
     sigaction(SIGINT, &mine, NULL);
 }
 
+/* snapshot.py's restore() of a RESTORE payload (proto.h): its package
+ * set and its state apart, so the state is copied once; a payload too
+ * short for its own length gives both empty, which restore() refuses. */
+static PyObject *restore(const char *src, size_t len, const struct ci_limits *limits)
+{
+    uint32_t n = 0;
+
+    if (len >= sizeof n)
+        memcpy(&n, src, sizeof n);
+    if (len < sizeof n || n > len - sizeof n)
+        return PyObject_CallFunction(restore_fn, "y#y#n", "", (Py_ssize_t)0, "", (Py_ssize_t)0,
+                                     (Py_ssize_t)limits->output_limit);
+    return PyObject_CallFunction(restore_fn, "y#y#n", src + sizeof n, (Py_ssize_t)n,
+                                 src + sizeof n + n, (Py_ssize_t)(len - sizeof n - n),
+                                 (Py_ssize_t)limits->output_limit);
+}
+
 void ci_interp_run(uint32_t count, uint32_t flags, const char *src, size_t len,
                    const struct ci_limits *limits, struct ci_cell *out)
 {
@@ -633,8 +650,7 @@ void ci_interp_run(uint32_t count, uint32_t flags, const char *src, size_t len,
     if (snapshot)
         res = PyObject_CallFunction(take_fn, "n", (Py_ssize_t)limits->output_limit);
     else if (flags & CI_RUN_FLAG_RESTORE)
-        res = PyObject_CallFunction(restore_fn, "y#n", src, (Py_ssize_t)len,
-                                    (Py_ssize_t)limits->output_limit);
+        res = restore(src, len, limits);
     else
         res = PyObject_CallFunction(run_fn, "Iy#n", (unsigned int)count, src,
                                     (Py_ssize_t)len, (Py_ssize_t)limits->output_limit);

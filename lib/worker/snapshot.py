@@ -18,12 +18,19 @@ and nothing more.
 Loaded by the worker (lib/worker/interp.c) as _codeinterp_snapshot,
 after the runner, whose shell, namespace and report it uses.
 """
-import io, os, pickle, platform, struct, sys, types
+import io, os, pickle, platform, sys, types
 
 import _codeinterp as _ci
 import _codeinterp_outputs as _out
 import _codeinterp_refusals as _refusals
 import _codeinterp_runner as _runner
+
+try:
+    # At load, so that a zygote's children share it; a session whose
+    # signed manifest leaves it out can take no snapshot, and says so.
+    import dill
+except ImportError:
+    dill = None
 
 _shell = _runner._shell
 _ns = _runner._ns
@@ -66,10 +73,15 @@ def _why_not(obj):
     return None
 
 
-def _pickler_class():
-    import dill
+def _dill():
+    if dill is None:
+        raise SnapshotError('snapshots need dill (python3-dill), which this worker cannot '
+                            'import')
+    return dill
 
-    class Pickler(dill.Pickler):
+
+def _pickler_class():
+    class Pickler(_dill().Pickler):
         def reducer_override(self, obj):
             why = None if isinstance(obj, type) else _why_not(obj)
             if why is not None:
@@ -98,18 +110,25 @@ def _reason(e):
 def packages():
     """The package set a state needs: Python's version and platform, then
     one "name version" line for each distribution on the search path
-    (the workspace's own modules are files of the snapshot), sorted."""
-    from importlib import metadata
+    (the workspace's own modules are files of the snapshot), sorted. The
+    name and version are those of each *.dist-info or *.egg-info entry's
+    own name (name-version[-pyX.Y]), as the packaging tools write it:
+    reading each one's METADATA would cost a fifth of a second."""
     ws = _runner._WS
-    path = [p for p in sys.path if p and os.path.abspath(p) != ws]
     found = set()
-    for dist in metadata.distributions(path=path):
+    for where in sys.path:
+        if not where or os.path.abspath(where) == ws:
+            continue
         try:
-            name = dist.metadata['Name']
-            if name:
-                found.add(f'{name.lower()} {dist.version}')
-        except Exception:
-            pass
+            entries = os.listdir(where)
+        except OSError:
+            continue
+        for entry in entries:
+            stem, dot, kind = entry.rpartition('.')
+            if dot and kind in ('dist-info', 'egg-info'):
+                name, _, rest = stem.partition('-')
+                if name and rest:
+                    found.add(f'{name.lower()} {rest.split("-")[0]}')
     head = f'python {platform.python_version()} {sys.implementation.cache_tag} {platform.machine()}'
     return '\n'.join([head] + sorted(found)) + '\n'
 
@@ -221,9 +240,24 @@ def _compare(wanted):
                         + '; '.join(diff[:8]) + more)
 
 
+def _unpickler_class():
+    # pickle's C unpickler, with dill's names: what dill.loads does with
+    # the pure-Python one, many times faster on a large state. (dill's
+    # modules must be imported for the names its pickles use.)
+    _dill()
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            if (module, name) == ('__builtin__', '__main__'):
+                return sys.modules['__main__'].__dict__
+            if (module, name) == ('__builtin__', 'NoneType'):
+                return type(None)
+            return super().find_class('dill._dill' if module == 'dill.dill' else module, name)
+    return Unpickler
+
+
 def _load(state):
-    import dill
-    got = dill.loads(state)
+    got = _unpickler_class()(io.BytesIO(state)).load()
     if not isinstance(got, dict) or got.get('format') != FORMAT:
         raise SnapshotError('the interpreter state is not one this worker reads')
     names, out, count = got.get('names'), got.get('out'), got.get('count')
@@ -265,19 +299,16 @@ def _restore_generators(generators):
         numpy.random.set_state(generators['numpy.random'])
 
 
-def restore(data, limit):
-    """The fields of a RESTORE run's RESULT: @data is the RUN's payload
-    after its head (u32 package-set length, the package set, the
-    pickle); the state goes into the namespace only if all of it loads."""
+def restore(packages, state, limit):
+    """The fields of a RESTORE run's RESULT: @packages and @state are
+    the RUN payload's package set and pickle (lib/proto.h; both empty if
+    the payload was cut). The state goes into the namespace only if all
+    of it loads."""
     try:
-        view = memoryview(data)
-        if len(view) < 4:
-            raise SnapshotError('the snapshot has no package set')
-        (n,) = struct.unpack_from('=I', view)
-        if n > len(view) - 4:
-            raise SnapshotError('the snapshot has no package set')
-        _compare(bytes(view[4:4 + n]).decode('utf-8', 'replace'))
-        names, out, count, inputs, generators = _load(view[4 + n:])
+        if not packages or not state:
+            raise SnapshotError('the snapshot has no package set or no state')
+        _compare(packages.decode('utf-8', 'replace'))
+        names, out, count, inputs, generators = _load(state)
         _restore_generators(generators)
         _ns.update(names)
         _restore_history(out, count, inputs)
