@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "result.h"
 #include "session.h"
+#include "snapshot.h"
 
 void ci_audit_session_id(ci_session *s)
 {
@@ -343,6 +344,20 @@ int ci_audit_file(ci_session *s, const char *op, const char *name, const void *d
                              code_name(rc)));
     return emit(s, EVENT("s:o,s:I,s:o", event, "name", text(name, strlen(name)), "bytes",
                          (json_int_t)len, "sha256", hash_of(data, len)));
+}
+
+int ci_audit_snapshot(ci_session *s, const char *op, const void *data, size_t len, int rc)
+{
+    char hex[2 * CI_SNAPSHOT_HASH_LEN + 1];
+
+    if (!s->cfg.audit)
+        return CI_OK;
+    if (rc != CI_OK || !data || len < CI_SNAPSHOT_HASH_LEN)
+        return emit(s, EVENT("s:s,s:s", op, "error", code_name(rc), "message", s->err.msg));
+    /* Its last bytes are the SHA-256 of the rest: no need to hash it again. */
+    sodium_bin2hex(hex, sizeof hex, (const unsigned char *)data + len - CI_SNAPSHOT_HASH_LEN,
+                   CI_SNAPSHOT_HASH_LEN);
+    return emit(s, EVENT("s:I,s:s", op, "bytes", (json_int_t)len, "sha256", hex));
 }
 
 static const char *call_outcome(unsigned status)

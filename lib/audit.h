@@ -84,6 +84,10 @@ int ci_audit_violation(struct ci_session *s, const char *syscall_name);
  * and @len what was written or read (NULL when it failed), @rc its code. */
 int ci_audit_file(struct ci_session *s, const char *op, const char *name, const void *data,
                   size_t len, int rc);
+/* ci_session_snapshot (@op "snapshot") or ci_session_restore ("restore")
+ * of the snapshot @data of @len bytes (NULL when the snapshot failed),
+ * which ends with its own SHA-256 (docs/snapshot-format.md); @rc its code. */
+int ci_audit_snapshot(struct ci_session *s, const char *op, const void *data, size_t len, int rc);
 /* A host function's call: its name, the arguments' and the reply's sizes
  * and the reply's status (CI_CALL_*, proto.h). */
 int ci_audit_call(struct ci_session *s, const char *function, size_t args_len,

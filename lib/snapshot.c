@@ -325,8 +325,14 @@ CI_API int ci_session_snapshot(ci_session *s, void **data, size_t *len)
         rc = ci_err_set(&s->err, CI_EDEAD, "the session's worker is dead; restart the session");
     else if (ci_audit_check(s) != CI_OK)
         rc = CI_EIO;
-    else
-        rc = take(s, data, len);
+    else if ((rc = take(s, data, len)) != CI_OK)
+        ci_audit_snapshot(s, "snapshot", NULL, 0, rc);
+    else if ((rc = ci_audit_snapshot(s, "snapshot", *data, *len, CI_OK)) != CI_OK) {
+        /* A snapshot the log cannot record is not handed out. */
+        ci_free(*data);
+        *data = NULL;
+        *len = 0;
+    }
     atomic_store(&s->busy, 0);
     return rc;
 }
@@ -487,6 +493,11 @@ CI_API int ci_session_restore(ci_session **out, const ci_config *cfg, const void
     rc = put_entries(s, &v);
     if (rc == CI_OK)
         rc = load_state(s, &v);
+    /* After the session_start event, and the file_put of each file. */
+    if (rc == CI_OK)
+        rc = ci_audit_snapshot(s, "restore", data, len, CI_OK);
+    else
+        ci_audit_snapshot(s, "restore", NULL, 0, rc);
     if (rc != CI_OK) {
         ci_err_set(err, rc, "%s", s->err.msg);
         ci_session_free(s);

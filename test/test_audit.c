@@ -238,6 +238,46 @@ static void test_a_session_logs_its_start_cells_files_and_end(void **state)
     free(path);
 }
 
+static void test_a_snapshot_and_its_restore_are_logged(void **state)
+{
+    char *path = log_path("snapshot.log"), sha[65];
+    ci_config *cfg = audit_config(path);
+    ci_session *s = NULL, *t = NULL;
+    struct lines l;
+    void *data;
+    size_t len;
+
+    (void)state;
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    ci_result_free(h_run_status(s, "x = 1; open('f.txt', 'w').write('f');", CI_STATUS_OK));
+    assert_int_equal(ci_session_snapshot(s, &data, &len), CI_OK);
+    assert_int_equal(ci_session_restore(&t, cfg, data, len), CI_OK);
+    ci_session_free(s);
+    ci_config_free(cfg);
+
+    l = read_log(path);
+    assert_chain(&l);
+    /* The snapshot names itself by its own last 32 bytes, the SHA-256 of
+     * the rest. */
+    hex_sha256(data, len - 32, sha);
+    h_assert_str(str(find(&l, "snapshot", str(l.doc[0], "session"), 0), "sha256"), sha);
+    assert_int_equal(num(find(&l, "snapshot", NULL, 0), "bytes"), (long long)len);
+    {
+        json_t *restore = find(&l, "restore", NULL, 0);
+        const char *id = str(restore, "session");
+
+        h_assert_str(str(restore, "sha256"), sha);
+        assert_true(strcmp(id, str(l.doc[0], "session")) != 0);
+        /* The new session's start, then its file, then the restore. */
+        find(&l, "session_start", id, 0);
+        h_assert_str(str(find(&l, "file_put", id, 0), "name"), "f.txt");
+    }
+    free_lines(&l);
+    ci_session_free(t);
+    ci_free(data);
+    free(path);
+}
+
 static void reply_42(void *payload, const char *name, const char *args, size_t len,
                      ci_reply *reply)
 {
@@ -905,6 +945,7 @@ int main(void)
     h_watchdog(300);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_session_logs_its_start_cells_files_and_end),
+        cmocka_unit_test(test_a_snapshot_and_its_restore_are_logged),
         cmocka_unit_test(test_a_host_function_call_is_logged_with_its_sizes),
         cmocka_unit_test(test_a_forbidden_syscall_logs_refusal_kill_and_restart),
         cmocka_unit_test(test_refusals_a_cell_survives_are_logged_by_kind),
