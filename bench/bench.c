@@ -16,7 +16,9 @@
  *
  * Row 9: snapshot and restore of a session holding a 100 MB DataFrame
  * and a 1 MiB file: their times, and the snapshot's size against the
- * state's own pickle (pickle.dumps of the frame, protocol 5) plus the file.
+ * state's own pickle (pickle.dumps of the frame, protocol 5) plus the file;
+ * then ci_session_fork of it, and the parent's trivial cell before and
+ * after each fork.
  *
  * Last, the cost of a signed package manifest of the analyst's set (the
  * distributions $BENCH_MANIFEST_PACKAGES names, comma-separated, which
@@ -626,6 +628,36 @@ static void snapshots(void)
         ci_session_free(t);
         ci_free(data);
     }
+    /* ci_session_fork of the same session, and its next trivial cell's
+     * round trip before and after. */
+    double forks[N_SNAPSHOT], before[N_SNAPSHOT], after[N_SNAPSHOT];
+    int nf = 0;
+    for (int i = 0; i < N_SNAPSHOT; i++) {
+        ci_session *b = NULL;
+        double t0 = now_us();
+        ci_result *r1 = run_ok(s, "1+1");
+        double t1 = now_us();
+        int rc = ci_session_fork(s, &b);
+        double t2 = now_us();
+        ci_result *r2 = run_ok(s, "1+1");
+        double t3 = now_us();
+
+        if (rc != CI_OK || !r1 || !r2) {
+            fprintf(stderr, "bench: fork failed: %s\n", ci_session_errmsg(s));
+            failures++;
+        } else {
+            before[nf] = t1 - t0;
+            forks[nf] = (t2 - t1) / 1e3;
+            after[nf] = t3 - t2;
+            nf++;
+        }
+        ci_result_free(r1);
+        ci_result_free(r2);
+        ci_session_free(b);
+    }
+    emit("fork", forks, nf, "ms");
+    emit("fork_parent_before", before, nf, "us");
+    emit("fork_parent_after", after, nf, "us");
     emit("snapshot_take", take, n, "ms");
     emit("snapshot_restore", back, n, "ms");
     if (n) {

@@ -242,6 +242,13 @@ def main():
                  "", "", "<= 2 s", target_met(st, 2000)))
     rows.append(("  ci_session_restore of it", cell(ci, "snapshot_restore"), "", "", "<= 2 s",
                  target_met(sr, 2000)))
+    fk = med(ci, "fork")
+    rows.append(("  ci_session_fork of it (a snapshot restored at once)", cell(ci, "fork"), "",
+                 "", "<= 20 ms", target_met(fk, 20)))
+    rows.append(("  parent's trivial cell after a fork", cell(ci, "fork_parent_after"),
+                 "before " + cell(ci, "fork_parent_before"),
+                 ratio(med(ci, "fork_parent_after"), med(ci, "fork_parent_before")),
+                 "no slower", ""))
     rows.append(("  snapshot size", cell(ci, "snapshot_bytes"),
                  "the frame's pickle + the file " + cell(ci, "snapshot_pickle_bytes"),
                  ratio(sb, sp), "<= 1.5x", target_met(sb / sp if sb and sp else None, 1.5)))

@@ -465,6 +465,7 @@ CI_API void ci_session_free(ci_session *s)
     ci_manifest_cache_put(s->verified_manifest);
     ci_config_clear(&s->cfg);
     ci_scan_clear(&s->files);
+    free(s->left_out);
     free(s);
 }
 
@@ -479,6 +480,9 @@ CI_API int ci_session_restart(ci_session *s)
     ci_worker_stop(&s->worker);
     s->execution_count = 0;
     s->files.valid = 0;
+    /* A fresh interpreter lacks nothing it was given. */
+    free(s->left_out);
+    s->left_out = NULL;
     rc = ci_workspace_renew(s);
     if (rc == CI_OK)
         rc = ci_worker_start(s);

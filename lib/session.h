@@ -64,6 +64,7 @@ struct ci_session {
     char id[33];      /* 32 hex digits: the audit trail's name for it */
     int audit_failed; /* an audit event could not be written (audit.h) */
     struct ci_err err; /* the last failure: ci_session_errmsg() */
+    char *left_out;    /* what the snapshot it was restored from lacked, or NULL (snapshot.c) */
 };
 
 /* No worker: every handle -1. */

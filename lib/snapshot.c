@@ -503,7 +503,39 @@ CI_API int ci_session_restore(ci_session **out, const ci_config *cfg, const void
         ci_session_free(s);
         return rc;
     }
+    if (v.left_out_len && !(s->left_out = strndup(v.left_out, v.left_out_len))) {
+        ci_session_free(s);
+        return ci_err_set(err, CI_ENOMEM, "no memory for the list of what was left out");
+    }
     *out = s;
+    return CI_OK;
+}
+
+CI_API const char *ci_session_left_out(const ci_session *s)
+{
+    return s && s->left_out ? s->left_out : "";
+}
+
+CI_API int ci_session_fork(ci_session *s, ci_session **out)
+{
+    void *data = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!s)
+        return CI_EINVAL;
+    if (!out)
+        return ci_err_set(&s->err, CI_EINVAL, "out is NULL");
+    if ((rc = ci_session_snapshot(s, &data, &len)) != CI_OK)
+        return rc;
+    /* The copy is made: s is free again while the branch starts. */
+    rc = ci_session_restore(out, &s->cfg, data, len);
+    ci_free(data);
+    if (rc != CI_OK)
+        return ci_err_set(&s->err, rc, "the branch could not start: %s",
+                          ci_thread_err()->msg);
     return CI_OK;
 }
 
