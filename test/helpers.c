@@ -311,6 +311,28 @@ int h_interrupter_join(struct h_interrupter *in)
     return in->rc;
 }
 
+static void *runner_main(void *arg)
+{
+    struct h_runner *run = arg;
+    ci_result *r = NULL;
+
+    run->rc = ci_run(run->s, run->code, &r);
+    ci_result_free(r);
+    return NULL;
+}
+
+void h_run_later(struct h_runner *run, ci_session *s, const char *code)
+{
+    *run = (struct h_runner){.s = s, .code = code, .rc = -99};
+    assert_int_equal(pthread_create(&run->thread, NULL, runner_main, run), 0);
+}
+
+int h_runner_join(struct h_runner *run)
+{
+    pthread_join(run->thread, NULL);
+    return run->rc;
+}
+
 char *h_build_dir(void)
 {
     char exe[4096], *slash;

@@ -119,6 +119,18 @@ struct h_interrupter {
 void h_interrupt_later(struct h_interrupter *in, ci_session *s, int delay_ms);
 int h_interrupter_join(struct h_interrupter *in);
 
+/* A thread that runs @code on @s with ci_run(): h_run_later() starts it
+ * (asserting it started), h_runner_join() waits for it and returns what
+ * ci_run() returned (the result is freed). @code must outlive the run. */
+struct h_runner {
+    ci_session *s;
+    const char *code;
+    int rc;
+    pthread_t thread;
+};
+void h_run_later(struct h_runner *run, ci_session *s, const char *code);
+int h_runner_join(struct h_runner *run);
+
 /* mkdtemp under $TMPDIR or /tmp, then mode 0711 (a root test's workers,
  * uid 65534, must pass through it); a malloc'ed path. */
 char *h_tmpdir(void);

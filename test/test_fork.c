@@ -3,7 +3,6 @@
  * either does afterwards the other never sees; branches are freed and
  * restarted on their own, in any order.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -117,34 +116,17 @@ static void test_the_parent_freed_first_and_restarts_on_their_own(void **state)
     ci_session_free(b);
 }
 
-struct sleeper {
-    ci_session *s;
-    int rc;
-};
-
-static void *run_sleep(void *arg)
-{
-    struct sleeper *sl = arg;
-    ci_result *r = NULL;
-
-    sl->rc = ci_run(sl->s, "import time; time.sleep(1.5)", &r);
-    ci_result_free(r);
-    return NULL;
-}
-
 static void test_a_fork_during_a_run_or_of_a_dead_session_is_refused(void **state)
 {
-    struct sleeper sl = {S, -100};
+    struct h_runner run;
     ci_session *b = (ci_session *)1, *d = h_session(NULL);
-    pthread_t th;
 
     (void)state;
-    assert_int_equal(pthread_create(&th, NULL, run_sleep, &sl), 0);
+    h_run_later(&run, S, "import time; time.sleep(1.5)");
     h_sleep_ms(400);
     assert_int_equal(ci_session_fork(S, &b), CI_EBUSY);
     assert_null(b);
-    pthread_join(th, NULL);
-    assert_int_equal(sl.rc, CI_OK);
+    assert_int_equal(h_runner_join(&run), CI_OK);
     ci_result_free(h_run_status(d, "import os; os._exit(1)", CI_STATUS_KILLED));
     b = (ci_session *)1;
     assert_int_equal(ci_session_fork(d, &b), CI_EDEAD);

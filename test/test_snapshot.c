@@ -4,7 +4,6 @@
  * from; what cannot be carried is named; hostile bytes (cut, flipped,
  * forged with a good hash, over the limits) fail cleanly.
  */
-#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,36 +189,19 @@ static void test_one_snapshot_restores_many_times(void **state)
     ci_free(data);
 }
 
-struct sleeper {
-    ci_session *s;
-    int rc;
-};
-
-static void *run_sleep(void *arg)
-{
-    struct sleeper *sl = arg;
-    ci_result *r = NULL;
-
-    sl->rc = ci_run(sl->s, "import time; time.sleep(1.5)", &r);
-    ci_result_free(r);
-    return NULL;
-}
-
 static void test_a_snapshot_during_a_run_is_refused(void **state)
 {
-    struct sleeper sl = {S, -100};
-    pthread_t th;
+    struct h_runner run;
     void *data = (void *)1;
     size_t len = 1;
 
     (void)state;
-    assert_int_equal(pthread_create(&th, NULL, run_sleep, &sl), 0);
+    h_run_later(&run, S, "import time; time.sleep(1.5)");
     h_sleep_ms(400);
     assert_int_equal(ci_session_snapshot(S, &data, &len), CI_EBUSY);
     assert_null(data);
     assert_int_equal(len, 0);
-    pthread_join(th, NULL);
-    assert_int_equal(sl.rc, CI_OK);
+    assert_int_equal(h_runner_join(&run), CI_OK);
     assert_int_equal(ci_session_snapshot(NULL, &data, &len), CI_EINVAL);
     assert_int_equal(ci_session_snapshot(S, NULL, &len), CI_EINVAL);
     assert_int_equal(ci_session_snapshot(S, &data, NULL), CI_EINVAL);
