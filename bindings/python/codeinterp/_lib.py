@@ -120,6 +120,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_session_snapshot": (c_int, [c_void_p, POINTER(c_void_p), _SIZE_P]),
     "ci_session_restore": (c_int, [POINTER(c_void_p), c_void_p, c_char_p, c_size_t]),
     "ci_snapshot_left_out": (c_int, [c_char_p, c_size_t, POINTER(c_void_p)]),
+    "ci_session_left_out": (c_char_p, [c_void_p]),
     # run
     "ci_run_options_init": (c_int, [POINTER(RunOptions), c_uint]),
     "ci_run_ex": (c_int, [c_void_p, c_char_p, POINTER(RunOptions), POINTER(c_void_p)]),

@@ -727,6 +727,8 @@ class Session:
                  url_limits: Optional[Tuple[int, int, int]] = None,
                  audit_log: Optional[PathLike] = None,
                  on_event: Optional[Callable[[str], None]] = None) -> None:
+        # Every argument, for fork()'s branch (locals() holds only them here).
+        self._options: Dict[str, Any] = {k: v for k, v in locals().items() if k != "self"}
         self._handle: Optional[int] = None
         # Kept as long as the session: its C callback is the library's.
         self._functions = _Functions(dict(functions or {}))
@@ -1201,6 +1203,27 @@ class Session:
                 lib.ci_free(data)
         finally:
             self._end()
+
+    def fork(self) -> "Session":
+        """A branch: a new Session with this one's options whose state and
+        files are a copy of this one's, as snapshot() carries them; what
+        either does afterwards the other never sees. Today the copy is a
+        snapshot restored at once: this session is busy while it is
+        taken, and what a snapshot cannot carry is missing from the
+        branch (its left_out names it). Raises as snapshot() and
+        Session.restore() do."""
+        return type(self).restore(self.snapshot(), **self._options)
+
+    @property
+    def left_out(self) -> List[str]:
+        """What the snapshot this session was started from (restore(),
+        fork()) could not carry, one "name: reason" string each; [] for
+        any other session and after restart()."""
+        with self._lock:
+            if self._handle is None:
+                raise SessionClosedError(op=_op("left_out"))
+            text: bytes = lib.ci_session_left_out(self._handle)
+        return text.decode("utf-8", "replace").splitlines()
 
     def restart(self) -> None:
         """A fresh interpreter in the same workspace (files kept, state and

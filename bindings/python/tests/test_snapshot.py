@@ -61,3 +61,31 @@ def test_a_closed_session_has_no_snapshot():
     s.close()
     with pytest.raises(codeinterp.SessionClosedError):
         s.snapshot()
+
+
+def test_a_fork_is_a_branch_with_the_same_options(session):
+    session.run("branch_me = [1, 2]\nsquares = (i * i for i in range(3))")
+    with session.fork() as b:
+        assert b.run("branch_me.append(3); branch_me").value == "[1, 2, 3]"
+        assert "squares: a generator in flight" in b.left_out
+        assert b.sandbox == session.sandbox
+    assert session.run("branch_me").value == "[1, 2]"
+    assert session.left_out == []
+    session.run("del squares")
+
+
+def test_a_fork_keeps_host_functions_of_its_own():
+    calls = []
+
+    def lookup(key):
+        calls.append(key)
+        return key.upper()
+
+    with codeinterp.Session(functions={"lookup": lookup}) as s:
+        s.run("x = 'a'")
+        with s.fork() as b:
+            s.close()
+            r = b.run("lookup(x)")
+            assert r.status is Status.OK, r.error
+            assert r.value == "'A'"
+    assert calls == ["a"]
