@@ -342,8 +342,9 @@ check-python-sources:
 	PYTHONDONTWRITEBYTECODE=1 timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -u -m pytest -q \
 	    -c test/python/pytest.ini --rootdir test/python test/python
 
-# make demo's finance job and examples/tool_agent.c against plain pandas
-# outside the sandbox, and the demo's sample data against the script that
+# make demo's finance job, examples/tool_agent.c and
+# examples/branching_agent.c against plain pandas and Python outside the
+# sandbox, and the demo's sample data against the script that
 # wrote it (test/demo/).
 check-demo: all
 	PYTHONDONTWRITEBYTECODE=1 BUILD=$(BUILD) timeout -k 5 $(TEST_TIMEOUT) /usr/bin/python3 -m pytest -q \
