@@ -17,7 +17,7 @@ import struct
 import sys
 
 # lib/proto.h
-PROTO_VERSION = 5
+PROTO_VERSION = 6
 READY, RUN, RESULT = 1, 2, 3
 F_OUTCOME, F_COUNT, F_OUTPUTS = 1, 7, 8
 FLAG_WAIT = 1
