@@ -57,7 +57,7 @@ func (e *FunctionError) Error() string { return e.Exception + ": " + e.Message }
 type hostFunction struct {
 	name    string
 	fn      HostFunc
-	session *Session // set once NewSession made it
+	session *Session // set before the session starts (a restore may call the function)
 }
 
 // WithFunction defines a host function the session's cells can call:
@@ -97,8 +97,8 @@ func WithFunction(name, description string, fn HostFunc) Option {
 }
 
 // pendingFunctions are the handles of the functions (and the event
-// function) the options of the NewSession in progress added; NewSession takes them over (newSessionMu
-// keeps two NewSession calls apart).
+// function) the options being applied added; applyOptions hands them to
+// the session being started (newSessionMu keeps two calls apart).
 var pendingFunctions []cgo.Handle
 
 // WithCallLimits sets the most bytes of JSON a host function call's

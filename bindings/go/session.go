@@ -483,8 +483,8 @@ type Session struct {
 	fnPanic    interface{}
 }
 
-// newSessionMu keeps NewSession calls apart while their options add host
-// functions (pendingFunctions).
+// newSessionMu keeps the options of NewSession and RestoreSession calls
+// apart while they add host functions (pendingFunctions).
 var newSessionMu sync.Mutex
 
 // NewSession starts a session: a private directory and a sandboxed worker
@@ -494,51 +494,85 @@ var newSessionMu sync.Mutex
 // ones. The session must be closed with Close; a session that becomes
 // unreachable is closed by a finalizer, but do not rely on it.
 func NewSession(opts ...Option) (*Session, error) {
+	return startSession("NewSession", opts, func(cfg *C.ci_config, p **C.ci_session, detail **C.char) C.int {
+		return C.cigo_session_new(p, cfg, detail)
+	})
+}
+
+// startFunc starts a session of cfg into *p, the failure's detail (C
+// malloc'ed, or NULL) into *detail.
+type startFunc func(cfg *C.ci_config, p **C.ci_session, detail **C.char) C.int
+
+// startSession is NewSession and RestoreSession: the options applied to a
+// config, the session started by start, its errors named for op.
+func startSession(op string, opts []Option, start startFunc) (*Session, error) {
 	cfg := C.ci_config_new()
 	if cfg == nil {
-		return nil, newError("NewSession", C.CI_ENOMEM, "")
+		return nil, newError(op, C.CI_ENOMEM, "")
 	}
 	defer C.ci_config_free(cfg)
-	newSessionMu.Lock()
-	defer newSessionMu.Unlock()
+	handles, err := applyOptions(op, cfg, opts)
 	defer func() {
-		for _, h := range pendingFunctions { // the session's now, or no one's
-			if h != 0 {
-				h.Delete()
-			}
+		for _, h := range handles { // nil once the session has them
+			h.Delete()
 		}
-		pendingFunctions = nil
 	}()
-	for _, o := range opts {
-		if o.set == nil {
-			return nil, newError("NewSession", C.CI_EINVAL, "a zero Option{}: make options with the With* functions")
-		}
-		if rc := o.set(cfg); rc != C.CI_OK {
-			return nil, newError("NewSession", rc, o.refused(rc))
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{}
+	for _, h := range handles {
+		if f, ok := h.Value().(*hostFunction); ok {
+			f.session = s
 		}
 	}
 	var p *C.ci_session
 	var detail *C.char
-	rc := C.cigo_session_new(&p, cfg, &detail)
+	rc := start(cfg, &p, &detail)
+	if s.fnPanicked { // a host function the restored state called as it loaded
+		if rc == C.CI_OK {
+			C.ci_session_free(p)
+		}
+		panic(s.fnPanic)
+	}
 	if rc != C.CI_OK {
-		d := ""
-		if detail != nil {
-			d = C.GoString(detail)
-			C.free(unsafe.Pointer(detail))
-		}
-		return nil, newError("NewSession", rc, d)
+		return nil, newError(op, rc, takeDetail(detail))
 	}
-	s := &Session{ptr: p, workspace: C.GoString(C.ci_session_workspace(p))}
-	for i, h := range pendingFunctions {
-		if f, ok := h.Value().(*hostFunction); ok {
-			f.session = s
-		}
-		s.functions = append(s.functions, h)
-		pendingFunctions[i] = 0
-	}
+	s.ptr, s.workspace = p, C.GoString(C.ci_session_workspace(p))
+	s.functions, handles = handles, nil
 	s.refresh()
 	runtime.SetFinalizer(s, (*Session).Close)
 	return s, nil
+}
+
+// applyOptions sets opts on cfg and returns the handles of the host
+// functions (and event function) they added, also on failure. Only this
+// holds newSessionMu, not the start of the session, so that a long
+// RestoreSession does not hold up other sessions' starts.
+func applyOptions(op string, cfg *C.ci_config, opts []Option) ([]cgo.Handle, error) {
+	newSessionMu.Lock()
+	defer newSessionMu.Unlock()
+	defer func() { pendingFunctions = nil }()
+	for _, o := range opts {
+		if o.set == nil {
+			return pendingFunctions, newError(op, C.CI_EINVAL,
+				"a zero Option{}: make options with the With* functions")
+		}
+		if rc := o.set(cfg); rc != C.CI_OK {
+			return pendingFunctions, newError(op, rc, o.refused(rc))
+		}
+	}
+	return pendingFunctions, nil
+}
+
+// takeDetail copies and frees a detail a cigo_* helper strdup'ed; "" for
+// NULL.
+func takeDetail(detail *C.char) string {
+	if detail == nil {
+		return ""
+	}
+	defer C.free(unsafe.Pointer(detail))
+	return C.GoString(detail)
 }
 
 // refresh caches the worker's pid and layers; s.mu is held.
