@@ -254,6 +254,16 @@ extern "C" {
     pub fn ci_free(p: *mut c_void);
     pub fn ci_session_interrupt(s: *mut ci_session) -> c_int;
 
+    pub fn ci_session_snapshot(s: *mut ci_session, data: *mut *mut c_void, len: *mut usize)
+        -> c_int;
+    pub fn ci_session_restore(
+        out: *mut *mut ci_session,
+        cfg: *const ci_config,
+        data: *const c_void,
+        len: usize,
+    ) -> c_int;
+    pub fn ci_snapshot_left_out(data: *const c_void, len: usize, list: *mut *mut c_char) -> c_int;
+
     pub fn ci_run(s: *mut ci_session, code: *const c_char, out: *mut *mut ci_result) -> c_int;
     pub fn ci_run_stream(
         s: *mut ci_session,
