@@ -71,17 +71,21 @@ const NAME_WANT: &str = "an ASCII Python identifier of at most 64 bytes, not a k
                          builtin, not starting with '_', given once; a description of at most \
                          65536 bytes";
 
-/// Adds @defs to @cfg; the slots must outlive every session made with it.
+/// Adds @defs to @cfg, errors named for @op; the slots must outlive every
+/// session made with it.
 // Boxed: each Slot's address is a C payload, which must not move as the
 // Vec grows.
 #[allow(clippy::vec_box)]
-pub(crate) fn add(cfg: *mut sys::ci_config, defs: &[Definition]) -> Result<Vec<Box<Slot>>> {
-    const OP: &str = "Session::new";
+pub(crate) fn add(
+    op: &'static str,
+    cfg: *mut sys::ci_config,
+    defs: &[Definition],
+) -> Result<Vec<Box<Slot>>> {
     let mut slots = Vec::with_capacity(defs.len());
     for d in defs {
-        let name = c_string(OP, "Config::function's name", d.name.as_bytes())?;
+        let name = c_string(op, "Config::function's name", d.name.as_bytes())?;
         let desc = c_string(
-            OP,
+            op,
             "Config::function's description",
             d.description.as_bytes(),
         )?;
@@ -115,7 +119,7 @@ pub(crate) fn add(cfg: *mut sys::ci_config, defs: &[Definition]) -> Result<Vec<B
             } else {
                 what
             };
-            return Err(Error::new(OP, rc, detail));
+            return Err(Error::new(op, rc, detail));
         }
         slots.push(slot);
     }
@@ -169,7 +173,8 @@ unsafe extern "C" fn trampoline(
     reply: *mut sys::ci_reply,
 ) {
     // SAFETY: the payload is a Slot the Session owns (add), called on the
-    // thread in ci_run_ex while the session is borrowed mutably.
+    // thread in ci_run_ex while the session is borrowed mutably, or in the
+    // ci_session_restore of Session::restore, before anyone else has it.
     let slot = &*(payload as *const Slot);
     if slot.panic.borrow().is_some() {
         reply_error(

@@ -49,6 +49,9 @@ pub use codeinterp_sys as sys;
 mod functions;
 pub use functions::{FunctionError, HostFn};
 
+mod snapshot;
+pub use snapshot::snapshot_left_out;
+
 /// The version of the C library the program runs with ("0.1.0").
 pub fn version() -> &'static str {
     // SAFETY: ci_version returns a static, NUL-terminated ASCII string.
@@ -163,7 +166,8 @@ impl Error {
     }
 
     /// An error of @op with the detail the C library recorded on @s (NULL:
-    /// the calling thread's last ci_session_new()).
+    /// the calling thread's last failed ci_session_new(),
+    /// ci_session_restore() or ci_snapshot_left_out()).
     ///
     /// # Safety
     /// @s is NULL or a live session not in use by another thread.
@@ -175,7 +179,8 @@ impl Error {
         Error::new(op, sys::CI_EINVAL, detail)
     }
 
-    /// The call that failed: `"Session::new"`, `"Session::get_file"`...
+    /// The call that failed: `"Session::new"`, `"Session::get_file"`,
+    /// `"Session::restore"`, `"snapshot_left_out"`...
     pub fn op(&self) -> &str {
         self.op
     }
@@ -227,6 +232,9 @@ const RUST_NAMES: &[(&str, &str)] = &[
     ("ci_run", "Session::run"),
     ("ci_run_ex", "Session::run_with"),
     ("ci_run_stream", "Session::run_with"),
+    ("ci_session_snapshot", "Session::snapshot"),
+    ("ci_session_restore", "Session::restore"),
+    ("ci_snapshot_left_out", "snapshot_left_out"),
 ];
 
 fn is_word_byte(b: u8) -> bool {
@@ -546,8 +554,9 @@ impl Truncated {
 
 // ------------------------------------------------------------------ config
 
-/// Settings of a session, applied by [`Session::new`]. Anything left unset
-/// keeps the C library's default (given at each setter).
+/// Settings of a session, applied by [`Session::new`] and
+/// [`Session::restore`]. Anything left unset keeps the C library's default
+/// (given at each setter).
 ///
 /// ```no_run
 /// # use codeinterp::{Config, Session};
@@ -935,14 +944,14 @@ impl Config {
     }
 
     /// A `ci_config` holding these settings, to be freed by the caller.
-    /// A setting the library refuses is an error of `Session::new` that
-    /// names the setter, the value and what the library takes.
-    fn to_raw(&self) -> Result<RawConfig> {
-        const OP: &str = "Session::new";
+    /// A setting the library refuses is an error of @op (`Session::new`,
+    /// `Session::restore`) that names the setter, the value and what the
+    /// library takes.
+    fn to_raw(&self, op: &'static str) -> Result<RawConfig> {
         // SAFETY: ci_config_new has no preconditions; RawConfig frees it.
         let cfg = RawConfig(unsafe { sys::ci_config_new() });
         if cfg.0.is_null() {
-            return Err(Error::new(OP, sys::CI_ENOMEM, String::new()));
+            return Err(Error::new(op, sys::CI_ENOMEM, String::new()));
         }
         // @rc of the setter called as Config::@setter(@arg); @want is what
         // the library takes.
@@ -951,12 +960,12 @@ impl Config {
                 Ok(())
             } else if rc == sys::CI_EINVAL {
                 Err(Error::new(
-                    OP,
+                    op,
                     rc,
                     format!("Config::{}({}) refused: must be {}", setter, arg, want),
                 ))
             } else {
-                Err(Error::new(OP, rc, format!("Config::{}({}) refused", setter, arg)))
+                Err(Error::new(op, rc, format!("Config::{}({}) refused", setter, arg)))
             }
         };
         let path = |p: &Path| shown(p.as_os_str().as_bytes());
@@ -1017,18 +1026,18 @@ impl Config {
                 check(rc, "inode_quota", n.to_string(), "64 to 4294967295 inodes")?;
             }
             if let Some(ref dir) = self.workspace_root {
-                let c = path_c_string(OP, "Config::workspace_root", dir)?;
+                let c = path_c_string(op, "Config::workspace_root", dir)?;
                 let rc = sys::ci_config_set_workspace_root(cfg.0, c.as_ptr());
                 let want = "an absolute path of at most 3000 bytes";
                 check(rc, "workspace_root", path(dir), want)?;
             }
             if let Some(ref log) = self.audit_log {
-                let c = path_c_string(OP, "Config::audit_log", log)?;
+                let c = path_c_string(op, "Config::audit_log", log)?;
                 let rc = sys::ci_config_set_audit_log(cfg.0, c.as_ptr());
                 check(rc, "audit_log", path(log), "a path of 1 to 4096 bytes")?;
             }
             if let Some(ref modules) = self.preload {
-                let c = c_string(OP, "Config::preload", modules.as_bytes())?;
+                let c = c_string(op, "Config::preload", modules.as_bytes())?;
                 let rc = sys::ci_config_set_preload(cfg.0, c.as_ptr());
                 let want = "module names such as \"numpy,scipy.stats\": joined by commas, \
                             no spaces, at most 1024 bytes";
@@ -1049,12 +1058,12 @@ impl Config {
                 check(rc, "call_limits", format!("{}, {}", args, result), want)?;
             }
             for (prefix, headers) in &self.urls {
-                let p = c_string(OP, "Config::allow_url's prefix", prefix.as_bytes())?;
+                let p = c_string(op, "Config::allow_url's prefix", prefix.as_bytes())?;
                 let rc = sys::ci_config_allow_url(cfg.0, p.as_ptr());
                 let want = "an http or https URL without userinfo, query or fragment";
                 check(rc, "allow_url", shown(prefix.as_bytes()), want)?;
                 for (i, h) in headers.iter().enumerate() {
-                    let c = c_string(OP, "Config::allow_url's header", h.0.as_bytes())?;
+                    let c = c_string(op, "Config::allow_url's header", h.0.as_bytes())?;
                     let rc = sys::ci_config_set_url_header(cfg.0, p.as_ptr(), c.as_ptr());
                     let arg = format!("{}, header {}", shown(prefix.as_bytes()), i);
                     let want = "one \"Name: value\" line of at most 8192 bytes, without CR or LF";
@@ -1069,8 +1078,8 @@ impl Config {
             match self.manifest {
                 None => {}
                 Some((ref manifest, ManifestKey::File(ref key))) => {
-                    let c = path_c_string(OP, "Config::manifest's path", manifest)?;
-                    let k = path_c_string(OP, "Config::manifest's public key path", key)?;
+                    let c = path_c_string(op, "Config::manifest's path", manifest)?;
+                    let k = path_c_string(op, "Config::manifest's public key path", key)?;
                     let rc = sys::ci_config_set_manifest(cfg.0, c.as_ptr(), k.as_ptr());
                     let arg = format!("{}, {}", path(manifest), path(key));
                     check(rc, "manifest", arg, "two paths of 1 to 4096 bytes")?;
@@ -1079,7 +1088,7 @@ impl Config {
                     let arg = format!("{}, {} bytes", path(manifest), key.len());
                     if key.len() != MANIFEST_KEY_LEN {
                         return Err(Error::invalid(
-                            OP,
+                            op,
                             format!(
                                 "Config::manifest_key({}) refused: the public key must be {} \
                                  bytes (an Ed25519 public key)",
@@ -1087,7 +1096,7 @@ impl Config {
                             ),
                         ));
                     }
-                    let c = path_c_string(OP, "Config::manifest_key's path", manifest)?;
+                    let c = path_c_string(op, "Config::manifest_key's path", manifest)?;
                     let rc = sys::ci_config_set_manifest_key(
                         cfg.0,
                         c.as_ptr(),
@@ -1098,7 +1107,7 @@ impl Config {
                 }
             }
             if let Some(ref dir) = self.wheelhouse {
-                let c = path_c_string(OP, "Config::wheelhouse", dir)?;
+                let c = path_c_string(op, "Config::wheelhouse", dir)?;
                 let rc = sys::ci_config_set_wheelhouse(cfg.0, c.as_ptr());
                 check(rc, "wheelhouse", path(dir), MANIFEST_WANT)?;
             }
@@ -1705,8 +1714,19 @@ impl Session {
     /// one with [`Config::zygote`] off; milliseconds for the next ones,
     /// forked from the list's zygote.
     pub fn new(config: Config) -> Result<Session> {
-        let cfg = config.to_raw()?;
-        let slots = functions::add(cfg.0, &config.functions)?;
+        // SAFETY: valid out pointer and config; the config is copied.
+        Session::start("Session::new", config, |out, cfg| unsafe { sys::ci_session_new(out, cfg) })
+    }
+
+    /// [`Session::new`] and [`Session::restore`]: @config as a C config,
+    /// the session started by @start (which sets this thread's
+    /// `ci_session_errmsg(NULL)` when it fails), errors named for @op.
+    fn start<F>(op: &'static str, config: Config, start: F) -> Result<Session>
+    where
+        F: FnOnce(*mut *mut sys::ci_session, *const sys::ci_config) -> c_int,
+    {
+        let cfg = config.to_raw(op)?;
+        let slots = functions::add(op, cfg.0, &config.functions)?;
         let events = config.events.as_ref().map(|h| Box::new(EventSlot(Arc::clone(&h.0))));
         if let Some(ref slot) = events {
             let payload = &**slot as *const EventSlot as *mut c_void;
@@ -1714,16 +1734,23 @@ impl Session {
             // the Session's, dropped after the free).
             let rc = unsafe { sys::ci_config_set_event_fn(cfg.0, Some(event_trampoline), payload) };
             if rc != sys::CI_OK {
-                return Err(Error::new("Session::new", rc, "Config::on_event refused".to_string()));
+                return Err(Error::new(op, rc, "Config::on_event refused".to_string()));
             }
         }
         let mut raw: *mut sys::ci_session = ptr::null_mut();
-        // SAFETY: valid out pointer and config; the config is copied.
-        let rc = unsafe { sys::ci_session_new(&mut raw, cfg.0) };
+        let rc = start(&mut raw, cfg.0);
         drop(cfg);
+        // A host function that a restored state called as it loaded.
+        if let Some(p) = functions::take_panic(&slots) {
+            if rc == sys::CI_OK {
+                // SAFETY: the session just started, freed once.
+                unsafe { sys::ci_session_free(raw) };
+            }
+            panic::resume_unwind(p);
+        }
         if rc != sys::CI_OK {
-            // SAFETY: NULL gives this thread's last ci_session_new failure.
-            return Err(unsafe { Error::from_session("Session::new", rc, ptr::null()) });
+            // SAFETY: NULL gives this thread's last failure of @start.
+            return Err(unsafe { Error::from_session(op, rc, ptr::null()) });
         }
         // SAFETY: raw is a live session; the string lives until the free.
         let workspace = unsafe { CStr::from_ptr(sys::ci_session_workspace(raw)) };

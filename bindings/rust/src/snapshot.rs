@@ -1,0 +1,121 @@
+//! Snapshots (`ci_session_snapshot(3)`, docs/snapshot-format.md): a
+//! session's interpreter state and workspace as one byte string, which
+//! [`Session::restore`] starts a new session from.
+
+use super::*;
+
+impl Session {
+    /// The session's state as one self-contained byte string, an owned
+    /// copy (the C buffer is freed before this returns), which
+    /// [`Session::restore`] starts a new session from, on this machine or
+    /// another with the same package set. It carries the interpreter's
+    /// state (every variable, the functions, lambdas and classes defined in
+    /// cells, `In` and `Out`, the execution count, the random and
+    /// numpy.random generators' states), pickled with dill inside the
+    /// sandboxed worker, and the workspace's directories and regular files.
+    /// Imports are carried by name. What cannot be carried (a generator in
+    /// flight, an open file, socket or thread, anything pickle refuses, a
+    /// symbolic link...) is left out and named in the snapshot
+    /// ([`snapshot_left_out`]).
+    ///
+    /// It runs as a cell would, between cells: the session's timeout and an
+    /// [`Interrupter`] stop it. The session goes on unchanged.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Dead`] if the worker is dead or died while it pickled
+    /// (call [`Session::restart`]); [`ErrorKind::OutOfMemory`];
+    /// [`ErrorKind::TooBig`] if the files are over what a snapshot carries
+    /// (the disk or inode quota); [`ErrorKind::Io`] if pickling failed
+    /// otherwise, was stopped, or the audit log failed. The detail says
+    /// which.
+    ///
+    /// # Panics
+    /// Resumes the panic of a host function ([`Config::function`]) that
+    /// pickling called, as [`Session::run`] does.
+    ///
+    /// `&self`, as [`Session::get_file`]: `Session` is not `Sync`, so no
+    /// other call can overlap it; [`Session::interrupter`] reaches it from
+    /// another thread.
+    pub fn snapshot(&self) -> Result<Vec<u8>> {
+        const OP: &str = "Session::snapshot";
+        let mut data: *mut c_void = ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: live session, this thread only (&self and !Sync); the
+        // buffer is copied, then ci_free'd.
+        let copied = unsafe {
+            let rc = sys::ci_session_snapshot(self.raw, &mut data, &mut len);
+            if rc == sys::CI_OK {
+                let copy = bytes(data, len);
+                sys::ci_free(data);
+                Ok(copy)
+            } else {
+                Err(Error::from_session(OP, rc, self.raw))
+            }
+        };
+        if let Some(p) = functions::take_panic(&self.functions) {
+            panic::resume_unwind(p);
+        }
+        copied
+    }
+
+    /// Starts a new session, as [`Session::new`]`(config)` does, from a
+    /// snapshot [`Session::snapshot`] made: the snapshot's files are
+    /// written into the new workspace and its interpreter state is loaded
+    /// by the new worker, sandboxed and within a cell's timeout; the
+    /// execution count goes on from the snapshot's. @data is only read,
+    /// never kept. The bytes are taken as hostile: all of @data is checked
+    /// before any session starts, and only the locked-down worker unpickles
+    /// the state, so a forged snapshot can do what a cell can and no more.
+    /// One snapshot may be restored any number of times (`config.clone()`
+    /// for each), each session going its own way.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`] for bytes that are no snapshot this
+    /// library reads (cut, changed, forged), a snapshot taken with another
+    /// package set, or a state that does not load (the detail says which,
+    /// with the exception); [`ErrorKind::TooBig`] if the state is over the
+    /// config's memory limit or the files over its file limit, disk or
+    /// inode quota; [`ErrorKind::Dead`] if the new worker died loading it;
+    /// [`ErrorKind::Io`] if loading it timed out; any error of
+    /// [`Session::new`].
+    ///
+    /// # Panics
+    /// Resumes the panic of a host function ([`Config::function`]) that the
+    /// state called as it loaded, the new session freed first.
+    pub fn restore(config: Config, data: &[u8]) -> Result<Session> {
+        Session::start("Session::restore", config, |out, cfg| {
+            // SAFETY: valid out pointer and config (copied); data.len()
+            // bytes at a pointer that is never NULL, read during the call.
+            unsafe { sys::ci_session_restore(out, cfg, data.as_ptr() as *const c_void, data.len()) }
+        })
+    }
+}
+
+/// What the snapshot @data could not carry, one entry per item, `"name:
+/// reason"` (`"gen: a generator in flight"`, `"fh: an open file"`,
+/// `"link.txt: a symbolic link"`): a variable's name, `Out[N]` or a
+/// workspace path (its bytes that are not printable ASCII read as `?`),
+/// then `"... and N more files"` if the list was cut at 1 MiB. Empty when
+/// everything was carried. Starts no session; thread-safe.
+///
+/// # Errors
+/// [`ErrorKind::InvalidArgument`] if @data is no snapshot (checked as
+/// [`Session::restore`] checks it; the detail says why);
+/// [`ErrorKind::OutOfMemory`].
+pub fn snapshot_left_out(data: &[u8]) -> Result<Vec<String>> {
+    const OP: &str = "snapshot_left_out";
+    let mut list: *mut c_char = ptr::null_mut();
+    // SAFETY: data.len() bytes at a pointer never NULL; on CI_OK the list
+    // is a NUL-terminated string of the caller's, copied, then ci_free'd;
+    // on failure this thread's ci_session_errmsg(NULL) has the detail.
+    let text = unsafe {
+        let rc = sys::ci_snapshot_left_out(data.as_ptr() as *const c_void, data.len(), &mut list);
+        if rc != sys::CI_OK {
+            return Err(Error::from_session(OP, rc, ptr::null()));
+        }
+        let text = cstr_lossy(list).unwrap_or_default();
+        sys::ci_free(list as *mut c_void);
+        text
+    };
+    Ok(text.split_terminator('\n').map(str::to_string).collect())
+}

@@ -1,0 +1,277 @@
+//! Snapshots: Session::snapshot, Session::restore, snapshot_left_out.
+mod common;
+
+use codeinterp::{snapshot_left_out, Config, Error, ErrorKind, Session, Status};
+use common::session;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The config restored sessions get: a 20 s cell timeout, as common's.
+fn config() -> Config {
+    Config::new().timeout(Duration::from_secs(20))
+}
+
+fn restore(data: &[u8]) -> Session {
+    Session::restore(config(), data).unwrap_or_else(|e| panic!("Session::restore failed: {}", e))
+}
+
+fn snapshot(s: &Session) -> Vec<u8> {
+    let data = s.snapshot().unwrap_or_else(|e| panic!("Session::snapshot failed: {}", e));
+    assert!(data.starts_with(b"\x89CISNAP\n"), "{} bytes without the magic number", data.len());
+    data
+}
+
+/// The value of @code in @s; fails unless the cell ran to its end.
+fn value(s: &mut Session, code: &str) -> String {
+    let r = s.run(code).unwrap();
+    assert_eq!(r.status, Status::Ok, "{}: {:?}", code, r.error);
+    r.value.unwrap_or_default()
+}
+
+/// The cell of test/cells/snapshot_state.py, which test_snapshot.c runs
+/// too: a lambda, a class and a function defined in a cell, shared
+/// references, a DataFrame, the generators' states and files in
+/// subdirectories, one executable.
+fn snapshot_state_cell() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/cells/snapshot_state.py");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e))
+}
+
+#[test]
+fn a_restored_session_has_the_state_files_and_count() {
+    let mut s = session();
+    value(&mut s, &snapshot_state_cell());
+    s.put_file("put.txt", b"put by the host").unwrap();
+    let doubled = s.run("count * 2").unwrap();
+    assert_eq!(doubled.value.as_deref(), Some("82"));
+    let last = s.run("None").unwrap();
+    let data = snapshot(&s);
+    // The cell's `with open(...) as f` leaves a closed file in f.
+    assert_eq!(snapshot_left_out(&data).unwrap(), vec!["f: a closed file".to_string()]);
+
+    let mut t = restore(&data);
+    let r = t
+        .run("add_one(count), scaled(2), p.norm2(), type(p).__name__, pair[0] is pair[1]")
+        .unwrap();
+    assert_eq!(r.value.as_deref(), Some("(42, 82, 25, 'Point', True)"), "{:?}", r.error);
+    // The execution count goes on from the snapshot's.
+    assert_eq!(r.execution_count, last.execution_count + 1);
+    let n = doubled.execution_count;
+    assert_eq!(value(&mut t, &format!("Out[{}], In[{}]", n, n)), "(82, 'count * 2')");
+    // The frame, and the generators drawing on from the same state.
+    for expr in [
+        "int(pd.util.hash_pandas_object(frame).sum()), frame.shape",
+        "random.random(), float(np.random.rand())",
+    ] {
+        assert_eq!(value(&mut s, expr), value(&mut t, expr), "{}", expr);
+    }
+    assert_eq!(t.get_file("notes.txt").unwrap(), b"hello");
+    assert_eq!(t.get_file("put.txt").unwrap(), b"put by the host");
+    assert_eq!(t.get_file("sub/deep/data.bin").unwrap(), (0..=255u8).collect::<Vec<u8>>());
+    assert_eq!(
+        value(
+            &mut t,
+            "oct(os.stat('run.sh').st_mode & 0o777), oct(os.stat('notes.txt').st_mode & 0o777)"
+        ),
+        "('0o700', '0o600')"
+    );
+    assert_ne!(t.workspace(), s.workspace());
+    assert_ne!(t.pid(), s.pid());
+    assert_eq!(t.sandbox(), s.sandbox());
+    // A restored function's globals are the new session's, and each
+    // session goes its own way.
+    assert_eq!(value(&mut t, "count = 10\nscaled(2)"), "20");
+    t.put_file("notes.txt", b"restored only").unwrap();
+    assert_eq!(value(&mut t, "shared.append(3); shared"), "[1, 2, 3]");
+    assert_eq!(
+        value(&mut s, "scaled(2), open('notes.txt').read(), shared"),
+        "(82, 'hello', [1, 2])"
+    );
+}
+
+#[test]
+fn a_generator_is_named_in_the_left_out_list() {
+    let mut s = session();
+    value(&mut s, "gen = (i for i in range(3))\nnext(gen)\nkept = 'still here'");
+    let data = snapshot(&s);
+    assert_eq!(snapshot_left_out(&data).unwrap(), vec!["gen: a generator in flight".to_string()]);
+    let mut t = restore(&data);
+    assert_eq!(value(&mut t, "kept, 'gen' in globals()"), "('still here', False)");
+    // The source keeps its generator.
+    assert_eq!(value(&mut s, "next(gen)"), "1");
+}
+
+#[test]
+fn nothing_left_out_is_an_empty_list() {
+    let mut s = session();
+    value(&mut s, "x = 1");
+    assert_eq!(snapshot_left_out(&snapshot(&s)).unwrap(), Vec::<String>::new());
+}
+
+/// Asserts @e's kind and display, and that its op is the display's first
+/// part.
+fn assert_error(e: &Error, kind: ErrorKind, display: &str) {
+    assert_eq!(e.to_string(), display);
+    assert_eq!((e.op(), e.kind()), (display.split(": ").next().unwrap(), kind));
+}
+
+#[test]
+fn a_cut_snapshot_is_refused() {
+    let mut s = session();
+    value(&mut s, "cut_me = list(range(100))\nopen('cut.txt', 'w').write('x' * 1000)");
+    let data = snapshot(&s);
+    let refused = "invalid argument: the snapshot is refused: a snapshot whose SHA-256 does not \
+                   match (cut, changed or damaged)";
+    let restore_refused = format!("Session::restore: {}", refused);
+    let half = &data[..data.len() / 2];
+    let e = Session::restore(config(), half).unwrap_err();
+    assert_error(&e, ErrorKind::InvalidArgument, &restore_refused);
+    let e = snapshot_left_out(half).unwrap_err();
+    assert_error(&e, ErrorKind::InvalidArgument, &format!("snapshot_left_out: {}", refused));
+
+    let mut flipped = data.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x10;
+    let e = Session::restore(config(), &flipped).unwrap_err();
+    assert_error(&e, ErrorKind::InvalidArgument, &restore_refused);
+    let no_magic = "invalid argument: the snapshot is refused: not a snapshot (no magic number)";
+    let junk = b"not a snapshot at all, but long enough to hold the header and a hash";
+    for bytes in [&b""[..], junk] {
+        let e = Session::restore(config(), bytes).unwrap_err();
+        assert_error(&e, ErrorKind::InvalidArgument, &format!("Session::restore: {}", no_magic));
+        let e = snapshot_left_out(bytes).unwrap_err();
+        assert_error(&e, ErrorKind::InvalidArgument, &format!("snapshot_left_out: {}", no_magic));
+    }
+    // The whole snapshot, which the failed calls did not change, restores.
+    let mut t = restore(&data);
+    assert_eq!(value(&mut t, "len(cut_me), open('cut.txt').read(3)"), "(100, 'xxx')");
+}
+
+#[test]
+fn restore_takes_the_config_of_new() {
+    let mut s = session();
+    value(&mut s, "big = 'x' * 1000\nopen('big.txt', 'w').write(big)");
+    let data = snapshot(&s);
+    let e = Session::restore(Config::new().figure_dpi(5), &data).unwrap_err();
+    let want = "Session::restore: invalid argument: Config::figure_dpi(5) refused: must be 10 \
+                to 600";
+    assert_error(&e, ErrorKind::InvalidArgument, want);
+    let e = Session::restore(Config::new().file_limit(100), &data).unwrap_err();
+    let want = "Session::restore: size over the limit: a file of the snapshot (1000 bytes) is \
+                over the file limit of 100";
+    assert_error(&e, ErrorKind::TooBig, want);
+    let double = config().function("double", "", |args| {
+        // {"args":["ab"],"kwargs":{}} -> "abab"
+        let arg = args.split('"').nth(3).unwrap_or("");
+        Ok(format!("\"{}{}\"", arg, arg))
+    });
+    let mut t = Session::restore(double, &data).unwrap();
+    assert_eq!(value(&mut t, "double('ab'), len(big)"), "('abab', 1000)");
+}
+
+#[test]
+fn one_snapshot_restores_on_many_threads() {
+    let mut s = session();
+    value(&mut s, "branch = 'start'");
+    let data = Arc::new(snapshot(&s));
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let data = Arc::clone(&data);
+            thread::spawn(move || {
+                if i == 3 {
+                    // A cut one alongside: its detail is its own.
+                    let e = Session::restore(config(), &data[..data.len() - 1]).unwrap_err();
+                    assert!(e.detail().contains("SHA-256"), "{}", e);
+                    return;
+                }
+                let mut t = restore(&data);
+                let code = format!("was, branch = branch, 'b{}'\nwas, branch", i);
+                assert_eq!(value(&mut t, &code), format!("('start', 'b{}')", i));
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(value(&mut s, "branch"), "'start'");
+}
+
+#[test]
+fn a_dead_session_has_no_snapshot() {
+    let mut s = session();
+    let r = s.run("import os\nos._exit(3)").unwrap();
+    assert_eq!(r.status, Status::Killed);
+    let e = s.snapshot().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Dead, "{}", e);
+    s.restart().unwrap();
+    value(&mut s, "after = 'restart'");
+    assert_eq!(value(&mut restore(&snapshot(&s)), "after"), "'restart'");
+}
+
+#[test]
+fn an_interrupter_stops_a_snapshot() {
+    let mut s = session();
+    value(
+        &mut s,
+        "import time\nclass Slow:\n    def __reduce__(self):\n        time.sleep(30)\n\
+         slow = Slow()",
+    );
+    let stop = s.interrupter();
+    let handle = thread::spawn(move || {
+        let start = Instant::now();
+        while !stop.interrupt() {
+            assert!(start.elapsed() < Duration::from_secs(15), "the snapshot never ran");
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let start = Instant::now();
+    let e = s.snapshot().unwrap_err();
+    handle.join().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Io, "{}", e);
+    assert!(
+        e.detail().contains("stopped taking the interpreter state (KeyboardInterrupt"),
+        "{}",
+        e
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // Interrupted like a cell: the session lives on, state and all.
+    assert_eq!(value(&mut s, "del slow\n6 * 7"), "42");
+}
+
+fn pinging(f: fn() -> String) -> Config {
+    config().function("ping", "", move |_| Ok(format!("\"{}\"", f())))
+}
+
+#[test]
+fn a_host_functions_panic_in_snapshot_or_restore_is_resumed() {
+    // The state calls the host function ping as it is pickled and as it
+    // loads.
+    let mut s = Session::new(pinging(|| "pong".into())).unwrap();
+    // (Loading finds no other name of the cells': the namespace is being
+    // filled.)
+    let cell = "def load_pinged(pinged):\n\
+                \x20   return (pinged, ping())\n\
+                class Pinged:\n\
+                \x20   def __reduce__(self):\n\
+                \x20       return (load_pinged, (ping(),))\n\
+                obj = Pinged()";
+    value(&mut s, cell);
+    let data = snapshot(&s);
+    let mut t = Session::restore(pinging(|| "pong".into()), &data).unwrap();
+    assert_eq!(value(&mut t, "obj"), "('pong', 'pong')");
+
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+        Session::restore(pinging(|| panic!("boom")), &data)
+    }));
+    assert_eq!(caught.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
+
+    let mut u = Session::new(pinging(|| panic!("boom"))).unwrap();
+    value(&mut u, cell);
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| u.snapshot()));
+    assert_eq!(caught.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
+    // Resumed once: the next run does not see it again.
+    assert_eq!(value(&mut u, "6 * 7"), "42");
+}
