@@ -262,6 +262,11 @@ extern "C" {
         data: *const c_void,
         len: usize,
     ) -> c_int;
+    /// The branch runs with @s's config, host functions and event
+    /// function included: their payloads are shared with @s's and must
+    /// outlive both sessions.
+    pub fn ci_session_fork(s: *mut ci_session, out: *mut *mut ci_session) -> c_int;
+    pub fn ci_session_left_out(s: *const ci_session) -> *const c_char;
     pub fn ci_snapshot_left_out(data: *const c_void, len: usize, list: *mut *mut c_char) -> c_int;
 
     pub fn ci_run(s: *mut ci_session, code: *const c_char, out: *mut *mut ci_result) -> c_int;
