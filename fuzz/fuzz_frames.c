@@ -2,10 +2,12 @@
  * A libFuzzer target for the host side of the worker protocol (proto.h):
  * the input is what a hostile worker writes on the channel, read by
  * ci_reader_pump in pieces of fuzzer-chosen sizes, then handled frame by
- * frame as await_ready (session.c) and on_frame (run.c) do. Besides the
- * sanitizers' memory and UB checks, every answer is checked against a
- * reference written from proto.h's text alone; a mismatch or a broken
- * invariant aborts, so the fuzzer reports logic bugs too.
+ * frame as await_ready (session.c) and on_frame (run.c) do; or, in one
+ * mode, a snapshot's bytes as ci_session_restore takes them from anyone
+ * (snapshot_format.c). Besides the sanitizers' memory and UB checks,
+ * every answer is checked against a reference written from proto.h's
+ * text alone (for a snapshot, docs/snapshot-format.md's); a mismatch or a
+ * broken invariant aborts, so the fuzzer reports logic bugs too.
  *
  * Built with clang -fsanitize=fuzzer,address,undefined by `make fuzz`, and
  * with gcc and fuzz/standalone.c by `make check`, which runs every file
@@ -20,18 +22,29 @@
  *            (the host answers a CALL of them, and waits on), bit 4 the
  *            session allows the URLs under http://127.0.0.1:9/v1/ with a
  *            request limit of 1024 bytes (the host checks a FETCH and its
- *            URL, and waits on; no request is made); the other bits are
- *            ignored
+ *            URL, and waits on; no request is made), bit 5 the runs are
+ *            SNAPSHOT runs (RUN flag CI_RUN_FLAG_SNAPSHOT, numbered
+ *            CI_RUN_COUNT_INTERNAL | 1, | 2, ...; the result may, and with
+ *            OUTCOME_OK must, carry the snapshot's fields, the state at
+ *            most SNAP_STATE_CAP bytes), bit 6 the rest is no channel but
+ *            a snapshot's bytes (docs/snapshot-format.md) for
+ *            ci_snapshot_parse, ci_snapshot_next and ci_snapshot_left_out,
+ *            taken as given and again with its last 32 bytes replaced by
+ *            the SHA-256 of those before them (32 bytes appended if there
+ *            are fewer), so that more than the hash check is reached; the
+ *            other bits are ignored
  *   byte 1   n, the length of the read schedule
  *   n bytes  the read schedule: read call k takes entry k mod n. On the
  *            first pass through it, an entry with bit 7 set fails the read
  *            without data (EINTR if bit 6 is set too, else EAGAIN); the low
  *            6 bits cap the bytes the read returns (0: no cap). With n == 0
  *            every read returns all it asked for.
- *   the rest the bytes of the channel, then end of file.
+ *   the rest the bytes of the channel, then end of file (with bit 6,
+ *            the snapshot; the read schedule is then unused).
  * fuzz/make_seeds.py writes the seed inputs in this format.
  */
 #include <errno.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +58,7 @@
 #include "wheel.h"
 #include "proto.h"
 #include "result.h"
+#include "snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -72,6 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CALL_LIMIT 1024u
 #define URL_PREFIX "http://127.0.0.1:9/v1/"
 #define URL_REQUEST_LIMIT 1024u
+/* A SNAPSHOT run's largest state (run.c takes the memory limit). */
+#define SNAP_STATE_CAP 4096u
 
 /* ------------------------------------------------------------ reference */
 
@@ -193,6 +209,9 @@ struct ref_result {
         uint32_t kind, times, len;
         const unsigned char *detail;
     } refusals[CI_REFUSALS_MAX];
+    /* A SNAPSHOT run's STATE, PACKAGES and LEFT_OUT, present if seen. */
+    const unsigned char *state, *packages, *left_out;
+    size_t state_len, packages_len, left_out_len;
 };
 
 /* The REFUSALS field; 1 if well formed, its entries in @ref. */
@@ -284,9 +303,11 @@ static int ref_outputs(const unsigned char *p, size_t len, size_t per_output, si
     return 1;
 }
 
-/* A RESULT payload as proto.h describes it; 1 if well formed. */
+/* A RESULT payload as proto.h describes it, of a SNAPSHOT run whose
+ * state may take @state_cap bytes if that is not 0, else of a cell; 1 if
+ * well formed. */
 static int ref_result(const unsigned char *p, size_t len, const struct ci_config *cfg,
-                      struct ref_result *ref)
+                      size_t state_cap, struct ref_result *ref)
 {
     memset(ref, 0, sizeof *ref);
     while (len > 0) {
@@ -297,7 +318,7 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
         flen = word(p + 4);
         p += 8;
         len -= 8;
-        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_REFUSALS ||
+        if (flen > len || tag < CI_FIELD_OUTCOME || tag > CI_FIELD_LEFT_OUT ||
             (ref->seen & (1u << tag)))
             return 0;
         ref->seen |= 1u << tag;
@@ -329,6 +350,25 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
             if (!ref_refusals(p, flen, ref))
                 return 0;
             break;
+        /* A snapshot's fields come only from a SNAPSHOT run. */
+        case CI_FIELD_STATE: /* any bytes, within the state's cap */
+            if (!state_cap || flen > state_cap)
+                return 0;
+            ref->state = p;
+            ref->state_len = flen;
+            break;
+        case CI_FIELD_PACKAGES: /* text, but not bound by the output limit */
+            if (!state_cap || flen > CI_PACKAGES_MAX || !ref_utf8(p, flen))
+                return 0;
+            ref->packages = p;
+            ref->packages_len = flen;
+            break;
+        case CI_FIELD_LEFT_OUT: /* sent only if something was left out */
+            if (!state_cap || flen == 0 || flen > CI_LEFT_OUT_MAX || !ref_utf8(p, flen))
+                return 0;
+            ref->left_out = p;
+            ref->left_out_len = flen;
+            break;
         default: /* the text fields */
             if (flen > cfg->output_limit || !ref_utf8(p, flen))
                 return 0;
@@ -346,6 +386,11 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
         return 0;
     /* The whole traceback only ever comes with the folded one. */
     if (ref->text[CI_FIELD_TRACEBACK_FULL] && !ref->text[CI_FIELD_TRACEBACK])
+        return 0;
+    /* A snapshot taken has its state and package set; a failed one no state. */
+    if (state_cap && ref->outcome == CI_OUTCOME_OK && (!ref->state || !ref->packages))
+        return 0;
+    if (ref->outcome != CI_OUTCOME_OK && ref->state)
         return 0;
     return 1;
 }
@@ -432,9 +477,36 @@ static void check_getters(const ci_result *r, const struct ci_config *cfg)
     CHECK(ci_result_output_wait(r, n) == 0);
 }
 
-/* Decodes a RESULT payload as on_frame does; 1 if the run ended well. */
+/* What r->snap holds after decoding the @len bytes at @p with a state
+ * cap of @state_cap, whole or partial: nothing unless the cap was set,
+ * the state within the payload, the texts as a SNAPSHOT run's are. */
+static void check_snap(const ci_result *r, const unsigned char *p, size_t len,
+                       size_t state_cap)
+{
+    CHECK(r->snap.state_cap == state_cap);
+    if (!state_cap)
+        CHECK(!r->snap.state && !r->snap.state_len && !r->snap.packages && !r->snap.left_out);
+    if (r->snap.state)
+        CHECK(r->snap.state >= p && r->snap.state_len <= state_cap &&
+              r->snap.state_len <= len - (size_t)(r->snap.state - p));
+    else
+        CHECK(r->snap.state_len == 0);
+    if (r->snap.packages) {
+        size_t k = strnlen(r->snap.packages, CI_PACKAGES_MAX + 1);
+        CHECK(k <= CI_PACKAGES_MAX && ref_utf8((const unsigned char *)r->snap.packages, k));
+    }
+    if (r->snap.left_out) {
+        size_t k = strnlen(r->snap.left_out, CI_LEFT_OUT_MAX + 1);
+        CHECK(k >= 1 && k <= CI_LEFT_OUT_MAX &&
+              ref_utf8((const unsigned char *)r->snap.left_out, k));
+    }
+}
+
+/* Decodes a RESULT payload as on_frame does, for a SNAPSHOT run whose
+ * state may take @state_cap bytes if that is not 0 (as ci_run_internal
+ * sets it), else for a cell; 1 if the run ended well. */
 static int on_result(const unsigned char *p, size_t len, const struct ci_config *cfg,
-                     int execution_count)
+                     int execution_count, size_t state_cap)
 {
     struct ref_result ref;
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
@@ -444,8 +516,9 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
 
     CHECK(r != NULL);
     r->execution_count = execution_count;
+    r->snap.state_cap = state_cap;
     rc = ci_result_decode(r, p, len, cfg, &outcome, &count, &why);
-    want = ref_result(p, len, cfg, &ref);
+    want = ref_result(p, len, cfg, state_cap, &ref);
     CHECK(rc == CI_OK || rc == CI_EPROTO || rc == CI_ENOMEM);
     if (rc == CI_EPROTO)
         CHECK(why != NULL && why[0] != '\0');
@@ -490,11 +563,15 @@ static int on_result(const unsigned char *p, size_t len, const struct ci_config 
             check_text(r->refusals[i].detail, ref.refusals[i].detail, ref.refusals[i].len);
         }
         CHECK(ci_result_execution_count(r) == execution_count);
+        CHECK(r->snap.state == ref.state && r->snap.state_len == ref.state_len);
+        check_text(r->snap.packages, ref.packages, ref.packages_len);
+        check_text(r->snap.left_out, ref.left_out, ref.left_out_len);
     }
     TRACE("RESULT of %zu bytes: %s, count %u, %zu outputs\n", len,
           rc == CI_OK ? "decoded" : why ? why : "out of memory", count,
           ci_result_output_count(r));
     check_getters(r, cfg);
+    check_snap(r, p, len, state_cap);
     free(ref.outputs);
     ci_result_free(r);
     /* on_frame: a result for another cell is a protocol error too. */
@@ -888,6 +965,245 @@ static int on_ready(uint32_t type, const unsigned char *p, size_t len)
     return rc == 0;
 }
 
+/* ------------------------------------------------------- a snapshot */
+
+/* The reference below is written from docs/snapshot-format.md alone. */
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+    return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+struct ref_entry {
+    int is_dir;
+    uint32_t mode;
+    const unsigned char *path, *data; /* data: NULL for a DIR */
+    size_t path_len, len;
+};
+
+struct ref_snapshot {
+    const unsigned char *packages, *state, *left_out; /* left_out: NULL if none */
+    size_t packages_len, state_len, left_out_len;
+    uint32_t count;
+    const unsigned char *entries, *entries_end; /* the first DIR or FILE's header, past the last */
+    struct ref_entry *entry;
+    size_t entry_count, entry_cap;
+    unsigned long long file_bytes;
+};
+
+/* Relative to the workspace: components separated by single '/', none
+ * empty, "." or "..", each at most 255 bytes; no NUL; at most 4095 bytes
+ * and 64 components in all. */
+static int ref_snap_path(const unsigned char *p, size_t n)
+{
+    const unsigned char *at = p, *end = p + n;
+    size_t parts = 0;
+
+    if (n == 0 || n > 4095 || memchr(p, '\0', n))
+        return 0;
+    for (;;) {
+        const unsigned char *slash = memchr(at, '/', (size_t)(end - at));
+        size_t k = (size_t)((slash ? slash : end) - at);
+        if (k == 0 || k > 255 || (k == 1 && at[0] == '.') || (k == 2 && memcmp(at, "..", 2) == 0))
+            return 0;
+        if (++parts > 64)
+            return 0;
+        if (!slash)
+            return 1;
+        at = slash + 1;
+    }
+}
+
+/* A DIR (u32 mode 0700, the path) or FILE (u32 mode 0600 or 0700, u32
+ * path length, the path, the bytes) section's @n bytes at @c; 1 if well
+ * formed, appended to ref->entry. */
+static int ref_snap_entry(int is_dir, const unsigned char *c, uint64_t n, struct ref_snapshot *ref)
+{
+    struct ref_entry e = {is_dir, 0, NULL, NULL, 0, 0};
+
+    if (n < (is_dir ? 4u : 8u))
+        return 0;
+    e.mode = le32(c);
+    if (is_dir) {
+        if (e.mode != 0700)
+            return 0;
+        e.path = c + 4;
+        e.path_len = (size_t)(n - 4);
+    } else {
+        if ((e.mode != 0600 && e.mode != 0700) || le32(c + 4) > n - 8)
+            return 0;
+        e.path = c + 8;
+        e.path_len = le32(c + 4);
+        e.data = e.path + e.path_len;
+        e.len = (size_t)(n - 8 - e.path_len);
+    }
+    if (!ref_snap_path(e.path, e.path_len))
+        return 0;
+    if (ref->entry_count == ref->entry_cap) {
+        size_t cap = ref->entry_cap ? 2 * ref->entry_cap : 16;
+        struct ref_entry *grown = realloc(ref->entry, cap * sizeof *grown);
+        if (!grown)
+            abort();
+        ref->entry = grown;
+        ref->entry_cap = cap;
+    }
+    ref->entry[ref->entry_count++] = e;
+    ref->file_bytes += e.len;
+    return 1;
+}
+
+/* A snapshot's @len bytes at @p; 1 if the host takes them (the checks
+ * before any session starts), their parts in @ref (ref->entry is the
+ * caller's to free either way). */
+static int ref_snapshot(const unsigned char *p, size_t len, struct ref_snapshot *ref)
+{
+    static const unsigned char magic[8] = {0x89, 'C', 'I', 'S', 'N', 'A', 'P', '\n'};
+    unsigned char hash[32];
+    size_t off = 16, body;
+    /* Sections so far: 0 to 3 of PACKAGES, COUNT, STATE; then 4 after the LEFT_OUT. */
+    unsigned stage = 0;
+
+    memset(ref, 0, sizeof *ref);
+    if (len < 16 + 32 || memcmp(p, magic, 8) != 0 || le32(p + 8) != 1 || le32(p + 12) != 0)
+        return 0;
+    body = len - 32;
+    crypto_hash_sha256(hash, p, body);
+    if (memcmp(hash, p + body, 32) != 0)
+        return 0;
+    while (off < body) {
+        uint32_t type;
+        uint64_t n;
+        const unsigned char *c;
+
+        if (body - off < 16 || le32(p + off + 4) != 0)
+            return 0;
+        type = le32(p + off);
+        n = le64(p + off + 8);
+        if (n > body - off - 16 || stage == 4)
+            return 0;
+        c = p + off + 16;
+        if (stage < 3 && type != (stage == 0 ? 1u : stage == 1 ? 2u : 3u))
+            return 0; /* PACKAGES, COUNT and STATE first, each once, in order */
+        switch (type) {
+        case 1: /* PACKAGES: UTF-8 lines, 1 byte to 1 MiB */
+            if (stage != 0 || n < 1 || n > 1048576 || !ref_utf8(c, (size_t)n))
+                return 0;
+            ref->packages = c;
+            ref->packages_len = (size_t)n;
+            stage = 1;
+            break;
+        case 2: /* COUNT: a u32 under 2^31 */
+            if (stage != 1 || n != 4 || le32(c) >= 0x80000000u)
+                return 0;
+            ref->count = le32(c);
+            stage = 2;
+            break;
+        case 3: /* STATE: 1 byte to 3 GiB */
+            if (stage != 2 || n < 1 || n > 3ull << 30)
+                return 0;
+            ref->state = c;
+            ref->state_len = (size_t)n;
+            stage = 3;
+            break;
+        case 4: /* LEFT_OUT: UTF-8 lines, 1 byte to 2 MiB; last */
+            if (n < 1 || n > 2u << 20 || !ref_utf8(c, (size_t)n))
+                return 0;
+            ref->left_out = c;
+            ref->left_out_len = (size_t)n;
+            stage = 4;
+            break;
+        case 5: /* DIR */
+        case 6: /* FILE */
+            if (!ref_snap_entry(type == 5, c, n, ref))
+                return 0;
+            if (!ref->entries)
+                ref->entries = p + off;
+            ref->entries_end = c + n;
+            break;
+        default:
+            return 0;
+        }
+        off += 16 + (size_t)n;
+    }
+    return stage >= 3;
+}
+
+/* ci_snapshot_parse, ci_snapshot_next and ci_snapshot_left_out on the
+ * @len bytes at @p, against the reference. */
+static void check_snapshot(const unsigned char *p, size_t len)
+{
+    struct ci_snapshot_view v;
+    struct ci_snapshot_entry e;
+    struct ref_snapshot ref;
+    const char *why = NULL;
+    char *list = (char *)&v; /* not NULL, to see a failure set it so */
+    size_t off = 0, i = 0;
+    int rc = ci_snapshot_parse(p, len, &v, &why);
+    int want = ref_snapshot(p, len, &ref);
+
+    TRACE("snapshot of %zu bytes: %s\n", len, rc == CI_OK ? "taken" : why);
+    CHECK(rc == CI_OK || rc == CI_EINVAL);
+    CHECK((rc == CI_OK) == want);
+    if (rc == CI_OK) {
+        CHECK(why == NULL);
+        CHECK(v.packages == (const char *)ref.packages && v.packages_len == ref.packages_len);
+        CHECK(v.count == ref.count);
+        CHECK(v.state == ref.state && v.state_len == ref.state_len);
+        CHECK(v.left_out == (const char *)ref.left_out && v.left_out_len == ref.left_out_len);
+        CHECK(v.entries == ref.entries &&
+              v.entries_len == (size_t)(ref.entries_end - ref.entries));
+        CHECK(v.entry_count == ref.entry_count && v.file_bytes == ref.file_bytes);
+        while (ci_snapshot_next(&v, &off, &e)) {
+            const struct ref_entry *want_e;
+            CHECK(i < ref.entry_count);
+            want_e = &ref.entry[i++];
+            CHECK(e.is_dir == want_e->is_dir && e.mode == want_e->mode);
+            CHECK(e.path == (const char *)want_e->path && e.path_len == want_e->path_len);
+            CHECK(e.data == want_e->data && e.len == want_e->len);
+        }
+        CHECK(i == ref.entry_count && off == v.entries_len);
+        CHECK(ci_snapshot_next(&v, &off, &e) == 0);
+    } else {
+        CHECK(why != NULL && why[0] != '\0');
+    }
+
+    rc = ci_snapshot_left_out(p, len, &list);
+    CHECK(rc == CI_OK || rc == CI_EINVAL || rc == CI_ENOMEM);
+    if (rc != CI_ENOMEM)
+        CHECK((rc == CI_OK) == want);
+    if (rc == CI_OK) {
+        CHECK(list != NULL && strlen(list) == ref.left_out_len);
+        CHECK(memcmp(list, ref.left_out ? ref.left_out : (const unsigned char *)"",
+                     ref.left_out_len) == 0);
+    } else {
+        CHECK(list == NULL);
+        if (rc == CI_EINVAL)
+            CHECK(strstr(ci_session_errmsg(NULL), why) != NULL);
+    }
+    ci_free(list);
+    free(ref.entry);
+}
+
+/* The snapshot at @p as given, then with its hash made right. */
+static void on_snapshot(const unsigned char *p, size_t len)
+{
+    size_t body = len >= CI_SNAPSHOT_HASH_LEN ? len - CI_SNAPSHOT_HASH_LEN : len;
+    unsigned char *fixed = malloc(body + CI_SNAPSHOT_HASH_LEN);
+
+    check_snapshot(p, len);
+    if (!fixed)
+        return;
+    memcpy(fixed, p, body);
+    crypto_hash_sha256(fixed + body, fixed, body);
+    check_snapshot(fixed, body + CI_SNAPSHOT_HASH_LEN);
+    free(fixed);
+}
+
 /* ------------------------------------------------------------ the stream */
 
 struct stream {
@@ -989,6 +1305,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st.schedule = data + 2;
     st.p = data + 2 + st.schedule_len;
     st.len = size - 2 - st.schedule_len;
+    if (mode & 64) {
+        on_snapshot(st.p, st.len);
+        return 0;
+    }
 
     ci_config_defaults(&cfg);
     CHECK(ci_config_set_output_limit(&cfg, OUTPUT_LIMIT) == CI_OK);
@@ -1022,9 +1342,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int count = 1;; count++) {
         char violation[CI_VIOLATION_NAME_MAX + 1] = "";
         int over = 0, ok = 0, signaled = 0;
+        size_t state_cap = mode & 32 ? SNAP_STATE_CAP : 0;
+        /* run.c: a run that is no cell has a count of its own (proto.h). */
+        int execution_count = mode & 32 ? (int)(CI_RUN_COUNT_INTERNAL | (uint32_t)count) : count;
 
-        ci_reader_init(&rd, ci_result_frame_cap(&cfg));
+        ci_reader_init(&rd, ci_result_frame_cap(&cfg, state_cap));
         CHECK(rd.max_len >= 4 * OUTPUT_LIMIT + DISPLAY_RUN_LIMIT);
+        if (state_cap)
+            CHECK(rd.max_len >= ci_result_frame_cap(&cfg, 0) + state_cap + CI_PACKAGES_MAX +
+                                    CI_LEFT_OUT_MAX);
         while (!over) {
             if (pump(&rd, &st) != 1) {
                 over = 1; /* EOF: the worker died; over the cap: killed */
@@ -1059,7 +1385,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 else
                     over = 1;
             } else if (rd.type == CI_FRAME_RESULT && !violation[0] && !signaled) {
-                ok = on_result(rd.payload, rd.len, &cfg, count);
+                ok = on_result(rd.payload, rd.len, &cfg, execution_count, state_cap);
                 over = 1;
             } else {
                 over = 1; /* a second report, a result or request after one, any other type */
