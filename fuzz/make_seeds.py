@@ -17,18 +17,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 5
+PROTO_VERSION = 6
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
  CALL_REPLY, NETWORK, FETCH, FETCH_REPLY, INSTALL, INSTALL_REPLY) = range(1, 16)
 INSTALL_LIST, INSTALL_WHEEL = 1, 2
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
- F_OMITTED, F_TRACEBACK_FULL, F_REFUSALS) = range(1, 12)
+ F_OMITTED, F_TRACEBACK_FULL, F_REFUSALS, F_STATE, F_PACKAGES, F_LEFT_OUT) = range(1, 15)
 REFUSAL_NETWORK, REFUSAL_PATH, REFUSAL_MODE = 1, 5, 6
 REFUSALS_MAX = 32
 OK, ERROR, MEMORY, INTERRUPT = range(4)
-LAYER_ALL = 0x7FF
+LAYER_ALL = 0x1FFF
 DISPLAY_DATA, EXECUTE_RESULT, UPDATE_DISPLAY_DATA, CLEAR_OUTPUT = 1, 2, 3, 4
 FLAG_WAIT = 1
 DISPLAY_ID_MAX = 255
@@ -226,14 +226,14 @@ SEEDS = {
                                    bytes([1])),
     # Malformed: each is refused, the worker killed.
     "bad-ready-version": seed(WITH_READY, ready(version=1) + result(1)),
-    "bad-ready-layers": seed(WITH_READY, ready(layers=0x800)),
+    "bad-ready-layers": seed(WITH_READY, ready(layers=LAYER_ALL + 1)),
     "bad-ready-length": seed(WITH_READY, frame(READY, u32(1) + u32(1) + b"\0")),
     "bad-ready-over-cap": seed(WITH_READY, frame(READY, b"", 65)),
     "bad-frame-over-cap": seed(0, frame(RESULT, b"", 0xFFFFFFFF)),
     "bad-frame-type": seed(0, frame(9, b"xyz")),
     "bad-truncated-header": seed(0, b"\x03\x00\x00\x00\x10"),
     "bad-repeated-field": seed(0, result(1, OK, field(F_VALUE, "1"), field(F_VALUE, "2"))),
-    "bad-unknown-field": seed(0, result(1, OK, field(11, b""))),
+    "bad-unknown-field": seed(0, result(1, OK, field(F_LEFT_OUT + 1, b""))),
     "bad-traceback-full-alone": seed(0, result(1, ERROR, field(F_ENAME, "JSONDecodeError"),
                                               field(F_TRACEBACK_FULL, WHOLE))),
     "bad-no-count": seed(0, frame(RESULT, field(F_OUTCOME, OK))),
