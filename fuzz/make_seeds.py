@@ -9,7 +9,9 @@ proto.h's frame format (host byte order). Run from anywhere:
 
 The output is deterministic; the generated files are checked in.
 """
+import hashlib
 import os
+import pickle
 import struct
 import sys
 
@@ -25,6 +27,8 @@ INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
 (F_OUTCOME, F_VALUE, F_ENAME, F_EVALUE, F_TRACEBACK, F_FLAGS, F_COUNT, F_OUTPUTS,
  F_OMITTED, F_TRACEBACK_FULL, F_REFUSALS, F_STATE, F_PACKAGES, F_LEFT_OUT) = range(1, 15)
+RUN_COUNT_INTERNAL = 0x80000000
+PACKAGES_MAX = 1048576
 REFUSAL_NETWORK, REFUSAL_PATH, REFUSAL_MODE = 1, 5, 6
 REFUSALS_MAX = 32
 OK, ERROR, MEMORY, INTERRUPT = range(4)
@@ -41,6 +45,13 @@ WITH_FUNCTIONS = 8  # the host functions "echo" and "f"; call limits of 1024 byt
 CALL_LIMIT = 1024
 WITH_URLS = 16  # the URLs under http://127.0.0.1:9/v1/; a request limit of 1024 bytes
 URL_REQUEST_LIMIT = 1024
+SNAPSHOT_RUNS = 32  # SNAPSHOT runs, counted from RUN_COUNT_INTERNAL | 1; a state cap of 4096
+SNAP_STATE_CAP = 4096
+SNAPSHOT_BYTES = 64  # the rest is a snapshot's bytes (docs/snapshot-format.md)
+
+# docs/snapshot-format.md: little-endian, whatever the machine.
+SNAP_MAGIC = b"\x89CISNAP\n"
+S_PACKAGES, S_COUNT, S_STATE, S_LEFT_OUT, S_DIR, S_FILE = range(1, 7)
 
 U32 = struct.Struct("=I")
 
@@ -127,6 +138,45 @@ def seed(mode, stream, schedule=b""):
     return bytes([mode, len(schedule)]) + schedule + stream
 
 
+def snap_result(run=1, outcome=OK, *fields):
+    """The RESULT of the SNAPSHOT run @run (its count has RUN_COUNT_INTERNAL)."""
+    return result(RUN_COUNT_INTERNAL | run, outcome, *fields)
+
+
+def le32(v):
+    return struct.pack("<I", v)
+
+
+def section(stype, data, length=None, reserved=0):
+    """A snapshot's section: u32 type, u32 0, u64 length, the contents."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return le32(stype) + le32(reserved) + struct.pack("<Q", len(data) if length is None
+                                                      else length) + data
+
+
+def snap_dir(path, mode=0o700):
+    if isinstance(path, str):
+        path = path.encode("utf-8")
+    return section(S_DIR, le32(mode) + path)
+
+
+def snap_file(path, data=b"", mode=0o600, path_len=None):
+    if isinstance(path, str):
+        path = path.encode("utf-8")
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return section(S_FILE, le32(mode) + le32(len(path) if path_len is None else path_len) +
+                   path + data)
+
+
+def snapshot(*sections, version=1, flags=0, good_hash=True):
+    """The magic, version and flags, the sections, and the SHA-256 of all
+    that (or 32 zero bytes)."""
+    body = SNAP_MAGIC + le32(version) + le32(flags) + b"".join(sections)
+    return body + (hashlib.sha256(body).digest() if good_hash else bytes(32))
+
+
 # A PNG's start: binary, with NUL bytes.
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x07\x00\x00\x00\x05"
        b"\x08\x02\x00\x00\x00\x8f\x9c\xa3\x10\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -168,6 +218,26 @@ EVERY_FIELD = result(1, ERROR,
                      field(F_FLAGS, 1),
                      field(F_OUTPUTS, OUTPUTS),
                      field(F_OMITTED, 2))
+
+# A snapshot's parts as the worker and the host write them.
+PACKAGES = ("python 3.11.2 cpython-311 x86_64\nmatplotlib 3.6.3\nnumpy 1.24.2\n"
+            "pandas 1.5.3\nscipy 1.10.1\n")
+STATE = pickle.dumps({"format": 1, "names": {"x": 42, "name": "caf\u00e9"}, "out": {1: 42},
+                      "in": ["", "x = 42"], "count": 7, "generators": {}}, protocol=5)
+LEFT_OUT = ("gen: a generator in flight\nf: a file object\nOut[3]: TypeError: cannot pickle "
+            "'_thread.lock' object\nlink: a symbolic link\ncaf??.txt: a file with more than "
+            "one hard link\n")
+HEAD = section(S_PACKAGES, PACKAGES) + section(S_COUNT, le32(7)) + section(S_STATE, STATE)
+ENTRIES = (snap_dir("data") + snap_file("data/q1.csv", "dept,amount\nops,12.5\n") +
+           snap_dir("data/raw") + snap_file("data/raw/x.bin", PNG) +
+           snap_file("run.sh", "#!/bin/sh\necho hi\n", mode=0o700) + snap_file("empty") +
+           snap_file(b"caf\xc3\xa9 \xff\x01.txt", "latin, control and invalid UTF-8 bytes") +
+           snap_dir(".hidden") + snap_file(".hidden/..x", "dots are fine in a longer name"))
+DEEP = "/".join(["d"] * 64)  # the deepest path, and then the longest
+LONG = "/".join([c * 255 for c in "abcdefghijklmnop"])
+assert len(LONG) == 4095
+SNAP_RESULT = snap_result(1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES),
+                          field(F_LEFT_OUT, LEFT_OUT))
 
 SEEDS = {
     # Well formed.
@@ -357,6 +427,139 @@ SEEDS = {
     "bad-install-wheel-long": seed(0, frame(INSTALL, u32(INSTALL_WHEEL) + b"w" * 256)),
     "bad-install-short": seed(0, frame(INSTALL, b"\1\0")),
     "bad-install-reply-from-worker": seed(0, frame(INSTALL_REPLY, u32(0))),
+    # SNAPSHOT runs: the state, the package set and what was left out.
+    "snap-result": seed(SNAPSHOT_RUNS, SNAP_RESULT),
+    "snap-result-split": seed(SNAPSHOT_RUNS, SNAP_RESULT, bytes([0x81, 3, 0xC2, 17, 0x80, 1, 0])),
+    "snap-result-after-ready": seed(WITH_READY | SNAPSHOT_RUNS, ready() + SNAP_RESULT),
+    "snap-result-nothing-left-out": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_PACKAGES, PACKAGES), field(F_STATE, STATE), field(F_VALUE, "None"))),
+    "snap-result-at-limits": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, b"\0" * SNAP_STATE_CAP),
+        field(F_PACKAGES, "p 1.0\n" * 500 + "\u00e9"), field(F_LEFT_OUT, "\U0001f600" * 1000))),
+    "snap-result-empty-state-and-packages": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, b""), field(F_PACKAGES, b""))),
+    "snap-result-error": seed(SNAPSHOT_RUNS, snap_result(
+        1, ERROR, field(F_ENAME, "PicklingError"), field(F_EVALUE, "cannot pickle 'generator'"),
+        field(F_PACKAGES, PACKAGES), field(F_LEFT_OUT, "g: a generator in flight\n"))),
+    "snap-result-memory": seed(SNAPSHOT_RUNS, snap_result(1, MEMORY, field(F_ENAME, "MemoryError"))),
+    "snap-result-two-runs": seed(SNAPSHOT_RUNS, SNAP_RESULT + snap_result(
+        2, OK, field(F_STATE, STATE[:10]), field(F_PACKAGES, PACKAGES))),
+    "snap-result-with-outputs": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES), field(F_OUTPUTS, OUTPUTS),
+        field(F_REFUSALS, refusals(0, (REFUSAL_PATH, 1, "read /etc/shadow"))))),
+    "bad-snap-state-over-cap": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, b"\x80" * (SNAP_STATE_CAP + 1)), field(F_PACKAGES, PACKAGES))),
+    "bad-snap-no-state": seed(SNAPSHOT_RUNS, snap_result(1, OK, field(F_PACKAGES, PACKAGES))),
+    "bad-snap-no-packages": seed(SNAPSHOT_RUNS, snap_result(1, OK, field(F_STATE, STATE))),
+    "bad-snap-nothing": seed(SNAPSHOT_RUNS, snap_result(1, OK)),
+    "bad-snap-state-with-error": seed(SNAPSHOT_RUNS, snap_result(
+        1, ERROR, field(F_ENAME, "PicklingError"), field(F_STATE, STATE),
+        field(F_PACKAGES, PACKAGES))),
+    "bad-snap-left-out-empty": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES), field(F_LEFT_OUT, b""))),
+    "bad-snap-left-out-nul": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES), field(F_LEFT_OUT, b"g\0: x"))),
+    "bad-snap-packages-latin1": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, b"caf\xe9 1.0\n"))),
+    "bad-snap-packages-surrogate": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, b"\xed\xa0\x80"))),
+    "bad-snap-repeated-state": seed(SNAPSHOT_RUNS, snap_result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES), field(F_STATE, STATE))),
+    "bad-snap-count-of-a-cell": seed(SNAPSHOT_RUNS, result(
+        1, OK, field(F_STATE, STATE), field(F_PACKAGES, PACKAGES))),
+    "bad-snap-frame-over-cap": seed(SNAPSHOT_RUNS, frame(RESULT, b"", 0xFFFFFFFF)),
+    "bad-snap-fields-in-a-cell": seed(0, result(1, OK, field(F_STATE, STATE),
+                                                field(F_PACKAGES, PACKAGES))),
+    "bad-snap-packages-in-a-cell": seed(0, result(1, OK, field(F_PACKAGES, PACKAGES))),
+    "bad-snap-left-out-in-a-cell": seed(0, result(1, ERROR, field(F_ENAME, "X"),
+                                                  field(F_LEFT_OUT, LEFT_OUT))),
+    # Snapshots' bytes. Each is also fuzzed with its hash made right, so the
+    # malformed ones have a good hash and fail on what they name.
+    "snapshot": seed(SNAPSHOT_BYTES, snapshot(HEAD, ENTRIES, section(S_LEFT_OUT, LEFT_OUT))),
+    "snapshot-minimal": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, "python 3.11.2 cpython-311 x86_64"), section(S_COUNT, le32(0)),
+        section(S_STATE, b"N."))),
+    "snapshot-no-left-out": seed(SNAPSHOT_BYTES, snapshot(HEAD, ENTRIES)),
+    "snapshot-only-left-out": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_LEFT_OUT, LEFT_OUT))),
+    "snapshot-path-limits": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, *[snap_dir("/".join(["d"] * k)) for k in range(1, 65)], snap_file(DEEP + "x", "x"),
+        snap_file(LONG, mode=0o700), snap_file("a" * 255, "x"))),
+    "snapshot-count-max": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(RUN_COUNT_INTERNAL - 1)),
+        section(S_STATE, STATE), snap_file("f", "\0" * 300))),
+    "snapshot-hash-wrong": seed(SNAPSHOT_BYTES, snapshot(HEAD, ENTRIES, good_hash=False)),
+    "snapshot-cut": seed(SNAPSHOT_BYTES, snapshot(HEAD, ENTRIES)[:-40]),
+    "snapshot-short": seed(SNAPSHOT_BYTES, SNAP_MAGIC + le32(1)),
+    "bad-snapshot-magic": seed(SNAPSHOT_BYTES, b"\x88" + snapshot(HEAD)[1:]),
+    "bad-snapshot-version": seed(SNAPSHOT_BYTES, snapshot(HEAD, version=2)),
+    "bad-snapshot-flags": seed(SNAPSHOT_BYTES, snapshot(HEAD, flags=1)),
+    "bad-snapshot-empty": seed(SNAPSHOT_BYTES, snapshot()),
+    "bad-snapshot-no-state": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(7)))),
+    "bad-snapshot-order-count-first": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_COUNT, le32(7)), section(S_PACKAGES, PACKAGES), section(S_STATE, STATE))),
+    "bad-snapshot-order-state-second": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_STATE, STATE), section(S_COUNT, le32(7)))),
+    "bad-snapshot-order-dir-first": seed(SNAPSHOT_BYTES, snapshot(snap_dir("d"), HEAD)),
+    "bad-snapshot-order-file-in-head": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(7)), snap_file("f", "x"),
+        section(S_STATE, STATE))),
+    "bad-snapshot-order-after-left-out": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_LEFT_OUT, LEFT_OUT), snap_file("f", "x"))),
+    "bad-snapshot-two-left-outs": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_LEFT_OUT, "a: b\n"), section(S_LEFT_OUT, "c: d\n"))),
+    "bad-snapshot-repeated-packages": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_PACKAGES, PACKAGES))),
+    "bad-snapshot-repeated-state": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_STATE, STATE))),
+    "bad-snapshot-unknown-section": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(7, b"x"))),
+    "bad-snapshot-reserved": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_DIR, le32(0o700) + b"d", reserved=1))),
+    "bad-snapshot-packages-empty": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, b""), section(S_COUNT, le32(7)), section(S_STATE, STATE))),
+    "bad-snapshot-packages-nul": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, b"numpy\x001.24"), section(S_COUNT, le32(7)),
+        section(S_STATE, STATE))),
+    "bad-snapshot-packages-latin1": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, b"caf\xe9 1.0"), section(S_COUNT, le32(7)),
+        section(S_STATE, STATE))),
+    "bad-snapshot-count-2-31": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(RUN_COUNT_INTERNAL)),
+        section(S_STATE, STATE))),
+    "bad-snapshot-count-u64": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(7) + le32(0)),
+        section(S_STATE, STATE))),
+    "bad-snapshot-state-empty": seed(SNAPSHOT_BYTES, snapshot(
+        section(S_PACKAGES, PACKAGES), section(S_COUNT, le32(7)), section(S_STATE, b""))),
+    "bad-snapshot-left-out-empty": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_LEFT_OUT, b""))),
+    "bad-snapshot-left-out-nul": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_LEFT_OUT, b"a\0: b\n"))),
+    "bad-snapshot-path-dotdot": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file("../x", "x"))),
+    "bad-snapshot-path-inner-dotdot": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, snap_dir("a"), snap_file("a/../../x", "x"))),
+    "bad-snapshot-path-dot": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_dir("./a"))),
+    "bad-snapshot-path-absolute": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file("/etc/passwd"))),
+    "bad-snapshot-path-double-slash": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, snap_dir("a"), snap_file("a//b"))),
+    "bad-snapshot-path-trailing-slash": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_dir("a/"))),
+    "bad-snapshot-path-empty": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_dir(""))),
+    "bad-snapshot-path-nul": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file(b"a\0b", "x"))),
+    "bad-snapshot-path-256": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file("a" * 256, "x"))),
+    "bad-snapshot-path-4096": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file(LONG + "q", "x"))),
+    "bad-snapshot-path-65-deep": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_dir(DEEP + "/d"))),
+    "bad-snapshot-dir-mode": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_dir("d", mode=0o755))),
+    "bad-snapshot-file-mode": seed(SNAPSHOT_BYTES, snapshot(HEAD, snap_file("f", mode=0o644))),
+    "bad-snapshot-file-setuid": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, snap_file("f", mode=0o4700))),
+    "bad-snapshot-file-path-past-section": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, snap_file("f", "xyz", path_len=5), snap_file("g"))),
+    "bad-snapshot-file-cut": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_FILE, le32(0o600)))),
+    "bad-snapshot-dir-cut": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_DIR, b"\xc0\x01"))),
+    "bad-snapshot-section-past-end": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_FILE, le32(0o600) + le32(1) + b"f", length=100))),
+    "bad-snapshot-section-length-2-64": seed(SNAPSHOT_BYTES, snapshot(
+        HEAD, section(S_FILE, le32(0o600) + le32(1) + b"f", length=(1 << 64) - 1))),
+    "bad-snapshot-header-cut": seed(SNAPSHOT_BYTES, snapshot(HEAD, section(S_DIR, b"")[:12])),
+    "bad-snapshot-state-cut": seed(SNAPSHOT_BYTES, snapshot(HEAD[:-5])),
 }
 
 
