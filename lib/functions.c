@@ -279,6 +279,12 @@ int ci_call_parse(const unsigned char *p, size_t len, const struct ci_config *cf
         *why = "a call whose arguments are over the argument limit";
         return -1;
     }
+    /* JSON has no raw NUL (RFC 8259), but jansson 2.14 skips one between
+     * tokens, and the callback is promised checked JSON. */
+    if (memchr(p + *args_at, '\0', len - *args_at)) {
+        *why = "a call whose arguments are not JSON";
+        return -1;
+    }
     doc = json_loadb((const char *)p + *args_at, len - *args_at,
                      JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
     if (!doc) {
