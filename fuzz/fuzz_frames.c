@@ -351,14 +351,14 @@ static int ref_result(const unsigned char *p, size_t len, const struct ci_config
                 return 0;
             break;
         /* A snapshot's fields come only from a SNAPSHOT run. */
-        case CI_FIELD_STATE: /* any bytes, within the state's cap */
-            if (!state_cap || flen > state_cap)
+        case CI_FIELD_STATE: /* 1 byte or more, within the state's cap */
+            if (!state_cap || flen == 0 || flen > state_cap)
                 return 0;
             ref->state = p;
             ref->state_len = flen;
             break;
-        case CI_FIELD_PACKAGES: /* text, but not bound by the output limit */
-            if (!state_cap || flen > CI_PACKAGES_MAX || !ref_utf8(p, flen))
+        case CI_FIELD_PACKAGES: /* text, not empty, not bound by the output limit */
+            if (!state_cap || flen == 0 || flen > CI_PACKAGES_MAX || !ref_utf8(p, flen))
                 return 0;
             ref->packages = p;
             ref->packages_len = flen;

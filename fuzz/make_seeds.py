@@ -436,7 +436,7 @@ SEEDS = {
     "snap-result-at-limits": seed(SNAPSHOT_RUNS, snap_result(
         1, OK, field(F_STATE, b"\0" * SNAP_STATE_CAP),
         field(F_PACKAGES, "p 1.0\n" * 500 + "\u00e9"), field(F_LEFT_OUT, "\U0001f600" * 1000))),
-    "snap-result-empty-state-and-packages": seed(SNAPSHOT_RUNS, snap_result(
+    "bad-snap-result-empty-state-and-packages": seed(SNAPSHOT_RUNS, snap_result(
         1, OK, field(F_STATE, b""), field(F_PACKAGES, b""))),
     "snap-result-error": seed(SNAPSHOT_RUNS, snap_result(
         1, ERROR, field(F_ENAME, "PicklingError"), field(F_EVALUE, "cannot pickle 'generator'"),

@@ -268,9 +268,9 @@ enum ci_field_tag {
                                    * only with TRACEBACK and only when it
                                    * differs from it */
     CI_FIELD_REFUSALS = 11, /* what the sandbox refused the cell, see below */
-    CI_FIELD_STATE = 12,    /* a SNAPSHOT run's pickle: bytes the host never reads */
-    CI_FIELD_PACKAGES = 13, /* a SNAPSHOT run's package set: UTF-8 lines */
-    CI_FIELD_LEFT_OUT = 14, /* a SNAPSHOT run's "name: reason" lines, UTF-8 */
+    CI_FIELD_STATE = 12,    /* a SNAPSHOT run's pickle: 1 byte or more, never read by the host */
+    CI_FIELD_PACKAGES = 13, /* a SNAPSHOT run's package set: UTF-8 lines, not empty */
+    CI_FIELD_LEFT_OUT = 14, /* a SNAPSHOT run's "name: reason" lines, UTF-8, not empty */
 };
 
 /*

@@ -357,16 +357,17 @@ static int decode_snapshot(ci_result *r, uint32_t tag, const unsigned char *p, u
         return CI_EPROTO;
     }
     if (tag == CI_FIELD_STATE) {
-        if (flen > r->snap.state_cap) {
-            *why = "a state over the memory limit";
+        if (flen == 0 || flen > r->snap.state_cap) {
+            *why = flen ? "a state over the memory limit" : "an empty state";
             return CI_EPROTO;
         }
         r->snap.state = p;
         r->snap.state_len = flen;
         return CI_OK;
     }
-    if (tag == CI_FIELD_LEFT_OUT && flen == 0) {
-        *why = "an empty list of what was left out";
+    if (flen == 0) {
+        *why = tag == CI_FIELD_LEFT_OUT ? "an empty list of what was left out"
+                                        : "an empty package set";
         return CI_EPROTO;
     }
     return decode_text(tag == CI_FIELD_PACKAGES ? &r->snap.packages : &r->snap.left_out, p,

@@ -66,13 +66,15 @@ struct left_out {
 };
 
 /* Appends @text (@n bytes), then @tail, as one line; a byte that is not
- * printable ASCII (a file name may hold any) is a '?'. */
-static int left_out_add(struct left_out *l, const char *text, size_t n, const char *tail)
+ * printable ASCII (a file name may hold any) is a '?'. Past
+ * CI_LEFT_OUT_MAX a line is only counted, unless it is the @last. */
+static int left_out_line(struct left_out *l, const char *text, size_t n, const char *tail,
+                         int last)
 {
     size_t need = n + strlen(tail) + 1;
     char *p;
 
-    if (l->len + need > CI_LEFT_OUT_MAX) {
+    if (!last && l->len + need > CI_LEFT_OUT_MAX) {
         l->more++;
         return CI_OK;
     }
@@ -91,6 +93,11 @@ static int left_out_add(struct left_out *l, const char *text, size_t n, const ch
     l->len += strlen(tail);
     l->p[l->len++] = '\n';
     return CI_OK;
+}
+
+static int left_out_add(struct left_out *l, const char *text, size_t n, const char *tail)
+{
+    return left_out_line(l, text, n, tail, 0);
 }
 
 struct walk {
@@ -221,7 +228,7 @@ static int add_left_out(struct ci_snapshot_writer *w, const ci_result *r, struct
         snprintf(more, sizeof more, "... and %llu more files\n", l->more);
     if (!*worker && !l->len && !*more)
         return CI_OK;
-    if (*more && left_out_add(l, more, strlen(more) - 1, "") != CI_OK)
+    if (*more && left_out_line(l, more, strlen(more) - 1, "", 1) != CI_OK)
         return CI_ENOMEM;
     return ci_snapshot_add(w, CI_SNAP_LEFT_OUT, worker, strlen(worker), l->p, l->len);
 }

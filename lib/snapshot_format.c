@@ -171,7 +171,11 @@ int ci_snapshot_parse(const void *data, size_t len, struct ci_snapshot_view *v,
         }
         type = get32(p);
         slen = get64(p + 8);
-        if (get32(p + 4) != 0 || slen > (uint64_t)(end - p) - CI_SNAP_HEADER_LEN) {
+        if (get32(p + 4) != 0) {
+            *why = "a section header whose reserved word is not 0";
+            return CI_EINVAL;
+        }
+        if (slen > (uint64_t)(end - p) - CI_SNAP_HEADER_LEN) {
             *why = "a section longer than the snapshot";
             return CI_EINVAL;
         }
