@@ -106,6 +106,7 @@ static void test_a_restored_session_has_the_state_and_files(void **state)
     h_expect(t, "add_one(count), scaled(2), p.norm2(), type(p).__name__, pair[0] is pair[1]",
              "(42, 82, 25, 'Point', True)", "");
     h_expect(t, "Out[2], _2, In[2]", "(82, 82, 'count * 2')", "");
+    h_expect(t, "type(ping) is Pinged, ping.v", "(True, 5)", "");
     same_in_both(S, t, "int(pd.util.hash_pandas_object(frame).sum()), frame.shape");
     /* The generators draw on from the same state. */
     same_in_both(S, t, "random.random(), float(np.random.rand())");

@@ -34,7 +34,7 @@ except ImportError:
 
 _shell = _runner._shell
 _ns = _runner._ns
-FORMAT = 1
+FORMAT = 2
 
 # The namespace's entries that IPython and the runner keep, not a cell:
 # the history is carried as In and Out and its names made again from them.
@@ -154,47 +154,67 @@ def _generators():
     return state
 
 
-def _state():
+def _head():
     history = _shell.history_manager
-    out = _ns.get('_oh')
     return {
         'format': FORMAT,
-        'names': dict(_names()),
-        'out': dict(out) if isinstance(out, dict) else {},
         'in': (list(history.input_hist_parsed), list(history.input_hist_raw)),
         'count': _shell.execution_count,
         'generators': _generators(),
     }
 
 
-def _leave_out(pickler, state):
-    # Finds, by one trial pickle each, the entries that cannot be
-    # carried, takes them out of @state and names them.
-    left = []
-    for where, label in (('names', '{}'), ('out', 'Out[{}]')):
-        for key in list(state[where]):
-            try:
-                _dump(pickler, state[where][key], _Sink())
-            except Exception as e:
-                left.append(f'{label.format(key)}: {_reason(e)}')
-                del state[where][key]
-    return left
+def _entries():
+    # (kind, key, value) of every variable, the definitions first
+    # (classes, functions, modules), then Out's entries: loaded in this
+    # order, a value whose rebuilding calls a cell's function finds the
+    # names that function uses already in place.
+    names = list(_names())
+    defined = (type, types.FunctionType, types.ModuleType)
+    for first in (True, False):
+        for name, value in names:
+            if isinstance(value, defined) == first:
+                yield 'name', name, value
+    out = _ns.get('_oh')
+    for key, value in (out.items() if isinstance(out, dict) else ()):
+        yield 'out', key, value
+
+
+def _label(kind, key):
+    return f'Out[{key}]' if kind == 'out' else key
+
+
+def _stream(pickler, head, entries, skip):
+    # The state: a stream of pickles made by one pickler, so that one
+    # memo keeps the objects they share shared: the head, then one
+    # (kind, key, value) for each entry not in @skip, then None.
+    out = io.BytesIO()
+    p = pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dump(head)
+    for kind, key, value in entries:
+        if (kind, key) not in skip:
+            p.dump((kind, key, value))
+    p.dump(None)
+    return out.getvalue()
 
 
 def _pickled():
-    # (the pickle, the lines naming what was left out)
+    # (the state, the lines naming what was left out)
     pickler = _pickler_class()
-    state = _state()
-    out = io.BytesIO()
+    head, entries = _head(), list(_entries())
     try:
-        _dump(pickler, state, out)
-        return out.getvalue(), []
+        return _stream(pickler, head, entries, ()), []
     except Exception:
         pass
-    left = _leave_out(pickler, state)
-    out = io.BytesIO()
-    _dump(pickler, state, out)
-    return out.getvalue(), left
+    # Each entry alone, to find and name those that cannot be carried.
+    left, skip = [], set()
+    for kind, key, value in entries:
+        try:
+            _dump(pickler, value, _Sink())
+        except Exception as e:
+            left.append(f'{_label(kind, key)}: {_reason(e)}')
+            skip.add((kind, key))
+    return _stream(pickler, head, entries, skip), left
 
 
 def _fields(exc, limit):
@@ -256,17 +276,37 @@ def _unpickler_class():
     return Unpickler
 
 
+def _refused():
+    return SnapshotError('the interpreter state is not one this worker reads')
+
+
 def _load(state):
-    got = _unpickler_class()(io.BytesIO(state)).load()
-    if not isinstance(got, dict) or got.get('format') != FORMAT:
-        raise SnapshotError('the interpreter state is not one this worker reads')
-    names, out, count = got.get('names'), got.get('out'), got.get('count')
-    inputs, generators = got.get('in'), got.get('generators')
-    if (not isinstance(names, dict) or not isinstance(out, dict) or type(count) is not int
-            or not isinstance(generators, dict)
+    # Loads the stream of _stream(): each variable goes into the
+    # namespace as soon as it is loaded; returns the head and Out's
+    # entries.
+    data = io.BytesIO(state)
+    unpickler = _unpickler_class()(data)
+    head = unpickler.load()
+    if not isinstance(head, dict) or head.get('format') != FORMAT:
+        raise _refused()
+    count, inputs, generators = head.get('count'), head.get('in'), head.get('generators')
+    if (type(count) is not int or not isinstance(generators, dict)
             or not (isinstance(inputs, tuple) and len(inputs) == 2)):
-        raise SnapshotError('the interpreter state is not one this worker reads')
-    return names, out, count, inputs, generators
+        raise _refused()
+    out = {}
+    while (entry := unpickler.load()) is not None:
+        if not (isinstance(entry, tuple) and len(entry) == 3):
+            raise _refused()
+        kind, key, value = entry
+        if kind == 'name' and type(key) is str:
+            _ns[key] = value
+        elif kind == 'out' and type(key) is int:
+            out[key] = value
+        else:
+            raise _refused()
+    if data.read(1):
+        raise SnapshotError('the interpreter state has bytes after its end')
+    return out, count, inputs, generators
 
 
 def _restore_history(out, count, inputs):
@@ -301,16 +341,15 @@ def _restore_generators(generators):
 
 def restore(packages, state, limit):
     """The fields of a RESTORE run's RESULT: @packages and @state are
-    the RUN payload's package set and pickle (lib/proto.h; both empty if
-    the payload was cut). The state goes into the namespace only if all
-    of it loads."""
+    the RUN payload's package set and pickles (lib/proto.h; both empty if
+    the payload was cut). A restore that fails leaves the namespace with
+    what loaded before the failure: the host then frees the session."""
     try:
         if not packages or not state:
             raise SnapshotError('the snapshot has no package set or no state')
         _compare(packages.decode('utf-8', 'replace'))
-        names, out, count, inputs, generators = _load(state)
+        out, count, inputs, generators = _load(state)
         _restore_generators(generators)
-        _ns.update(names)
         _restore_history(out, count, inputs)
     except Exception as e:
         return _fields(e, limit)

@@ -1,5 +1,6 @@
 # The state a snapshot must carry (test_snapshot): a lambda, a class and
-# a function defined in a cell, shared references, a DataFrame, the
+# a function defined in a cell, an object rebuilt by a cell's function
+# that names a cell's class, shared references, a DataFrame, the
 # generators' states and files in subdirectories, one executable.
 import os
 import random
@@ -23,7 +24,20 @@ def scaled(v):
     return v * count
 
 
+class Pinged:
+    def __init__(self, v):
+        self.v = v
+
+    def __reduce__(self):
+        return (make_pinged, (self.v,))
+
+
+def make_pinged(v):
+    return Pinged(v)
+
+
 p = Point(3, 4)
+ping = make_pinged(5)
 shared = [1, 2]
 pair = (shared, shared)
 frame = pd.DataFrame({'a': np.arange(1000), 'b': np.linspace(0, 1, 1000)})

@@ -1,5 +1,6 @@
 """Snapshots' interpreter part (lib/worker/snapshot.py), outside a worker."""
 import io
+import pickle
 import random
 import threading
 
@@ -69,12 +70,47 @@ def test_a_round_trip_keeps_values_and_names_what_is_left_out(ns):
     assert (random.random(), float(np.random.rand())) == want
 
 
+def stream(state):
+    """The pickles of a state: its head, then its entries."""
+    __import__('dill')  # the module its pickles name
+    unpickler = pickle.Unpickler(io.BytesIO(state))
+    head, entries = unpickler.load(), []
+    while (entry := unpickler.load()) is not None:
+        entries.append(entry)
+    return head, entries
+
+
 def test_ipython_names_are_not_carried(ns):
     state, packages, left = take()
-    import dill
-    names = dill.loads(state)['names']
+    names = [key for kind, key, value in stream(state)[1] if kind == 'name']
     for name in ('In', 'Out', '_ih', '_oh', 'get_ipython', 'exit', 'quit', '__builtins__'):
         assert name not in names
+
+
+def test_definitions_load_first_and_rebuilding_finds_them(ns):
+    exec("class Pinged:\n"
+         "    def __init__(self, v): self.v = v\n"
+         "    def __reduce__(self): return (make_pinged, (self.v,))\n"
+         "def make_pinged(v):\n"
+         "    return Pinged(v)\n", ns)
+    ns['ping'] = ns['make_pinged'](5)
+    ns['ping_again'] = ns['ping']
+    state, packages, left = take()
+    kinds = [(kind, key) for kind, key, value in stream(state)[1]]
+    assert kinds.index(('name', 'Pinged')) < kinds.index(('name', 'ping'))
+    for name in ('Pinged', 'make_pinged', 'ping', 'ping_again'):
+        del ns[name]
+    fields = restore(state, packages)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_OK, fields
+    assert ns['ping'].v == 5 and type(ns['ping']) is ns['Pinged']
+    assert ns['ping_again'] is ns['ping']
+
+
+def test_bytes_after_the_end_are_refused(ns):
+    state, packages, left = take()
+    fields = restore(state + b'.', packages)
+    assert fields[ci.FIELD_ENAME] == b'SnapshotError'
+    assert b'bytes after its end' in fields[ci.FIELD_EVALUE]
 
 
 def test_the_package_set_lists_python_and_numpy():
@@ -100,7 +136,6 @@ def test_a_cut_payload_is_an_error(packages, state):
 
 
 def test_a_state_of_another_shape_is_refused(ns):
-    import pickle
     packages = snapshot.packages().encode()
     for state in (pickle.dumps([1, 2]), pickle.dumps({'format': 99})):
         fields = restore(state, packages)
