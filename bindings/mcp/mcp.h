@@ -155,6 +155,12 @@ json_t *run_python(json_t *args, const json_t *progress_token, size_t budget);
  * ci_run_ex(), but CI_OK with *@out NULL when it was cancelled (or the
  * server is stopping) before the cell started. */
 int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_result **out);
+/* Around a run on srv.session that a cancellation (with @cancellable) or
+ * the shutdown may interrupt, as run_cell's: cell_begin() returns 0, and
+ * nothing is to run, when the call was cancelled or the server is
+ * stopping; else the run follows, then cell_end(). */
+int cell_begin(int cancellable);
+void cell_end(void);
 
 /* stream.c: a running cell's output as notifications. */
 int stream_start(void); /* the flusher thread; 0 or -1 */

@@ -35,21 +35,32 @@
 
 /* ---------------------------------------------------------------- run */
 
-int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_result **out)
+int cell_begin(int cancellable)
 {
-    int stop, rc;
-    *out = NULL;
+    int stop;
     pthread_mutex_lock(&srv.lock);
     stop = srv.shutdown || (cancellable && srv.cancelled);
     srv.running_cell = stop ? CELL_NONE : cancellable ? CELL_CANCELLABLE : CELL_UNTIL_SHUTDOWN;
     pthread_mutex_unlock(&srv.lock);
-    if (stop)
-        return CI_OK;
-    rc = ci_run_ex(srv.session, code, opts, out);
+    return !stop;
+}
+
+void cell_end(void)
+{
     pthread_mutex_lock(&srv.lock);
     srv.running_cell = CELL_NONE;
     srv.interrupt_pending = 0;
     pthread_mutex_unlock(&srv.lock);
+}
+
+int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_result **out)
+{
+    int rc;
+    *out = NULL;
+    if (!cell_begin(cancellable))
+        return CI_OK;
+    rc = ci_run_ex(srv.session, code, opts, out);
+    cell_end();
     return rc;
 }
 
