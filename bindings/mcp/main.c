@@ -16,10 +16,12 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct server srv = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -29,6 +31,7 @@ struct server srv = {
     .timeout_ms = 30000,
     .memory_limit = 2ull << 30,
     .file_limit = 1ull << 30,
+    .disk_quota = 512ull << 20,
     .output_limit = 1u << 20,
     .preload = "numpy,pandas,matplotlib.pyplot",
     .max_message = 16u << 20,
@@ -41,9 +44,10 @@ static const char usage[] =
     "usage: codeinterp-mcp [OPTION]...\n"
     "An MCP server over stdio (JSON-RPC 2.0, one message a line) that gives the client\n"
     "one sandboxed, stateful Python session with the tools run_python, upload_file,\n"
-    "download_file, list_files and reset. Logs go to stderr. At end of input it answers\n"
-    "the calls received, then exits; SIGINT or SIGTERM interrupt the running cell\n"
-    "first. Either way the session's workspace is removed.\n"
+    "download_file, list_files and reset (and save_snapshot, with --snapshot). Logs go\n"
+    "to stderr. At end of input it answers the calls received, then exits; SIGINT or\n"
+    "SIGTERM interrupt the running cell first. Either way the session's workspace is\n"
+    "removed.\n"
     "\n"
     "  --timeout-ms MS          wall-clock limit of one cell, 1 to 86400000 ms; a call's\n"
     "                           timeout_ms argument overrides it (default 30000)\n"
@@ -119,6 +123,21 @@ static const char usage[] =
     "                           under the --allow-url before it, never shown to the\n"
     "                           cell; @FILE reads the header from the first line of FILE,\n"
     "                           which keeps a secret off the command line. Repeatable\n"
+    "  --snapshot FILE          adds the tool save_snapshot, which writes the session's\n"
+    "                           snapshot (its variables, functions, imports and files:\n"
+    "                           ci_session_snapshot) to FILE, replacing it atomically\n"
+    "                           (a new file of mode 0600 in FILE's directory, renamed\n"
+    "                           over it), and says what it could not carry. The model\n"
+    "                           names no path. FILE's directory must exist\n"
+    "  --restore FILE           start the session from the snapshot in FILE\n"
+    "                           (ci_session_restore) instead of a fresh one; FILE takes\n"
+    "                           at most --memory plus --disk-quota (4G when 0) plus 16M.\n"
+    "                           A file that cannot be read, or a snapshot the library\n"
+    "                           refuses, stops the start. reset still starts a fresh\n"
+    "                           interpreter. With --snapshot of the same FILE, the\n"
+    "                           session outlives the server: each start goes on from\n"
+    "                           the last save_snapshot (create FILE with a first server\n"
+    "                           started with --snapshot alone)\n"
     "  --html                   send a value's or display's text/html form (a\n"
     "                           DataFrame's table) also when it has a text form; by\n"
     "                           default HTML goes only when it is the only form\n"
@@ -126,8 +145,8 @@ static const char usage[] =
     "  --version                the version\n"
     "BYTES takes a suffix K, M or G (powers of 1024).\n"
     "\n"
-    "Exit status: 0 after end of input or a signal, 1 if the session cannot start,\n"
-    "2 for a bad option.\n";
+    "Exit status: 0 after end of input or a signal, 1 if the session cannot start\n"
+    "(or be restored), 2 for a bad option.\n";
 
 /* A number of bytes with an optional K, M or G suffix; 0 if invalid. */
 static unsigned long long parse_bytes(const char *s)
@@ -197,11 +216,31 @@ static void url_header(const char *arg)
         bad_option(ci_session_errmsg(NULL), arg[0] == '@' ? arg : "(the header given)");
 }
 
+/* --snapshot FILE: a file name whose directory is there, for
+ * save_snapshot to make a new file in and rename over FILE. */
+static void snapshot_option(const char *file)
+{
+    const char *slash = strrchr(file, '/');
+    char dir[PATH_MAX];
+    struct stat st;
+    size_t len = strlen(file);
+    if (len == 0 || len >= PATH_MAX || file[len - 1] == '/')
+        bad_option("--snapshot takes a file name, not a directory", file);
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + (slash == file) : 1,
+             slash ? file : ".");
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        bad_option("--snapshot: the file's directory does not exist", file);
+    if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+        bad_option("--snapshot takes a file name, not a directory", file);
+    srv.snapshot_file = file;
+}
+
 static void parse_options(int argc, char **argv)
 {
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_TASKS, O_DISK, O_INODES, O_ROOT, O_PRELOAD,
            O_MANIFEST, O_PUBLIC_KEY, O_WHEELHOUSE, O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT,
-           O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL, O_URL_HEADER };
+           O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL, O_URL_HEADER, O_SNAPSHOT,
+           O_RESTORE };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -219,6 +258,8 @@ static void parse_options(int argc, char **argv)
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
         {"html", no_argument, NULL, O_HTML},
+        {"snapshot", required_argument, NULL, O_SNAPSHOT},
+        {"restore", required_argument, NULL, O_RESTORE},
         {"allow-url", required_argument, NULL, O_ALLOW_URL},
         {"url-header", required_argument, NULL, O_URL_HEADER},
         {"help", no_argument, NULL, 'h'},
@@ -259,6 +300,7 @@ static void parse_options(int argc, char **argv)
             if ((v == 0 && strspn(optarg, "0") != strlen(optarg)) ||
                 ci_config_set_disk_quota(srv.cfg, v) != CI_OK)
                 bad_option("--disk-quota takes 0, or 1M bytes or more", optarg);
+            srv.disk_quota = v;
             break;
         case O_INODES: /* a plain number of inodes: no suffix */
             if (!optarg[0] || !isdigit((unsigned char)optarg[strlen(optarg) - 1]) ||
@@ -306,6 +348,14 @@ static void parse_options(int argc, char **argv)
         case O_HTML:
             srv.html = 1;
             break;
+        case O_SNAPSHOT:
+            snapshot_option(optarg);
+            break;
+        case O_RESTORE:
+            if (!optarg[0])
+                bad_option("--restore takes a snapshot file", optarg);
+            srv.restore_file = optarg;
+            break;
         case O_ALLOW_URL:
             allow_url(optarg);
             break;
@@ -330,6 +380,7 @@ static void parse_options(int argc, char **argv)
     if (ci_config_set_timeout_ms(srv.cfg, srv.timeout_ms) != CI_OK ||
         ci_config_set_memory_limit(srv.cfg, srv.memory_limit) != CI_OK ||
         ci_config_set_file_limit(srv.cfg, srv.file_limit) != CI_OK ||
+        ci_config_set_disk_quota(srv.cfg, srv.disk_quota) != CI_OK ||
         ci_config_set_output_limit(srv.cfg, srv.output_limit) != CI_OK ||
         ci_config_set_preload(srv.cfg, srv.preload) != CI_OK) {
         fprintf(stderr, MCP_SERVER_NAME ": out of memory\n");
@@ -440,13 +491,16 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (session_ensure(1, why, sizeof why) < 0) {
+    if ((srv.restore_file ? session_restore(why, sizeof why)
+                          : session_ensure(1, why, sizeof why)) < 0) {
         fprintf(stderr, MCP_SERVER_NAME ": %s\n", why);
         ci_session_free(srv.session);
         return 1;
     }
-    fprintf(stderr, MCP_SERVER_NAME " %s: session ready, worker pid %d, workspace %s\n",
-            ci_version(), ci_session_pid(srv.session), ci_session_workspace(srv.session));
+    fprintf(stderr, MCP_SERVER_NAME " %s: session %s%s, worker pid %d, workspace %s\n",
+            ci_version(), srv.restore_file ? "restored from " : "ready",
+            srv.restore_file ? srv.restore_file : "", ci_session_pid(srv.session),
+            ci_session_workspace(srv.session));
 
     if (pthread_create(&reader, NULL, reader_main, NULL) != 0) {
         fprintf(stderr, MCP_SERVER_NAME ": cannot start a thread\n");

@@ -66,6 +66,7 @@ struct server {
     unsigned long timeout_ms;  /* the session's, for messages */
     ci_uint64 memory_limit;    /* the session's, for the tools' descriptions */
     ci_uint64 file_limit;      /* the session's: the largest file a cell writes */
+    ci_uint64 disk_quota;      /* the session's (0: none), for restore_cap() */
     size_t output_limit;       /* the session's, for messages */
     const char *preload;       /* the session's preload list */
     int manifest;              /* a signed package manifest limits imports */
@@ -76,6 +77,8 @@ struct server {
     int html;                  /* send text/html also when there is a text form */
     const char *urls[256];     /* --allow-url's prefixes, for run_python's description */
     size_t url_count;
+    const char *snapshot_file; /* --snapshot: what save_snapshot replaces; NULL: no such tool */
+    const char *restore_file;  /* --restore: the snapshot the session starts from, or NULL */
 
     /* Touched by the main thread only. */
     ci_session *session;       /* NULL while none could be started */
@@ -133,6 +136,8 @@ int tool_args_known(const char *tool, const json_t *args, char *why, size_t why_
 /* @budget: the bytes the result's content items (serialized, with the
  * commas between them) may take; see result_budget(). */
 json_t *tool_call(const char *name, json_t *args, const json_t *progress_token, size_t budget);
+/* A result of one content item (stolen); @is_error sets isError. */
+json_t *tool_result(json_t *content, int is_error);
 json_t *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 json_t *text_content(const char *text, size_t len);
 /* What is left of --max-result-bytes for the content items of a result
@@ -161,6 +166,14 @@ int run_cell(const char *code, const ci_run_options *opts, int cancellable, ci_r
  * stopping; else the run follows, then cell_end(). */
 int cell_begin(int cancellable);
 void cell_end(void);
+
+/* snapshot.c: --snapshot's tool, save_snapshot, and --restore's start. */
+json_t *save_snapshot(size_t budget);
+/* Starts srv.session from --restore's file: 0, or -1 with @why, one line
+ * that names the file. */
+int session_restore(char *why, size_t why_size);
+/* The most bytes a --restore file may hold. */
+unsigned long long restore_cap(void);
 
 /* stream.c: a running cell's output as notifications. */
 int stream_start(void); /* the flusher thread; 0 or -1 */

@@ -64,6 +64,10 @@ static char *run_python_description(void)
                "calls, and IPython's magics work (%%time, %%timeit...); !shell commands, %s"
                "the network do not. The working directory holds the uploaded files.\n",
                srv.wheelhouse ? "" : "pip and ");
+    if (srv.restore_file)
+        buf_printf(&b, "This session was started from a saved snapshot: variables, functions "
+                   "and files of earlier work may be defined already (%%who lists the "
+                   "variables, list_files the files).\n");
     if (srv.url_count) {
         buf_printf(&b, "HTTP: urllib.request, requests and pandas (read_csv of a URL) can fetch "
                    "the URLs under");
@@ -160,9 +164,26 @@ json_t *tools_list(void)
              "JSON string: in double quotes, with \\n, \\t, \\\" and \\\\ escapes.",
              json_object(), NULL, 1),
         tool("reset", "Reset the interpreter",
-             "Replaces the Python interpreter with a fresh one: every variable, import and "
-             "function is gone. Files in the working directory are kept.",
+             srv.restore_file
+                 ? "Replaces the Python interpreter with a fresh one, not the snapshot the "
+                   "session started from: every variable, import and function is gone. Files "
+                   "in the working directory are kept."
+                 : "Replaces the Python interpreter with a fresh one: every variable, import and "
+                   "function is gone. Files in the working directory are kept.",
              json_object(), NULL, 0));
+    if (list && srv.snapshot_file)
+        json_array_append_new(list, tool(
+            "save_snapshot", "Save a snapshot of the session",
+            "Saves the whole session as a snapshot, replacing the one saved before, so that the "
+            "operator can start a later session from it that goes on from here: the variables, "
+            "the functions and classes defined in cells, the imports, the input and output "
+            "history, and the files of the working directory. The operator chose where it "
+            "goes. Saving runs as a cell does, within the cell time limit. Returns the bytes "
+            "written and what could not be carried, one a line with the reason: generators "
+            "and coroutines in flight, files, sockets, threads and memory maps (by the "
+            "variable that holds one), anything pickle refuses, symbolic links and special "
+            "files.",
+            json_object(), NULL, 0));
     free(run);
     free(up.data);
     free(down.data);
@@ -213,7 +234,7 @@ int tool_known(const char *name)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i]) == 0)
             return 1;
-    return 0;
+    return srv.snapshot_file && strcmp(name, "save_snapshot") == 0;
 }
 
 /* ------------------------------------------------------------- results */
@@ -231,7 +252,7 @@ size_t result_budget(const json_t *id)
     return srv.max_result > around ? srv.max_result - around : 0;
 }
 
-static json_t *tool_result(json_t *content, int is_error)
+json_t *tool_result(json_t *content, int is_error)
 {
     return json_pack("{s:[o], s:b}", "content", content, "isError", is_error);
 }
@@ -653,6 +674,8 @@ json_t *tool_call(const char *name, json_t *args, const json_t *progress_token, 
         result = download_file(args, budget);
     else if (strcmp(name, "list_files") == 0)
         result = list_files(budget);
+    else if (strcmp(name, "save_snapshot") == 0)
+        result = save_snapshot(budget);
     else
         result = reset();
     json_decref(empty);
