@@ -6,6 +6,7 @@
 // CODEINTERP_MCP_TMP   a directory for the servers' workspace roots (default:
 //                      build/mcp-test); every directory down to it must be
 //                      searchable by uid 65534 when the tests run as root.
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -105,6 +106,47 @@ export async function connect(args = [], { env } = {}) {
             return gone;
         },
     };
+}
+
+/** Runs @fn with a client connected by connect(@args, @options) (@args
+ * may be left out); closes it and checks the cleanup. */
+export async function withServer(t, args, fn, options) {
+    if (typeof args === 'function') { fn = args; args = []; }
+    const s = await connect(args, options);
+    let ok = false;
+    try {
+        await fn(s);
+        ok = true;
+    } finally {
+        const gone = await s.close();
+        const left = leftIn(s.root);
+        rmSync(s.root, { recursive: true, force: true });
+        if (!ok && s.stderr()) t.diagnostic(`server stderr: ${s.stderr()}`);
+        if (ok) {
+            // The SDK reports here what it could not make sense of. Except
+            // one thing of its own: it runs notification handlers a
+            // microtask late but handles a response at once, so a progress
+            // notification read in the same chunk as its request's result
+            // (output printed just before a cell ends) finds its handler
+            // gone. The server sent them in order; that is not its fault.
+            const errors = s.errors.map(String)
+                .filter((e) => !/progress notification for an unknown token/.test(e));
+            assert.deepEqual(errors, [], 'the SDK client reported errors');
+            assert.ok(gone, 'the server did not exit when the SDK closed the connection');
+            assert.deepEqual(left, [], 'the server left its session directory behind');
+        }
+    }
+}
+
+export const expectOk = (r, what) =>
+    assert.equal(r.isError ?? false, false, `${what} failed: ${JSON.stringify(r.content)}`);
+
+/** Asserts that a call failed, as a tool error or a JSON-RPC error; its text. */
+export function expectFailure(settled, what) {
+    if (settled.error) return String(settled.error.message);
+    assert.equal(settled.result.isError, true,
+                 `${what} should have failed: ${JSON.stringify(settled.result)}`);
+    return textOf(settled.result);
 }
 
 function processAlive(pid) {
