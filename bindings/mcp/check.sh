@@ -61,7 +61,7 @@ export CODEINTERP_MCP CODEINTERP_MCP_TMP
 echo "mcp server: $CODEINTERP_MCP, node $(node --version)," \
      "SDK $(node -p "require('$TESTDIR/node_modules/@modelcontextprotocol/sdk/package.json').version")"
 cd "$TESTDIR"
-[ $# -gt 0 ] || set -- server.test.mjs protocol.test.mjs
+[ $# -gt 0 ] || set -- server.test.mjs protocol.test.mjs snapshot.test.mjs
 # One test file at a time, each in a node --test of its own (each test
 # starts its own server; Node 18's runner has no --test-concurrency), and
 # within a file one test after another, as node:test runs them. A hang

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshRoot, leftIn, libraryVersion, peakMiB, RawPeer, SERVER, sleep } from './helpers.mjs';
+import { freshRoot, leftIn, libraryVersion, peakMiB, RawPeer, SERVER, sleep, TMP } from './helpers.mjs';
 
 async function withPeer(t, args, fn) {
     if (typeof args === 'function') { fn = args; args = []; }
@@ -433,7 +433,7 @@ test('--help documents the options; a bad option is refused', () => {
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--task-limit', '--disk-quota', '--inode-quota', '--workspace-root', '--preload',
                        '--manifest', '--public-key', '--wheelhouse', '--max-message-bytes', '--max-result-bytes',
-                       '--max-output-chars', '--html', '--help']) {
+                       '--max-output-chars', '--html', '--snapshot', '--restore', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],
@@ -445,6 +445,11 @@ test('--help documents the options; a bad option is refused', () => {
                         ['--max-result-bytes', '2G'], ['stray-argument'],
                         ['--max-output-chars', '999'], ['--max-output-chars', '20K'],
                         ['--max-output-chars', ''], ['--max-output-chars', '268435457'],
+                        // --snapshot takes a file in a directory that exists
+                        ['--snapshot'], ['--snapshot', ''], ['--snapshot', '/'],
+                        ['--snapshot', '/nonexistent/codeinterp-mcp-test/s.snap'],
+                        ['--snapshot', TMP], ['--snapshot', `${TMP}/`],
+                        ['--restore'], ['--restore', ''],
                         // --manifest and --public-key go together, and take paths
                         ['--manifest', '/m.json'], ['--public-key', '/k.pub'],
                         ['--manifest', '', '--public-key', '/k.pub'],
