@@ -120,6 +120,14 @@ int session_restore(char *why, size_t why_size)
     pthread_mutex_lock(&srv.lock);
     srv.session = s;
     pthread_mutex_unlock(&srv.lock);
+    const char *left = ci_session_left_out(s), *nl = strchr(left, '\n');
+    size_t lines = 0;
+    for (const char *p = left; (p = strchr(p, '\n')); p++)
+        lines++;
+    if (lines) /* the model was told when it saved; the operator is told here */
+        fprintf(stderr, MCP_SERVER_NAME ": the snapshot could not carry %zu thing%s, missing "
+                "from this session; the first: %.*s\n", lines, lines == 1 ? "" : "s",
+                (int)(nl - left > 200 ? 200 : nl - left), left);
     return 0;
 }
 
