@@ -1144,7 +1144,9 @@ CI_API int ci_session_snapshot(ci_session *s, void **data, size_t *len);
  *         another package set (the message names the differences), or
  *         its state does not load (the message has the exception);
  *         CI_ETOOBIG if its state is over @cfg's memory limit, or its files
- *         over the file limit, disk or inode quota; CI_EDEAD if the new
+ *         over the file limit, disk or inode quota; CI_ENOMEM if the
+ *         worker ran out of memory loading it (a state needs about three
+ *         times its size within the memory limit); CI_EDEAD if the new
  *         worker died loading it; CI_EIO if loading it timed out; any code
  *         of ci_session_new(). The detail of a failure is
  *         ci_session_errmsg(NULL)'s, as for ci_session_new().

@@ -225,7 +225,8 @@ int ci_audit_session_end(ci_session *s)
 {
     if (!s->cfg.audit)
         return CI_OK;
-    return emit(s, EVENT("s:i", "session_end", "cells", s->run_seq));
+    /* The runs that were no cell (snapshots) are not counted. */
+    return emit(s, EVENT("s:i", "session_end", "cells", s->run_seq - (int)s->internal_runs));
 }
 
 int ci_audit_cell_start(ci_session *s, int count, const char *code, size_t len)
@@ -358,6 +359,29 @@ int ci_audit_snapshot(ci_session *s, const char *op, const void *data, size_t le
     sodium_bin2hex(hex, sizeof hex, (const unsigned char *)data + len - CI_SNAPSHOT_HASH_LEN,
                    CI_SNAPSHOT_HASH_LEN);
     return emit(s, EVENT("s:I,s:s", op, "bytes", (json_int_t)len, "sha256", hex));
+}
+
+int ci_audit_pickle_refusals(ci_session *s, const char *op, const ci_result *r)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    for (size_t i = 0; i < r->refusal_count; i++) {
+        const struct ci_refusal *f = &r->refusals[i];
+        int rc = emit(s, EVENT("s:s,s:o,s:I,s:s", "refusal", "kind", refusal_kind(f->kind),
+                               "detail", text(f->detail, strlen(f->detail)), "times",
+                               (json_int_t)f->times, "during", op));
+
+        if (rc != CI_OK)
+            return rc;
+    }
+    return CI_OK;
+}
+
+int ci_audit_fork(ci_session *s, const ci_session *branch)
+{
+    if (!s->cfg.audit)
+        return CI_OK;
+    return emit(s, EVENT("s:s", "fork", "branch", branch->id));
 }
 
 static const char *call_outcome(unsigned status)

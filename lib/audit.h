@@ -84,10 +84,17 @@ int ci_audit_violation(struct ci_session *s, const char *syscall_name);
  * and @len what was written or read (NULL when it failed), @rc its code. */
 int ci_audit_file(struct ci_session *s, const char *op, const char *name, const void *data,
                   size_t len, int rc);
-/* ci_session_snapshot (@op "snapshot") or ci_session_restore ("restore")
- * of the snapshot @data of @len bytes (NULL when the snapshot failed),
- * which ends with its own SHA-256 (docs/snapshot-format.md); @rc its code. */
+/* ci_session_snapshot (@op "snapshot"), ci_session_restore ("restore",
+ * before its files and state go in; "restore_failed" after) of the
+ * snapshot @data of @len bytes (NULL when it failed), which ends with
+ * its own SHA-256 (docs/snapshot-format.md); @rc its code. */
 int ci_audit_snapshot(struct ci_session *s, const char *op, const void *data, size_t len, int rc);
+/* The refusals the worker reported with @r, the run of a snapshot or a
+ * restore (@op "snapshot" or "restore"): a pickle's code meets the
+ * sandbox as a cell's does. */
+int ci_audit_pickle_refusals(struct ci_session *s, const char *op, const struct ci_result *r);
+/* ci_session_fork of @s made @branch (whose restore event came before). */
+int ci_audit_fork(struct ci_session *s, const struct ci_session *branch);
 /* A host function's call: its name, the arguments' and the reply's sizes
  * and the reply's status (CI_CALL_*, proto.h). */
 int ci_audit_call(struct ci_session *s, const char *function, size_t args_len,

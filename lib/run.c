@@ -534,6 +534,10 @@ static int on_frame(struct run *run)
             snprintf(late, sizeof late, "%s after a %s report", what,
                      run->violation[0] ? "violation" : "signal");
             why = late;
+        } else if (run->flags & (CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE)) {
+            /* Pickles never reach the host's functions, URLs or wheels. */
+            snprintf(late, sizeof late, "%s during a snapshot or restore", what);
+            why = late;
         } else if ((rc = type == CI_FRAME_CALL      ? on_call(run, &why)
                          : type == CI_FRAME_FETCH   ? on_fetch(run, &why)
                          : type == CI_FRAME_INSTALL ? on_install(run, &why)
@@ -997,6 +1001,8 @@ static void run_parts(ci_session *s, ci_result *r, const ci_run_options *opts, c
     run.drain.spill_dir = run.workspace;
     run.drain.spill_cap = s->cfg.spill_limit < s->cfg.file_limit ? s->cfg.spill_limit
                                                                  : s->cfg.file_limit;
+    if (head[1] & (CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE))
+        run.drain.spill_cap = 0; /* what a pickle prints is dropped: no spill file */
     run.drain.session = s;
     run.drain.count = r->execution_count;
     run.on_input = head[1] & CI_RUN_FLAG_INPUT ? opts->on_input : NULL;

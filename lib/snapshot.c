@@ -157,6 +157,8 @@ static int walk_entry(struct walk *k, int dirfd, const char *name, size_t plen, 
     struct stat st;
     int fd, rc;
 
+    if (depth + 1 > CI_SNAP_DEPTH_MAX)
+        return left_out_add(&k->left, k->path, plen, ": deeper than 64 directories");
     if (++k->entries > entries_cap(&k->s->cfg))
         return ci_err_set(&k->s->err, CI_ETOOBIG,
                           "the workspace holds more than the %llu entries a snapshot carries",
@@ -175,8 +177,6 @@ static int walk_entry(struct walk *k, int dirfd, const char *name, size_t plen, 
         rc = add_file(k, fd, plen, &st);
     } else if (!S_ISDIR(st.st_mode)) {
         rc = left_out_add(&k->left, k->path, plen, ": not a regular file or directory");
-    } else if (depth + 1 > CI_SNAP_DEPTH_MAX) {
-        rc = left_out_add(&k->left, k->path, plen, ": deeper than 64 directories");
     } else {
         le32(mode, 0700);
         rc = ci_snapshot_add(k->w, CI_SNAP_DIR, mode, sizeof mode, k->path, plen);
@@ -218,11 +218,18 @@ static int walk_dir(struct walk *k, int dirfd, size_t plen, unsigned depth)
     return rc;
 }
 
-/* The worker's list of what it left out, then the host's. */
-static int add_left_out(struct ci_snapshot_writer *w, const ci_result *r, struct left_out *l)
+/* The worker's list of what it left out, then the host's. The worker's
+ * lines are its word: a control byte in them (but the newlines that end
+ * them) reads as '?', as in the host's, so no name can look like more
+ * than one line's start. */
+static int add_left_out(struct ci_snapshot_writer *w, ci_result *r, struct left_out *l)
 {
     char more[64] = "";
-    const char *worker = r->snap.left_out ? r->snap.left_out : "";
+    char *worker = r->snap.left_out ? r->snap.left_out : "";
+
+    for (char *c = worker; *c; c++)
+        if ((unsigned char)*c < 0x20 && *c != '\n')
+            *c = '?';
 
     if (l->more)
         snprintf(more, sizeof more, "... and %llu more files\n", l->more);
@@ -233,25 +240,37 @@ static int add_left_out(struct ci_snapshot_writer *w, const ci_result *r, struct
     return ci_snapshot_add(w, CI_SNAP_LEFT_OUT, worker, strlen(worker), l->p, l->len);
 }
 
-/* Why the state could not be taken (@what says so), from the run's result. */
+/* Why @what ("taking the interpreter state") failed, from its run's
+ * result: CI_EDEAD (the worker died), CI_ENOMEM, CI_EIO (stopped: the
+ * timeout or an interrupt), or @error_code (it raised). */
 static int run_failed(ci_session *s, const ci_result *r, const char *what, int error_code)
 {
     const char *name = r->error_name ? r->error_name : "", *value = r->error_value ? r->error_value : "";
 
-    if (r->status == CI_STATUS_KILLED)
+    switch (r->status) {
+    case CI_STATUS_KILLED:
         return ci_err_set(&s->err, CI_EDEAD, "the worker died %s (%s: %s)", what, name, value);
-    if (r->status == CI_STATUS_ERROR && strcmp(name, "MemoryError") == 0)
-        return ci_err_set(&s->err, CI_ENOMEM, "no memory %s (%s: %s)", what, name, value);
-    return ci_err_set(&s->err, r->status == CI_STATUS_ERROR ? error_code : CI_EIO,
-                      "%s %s (%s: %s)", r->status == CI_STATUS_ERROR ? "failed" : "stopped", what,
-                      name, value);
+    case CI_STATUS_MEMORY:
+        return ci_err_set(&s->err, CI_ENOMEM,
+                          "%s ran out of memory under the memory limit of %llu bytes (a state "
+                          "needs about three times its size in memory to load, and twice to "
+                          "be taken): %s",
+                          what, s->cfg.memory_limit, value);
+    case CI_STATUS_TIMEOUT:
+        return ci_err_set(&s->err, CI_EIO, "%s ran past the session's timeout of %lu ms and was "
+                          "stopped (ci_config_set_timeout_ms)", what, s->cfg.timeout_ms);
+    case CI_STATUS_INTERRUPTED:
+        return ci_err_set(&s->err, CI_EIO, "%s was interrupted", what);
+    default:
+        return ci_err_set(&s->err, error_code, "failed %s (%s: %s)", what, name, value);
+    }
 }
 
 static int take(ci_session *s, void **data, size_t *len)
 {
     struct walk k = {.s = s};
     struct ci_snapshot_writer w = {0};
-    unsigned char *payload = NULL, count[4];
+    unsigned char *payload = NULL;
     ci_result *r = NULL;
     int rc, ws = -1;
 
@@ -259,25 +278,27 @@ static int take(ci_session *s, void **data, size_t *len)
                          &payload);
     if (rc != CI_OK)
         return ci_err_set(&s->err, rc, "no memory for the snapshot");
+    if ((rc = ci_audit_pickle_refusals(s, "snapshot", r)) != CI_OK)
+        goto out;
     if (r->status != CI_STATUS_OK) {
         rc = run_failed(s, r, "taking the interpreter state", CI_EIO);
         goto out;
     }
-    le32(count, (uint32_t)s->execution_count);
-    rc = ci_snapshot_begin(&w, r->snap.state_len + CI_PACKAGES_MAX + 2 * CI_LEFT_OUT_MAX + 4096 +
-                                   file_bytes_cap(&s->cfg) +
-                                   entries_cap(&s->cfg) * (CI_SNAP_HEADER_LEN + 8 + CI_SNAP_PATH_MAX));
-    if (rc == CI_OK)
-        rc = ci_snapshot_add(&w, CI_SNAP_PACKAGES, r->snap.packages, strlen(r->snap.packages),
-                             NULL, 0);
-    if (rc == CI_OK)
-        rc = ci_snapshot_add(&w, CI_SNAP_COUNT, count, sizeof count, NULL, 0);
-    if (rc == CI_OK)
-        rc = ci_snapshot_add(&w, CI_SNAP_STATE, r->snap.state, r->snap.state_len, NULL, 0);
-    /* The state is in the snapshot: its frame can go before the files
-     * are read. */
-    free(payload);
+    if (!payload || !r->snap.state) {
+        rc = ci_err_set(&s->err, CI_EPROTO, "the worker's snapshot has no state");
+        goto out;
+    }
+    /* The state stays where the frame put it: the snapshot is built
+     * around it. */
+    rc = ci_snapshot_begin_around(&w, payload, (size_t)(r->snap.state - payload),
+                                  r->snap.state_len, r->snap.packages, strlen(r->snap.packages),
+                                  (uint32_t)s->execution_count,
+                                  r->snap.state_len + CI_PACKAGES_MAX + 2 * CI_LEFT_OUT_MAX + 4096 +
+                                      file_bytes_cap(&s->cfg) +
+                                      entries_cap(&s->cfg) *
+                                          (CI_SNAP_HEADER_LEN + 8 + CI_SNAP_PATH_MAX));
     payload = NULL;
+    r->snap.state = NULL;
     if (rc != CI_OK) {
         rc = ci_err_set(&s->err, rc, "no memory for the snapshot");
         goto out;
@@ -299,6 +320,16 @@ static int take(ci_session *s, void **data, size_t *len)
         rc = ci_err_set(&s->err, rc, "no memory for the snapshot");
     if (rc == CI_OK && (rc = ci_snapshot_end(&w)) != CI_OK)
         rc = ci_err_set(&s->err, rc, "no memory for the snapshot");
+    /* Never hand out what the reader would refuse (a worker's forged
+     * fields, or a bug here). */
+    if (rc == CI_OK) {
+        struct ci_snapshot_view v;
+        const char *why;
+
+        if (ci_snapshot_parse(w.p, w.len, &v, &why) != CI_OK)
+            rc = ci_err_set(&s->err, CI_EIO, "the snapshot made is not one a restore reads: %s",
+                            why);
+    }
     if (rc == CI_OK) {
         *data = w.p;
         *len = w.len;
@@ -462,6 +493,10 @@ static int load_state(ci_session *s, const struct ci_snapshot_view *v)
     free(head);
     if (rc != CI_OK)
         return ci_err_set(&s->err, rc, "no memory to restore the snapshot");
+    if ((rc = ci_audit_pickle_refusals(s, "restore", r)) != CI_OK) {
+        ci_result_free(r);
+        return rc;
+    }
     if (r->status == CI_STATUS_ERROR && r->error_name &&
         strcmp(r->error_name, "SnapshotError") == 0)
         rc = ci_err_set(&s->err, CI_EINVAL, "%s", r->error_value ? r->error_value : "");
@@ -497,14 +532,14 @@ CI_API int ci_session_restore(ci_session **out, const ci_config *cfg, const void
         return rc;
     if ((rc = ci_session_new(&s, cfg)) != CI_OK)
         return rc;
-    rc = put_entries(s, &v);
+    /* Recorded before any of it goes in, as a cell is before it runs. */
+    rc = ci_audit_snapshot(s, "restore", data, len, CI_OK);
+    if (rc == CI_OK)
+        rc = put_entries(s, &v);
     if (rc == CI_OK)
         rc = load_state(s, &v);
-    /* After the session_start event, and the file_put of each file. */
-    if (rc == CI_OK)
-        rc = ci_audit_snapshot(s, "restore", data, len, CI_OK);
-    else
-        ci_audit_snapshot(s, "restore", NULL, 0, rc);
+    if (rc != CI_OK)
+        ci_audit_snapshot(s, "restore_failed", NULL, 0, rc);
     if (rc != CI_OK) {
         ci_err_set(err, rc, "%s", s->err.msg);
         ci_session_free(s);
@@ -543,7 +578,12 @@ CI_API int ci_session_fork(ci_session *s, ci_session **out)
     if (rc != CI_OK)
         return ci_err_set(&s->err, rc, "the branch could not start: %s",
                           ci_thread_err()->msg);
-    return CI_OK;
+    if ((rc = ci_audit_fork(s, *out)) != CI_OK) {
+        /* A branch the log cannot record is not handed out. */
+        ci_session_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 CI_API int ci_snapshot_left_out(const void *data, size_t len, char **list)

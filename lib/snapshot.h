@@ -72,6 +72,15 @@ struct ci_snapshot_writer {
 };
 /* Writes the magic and the version. CI_OK, CI_ENOMEM or CI_ETOOBIG. */
 int ci_snapshot_begin(struct ci_snapshot_writer *w, size_t max);
+/* Begins a snapshot in @buf, a malloc'ed block it takes over whatever
+ * the outcome, whose @state_len bytes at @state_off are the state (a
+ * SNAPSHOT run's RESULT frame): moves them in place, after the magic, the
+ * version, the PACKAGES section of @plen bytes at @packages and the COUNT
+ * section of @count, so that the state is never held twice. CI_OK,
+ * CI_ENOMEM or CI_ETOOBIG (over @max; @buf then freed). */
+int ci_snapshot_begin_around(struct ci_snapshot_writer *w, unsigned char *buf, size_t state_off,
+                             size_t state_len, const char *packages, size_t plen,
+                             uint32_t count, size_t max);
 /* Appends a section of @type whose contents are @a then @b. */
 int ci_snapshot_add(struct ci_snapshot_writer *w, uint32_t type, const void *a, size_t alen,
                     const void *b, size_t blen);

@@ -145,9 +145,12 @@ int ci_snapshot_parse(const void *data, size_t len, struct ci_snapshot_view *v,
 
     memset(v, 0, sizeof *v);
     *why = "not a snapshot (no magic number)";
-    if (!data || len < CI_SNAPSHOT_MAGIC_LEN + 8 + CI_SNAPSHOT_HASH_LEN ||
-        memcmp(p, CI_SNAPSHOT_MAGIC, CI_SNAPSHOT_MAGIC_LEN) != 0)
+    if (!data || len < CI_SNAPSHOT_MAGIC_LEN || memcmp(p, CI_SNAPSHOT_MAGIC, CI_SNAPSHOT_MAGIC_LEN) != 0)
         return CI_EINVAL;
+    if (len < CI_SNAPSHOT_MAGIC_LEN + 8 + CI_SNAPSHOT_HASH_LEN) {
+        *why = "a snapshot cut short (too short for its version and hash)";
+        return CI_EINVAL;
+    }
     if (get32(p + CI_SNAPSHOT_MAGIC_LEN) != CI_SNAPSHOT_VERSION ||
         get32(p + CI_SNAPSHOT_MAGIC_LEN + 4) != 0) {
         *why = "a snapshot format version this library does not read";
@@ -264,6 +267,58 @@ int ci_snapshot_begin(struct ci_snapshot_writer *w, size_t max)
     return CI_OK;
 }
 
+/* A section's header at @p. */
+static void put_header(unsigned char *p, uint32_t type, uint64_t len)
+{
+    put32(p, type);
+    put32(p + 4, 0);
+    put64(p + 8, len);
+}
+
+int ci_snapshot_begin_around(struct ci_snapshot_writer *w, unsigned char *buf, size_t state_off,
+                             size_t state_len, const char *packages, size_t plen,
+                             uint32_t count, size_t max)
+{
+    size_t head = CI_SNAPSHOT_MAGIC_LEN + 8 + CI_SNAP_HEADER_LEN + plen + CI_SNAP_HEADER_LEN + 4 +
+                  CI_SNAP_HEADER_LEN;
+    unsigned char *p;
+
+    memset(w, 0, sizeof *w);
+    if (plen > CI_PACKAGES_MAX || state_len > max || head > max - state_len) {
+        free(buf);
+        return CI_ETOOBIG;
+    }
+    /* Left first, then shrink; or grow first, then right: the state's
+     * bytes are never cut off. */
+    if (state_off >= head) {
+        memmove(buf + head, buf + state_off, state_len);
+        p = realloc(buf, head + state_len);
+        p = p ? p : buf;
+    } else {
+        if (!(p = realloc(buf, head + state_len))) {
+            free(buf);
+            return CI_ENOMEM;
+        }
+        memmove(p + head, p + state_off, state_len);
+    }
+    memcpy(p, CI_SNAPSHOT_MAGIC, CI_SNAPSHOT_MAGIC_LEN);
+    put32(p + CI_SNAPSHOT_MAGIC_LEN, CI_SNAPSHOT_VERSION);
+    put32(p + CI_SNAPSHOT_MAGIC_LEN + 4, 0);
+    w->len = CI_SNAPSHOT_MAGIC_LEN + 8;
+    put_header(p + w->len, CI_SNAP_PACKAGES, plen);
+    memcpy(p + w->len + CI_SNAP_HEADER_LEN, packages, plen);
+    w->len += CI_SNAP_HEADER_LEN + plen;
+    put_header(p + w->len, CI_SNAP_COUNT, 4);
+    put32(p + w->len + CI_SNAP_HEADER_LEN, count);
+    w->len += CI_SNAP_HEADER_LEN + 4;
+    put_header(p + w->len, CI_SNAP_STATE, state_len);
+    w->len += CI_SNAP_HEADER_LEN + state_len;
+    w->p = p;
+    w->cap = w->len;
+    w->max = max;
+    return CI_OK;
+}
+
 int ci_snapshot_reserve(struct ci_snapshot_writer *w, uint32_t type, const void *a,
                         size_t alen, size_t len, unsigned char **rest, size_t *at)
 {
@@ -274,9 +329,7 @@ int ci_snapshot_reserve(struct ci_snapshot_writer *w, uint32_t type, const void 
     if ((rc = grow(w, CI_SNAP_HEADER_LEN + len)) != CI_OK)
         return rc;
     *at = w->len;
-    put32(w->p + w->len, type);
-    put32(w->p + w->len + 4, 0);
-    put64(w->p + w->len + 8, len);
+    put_header(w->p + w->len, type, len);
     if (alen)
         memcpy(w->p + w->len + CI_SNAP_HEADER_LEN, a, alen);
     *rest = w->p + w->len + CI_SNAP_HEADER_LEN + alen;

@@ -252,6 +252,11 @@ static void test_a_snapshot_and_its_restore_are_logged(void **state)
     ci_result_free(h_run_status(s, "x = 1; open('f.txt', 'w').write('f');", CI_STATUS_OK));
     assert_int_equal(ci_session_snapshot(s, &data, &len), CI_OK);
     assert_int_equal(ci_session_restore(&t, cfg, data, len), CI_OK);
+    {
+        ci_session *b = NULL;
+        assert_int_equal(ci_session_fork(s, &b), CI_OK);
+        ci_session_free(b);
+    }
     ci_session_free(s);
     ci_config_free(cfg);
 
@@ -271,6 +276,15 @@ static void test_a_snapshot_and_its_restore_are_logged(void **state)
         /* The new session's start, then its file, then the restore. */
         find(&l, "session_start", id, 0);
         h_assert_str(str(find(&l, "file_put", id, 0), "name"), "f.txt");
+    }
+    {
+        /* The parent names its branch, and counts only its one cell. */
+        const char *parent = str(l.doc[0], "session");
+        const char *branch = str(find(&l, "fork", parent, 0), "branch");
+
+        h_assert_str(str(find(&l, "restore", branch, 0), "sha256"),
+                     str(find(&l, "snapshot", parent, 1), "sha256"));
+        assert_int_equal(num(find(&l, "session_end", parent, 0), "cells"), 1);
     }
     free_lines(&l);
     ci_session_free(t);

@@ -751,7 +751,8 @@ static _Noreturn void serve(const struct ci_limits *limits)
         read_exact(src, len, 0);
         run_flags = head[1];
         ran = 1;
-        set_calls_open(1);
+        /* A snapshot's or restore's pickles may not reach the host. */
+        set_calls_open(!(head[1] & (CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE)));
         ci_interp_run(head[0], head[1], src, len, limits, &cell); /* closes the calls */
         run_flags = 0;
         free(src);

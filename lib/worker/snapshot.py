@@ -107,18 +107,36 @@ def _reason(e):
     return text if len(text) <= 200 else text[:197] + '...'
 
 
+def _search_path():
+    # sys.path but the session's own directories: the workspace (its
+    # modules are files of the snapshot) and the site directory of
+    # %pip install (not carried: installed(), below).
+    own = {_runner._WS, _runner._SITE}
+    return [p for p in sys.path if p and os.path.abspath(p) not in own]
+
+
+def installed():
+    """The lines naming what %pip installed into the session's site
+    directory: a snapshot does not carry it, and a restored session
+    installs it again."""
+    site = _runner._SITE
+    try:
+        entries = sorted(os.listdir(site)) if site else []
+    except OSError:
+        entries = []
+    return [f'{name}: installed with %pip, not carried (install it again)'
+            for name in entries if name.endswith('.dist-info')]
+
+
 def packages():
     """The package set a state needs: Python's version and platform, then
     one "name version" line for each distribution on the search path
-    (the workspace's own modules are files of the snapshot), sorted. The
+    but the session's own directories (_search_path), sorted. The
     name and version are those of each *.dist-info or *.egg-info entry's
     own name (name-version[-pyX.Y]), as the packaging tools write it:
     reading each one's METADATA would cost a fifth of a second."""
-    ws = _runner._WS
     found = set()
-    for where in sys.path:
-        if not where or os.path.abspath(where) == ws:
-            continue
+    for where in _search_path():
         try:
             entries = os.listdir(where)
         except OSError:
@@ -181,19 +199,34 @@ def _entries():
 
 
 def _label(kind, key):
-    return f'Out[{key}]' if kind == 'out' else key
+    # A name may hold any character: one that is not printable reads as
+    # '?', so that no name looks like two lines of the list.
+    text = f'Out[{key}]' if kind == 'out' else str(key)
+    return ''.join(c if c.isprintable() else '?' for c in text)
+
+
+class _Failed(Exception):
+    """An entry of the stream that could not be pickled."""
+
+    def __init__(self, entry, error):
+        super().__init__(entry, error)
+        self.entry, self.error = entry, error
 
 
 def _stream(pickler, head, entries, skip):
     # The state: a stream of pickles made by one pickler, so that one
     # memo keeps the objects they share shared: the head, then one
-    # (kind, key, value) for each entry not in @skip, then None.
+    # (kind, key, value) for each entry not in @skip, then None. Raises
+    # _Failed naming the first entry that cannot be pickled.
     out = io.BytesIO()
     p = pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
     p.dump(head)
-    for kind, key, value in entries:
-        if (kind, key) not in skip:
-            p.dump((kind, key, value))
+    for entry in entries:
+        if entry[:2] not in skip:
+            try:
+                p.dump(entry)
+            except Exception as e:
+                raise _Failed(entry, e) from None
     p.dump(None)
     return out.getvalue()
 
@@ -204,11 +237,15 @@ def _pickled():
     head, entries = _head(), list(_entries())
     try:
         return _stream(pickler, head, entries, ()), []
-    except Exception:
-        pass
-    # Each entry alone, to find and name those that cannot be carried.
-    left, skip = [], set()
-    for kind, key, value in entries:
+    except _Failed as failed:
+        first = failed
+    # The stream stopped at its first entry that cannot be carried:
+    # those after it are tried alone, then the stream made once more
+    # without them (a pickler that failed cannot go on).
+    at = entries.index(first.entry)
+    left = [f'{_label(*first.entry[:2])}: {_reason(first.error)}']
+    skip = {first.entry[:2]}
+    for kind, key, value in entries[at + 1:]:
         try:
             _dump(pickler, value, _Sink())
         except Exception as e:
@@ -235,7 +272,12 @@ def take(limit):
     try:
         state, left = _pickled()
         pkgs = packages().encode()
-    except Exception as e:
+        left += installed()
+    except _Failed as e:
+        return _fields(e.error, limit)
+    except BaseException as e:
+        # KeyboardInterrupt (the timeout, ci_session_interrupt) and
+        # MemoryError too: the RESULT says which.
         return _fields(e, limit)
     fields = _fields(None, limit)
     fields[_ci.FIELD_STATE] = state
@@ -252,12 +294,20 @@ def _compare(wanted):
     have = packages()
     if wanted == have:
         return
-    old, new = set(wanted.splitlines()), set(have.splitlines())
-    diff = [f'the snapshot has {x}' for x in sorted(old - new)]
-    diff += [f'this session has {x}' for x in sorted(new - old)]
-    more = f' and {len(diff) - 8} more' if len(diff) > 8 else ''
+    def versions(text):
+        out = {}
+        for line in text.splitlines():
+            name, _, version = line.partition(' ')
+            out.setdefault(name, []).append(version)
+        return out
+    old, new = versions(wanted), versions(have)
+    diff = [f"{name} {' and '.join(old.get(name, ['absent']))} in the snapshot, "
+            f"{' and '.join(new.get(name, ['absent']))} here"
+            for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]
+    more = f'; and {len(diff) - 8} more' if len(diff) > 8 else ''
     raise SnapshotError('the snapshot was taken with another package set: '
-                        + '; '.join(diff[:8]) + more)
+                        + '; '.join(diff[:8]) + more
+                        + ' (a snapshot restores where the same distributions are installed)')
 
 
 def _unpickler_class():
@@ -293,11 +343,24 @@ def _load(state):
     if (type(count) is not int or not isinstance(generators, dict)
             or not (isinstance(inputs, tuple) and len(inputs) == 2)):
         raise _refused()
-    out = {}
-    while (entry := unpickler.load()) is not None:
+    out, last = {}, None
+    while True:
+        try:
+            entry = unpickler.load()
+        except Exception as e:
+            after = f' (the variable after {last!r})' if last else ''
+            hint = ''
+            if isinstance(e, ModuleNotFoundError) and e.name == 'codeinterp_host':
+                hint = ('; it holds a host function this session does not have: give it the '
+                        'functions of the session the snapshot was taken in')
+            raise SnapshotError(f'a variable could not be loaded{after}: '
+                                f'{type(e).__name__}: {e}{hint}') from None
+        if entry is None:
+            break
         if not (isinstance(entry, tuple) and len(entry) == 3):
             raise _refused()
         kind, key, value = entry
+        last = key if kind == 'name' else last
         if kind == 'name' and type(key) is str:
             _ns[key] = value
         elif kind == 'out' and type(key) is int:
@@ -314,7 +377,14 @@ def _restore_history(out, count, inputs):
     parsed, raw = inputs
     history.input_hist_parsed[:] = [str(x) for x in parsed]
     history.input_hist_raw[:] = [str(x) for x in raw]
-    names = {f'_i{n}': text for n, text in enumerate(history.input_hist_raw) if n}
+    raws = history.input_hist_raw
+    names = {f'_i{n}': text for n, text in enumerate(raws) if n}
+    # _i, _ii and _iii as the last cell left them, and _i00 (that cell's
+    # own input) for the next cell's shift (runner.py's _remember).
+    back = [raws[-k] if len(raws) > k else '' for k in (1, 2, 3, 4)]
+    kept = history._trait_values
+    kept['_i00'], kept['_i'], kept['_ii'], kept['_iii'] = back
+    names.update({'_i': back[1], '_ii': back[2], '_iii': back[3]})
     oh = _ns.get('_oh')
     if isinstance(oh, dict):
         oh.clear()
@@ -351,6 +421,6 @@ def restore(packages, state, limit):
         out, count, inputs, generators = _load(state)
         _restore_generators(generators)
         _restore_history(out, count, inputs)
-    except Exception as e:
+    except BaseException as e:
         return _fields(e, limit)
     return _fields(None, limit)

@@ -125,7 +125,7 @@ def test_another_package_set_is_named(ns):
     fields = restore(state, packages + b'numpy 0.0.1\n')
     assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR
     assert fields[ci.FIELD_ENAME] == b'SnapshotError'
-    assert b'the snapshot has numpy 0.0.1' in fields[ci.FIELD_EVALUE]
+    assert b' and 0.0.1 in the snapshot, ' in fields[ci.FIELD_EVALUE]
 
 
 @pytest.mark.parametrize('packages, state', [(b'', b''), (b'python 3', b''), (b'', b'x')])
@@ -141,3 +141,30 @@ def test_a_state_of_another_shape_is_refused(ns):
         fields = restore(state, packages)
         assert fields[ci.FIELD_ENAME] == b'SnapshotError'
         assert b'not one this worker reads' in fields[ci.FIELD_EVALUE]
+
+
+def test_the_input_history_names_come_back(ns):
+    history = ipython.history_manager
+    saved = list(history.input_hist_raw), list(history.input_hist_parsed)
+    history.input_hist_raw[:] = ['', 'a = 1', 'b = 2', 'a + b']
+    history.input_hist_parsed[:] = list(history.input_hist_raw)
+    try:
+        state, packages, left = take()
+        ns['_i'] = ns['_ii'] = ns['_iii'] = None
+        fields = restore(state, packages)
+        assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_OK, fields
+        assert (ns['_i'], ns['_ii'], ns['_iii']) == ('b = 2', 'a = 1', '')
+        assert history._i00 == 'a + b' and ns['_i3'] == 'a + b'
+    finally:
+        history.input_hist_raw[:], history.input_hist_parsed[:] = saved
+
+
+def test_an_interrupt_while_pickling_is_the_outcome(ns):
+    class Stop:
+        def __reduce__(self):
+            raise KeyboardInterrupt
+
+    ns['stop'] = Stop()
+    fields = snapshot.take(1 << 20)
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_INTERRUPT
+    assert ci.FIELD_STATE not in fields

@@ -1144,7 +1144,7 @@ class Session:
         with self._lock:
             if self._handle is None:
                 raise SessionClosedError(op=_op("interrupt"))
-            if self._busy not in ("run", "snapshot"):
+            if self._busy not in ("run", "snapshot", "fork"):
                 return False
             rc: int = lib.ci_session_interrupt(self._handle)
         if rc < 0:
@@ -1188,13 +1188,17 @@ class Session:
         Raises DeadSessionError if the worker is dead (or died pickling),
         TooBigError if the workspace is over what a snapshot carries,
         WorkspaceIOError if pickling failed or was stopped."""
+        return self._snapshot("snapshot")
+
+    def _snapshot(self, call: str) -> bytes:
+        """snapshot(), its errors named after @call."""
         data = c_void_p()
         size = c_size_t(0)
-        handle = self._begin("snapshot")
+        handle = self._begin(call)
         try:
             rc = lib.ci_session_snapshot(handle, byref(data), byref(size))
             if rc != 0:
-                err = self._error(rc, handle, "snapshot")
+                err = self._error(rc, handle, call)
                 self._refresh()
                 raise err
             try:
@@ -1212,7 +1216,7 @@ class Session:
         taken, and what a snapshot cannot carry is missing from the
         branch (its left_out names it). Raises as snapshot() and
         Session.restore() do."""
-        return type(self).restore(self.snapshot(), **self._options)
+        return type(self).restore(self._snapshot("fork"), **self._options)
 
     @property
     def left_out(self) -> List[str]:
@@ -1222,6 +1226,10 @@ class Session:
         with self._lock:
             if self._handle is None:
                 raise SessionClosedError(op=_op("left_out"))
+            if self._busy is not None:
+                # restart() frees the string it would read.
+                raise BusyError(ErrorCode.EBUSY, detail="refused: %s is in progress on this "
+                                "session" % _op(self._busy), op=_op("left_out"))
             text: bytes = lib.ci_session_left_out(self._handle)
         return text.decode("utf-8", "replace").splitlines()
 
