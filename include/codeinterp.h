@@ -1104,8 +1104,9 @@ CI_API int ci_session_interrupt(ci_session *s);
  * Open figures that no variable names are not carried.
  * Runs as a cell would, between cells: the session's timeout, grace
  * period and ci_session_interrupt() bound it, and pickling runs the
- * objects' own code (__reduce__), which may call the session's host
- * functions and allowed URLs as a cell may; the state is at most the
+ * objects' own code (__reduce__) in the sandbox, but never reaches the
+ * host: a host function, an allowed URL, %pip install or input() raises
+ * RuntimeError there (the object is then left out); the state is at most the
  * memory limit (ci_config_set_memory_limit) and the files the disk and
  * inode quotas. The session goes on unchanged.
  * @data: receives the bytes, the caller's (ci_free); NULL on failure.
@@ -1132,9 +1133,8 @@ CI_API int ci_session_snapshot(ci_session *s, void **data, size_t *len);
  * @data is checked (format, SHA-256, every length and path; only the
  * caller's @len bytes are read) before any session starts, and only the
  * locked-down worker unpickles the state, so a forged snapshot can do
- * what a cell can and no more (that includes calling @cfg's host
- * functions and allowed URLs: restore bytes from elsewhere as you would
- * run their cells).
+ * what a cell can and no more: less, since loading it calls none of
+ * @cfg's host functions or allowed URLs (they raise RuntimeError there).
  * @out: receives the session (ci_session_free); NULL on failure.
  * @cfg: as for ci_session_new(); NULL means the defaults.
  * @data, @len: the snapshot; not kept.
