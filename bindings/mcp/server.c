@@ -24,10 +24,12 @@ static const char instructions[] =
     "imports and functions persist from one run_python call to the next. numpy, pandas and "
     "matplotlib are installed (the operator may allow only a signed list of packages: an "
     "import it refuses says so); there is no network (but for the URLs run_python's description "
-    "may list) and no pip. The working directory is the "
+    "may list) and no pip (but where run_python's description says %pip install works). The "
+    "working directory is the "
     "session's workspace: upload_file puts files there, list_files and download_file read it, "
     "and reset starts a fresh interpreter over the same files. A matplotlib figure left open "
-    "comes back as an image. Plain Python, not IPython: no %magics, no !shell commands.";
+    "comes back as an image. Cells are IPython's, as in a notebook (%time, %who, top-level "
+    "await); !shell commands do not run.";
 
 static const char *const level_names[] = {"debug", "info", "notice", "warning",
                                           "error", "critical", "alert", "emergency"};

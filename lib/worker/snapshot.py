@@ -18,7 +18,7 @@ and nothing more.
 Loaded by the worker (lib/worker/interp.c) as _codeinterp_snapshot,
 after the runner, whose shell, namespace and report it uses.
 """
-import io, os, pickle, platform, sys, types
+import io, os, pickle, platform, re, sys, types
 
 import _codeinterp as _ci
 import _codeinterp_outputs as _out
@@ -35,6 +35,7 @@ except ImportError:
 _shell = _runner._shell
 _ns = _runner._ns
 FORMAT = 2
+_NORMAL = re.compile(r'[-_.]+')
 
 # The namespace's entries that IPython and the runner keep, not a cell:
 # the history is carried as In and Out and its names made again from them.
@@ -146,7 +147,9 @@ def packages():
             if dot and kind in ('dist-info', 'egg-info'):
                 name, _, rest = stem.partition('-')
                 if name and rest:
-                    found.add(f'{name.lower()} {rest.split("-")[0]}')
+                    # The name normalized as PEP 503 does: a directory
+                    # spells "charset_normalizer", METADATA "charset-normalizer".
+                    found.add(f'{_NORMAL.sub("-", name).lower()} {rest.split("-")[0]}')
     head = f'python {platform.python_version()} {sys.implementation.cache_tag} {platform.machine()}'
     return '\n'.join([head] + sorted(found)) + '\n'
 
