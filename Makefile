@@ -333,7 +333,8 @@ CELL_NAMES   := HOST_PID LANDLOCK NAME try_ size display sc has \
                 SYS_RENAMEAT2 echo value fail slow silent big HostFunctionError \
                 worker bad go late q call lookup WHEEL PACKAGE HEAP_ADDR CANARY_FD PTY \
                 HEAP_PAIR SYS_SYSINFO PORT queued WHERE LEVELS WS SOCK_PATH ABSTRACT \
-                get_ipython TAG TARGET CANARY SESSION_DIR NAME_CRC fetch REQUESTS SITE
+                get_ipython TAG TARGET CANARY SESSION_DIR NAME_CRC fetch REQUESTS SITE \
+                secret_op
 comma        := ,
 space        := $(subst ,, )
 check-python-sources:

@@ -143,10 +143,10 @@ static void test_a_branch_that_cannot_be_copied_leaves_the_parent_as_it_was(void
     ci_session *p = h_session(&lim), *b = (ci_session *)1;
 
     (void)state;
-    h_expect(p,
-             "import time\nclass Slow:\n    def __reduce__(self):\n        time.sleep(30)\n"
-             "slow = Slow(); kept = 42",
-             NULL, "");
+    char *cell = h_cell("snapshot_slow_to_pickle");
+
+    h_expect(p, cell, NULL, "");
+    free(cell);
     assert_int_equal(ci_session_fork(p, &b), CI_EIO);
     assert_null(b);
     assert_non_null(strstr(ci_session_errmsg(p), "ran past the session's timeout of 1000 ms"));

@@ -230,10 +230,10 @@ static void test_a_snapshot_that_takes_too_long_is_stopped(void **state)
     size_t len;
 
     (void)state;
-    h_expect(s,
-             "import time\nclass Slow:\n    def __reduce__(self):\n        time.sleep(30)\n"
-             "slow = Slow()",
-             NULL, "");
+    char *cell = h_cell("snapshot_slow_to_pickle");
+
+    h_expect(s, cell, NULL, "");
+    free(cell);
     start = h_now_ms();
     assert_int_equal(ci_session_snapshot(s, &data, &len), CI_EIO);
     assert_true(h_now_ms() - start < 10000);
@@ -368,10 +368,10 @@ static void test_pickles_never_reach_the_hosts_functions(void **state)
     (void)state;
     assert_int_equal(ci_config_add_function(cfg, "secret_op", NULL, count_call, &calls), CI_OK);
     assert_int_equal(ci_session_new(&s, cfg), CI_OK);
-    h_expect(s,
-             "class Calls:\n    def __reduce__(self):\n        secret_op()\n"
-             "        return (int, ())\ncalls = Calls(); secret_op()",
-             "1", "");
+    char *cell = h_cell("snapshot_calls_the_host");
+
+    h_expect(s, cell, "1", "");
+    free(cell);
     assert_int_equal(calls, 1);
     data = snapshot(s, &len);
     assert_int_equal(calls, 1);
@@ -399,9 +399,10 @@ static void test_what_is_too_deep_is_left_out_and_the_rest_restores(void **state
     char *list;
 
     (void)state;
-    h_expect(S, "import os\ndeep = '/'.join(['x'] * 64)\nos.makedirs(deep, exist_ok=True)\n"
-             "open(deep + '/f', 'w').write('65th');\nos.makedirs(deep[:-2] + '/d', exist_ok=True)",
-             NULL, "");
+    char *cell = h_cell("snapshot_deep_tree");
+
+    h_expect(S, cell, NULL, "");
+    free(cell);
     h_expect(S, "globals()['two\\nlines: a symbolic link'] = 1", NULL, "");
     h_expect(S, "globals()['gen\\nfake.txt: a symbolic link'] = (i for i in [1])", NULL, "");
     data = snapshot(S, &len);
