@@ -53,7 +53,9 @@ type FunctionError struct {
 func (e *FunctionError) Error() string { return e.Exception + ": " + e.Message }
 
 // hostFunction is what a function's C payload (a cgo.Handle) refers to,
-// for the life of the session made with it.
+// for the life of the session made with it: one per session, so that two
+// sessions of one Option (a Fork and its parent) each raise their own
+// function's panic.
 type hostFunction struct {
 	name    string
 	fn      HostFunc
@@ -70,7 +72,6 @@ type hostFunction struct {
 // is the value (see ci_config_add_function(3)). A panic in fn is
 // recovered, the cell interrupted, and the panic raised again by Run.
 func WithFunction(name, description string, fn HostFunc) Option {
-	f := &hostFunction{name: name, fn: fn}
 	return Option{"WithFunction", quote(name),
 		"an ASCII Python identifier of at most 64 bytes, not a keyword or a builtin, not " +
 			"starting with '_', given once, with a function; a description of at most 65536 bytes of UTF-8",
@@ -85,7 +86,7 @@ func WithFunction(name, description string, fn HostFunc) Option {
 				cdesc = C.CString(description)
 				defer C.free(unsafe.Pointer(cdesc))
 			}
-			h := cgo.NewHandle(f)
+			h := cgo.NewHandle(&hostFunction{name: name, fn: fn})
 			rc := C.cigo_add_function(c, cname, cdesc, C.uintptr_t(h))
 			if rc != C.CI_OK {
 				h.Delete()

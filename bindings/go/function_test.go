@@ -88,3 +88,17 @@ func TestHostFunctionNamesAreChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoSessionsOfOneFunctionOptionRaiseTheirOwnPanics(t *testing.T) {
+	boom := WithFunction("boom", "", func([]any, map[string]any) (any, error) { panic("boom") })
+	a, b := newTestSession(t, boom), newTestSession(t, boom)
+	if p := recovered(func() { a.Run("boom()") }); p != "boom" {
+		t.Errorf("the first session's Run panicked with %v, want boom", p)
+	}
+	// The second session, started last with the same Option, saw nothing.
+	expectValue(t, b, "6 * 7", "42")
+	if p := recovered(func() { b.Run("boom()") }); p != "boom" {
+		t.Errorf("the second session's Run panicked with %v, want boom", p)
+	}
+	expectValue(t, a, "6 * 7", "42")
+}
