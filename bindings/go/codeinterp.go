@@ -82,7 +82,7 @@ var ErrClosed = errors.New("codeinterp: session is closed")
 // (ci_session_errmsg) with the C functions it names given as this
 // package's methods. It unwraps to its Code.
 type Error struct {
-	Op      string // the method or function that failed: "NewSession", "Run", "PutFile", "RestoreSession"...
+	Op      string // the method or function that failed: "NewSession", "Run", "PutFile", "RestoreSession", "Fork"...
 	Code    Code   // the library's return code; errors.Is(err, ErrDead) compares it
 	Message string // ci_strerror(Code), C names given as Go's
 	Detail  string // what was wrong this time; "" when there is nothing to add
@@ -122,6 +122,8 @@ var goName = map[string]string{
 	"ci_session_free":      "Session.Close",
 	"ci_session_snapshot":  "Session.Snapshot",
 	"ci_session_restore":   "RestoreSession",
+	"ci_session_fork":      "Session.Fork",
+	"ci_session_left_out":  "Session.LeftOut",
 	"ci_snapshot_left_out": "SnapshotLeftOut",
 	"ci_run":               "Session.Run",
 	"ci_run_ex":            "Session.RunWithOptions",

@@ -467,17 +467,19 @@ func cigoEvent(line *C.char, n C.size_t, handle C.uintptr_t) (rc C.int) {
 // goroutine, but the session does one thing at a time: a call made while
 // another is in progress (a second Run, or PutFile during a Run) fails at
 // once with ErrBusy, as the C library refuses a second concurrent run.
-// Interrupt, PID, Sandbox, Workspace and Closed may be called at any time, Close
-// too (it interrupts a running cell and waits for its end).
+// Interrupt, PID, Sandbox, Workspace, LeftOut and Closed may be called at any
+// time, Close too (it interrupts a running cell and waits for its end).
 type Session struct {
 	mu        sync.Mutex   // held by every call into the library but Interrupt
 	freeMu    sync.RWMutex // Interrupt (read) against the free in Close (write)
 	ptr       *C.ci_session
 	closed    atomic.Bool
 	workspace string
-	pid       atomic.Int64  // last known worker pid, -1 when dead or closed
-	sandbox   atomic.Uint32 // last known layers
-	functions []cgo.Handle  // of its host functions (WithFunction), deleted by Close
+	pid       atomic.Int64             // last known worker pid, -1 when dead or closed
+	sandbox   atomic.Uint32            // last known layers
+	functions []cgo.Handle             // of its host functions (WithFunction), deleted by Close
+	opts      []Option                 // it was started with, for Fork
+	leftOut   atomic.Pointer[[]string] // ci_session_left_out, nil when empty or closed
 	// A panic in a host function, for Run to raise again; s.mu is held.
 	fnPanicked bool
 	fnPanic    interface{}
@@ -540,7 +542,9 @@ func startSession(op string, opts []Option, start startFunc) (*Session, error) {
 	}
 	s.ptr, s.workspace = p, C.GoString(C.ci_session_workspace(p))
 	s.functions, handles = handles, nil
+	s.opts = append([]Option(nil), opts...)
 	s.refresh()
+	s.readLeftOut()
 	runtime.SetFinalizer(s, (*Session).Close)
 	return s, nil
 }
@@ -580,6 +584,7 @@ func (s *Session) refresh() {
 	if s.ptr == nil {
 		s.pid.Store(-1)
 		s.sandbox.Store(0)
+		s.leftOut.Store(nil)
 		return
 	}
 	s.pid.Store(int64(C.ci_session_pid(s.ptr)))
@@ -746,9 +751,9 @@ func (s *Session) Close() error {
 }
 
 // Restart replaces the worker with a fresh one: empty interpreter state,
-// execution count back to 0, same workspace and files. It works on live
-// and dead sessions alike; on failure the session is dead and may be
-// restarted again.
+// execution count back to 0 (and LeftOut empty), same workspace and files.
+// It works on live and dead sessions alike; on failure the session is dead
+// and may be restarted again.
 func (s *Session) Restart() error {
 	if err := s.lock("Restart"); err != nil {
 		return err
@@ -760,6 +765,7 @@ func (s *Session) Restart() error {
 		err = s.fail("Restart", rc)
 	}
 	s.refresh()
+	s.readLeftOut()
 	return err
 }
 

@@ -55,7 +55,11 @@ import (
 // Like the other calls, it may be made from any goroutine, one call on the
 // session at a time; Interrupt and Close may be called meanwhile.
 func (s *Session) Snapshot() ([]byte, error) {
-	const op = "Snapshot"
+	return s.snapshot("Snapshot")
+}
+
+// snapshot is Snapshot, its errors named for op.
+func (s *Session) snapshot(op string) ([]byte, error) {
 	if err := s.lock(op); err != nil {
 		return nil, err
 	}
@@ -115,9 +119,84 @@ func bytesPointer(data []byte) unsafe.Pointer {
 // session and panics with the same value. It may be called from any
 // goroutine.
 func RestoreSession(data []byte, opts ...Option) (*Session, error) {
-	return startSession("RestoreSession", opts, func(cfg *C.ci_config, p **C.ci_session, detail **C.char) C.int {
+	return restoreSession("RestoreSession", data, opts)
+}
+
+// restoreSession is RestoreSession, its errors named for op.
+func restoreSession(op string, data []byte, opts []Option) (*Session, error) {
+	return startSession(op, opts, func(cfg *C.ci_config, p **C.ci_session, detail **C.char) C.int {
 		return C.cigo_session_restore(p, cfg, bytesPointer(data), C.size_t(len(data)), detail)
 	})
+}
+
+// Fork returns a branch of the session: a new session, with the options
+// this one was started with, whose state and files are a copy of this
+// one's, as Snapshot carries them; its execution count goes on from this
+// one's. What either does afterwards the other never sees, and each is
+// closed on its own, in any order: the branch runs on after its parent's
+// Close. Today the copy is a snapshot restored at once, Snapshot then
+// RestoreSession: this session is busy (other calls on it fail with
+// ErrBusy) while its snapshot is taken, not while the branch starts, and
+// what a snapshot cannot carry (a generator in flight, an open file...)
+// is missing from the branch and listed by its LeftOut.
+//
+// The branch is the caller's, to Close as any session. Its host functions
+// (WithFunction) and event function are the parent's Go functions with C
+// handles of the branch's own, released by the branch's Close: what the
+// functions capture is shared by both sessions, but a panic is raised by
+// the session whose cell ran it. Host functions may run during Fork, as
+// the snapshot is taken and as the branch loads it; a panic in one is
+// raised by Fork (the branch, if started, closed first). The branch
+// appends to the same audit log as its parent (WithAuditLog).
+//
+// Errors, named for Fork: those of Snapshot (ErrBusy, ErrDead on a dead
+// session, ErrClosed after Close, ErrNoMemory, ErrTooBig, ErrIO), then
+// those of RestoreSession for the branch's start (a quota, the host's
+// limits). It may be called from any goroutine; Interrupt stops the
+// snapshot, as it stops Snapshot.
+func (s *Session) Fork() (*Session, error) {
+	const op = "Fork"
+	data, err := s.snapshot(op)
+	if err != nil {
+		return nil, err
+	}
+	return restoreSession(op, data, s.opts)
+}
+
+// LeftOut lists what the snapshot the session was started from (by
+// RestoreSession or Fork) could not carry, as SnapshotLeftOut lists it:
+// one "name: reason" per item ("gen: a generator in flight"). It is nil
+// for a session NewSession started, after Restart and after Close. It
+// never waits, and the slice is the caller's.
+func (s *Session) LeftOut() []string {
+	if p := s.leftOut.Load(); p != nil {
+		return append([]string(nil), (*p)...)
+	}
+	return nil
+}
+
+// readLeftOut caches ci_session_left_out, which only the start and Restart
+// change; s.mu is held, or the session is not yet shared.
+func (s *Session) readLeftOut() {
+	var list []string
+	if s.ptr != nil {
+		list = splitLines(C.GoString(C.ci_session_left_out(s.ptr)))
+	}
+	if list == nil {
+		s.leftOut.Store(nil)
+	} else {
+		s.leftOut.Store(&list)
+	}
+}
+
+// splitLines splits a list of lines, each ending with a newline (the last
+// may not); nil for "".
+func splitLines(text string) []string {
+	text = strings.TrimSuffix(text, "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
 }
 
 // SnapshotLeftOut lists what the snapshot data could not carry, one entry
@@ -135,9 +214,5 @@ func SnapshotLeftOut(data []byte) ([]string, error) {
 		return nil, newError("SnapshotLeftOut", rc, takeDetail(detail))
 	}
 	defer C.ci_free(unsafe.Pointer(list))
-	text := strings.TrimSuffix(C.GoString(list), "\n")
-	if text == "" {
-		return nil, nil
-	}
-	return strings.Split(text, "\n"), nil
+	return splitLines(C.GoString(list)), nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -250,10 +251,11 @@ func TestRestoreFromManyGoroutines(t *testing.T) {
 	expectValue(t, s, "branch", "'start'")
 }
 
-func TestSnapshotBusyDeadAndClosed(t *testing.T) {
-	s := newTestSession(t)
+// busy starts a cell of a second on s and returns once it runs, with the
+// channel that gets its Run's error.
+func busy(s *Session) <-chan error {
 	started := make(chan struct{})
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() {
 		var once sync.Once
 		_, err := s.RunWithOptions("import time\nprint('go', flush=True)\ntime.sleep(1)", RunOptions{
@@ -262,6 +264,12 @@ func TestSnapshotBusyDeadAndClosed(t *testing.T) {
 		done <- err
 	}()
 	<-started
+	return done
+}
+
+func TestSnapshotBusyDeadAndClosed(t *testing.T) {
+	s := newTestSession(t)
+	done := busy(s)
 	_, err := s.Snapshot()
 	expectError(t, err, "Snapshot", ErrBusy,
 		"codeinterp: Snapshot: "+ErrBusy.Error()+": another call on this session is in progress")
@@ -349,4 +357,157 @@ func TestAHostFunctionsPanicInSnapshotOrRestoreIsRaised(t *testing.T) {
 	}
 	// Raised once: the next run does not raise it again.
 	expectValue(t, u, "6 * 7", "42")
+}
+
+// forked is s.Fork(), closed when the test ends.
+func forked(t *testing.T, s *Session) *Session {
+	t.Helper()
+	b, err := s.Fork()
+	if err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestAForkIsACopyThatOutlivesItsParent(t *testing.T) {
+	var pings atomic.Int64
+	ping := WithFunction("ping", "", func(args []any, _ map[string]any) (any, error) {
+		pings.Add(1)
+		return fmt.Sprint("pong ", args[0]), nil
+	})
+	boom := WithFunction("boom", "", func([]any, map[string]any) (any, error) { panic("boom") })
+	p := newTestSession(t, ping, boom, WithFileLimit(1000))
+	last := run(t, p, "import os\nx = 'parent'\nopen('notes.txt', 'w').write('from the parent')")
+	if left := p.LeftOut(); left != nil {
+		t.Errorf("LeftOut of a new session = %q", left)
+	}
+
+	b := forked(t, p)
+	res := expectValue(t, b, "x, open('notes.txt').read(), ping('b')", "('parent', 'from the parent', 'pong b')")
+	if res.ExecutionCount != last.ExecutionCount+1 {
+		t.Errorf("the branch's first cell is number %d, want %d", res.ExecutionCount, last.ExecutionCount+1)
+	}
+	if left := b.LeftOut(); left != nil {
+		t.Errorf("LeftOut of a branch that lacks nothing = %q", left)
+	}
+	if b.Workspace() == p.Workspace() || b.PID() == p.PID() || b.Sandbox() != p.Sandbox() {
+		t.Errorf("branch workspace %s pid %d sandbox %v; parent %s %d %v",
+			b.Workspace(), b.PID(), b.Sandbox(), p.Workspace(), p.PID(), p.Sandbox())
+	}
+	// Each goes its own way, in state and in files.
+	run(t, b, "x = 'branch'\nonly_branch = 1")
+	if err := b.PutFile("notes.txt", []byte("from the branch")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, "only_parent = 2\nopen('parent.txt', 'w').write('p')")
+	expectValue(t, p, "x, open('notes.txt').read(), 'only_branch' in globals()", "('parent', 'from the parent', False)")
+	expectValue(t, b, "x, open('notes.txt').read(), 'only_parent' in globals(), os.path.exists('parent.txt')",
+		"('branch', 'from the branch', False, False)")
+	// The branch has the parent's options: its file limit.
+	if err := b.PutFile("big.bin", make([]byte, 1001)); !errors.Is(err, ErrTooBig) {
+		t.Errorf("PutFile over the parent's file limit in the branch: %v", err)
+	}
+
+	// The parent closed, the branch runs on, its host functions too.
+	p.Close()
+	expectValue(t, b, "x, ping('after')", "('branch', 'pong after')")
+	if n := pings.Load(); n != 2 {
+		t.Errorf("ping ran %d times, want 2", n)
+	}
+	if p := recovered(func() { b.Run("boom()") }); p != "boom" {
+		t.Errorf("the branch's Run panicked with %v, want boom", p)
+	}
+	// A branch of the branch, the same options again.
+	c := forked(t, b)
+	b.Close()
+	expectValue(t, c, "x, ping('c')", "('branch', 'pong c')")
+}
+
+func TestAForkLeavesOutAGeneratorAndLeftOutNamesIt(t *testing.T) {
+	p := newTestSession(t)
+	run(t, p, "gen = (i for i in range(3))\nnext(gen)\nkept = 'still here'")
+	b := forked(t, p)
+	want := []string{"gen: a generator in flight"}
+	if left := b.LeftOut(); !reflect.DeepEqual(left, want) {
+		t.Errorf("LeftOut of the branch = %q, want %q", left, want)
+	}
+	expectValue(t, b, "kept, 'gen' in globals()", "('still here', False)")
+	expectValue(t, p, "next(gen)", "1")
+	if left := p.LeftOut(); left != nil {
+		t.Errorf("LeftOut of the parent = %q", left)
+	}
+	// The slice is the caller's.
+	b.LeftOut()[0] = "changed"
+	if left := b.LeftOut(); !reflect.DeepEqual(left, want) {
+		t.Errorf("LeftOut after a change to a copy = %q", left)
+	}
+	// A restored session's is its snapshot's list.
+	data := snapshotOf(t, p)
+	if r := restored(t, data); !reflect.DeepEqual(r.LeftOut(), want) {
+		t.Errorf("LeftOut of a restored session = %q, want %q", r.LeftOut(), want)
+	}
+	// A fresh interpreter lacks nothing it was given; nor does a closed one.
+	if err := b.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if left := b.LeftOut(); left != nil {
+		t.Errorf("LeftOut after Restart = %q", left)
+	}
+	c := forked(t, p)
+	c.Close()
+	if left := c.LeftOut(); left != nil {
+		t.Errorf("LeftOut after Close = %q", left)
+	}
+}
+
+func TestForkBusyDeadAndClosed(t *testing.T) {
+	s := newTestSession(t)
+	done := busy(s)
+	b, err := s.Fork()
+	if b != nil {
+		t.Errorf("Fork during a run gave a session")
+	}
+	expectError(t, err, "Fork", ErrBusy,
+		"codeinterp: Fork: "+ErrBusy.Error()+": another call on this session is in progress")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	run(t, s, "import os\nos._exit(3)")
+	b, err = s.Fork()
+	var e *Error
+	if b != nil || !errors.As(err, &e) || e.Op != "Fork" || e.Code != ErrDead {
+		t.Errorf("Fork of a dead session: %v, %v", b, err)
+	}
+	s.Close()
+	b, err = s.Fork()
+	if b != nil || !errors.Is(err, ErrClosed) || err.Error() != "codeinterp: Fork: "+ErrClosed.Error() {
+		t.Errorf("Fork after Close: %v, %v", b, err)
+	}
+}
+
+func TestAHostFunctionsPanicInForkIsRaised(t *testing.T) {
+	calls := 0
+	ping := WithFunction("ping", "", func([]any, map[string]any) (any, error) {
+		if calls++; calls > 1 {
+			panic("boom")
+		}
+		return "pong", nil
+	})
+	s := newTestSession(t, ping)
+	// ping runs as the state is pickled (the first call) and as the branch
+	// loads it (the second, which panics).
+	run(t, s, "def load_pinged(pinged):\n    return (pinged, ping())\n"+
+		"class Pinged:\n    def __reduce__(self):\n        return (load_pinged, (ping(),))\n"+
+		"obj = Pinged()")
+	if p := recovered(func() { s.Fork() }); p != "boom" {
+		t.Errorf("Fork panicked with %v, want boom", p)
+	}
+	if calls != 2 {
+		t.Errorf("ping ran %d times, want 2", calls)
+	}
+	// Raised once, by Fork: the parent goes on.
+	run(t, s, "del obj")
+	expectValue(t, s, "6 * 7", "42")
 }
