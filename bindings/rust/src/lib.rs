@@ -234,6 +234,8 @@ const RUST_NAMES: &[(&str, &str)] = &[
     ("ci_run_stream", "Session::run_with"),
     ("ci_session_snapshot", "Session::snapshot"),
     ("ci_session_restore", "Session::restore"),
+    ("ci_session_fork", "Session::fork"),
+    ("ci_session_left_out", "Session::left_out"),
     ("ci_snapshot_left_out", "snapshot_left_out"),
 ];
 
@@ -1701,6 +1703,8 @@ pub struct Session {
     functions: Vec<Box<functions::Slot>>,
     // The event closure's payload, dropped after the session is freed.
     _events: Option<Box<EventSlot>>,
+    // What it was started with, for Session::fork (its closures are Arcs).
+    config: Config,
 }
 
 // SAFETY: a session may move between threads (the header asks only for one
@@ -1764,6 +1768,7 @@ impl Session {
             workspace,
             functions: slots,
             _events: events,
+            config,
         })
     }
 
@@ -1897,8 +1902,8 @@ impl Session {
     }
 
     /// Replaces the worker with a fresh one: empty interpreter state,
-    /// execution count back to 0, same workspace and files. Works on a
-    /// dead session too.
+    /// execution count back to 0 (and [`Session::left_out`] empty), same
+    /// workspace and files. Works on a dead session too.
     /// With a manifest ([`Config::manifest`]) it is verified again
     /// first, and fails with [`ErrorKind::Manifest`].
     pub fn restart(&mut self) -> Result<()> {

@@ -1,6 +1,7 @@
 //! Snapshots (`ci_session_snapshot(3)`, docs/snapshot-format.md): a
 //! session's interpreter state and workspace as one byte string, which
-//! [`Session::restore`] starts a new session from.
+//! [`Session::restore`] starts a new session from, and branches
+//! ([`Session::fork`]), a snapshot restored at once.
 
 use super::*;
 
@@ -37,7 +38,11 @@ impl Session {
     /// other call can overlap it; [`Session::interrupter`] reaches it from
     /// another thread.
     pub fn snapshot(&self) -> Result<Vec<u8>> {
-        const OP: &str = "Session::snapshot";
+        self.snapshot_as("Session::snapshot")
+    }
+
+    /// [`Session::snapshot`], its errors named for @op.
+    fn snapshot_as(&self, op: &'static str) -> Result<Vec<u8>> {
         let mut data: *mut c_void = ptr::null_mut();
         let mut len = 0usize;
         // SAFETY: live session, this thread only (&self and !Sync); the
@@ -49,7 +54,7 @@ impl Session {
                 sys::ci_free(data);
                 Ok(copy)
             } else {
-                Err(Error::from_session(OP, rc, self.raw))
+                Err(Error::from_session(op, rc, self.raw))
             }
         };
         if let Some(p) = functions::take_panic(&self.functions) {
@@ -83,12 +88,75 @@ impl Session {
     /// Resumes the panic of a host function ([`Config::function`]) that the
     /// state called as it loaded, the new session freed first.
     pub fn restore(config: Config, data: &[u8]) -> Result<Session> {
-        Session::start("Session::restore", config, |out, cfg| {
+        Session::restore_as("Session::restore", config, data)
+    }
+
+    /// [`Session::restore`], its errors named for @op.
+    fn restore_as(op: &'static str, config: Config, data: &[u8]) -> Result<Session> {
+        Session::start(op, config, |out, cfg| {
             // SAFETY: valid out pointer and config (copied); data.len()
             // bytes at a pointer that is never NULL, read during the call.
             unsafe { sys::ci_session_restore(out, cfg, data.as_ptr() as *const c_void, data.len()) }
         })
     }
+
+    /// A branch of the session: a new session, with the [`Config`] this
+    /// one was started with, whose state and files are a copy of this
+    /// one's, as [`Session::snapshot`] carries them; its execution count
+    /// goes on from this one's. What either does afterwards the other
+    /// never sees, and each is dropped on its own, in any order: the
+    /// branch runs on after its parent is dropped. Today the copy is a
+    /// snapshot restored at once, [`Session::snapshot`] then
+    /// [`Session::restore`]: this session is busy while its snapshot is
+    /// taken (an [`Interrupter`] or the timeout stops it), not while the
+    /// branch starts, and what a snapshot cannot carry (a generator in
+    /// flight, an open file...) is missing from the branch and listed by
+    /// its [`Session::left_out`].
+    ///
+    /// The branch is an owned `Session`, `Send` as any: it may go to
+    /// another thread. The session keeps a clone of its `Config` for this;
+    /// a `Config`'s closures ([`Config::function`], [`Config::on_event`])
+    /// are shared (`Arc`), so the branch calls the same closures, `Send +
+    /// Sync` already, through C payloads of its own that it drops with
+    /// itself. What the closures capture is therefore shared by both
+    /// sessions, and a panic is resumed by the session whose cell ran it.
+    /// The branch appends to the same audit log ([`Config::audit_log`]).
+    ///
+    /// # Errors
+    /// Named `Session::fork`: those of [`Session::snapshot`]
+    /// ([`ErrorKind::Dead`] on a dead session, [`ErrorKind::OutOfMemory`],
+    /// [`ErrorKind::TooBig`], [`ErrorKind::Io`]), then those of
+    /// [`Session::restore`] for the branch's start (a quota, the host's
+    /// limits).
+    ///
+    /// # Panics
+    /// Resumes the panic of a host function that the snapshot or the
+    /// branch's loading called (the branch, if started, freed first).
+    pub fn fork(&self) -> Result<Session> {
+        const OP: &str = "Session::fork";
+        let data = self.snapshot_as(OP)?;
+        Session::restore_as(OP, self.config.clone(), &data)
+    }
+
+    /// What the snapshot this session was started from
+    /// ([`Session::restore`], [`Session::fork`]) could not carry, as
+    /// [`snapshot_left_out`] lists it: one `"name: reason"` per item
+    /// (`"gen: a generator in flight"`). Empty for a session
+    /// [`Session::new`] started, and after [`Session::restart`]. An owned
+    /// copy; it never fails.
+    pub fn left_out(&self) -> Vec<String> {
+        // SAFETY: live session; the string is borrowed until a restart or
+        // the free, which need &mut self or the Session, and is copied at
+        // once.
+        let text = unsafe { cstr_lossy(sys::ci_session_left_out(self.raw)) };
+        lines(&text.unwrap_or_default())
+    }
+}
+
+/// One string per line of @text, each line ending with a newline (the
+/// last may not); empty for "".
+fn lines(text: &str) -> Vec<String> {
+    text.split_terminator('\n').map(str::to_string).collect()
 }
 
 /// What the snapshot @data could not carry, one entry per item, `"name:
@@ -117,5 +185,5 @@ pub fn snapshot_left_out(data: &[u8]) -> Result<Vec<String>> {
         sys::ci_free(list as *mut c_void);
         text
     };
-    Ok(text.split_terminator('\n').map(str::to_string).collect())
+    Ok(lines(&text))
 }

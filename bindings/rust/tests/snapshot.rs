@@ -1,10 +1,12 @@
-//! Snapshots: Session::snapshot, Session::restore, snapshot_left_out.
+//! Snapshots: Session::snapshot, Session::restore, snapshot_left_out,
+//! Session::fork and Session::left_out.
 mod common;
 
 use codeinterp::{snapshot_left_out, Config, Error, ErrorKind, Session, Status};
 use common::session;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -200,15 +202,18 @@ fn one_snapshot_restores_on_many_threads() {
 }
 
 #[test]
-fn a_dead_session_has_no_snapshot() {
+fn a_dead_session_has_no_snapshot_nor_fork() {
     let mut s = session();
     let r = s.run("import os\nos._exit(3)").unwrap();
     assert_eq!(r.status, Status::Killed);
     let e = s.snapshot().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Dead, "{}", e);
+    assert_eq!((e.op(), e.kind()), ("Session::snapshot", ErrorKind::Dead), "{}", e);
+    let e = s.fork().unwrap_err();
+    assert_eq!((e.op(), e.kind()), ("Session::fork", ErrorKind::Dead), "{}", e);
     s.restart().unwrap();
     value(&mut s, "after = 'restart'");
     assert_eq!(value(&mut restore(&snapshot(&s)), "after"), "'restart'");
+    assert_eq!(value(&mut s.fork().unwrap(), "after"), "'restart'");
 }
 
 #[test]
@@ -274,4 +279,127 @@ fn a_host_functions_panic_in_snapshot_or_restore_is_resumed() {
     assert_eq!(caught.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
     // Resumed once: the next run does not see it again.
     assert_eq!(value(&mut u, "6 * 7"), "42");
+}
+
+/// @s.fork(), which must succeed.
+fn fork(s: &Session) -> Session {
+    s.fork().unwrap_or_else(|e| panic!("Session::fork failed: {}", e))
+}
+
+/// The panic message of @f, which must panic.
+fn panic_of<R>(f: impl FnOnce() -> R) -> String {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("no panic"),
+        Err(p) => p.downcast_ref::<&str>().map(|s| s.to_string()).unwrap_or_default(),
+    }
+}
+
+#[test]
+fn a_fork_is_a_copy_that_outlives_its_parent() {
+    let pings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&pings);
+    let cfg = config()
+        .file_limit(1000)
+        .function("ping", "", move |args| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            // {"args":["b"],"kwargs":{}} -> "pong b"
+            Ok(format!("\"pong {}\"", args.split('"').nth(3).unwrap_or("")))
+        })
+        .function("boom", "", |_| panic!("boom"));
+    let mut p = Session::new(cfg).unwrap();
+    let last = p
+        .run("import os\nx = 'parent'\nopen('notes.txt', 'w').write('from the parent')")
+        .unwrap();
+    assert_eq!(p.left_out(), Vec::<String>::new());
+
+    let mut b = fork(&p);
+    let r = b.run("x, open('notes.txt').read(), ping('b')").unwrap();
+    assert_eq!(r.value.as_deref(), Some("('parent', 'from the parent', 'pong b')"), "{:?}", r.error);
+    assert_eq!(r.execution_count, last.execution_count + 1);
+    assert_eq!(b.left_out(), Vec::<String>::new());
+    assert_ne!(b.workspace(), p.workspace());
+    assert_ne!(b.pid(), p.pid());
+    assert_eq!(b.sandbox(), p.sandbox());
+    // Each goes its own way, in state and in files.
+    value(&mut b, "x = 'branch'\nonly_branch = 1");
+    b.put_file("notes.txt", b"from the branch").unwrap();
+    value(&mut p, "only_parent = 2\nopen('parent.txt', 'w').write('p')");
+    assert_eq!(
+        value(&mut p, "x, open('notes.txt').read(), 'only_branch' in globals()"),
+        "('parent', 'from the parent', False)"
+    );
+    assert_eq!(
+        value(
+            &mut b,
+            "x, open('notes.txt').read(), 'only_parent' in globals(), os.path.exists('parent.txt')"
+        ),
+        "('branch', 'from the branch', False, False)"
+    );
+    // The branch has the parent's config: its file limit.
+    let e = b.put_file("big.bin", &[0u8; 1001]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooBig, "{}", e);
+    // A host function's panic is resumed by the session whose cell ran it.
+    assert_eq!(panic_of(|| p.run("boom()")), "boom");
+    assert_eq!(value(&mut b, "6 * 7"), "42");
+
+    // The parent dropped, the branch runs on, its host functions too.
+    drop(p);
+    assert_eq!(value(&mut b, "x, ping('after')"), "('branch', 'pong after')");
+    assert_eq!(pings.load(Ordering::SeqCst), 2);
+    assert_eq!(panic_of(|| b.run("boom()")), "boom");
+    // A branch of the branch, on another thread, the same config again.
+    let c = fork(&b);
+    drop(b);
+    let got = thread::spawn(move || {
+        let mut c = c;
+        value(&mut c, "x, ping('c')")
+    });
+    assert_eq!(got.join().unwrap(), "('branch', 'pong c')");
+}
+
+#[test]
+fn a_fork_leaves_out_a_generator_and_left_out_names_it() {
+    let mut p = session();
+    value(&mut p, "gen = (i for i in range(3))\nnext(gen)\nkept = 'still here'");
+    let mut b = fork(&p);
+    let want = vec!["gen: a generator in flight".to_string()];
+    assert_eq!(b.left_out(), want);
+    assert_eq!(value(&mut b, "kept, 'gen' in globals()"), "('still here', False)");
+    assert_eq!(value(&mut p, "next(gen)"), "1");
+    assert_eq!(p.left_out(), Vec::<String>::new());
+    // A restored session's is its snapshot's list.
+    let data = snapshot(&p);
+    assert_eq!(restore(&data).left_out(), snapshot_left_out(&data).unwrap());
+    assert_eq!(restore(&data).left_out(), want);
+    // A fresh interpreter lacks nothing it was given.
+    b.restart().unwrap();
+    assert_eq!(b.left_out(), Vec::<String>::new());
+}
+
+#[test]
+fn a_host_functions_panic_in_fork_is_resumed() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let ping = config().function("ping", "", move |_| {
+        if counted.fetch_add(1, Ordering::SeqCst) > 0 {
+            panic!("boom");
+        }
+        Ok("\"pong\"".into())
+    });
+    let mut s = Session::new(ping).unwrap();
+    // ping runs as the state is pickled (the first call) and as the branch
+    // loads it (the second, which panics).
+    value(
+        &mut s,
+        "def load_pinged(pinged):\n\
+         \x20   return (pinged, ping())\n\
+         class Pinged:\n\
+         \x20   def __reduce__(self):\n\
+         \x20       return (load_pinged, (ping(),))\n\
+         obj = Pinged()",
+    );
+    assert_eq!(panic_of(|| s.fork()), "boom");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    // Resumed once, by fork: the parent goes on.
+    assert_eq!(value(&mut s, "del obj\n6 * 7"), "42");
 }
