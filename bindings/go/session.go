@@ -118,10 +118,11 @@ func (m Sandbox) String() string {
 		"disk_quota"})
 }
 
-// Option is a setting for NewSession; see the With* functions. The
-// library checks every value and NewSession fails with ErrInvalid for one
-// out of range, its Detail naming the option, the value and the range
-// ("WithFigureDPI(5) refused: must be 10 to 600").
+// Option is a setting for NewSession and RestoreSession, which a session
+// keeps for Fork; see the With* functions. The library checks every value
+// and NewSession fails with ErrInvalid for one out of range, its Detail
+// naming the option, the value and the range ("WithFigureDPI(5) refused:
+// must be 10 to 600").
 type Option struct {
 	name string // "WithTimeout"
 	arg  string // the value given, as the error shows it: "0s"

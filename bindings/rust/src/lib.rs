@@ -557,7 +557,8 @@ impl Truncated {
 // ------------------------------------------------------------------ config
 
 /// Settings of a session, applied by [`Session::new`] and
-/// [`Session::restore`]. Anything left unset keeps the C library's default
+/// [`Session::restore`], and kept by the session (a clone) for
+/// [`Session::fork`]. Anything left unset keeps the C library's default
 /// (given at each setter).
 ///
 /// ```no_run
