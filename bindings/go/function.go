@@ -59,7 +59,7 @@ func (e *FunctionError) Error() string { return e.Exception + ": " + e.Message }
 type hostFunction struct {
 	name    string
 	fn      HostFunc
-	session *Session // set before the session starts (a restore may call the function)
+	session *Session // the one it was made for, whose Run raises its panic
 }
 
 // WithFunction defines a host function the session's cells can call:

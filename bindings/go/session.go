@@ -532,12 +532,6 @@ func startSession(op string, opts []Option, start startFunc) (*Session, error) {
 	var p *C.ci_session
 	var detail *C.char
 	rc := start(cfg, &p, &detail)
-	if s.fnPanicked { // a host function the restored state called as it loaded
-		if rc == C.CI_OK {
-			C.ci_session_free(p)
-		}
-		panic(s.fnPanic)
-	}
 	if rc != C.CI_OK {
 		return nil, newError(op, rc, takeDetail(detail))
 	}

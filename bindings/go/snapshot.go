@@ -48,9 +48,12 @@ import (
 // dead or died while it pickled (Restart it), ErrNoMemory, ErrTooBig if
 // the files are over what a snapshot carries (the disk or inode quota),
 // ErrIO if pickling failed otherwise, was stopped, or the audit log
-// failed; ErrClosed after Close. The Detail says which. A host function
-// (WithFunction) that pickling calls runs as in Run, and its panic is
-// raised again by Snapshot.
+// failed; ErrClosed after Close. The Detail says which.
+//
+// No host function (WithFunction) runs while a snapshot is taken: pickling
+// runs the objects' own code (__reduce__) in the sandbox, where a call of
+// a host function, an allowed URL, %pip install or input() raises
+// RuntimeError, and the object is left out, its entry saying so.
 //
 // Like the other calls, it may be made from any goroutine, one call on the
 // session at a time; Interrupt and Close may be called meanwhile.
@@ -73,11 +76,6 @@ func (s *Session) snapshot(op string) ([]byte, error) {
 		s.refresh()
 	} else {
 		defer C.ci_free(data)
-	}
-	if s.fnPanicked { // a host function that pickling called
-		p := s.fnPanic
-		s.fnPanicked, s.fnPanic = false, nil
-		panic(p)
 	}
 	if err != nil {
 		return nil, err
@@ -114,10 +112,13 @@ func bytesPointer(data []byte) unsafe.Pointer {
 // ErrTooBig if the state is over the memory limit or the files over the
 // file limit, disk or inode quota of the options; ErrDead if the new
 // worker died loading it; ErrIO if loading it timed out; any error of
-// NewSession. A host function (WithFunction) that the state calls as it
-// loads runs as in Run; if it panics, RestoreSession closes the new
-// session and panics with the same value. It may be called from any
-// goroutine.
+// NewSession. It may be called from any goroutine.
+//
+// No host function runs while the state loads either: a call raises
+// RuntimeError in the worker, and the state does not load (ErrInvalid). A
+// variable that holds a host function (f = query_sales) is carried by the
+// function's name, and loads only if opts give a function of that name
+// (WithFunction): ErrInvalid otherwise, the Detail saying so.
 func RestoreSession(data []byte, opts ...Option) (*Session, error) {
 	return restoreSession("RestoreSession", data, opts)
 }
@@ -144,10 +145,10 @@ func restoreSession(op string, data []byte, opts []Option) (*Session, error) {
 // (WithFunction) and event function are the parent's Go functions with C
 // handles of the branch's own, released by the branch's Close: what the
 // functions capture is shared by both sessions, but a panic is raised by
-// the session whose cell ran it. Host functions may run during Fork, as
-// the snapshot is taken and as the branch loads it; a panic in one is
-// raised by Fork (the branch, if started, closed first). The branch
-// appends to the same audit log as its parent (WithAuditLog).
+// the session whose cell ran it. Having the parent's functions, the
+// branch loads the variables that hold one. None runs during Fork (see
+// Snapshot). The branch appends to the same audit log as its parent
+// (WithAuditLog).
 //
 // Errors, named for Fork: those of Snapshot (ErrBusy, ErrDead on a dead
 // session, ErrClosed after Close, ErrNoMemory, ErrTooBig, ErrIO), then
