@@ -173,8 +173,8 @@ unsafe extern "C" fn trampoline(
     reply: *mut sys::ci_reply,
 ) {
     // SAFETY: the payload is a Slot the Session owns (add), called on the
-    // thread in ci_run_ex while the session is borrowed mutably, or in the
-    // ci_session_restore of Session::restore, before anyone else has it.
+    // thread in ci_run_ex while the session is borrowed mutably (never in a
+    // snapshot or a restore: the library keeps host functions closed then).
     let slot = &*(payload as *const Slot);
     if slot.panic.borrow().is_some() {
         reply_error(

@@ -1745,14 +1745,6 @@ impl Session {
         let mut raw: *mut sys::ci_session = ptr::null_mut();
         let rc = start(&mut raw, cfg.0);
         drop(cfg);
-        // A host function that a restored state called as it loaded.
-        if let Some(p) = functions::take_panic(&slots) {
-            if rc == sys::CI_OK {
-                // SAFETY: the session just started, freed once.
-                unsafe { sys::ci_session_free(raw) };
-            }
-            panic::resume_unwind(p);
-        }
         if rc != sys::CI_OK {
             // SAFETY: NULL gives this thread's last failure of @start.
             return Err(unsafe { Error::from_session(op, rc, ptr::null()) });

@@ -20,7 +20,11 @@ impl Session {
     /// ([`snapshot_left_out`]).
     ///
     /// It runs as a cell would, between cells: the session's timeout and an
-    /// [`Interrupter`] stop it. The session goes on unchanged.
+    /// [`Interrupter`] stop it. The session goes on unchanged. No host
+    /// function ([`Config::function`]) runs meanwhile: pickling runs the
+    /// objects' own code (`__reduce__`) in the sandbox, where a call of a
+    /// host function, an allowed URL, %pip install or input() raises
+    /// RuntimeError, and the object is left out, its entry saying so.
     ///
     /// # Errors
     /// [`ErrorKind::Dead`] if the worker is dead or died while it pickled
@@ -29,10 +33,6 @@ impl Session {
     /// (the disk or inode quota); [`ErrorKind::Io`] if pickling failed
     /// otherwise, was stopped, or the audit log failed. The detail says
     /// which.
-    ///
-    /// # Panics
-    /// Resumes the panic of a host function ([`Config::function`]) that
-    /// pickling called, as [`Session::run`] does.
     ///
     /// `&self`, as [`Session::get_file`]: `Session` is not `Sync`, so no
     /// other call can overlap it; [`Session::interrupter`] reaches it from
@@ -47,7 +47,7 @@ impl Session {
         let mut len = 0usize;
         // SAFETY: live session, this thread only (&self and !Sync); the
         // buffer is copied, then ci_free'd.
-        let copied = unsafe {
+        unsafe {
             let rc = sys::ci_session_snapshot(self.raw, &mut data, &mut len);
             if rc == sys::CI_OK {
                 let copy = bytes(data, len);
@@ -56,11 +56,7 @@ impl Session {
             } else {
                 Err(Error::from_session(op, rc, self.raw))
             }
-        };
-        if let Some(p) = functions::take_panic(&self.functions) {
-            panic::resume_unwind(p);
         }
-        copied
     }
 
     /// Starts a new session, as [`Session::new`]`(config)` does, from a
@@ -84,9 +80,13 @@ impl Session {
     /// [`ErrorKind::Io`] if loading it timed out; any error of
     /// [`Session::new`].
     ///
-    /// # Panics
-    /// Resumes the panic of a host function ([`Config::function`]) that the
-    /// state called as it loaded, the new session freed first.
+    /// No host function runs while the state loads either: a call raises
+    /// RuntimeError in the worker, and the state does not load
+    /// ([`ErrorKind::InvalidArgument`]). A variable that holds a host
+    /// function (`f = query_sales`) is carried by the function's name, and
+    /// loads only if @config has a function of that name
+    /// ([`Config::function`]): [`ErrorKind::InvalidArgument`] otherwise,
+    /// the detail saying so.
     pub fn restore(config: Config, data: &[u8]) -> Result<Session> {
         Session::restore_as("Session::restore", config, data)
     }
@@ -120,6 +120,8 @@ impl Session {
     /// Sync` already, through C payloads of its own that it drops with
     /// itself. What the closures capture is therefore shared by both
     /// sessions, and a panic is resumed by the session whose cell ran it.
+    /// Having the parent's functions, the branch loads the variables that
+    /// hold one. None runs during the fork (see [`Session::snapshot`]).
     /// The branch appends to the same audit log ([`Config::audit_log`]).
     ///
     /// # Errors
@@ -128,10 +130,6 @@ impl Session {
     /// [`ErrorKind::TooBig`], [`ErrorKind::Io`]), then those of
     /// [`Session::restore`] for the branch's start (a quota, the host's
     /// limits).
-    ///
-    /// # Panics
-    /// Resumes the panic of a host function that the snapshot or the
-    /// branch's loading called (the branch, if started, freed first).
     pub fn fork(&self) -> Result<Session> {
         const OP: &str = "Session::fork";
         let data = self.snapshot_as(OP)?;

@@ -236,49 +236,65 @@ fn an_interrupter_stops_a_snapshot() {
     let e = s.snapshot().unwrap_err();
     handle.join().unwrap();
     assert_eq!(e.kind(), ErrorKind::Io, "{}", e);
-    assert!(
-        e.detail().contains("stopped taking the interpreter state (KeyboardInterrupt"),
-        "{}",
-        e
-    );
+    assert_eq!(e.detail(), "taking the interpreter state was interrupted");
     assert!(start.elapsed() < Duration::from_secs(10));
     // Interrupted like a cell: the session lives on, state and all.
     assert_eq!(value(&mut s, "del slow\n6 * 7"), "42");
 }
 
-fn pinging(f: fn() -> String) -> Config {
-    config().function("ping", "", move |_| Ok(format!("\"{}\"", f())))
-}
-
 #[test]
-fn a_host_functions_panic_in_snapshot_or_restore_is_resumed() {
-    // The state calls the host function ping as it is pickled and as it
-    // loads.
-    let mut s = Session::new(pinging(|| "pong".into())).unwrap();
-    // (Loading finds no other name of the cells': the namespace is being
-    // filled.)
-    let cell = "def load_pinged(pinged):\n\
-                \x20   return (pinged, ping())\n\
-                class Pinged:\n\
-                \x20   def __reduce__(self):\n\
-                \x20       return (load_pinged, (ping(),))\n\
-                obj = Pinged()";
-    value(&mut s, cell);
+fn no_host_function_runs_while_a_snapshot_is_taken_or_loaded() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let boom = move || {
+        let counted = Arc::clone(&counted);
+        config().function("boom", "", move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            panic!("boom")
+        })
+    };
+    let mut s = Session::new(boom()).unwrap();
+    // obj calls boom as it is pickled; f holds boom itself.
+    value(
+        &mut s,
+        "class Pickled:\n\
+         \x20   def __reduce__(self):\n\
+         \x20       return (str, (boom(),))\n\
+         obj = Pickled()\nf = boom\nkept = 'here'",
+    );
     let data = snapshot(&s);
-    let mut t = Session::restore(pinging(|| "pong".into()), &data).unwrap();
-    assert_eq!(value(&mut t, "obj"), "('pong', 'pong')");
+    let refused = "RuntimeError: a host function can only be called while a cell runs";
+    assert_eq!(snapshot_left_out(&data).unwrap(), vec![format!("obj: {}", refused)]);
+    // f is carried by its name: it loads where a function of that name is.
+    let mut t = Session::restore(boom(), &data).unwrap();
+    assert_eq!(value(&mut t, "kept, f is boom, 'obj' in globals()"), "('here', True, False)");
+    let e = Session::restore(config(), &data).unwrap_err();
+    let want = "Session::restore: invalid argument: a variable could not be loaded (the variable \
+                after 'Pickled'): ModuleNotFoundError: No module named 'codeinterp_host'; it \
+                holds a host function this session does not have: give it the functions of the \
+                session the snapshot was taken in";
+    assert_error(&e, ErrorKind::InvalidArgument, want);
 
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-        Session::restore(pinging(|| panic!("boom")), &data)
-    }));
-    assert_eq!(caught.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
-
-    let mut u = Session::new(pinging(|| panic!("boom"))).unwrap();
-    value(&mut u, cell);
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| u.snapshot()));
-    assert_eq!(caught.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
-    // Resumed once: the next run does not see it again.
-    assert_eq!(value(&mut u, "6 * 7"), "42");
+    // A state that calls one as it loads does not load, nor fork.
+    value(
+        &mut s,
+        "class Later:\n\
+         \x20   def __reduce__(self):\n\
+         \x20       return (boom, ())\n\
+         later = Later()",
+    );
+    let unloaded = format!(
+        "invalid argument: a variable could not be loaded (the variable after 'kept'): {}",
+        refused
+    );
+    let e = Session::restore(boom(), &snapshot(&s)).unwrap_err();
+    assert_error(&e, ErrorKind::InvalidArgument, &format!("Session::restore: {}", unloaded));
+    let e = s.fork().unwrap_err();
+    assert_error(&e, ErrorKind::InvalidArgument, &format!("Session::fork: {}", unloaded));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // A cell's own call runs it.
+    assert_eq!(panic_of(|| s.run("boom()")), "boom");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
 /// @s.fork(), which must succeed.
@@ -308,13 +324,15 @@ fn a_fork_is_a_copy_that_outlives_its_parent() {
         .function("boom", "", |_| panic!("boom"));
     let mut p = Session::new(cfg).unwrap();
     let last = p
-        .run("import os\nx = 'parent'\nopen('notes.txt', 'w').write('from the parent')")
+        .run("import os\nx = 'parent'\nf = ping\nopen('notes.txt', 'w').write('from the parent')")
         .unwrap();
     assert_eq!(p.left_out(), Vec::<String>::new());
 
     let mut b = fork(&p);
-    let r = b.run("x, open('notes.txt').read(), ping('b')").unwrap();
-    assert_eq!(r.value.as_deref(), Some("('parent', 'from the parent', 'pong b')"), "{:?}", r.error);
+    // f holds a host function: the branch has it, the parent's config.
+    let r = b.run("x, open('notes.txt').read(), f('b')").unwrap();
+    let want = "('parent', 'from the parent', 'pong b')";
+    assert_eq!(r.value.as_deref(), Some(want), "{:?}", r.error);
     assert_eq!(r.execution_count, last.execution_count + 1);
     assert_eq!(b.left_out(), Vec::<String>::new());
     assert_ne!(b.workspace(), p.workspace());
@@ -374,32 +392,4 @@ fn a_fork_leaves_out_a_generator_and_left_out_names_it() {
     // A fresh interpreter lacks nothing it was given.
     b.restart().unwrap();
     assert_eq!(b.left_out(), Vec::<String>::new());
-}
-
-#[test]
-fn a_host_functions_panic_in_fork_is_resumed() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let ping = config().function("ping", "", move |_| {
-        if counted.fetch_add(1, Ordering::SeqCst) > 0 {
-            panic!("boom");
-        }
-        Ok("\"pong\"".into())
-    });
-    let mut s = Session::new(ping).unwrap();
-    // ping runs as the state is pickled (the first call) and as the branch
-    // loads it (the second, which panics).
-    value(
-        &mut s,
-        "def load_pinged(pinged):\n\
-         \x20   return (pinged, ping())\n\
-         class Pinged:\n\
-         \x20   def __reduce__(self):\n\
-         \x20       return (load_pinged, (ping(),))\n\
-         obj = Pinged()",
-    );
-    assert_eq!(panic_of(|| s.fork()), "boom");
-    assert_eq!(calls.load(Ordering::SeqCst), 2);
-    // Resumed once, by fork: the parent goes on.
-    assert_eq!(value(&mut s, "del obj\n6 * 7"), "42");
 }
