@@ -108,7 +108,8 @@ struct walk {
     unsigned long long entries, bytes;
 };
 
-/* Reads the regular file @fd of @size bytes as a FILE section. */
+/* Reads the regular file @fd (@st its status) as a FILE section of the
+ * path k->path (@plen bytes), or names it as left out. */
 static int add_file(struct walk *k, int fd, size_t plen, const struct stat *st)
 {
     unsigned char head[8], *rest;

@@ -511,8 +511,7 @@ static void test_another_package_set_is_refused(void **state)
     other.packages = packages;
     other.packages_len = v.packages_len + 12;
     f = forge(&other, v.state, v.state_len, NULL, 0, "", &flen);
-    expect_refused(f, flen, CI_EINVAL, "another package set: numpy ");
-    assert_non_null(strstr(ci_session_errmsg(NULL), " and 0.0.1 in the snapshot, "));
+    expect_refused(f, flen, CI_EINVAL, "another package set: numpy 0.0.1 in the snapshot, ");
     free(f);
     free(packages);
     ci_free(real);

@@ -83,7 +83,19 @@ def _dill():
 
 def _pickler_class():
     class Pickler(_dill().Pickler):
+        # The top-level modules whose names the pickles use (a class, a
+        # function, a module by reference): the distributions providing
+        # them are the package set the state needs.
+        modules = None
+
         def reducer_override(self, obj):
+            if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType,
+                                types.ModuleType)):
+                name = obj.__name__ if isinstance(obj, types.ModuleType) else obj.__module__
+                if isinstance(name, str):
+                    if self.modules is None:
+                        self.modules = set()
+                    self.modules.add(name.partition('.')[0])
             why = None if isinstance(obj, type) else _why_not(obj)
             if why is not None:
                 raise NotCarried(why)
@@ -129,14 +141,39 @@ def installed():
             for name in entries if name.endswith('.dist-info')]
 
 
-def packages():
-    """The package set a state needs: Python's version and platform, then
-    one "name version" line for each distribution on the search path
-    but the session's own directories (_search_path), sorted. The
-    name and version are those of each *.dist-info or *.egg-info entry's
-    own name (name-version[-pyX.Y]), as the packaging tools write it:
-    reading each one's METADATA would cost a fifth of a second."""
-    found = set()
+def _interpreter():
+    return f'python {platform.python_version()} {sys.implementation.cache_tag} {platform.machine()}'
+
+
+def _top_levels(path):
+    # The top-level modules of the distribution whose *.dist-info or
+    # *.egg-info is @path: its top_level.txt, else the first part of each
+    # path its RECORD lists; none if it has neither.
+    names = set()
+    try:
+        with open(os.path.join(path, 'top_level.txt'), encoding='utf-8') as f:
+            return {line.strip() for line in f if line.strip()}
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(path, 'RECORD'), encoding='utf-8') as f:
+            for line in f:
+                first = line.split(',', 1)[0].split('/', 1)[0]
+                if first and not first.endswith(('.dist-info', '.data')) and first != '..':
+                    names.add(first.split('.', 1)[0])
+    except OSError:
+        pass
+    return names
+
+
+def _distributions():
+    # {normalized name: (version, the path of its metadata)} of the
+    # distributions on the search path but the session's own directories
+    # (_search_path), the first of each name; the name and version those
+    # of the metadata's own name (name-version[-pyX.Y]), as the packaging
+    # tools write it (reading each one's METADATA would cost a fifth of a
+    # second).
+    found = {}
     for where in _search_path():
         try:
             entries = os.listdir(where)
@@ -147,11 +184,42 @@ def packages():
             if dot and kind in ('dist-info', 'egg-info'):
                 name, _, rest = stem.partition('-')
                 if name and rest:
-                    # The name normalized as PEP 503 does: a directory
-                    # spells "charset_normalizer", METADATA "charset-normalizer".
-                    found.add(f'{_NORMAL.sub("-", name).lower()} {rest.split("-")[0]}')
-    head = f'python {platform.python_version()} {sys.implementation.cache_tag} {platform.machine()}'
-    return '\n'.join([head] + sorted(found)) + '\n'
+                    # Normalized as PEP 503 does: a directory spells
+                    # "charset_normalizer", METADATA "charset-normalizer".
+                    key = _NORMAL.sub('-', name).lower()
+                    found.setdefault(key, (rest.split('-')[0], os.path.join(where, entry)))
+    return found
+
+
+_provided = (None, None)  # (the search path's directories and times, {name: (version, tops)})
+
+
+def _provides():
+    # {name: (version, top-level modules)} of the distributions on the
+    # search path, read again only when one of its directories changed.
+    global _provided
+    key = []
+    for where in _search_path():
+        try:
+            key.append((where, os.stat(where).st_mtime_ns))
+        except OSError:
+            pass
+    if _provided[0] != key:
+        # Metadata that says nothing of its modules (an *.egg-info file,
+        # as dill's) stands for the module of the distribution's name.
+        _provided = (key, {name: (version, _top_levels(path) or {name.replace('-', '_')})
+                           for name, (version, path) in _distributions().items()})
+    return _provided[1]
+
+
+def packages(modules=None):
+    """The package set a state needs: Python's version and platform, then
+    one "name version" line, sorted, for each distribution that provides
+    one of the top-level @modules the state's pickles refer to (every
+    distribution on the search path if @modules is None)."""
+    lines = {f'{name} {version}' for name, (version, tops) in _provides().items()
+             if modules is None or tops & modules}
+    return '\n'.join([_interpreter()] + sorted(lines)) + '\n'
 
 
 def _names():
@@ -231,15 +299,16 @@ def _stream(pickler, head, entries, skip):
             except Exception as e:
                 raise _Failed(entry, e) from None
     p.dump(None)
-    return out.getvalue()
+    return out.getvalue(), p.modules or set()
 
 
 def _pickled():
-    # (the state, the lines naming what was left out)
+    # (the state, the top-level modules it names, the lines naming what
+    # was left out)
     pickler = _pickler_class()
     head, entries = _head(), list(_entries())
     try:
-        return _stream(pickler, head, entries, ()), []
+        return (*_stream(pickler, head, entries, ()), [])
     except _Failed as failed:
         first = failed
     # The stream stopped at its first entry that cannot be carried:
@@ -254,7 +323,7 @@ def _pickled():
         except Exception as e:
             left.append(f'{_label(kind, key)}: {_reason(e)}')
             skip.add((kind, key))
-    return _stream(pickler, head, entries, skip), left
+    return (*_stream(pickler, head, entries, skip), left)
 
 
 def _fields(exc, limit):
@@ -273,8 +342,9 @@ def take(limit):
     FIELD_STATE (the pickle), FIELD_PACKAGES and FIELD_LEFT_OUT (one
     "name: reason" line each, or None)."""
     try:
-        state, left = _pickled()
-        pkgs = packages().encode()
+        state, modules, left = _pickled()
+        # dill too: a restore loads through its names.
+        pkgs = packages(modules | {'dill'}).encode()
         left += installed()
     except _Failed as e:
         return _fields(e.error, limit)
@@ -294,23 +364,25 @@ class SnapshotError(Exception):
 
 
 def _compare(wanted):
-    have = packages()
-    if wanted == have:
+    # Each line of the snapshot's set must hold here: the interpreter,
+    # and each distribution at its version (others may be installed too).
+    lines = wanted.splitlines()
+    have = {name: version for name, (version, tops) in _provides().items()}
+    diff = []
+    if not lines or lines[0] != _interpreter():
+        diff.append(f"{lines[0] if lines else 'no interpreter'} in the snapshot, "
+                    f"{_interpreter()} here")
+    for line in lines[1:]:
+        name, _, version = line.partition(' ')
+        if have.get(name) != version:
+            diff.append(f"{name} {version} in the snapshot, {have.get(name, 'absent')} here")
+    if not diff:
         return
-    def versions(text):
-        out = {}
-        for line in text.splitlines():
-            name, _, version = line.partition(' ')
-            out.setdefault(name, []).append(version)
-        return out
-    old, new = versions(wanted), versions(have)
-    diff = [f"{name} {' and '.join(old.get(name, ['absent']))} in the snapshot, "
-            f"{' and '.join(new.get(name, ['absent']))} here"
-            for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]
     more = f'; and {len(diff) - 8} more' if len(diff) > 8 else ''
     raise SnapshotError('the snapshot was taken with another package set: '
                         + '; '.join(diff[:8]) + more
-                        + ' (a snapshot restores where the same distributions are installed)')
+                        + ' (a state restores where the distributions it uses are installed '
+                        'at the same versions)')
 
 
 def _unpickler_class():

@@ -120,12 +120,38 @@ def test_the_package_set_lists_python_and_numpy():
     assert lines[1:] == sorted(lines[1:])
 
 
+def test_a_state_needs_the_distributions_of_the_modules_it_names(ns):
+    import numpy as np
+    import pandas as pd
+    ns['frame'] = pd.DataFrame({'a': np.arange(3)})
+    state, packages, left = take()
+    names = {line.split(' ')[0] for line in packages.decode().splitlines()[1:]}
+    assert {'numpy', 'pandas', 'dill'} <= names
+    # Not every distribution installed: only those the pickles name.
+    assert len(names) < len(snapshot.packages().splitlines()) - 1
+    assert snapshot.packages({'numpy'}).splitlines()[1:] == [
+        line for line in snapshot.packages().splitlines()[1:] if line.startswith('numpy ')]
+
+
+def test_other_distributions_here_do_not_matter(ns):
+    state, packages, left = take()
+    lines = packages.decode().splitlines()
+    fields = restore(state, ('\n'.join(lines[:1]) + '\n').encode())
+    assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_OK, fields
+    fields = restore(state, packages + b'nothing-installed-here 1.0\n')
+    assert b'nothing-installed-here 1.0 in the snapshot, absent here' in fields[ci.FIELD_EVALUE]
+    other = packages.replace(b'python 3.', b'python 2.', 1)
+    fields = restore(state, other)
+    assert b'python 2.' in fields[ci.FIELD_EVALUE] and b' in the snapshot, python 3.' in \
+        fields[ci.FIELD_EVALUE]
+
+
 def test_another_package_set_is_named(ns):
     state, packages, left = take()
     fields = restore(state, packages + b'numpy 0.0.1\n')
     assert fields[ci.FIELD_OUTCOME] == ci.OUTCOME_ERROR
     assert fields[ci.FIELD_ENAME] == b'SnapshotError'
-    assert b' and 0.0.1 in the snapshot, ' in fields[ci.FIELD_EVALUE]
+    assert b'numpy 0.0.1 in the snapshot, ' in fields[ci.FIELD_EVALUE]
 
 
 @pytest.mark.parametrize('packages, state', [(b'', b''), (b'python 3', b''), (b'', b'x')])
