@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -326,12 +327,31 @@ static pid_t exec_session_worker(ci_session *s, int fds[4], struct ci_err *err)
     return pid;
 }
 
+/* A pidfd of our child @pid, checked after it is open to be still our
+ * child's (as the zygote's is, ci_zygote_spawn): -1 without pidfd_open(2),
+ * -2 if @pid is no child of ours any more, so a pid reused after a host
+ * that ignores SIGCHLD had the kernel reap the worker is never watched. */
+static int own_child_pidfd(pid_t pid)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
+    siginfo_t info;
+
+    if (fd < 0)
+        return -1;
+    if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG | WNOWAIT) != 0 &&
+        errno == ECHILD) {
+        close(fd);
+        return -2;
+    }
+    return fd;
+}
+
 /* Starts the worker once, with new descriptors; fills s->worker. */
 static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
 {
     char procpath[32];
     int chan[2] = {-1, -1}, out[2] = {-1, -1}, errpipe[2] = {-1, -1}, null = -1, rc = CI_ESPAWN;
-    int fds[4], by_exec = 0;
+    int fds[4], by_exec = 0, pidfd = -1;
     pid_t pid = -1;
 
     *retry = 0;
@@ -348,9 +368,16 @@ static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
     /* A zygote forks it warm; $CODEINTERP_WORKER names a program to run
      * for every session (the tests' fake workers), so it never has one. */
     if (ci_uses_zygote(s))
-        pid = ci_zygote_spawn(s, fds, err, retry, &by_exec);
-    if (!ci_uses_zygote(s) || by_exec)
+        pid = ci_zygote_spawn(s, fds, err, retry, &by_exec, &pidfd);
+    if (!ci_uses_zygote(s) || by_exec) {
         pid = exec_session_worker(s, fds, err);
+        if (pid > 0 && (pidfd = own_child_pidfd(pid)) == -2) {
+            ci_err_set(err, CI_ESPAWN, "the worker (pid %ld) was reaped by another before it "
+                       "could be watched: does the host ignore SIGCHLD or reap every child?",
+                       (long)pid);
+            pid = -1;
+        }
+    }
     /* Whichever way, ours are closed below: the worker has its copies. */
     null = fds[0];
     out[1] = fds[1];
@@ -363,7 +390,8 @@ static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
 
     rc = CI_ESPAWN;
     s->worker.pid = pid;
-    s->worker.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    s->worker.pidfd = pidfd;
+    pidfd = -1;
     /*
      * The worker's Landlock rule for its own /proc/<pid> names that
      * directory's inode, and procfs builds a new inode whenever an unused
@@ -390,6 +418,7 @@ static int spawn_once(ci_session *s, struct ci_err *err, int *retry)
     }
     rc = CI_OK;
 fail:
+    ci_close_fd(&pidfd);
     ci_close_fd(&chan[0]);
     ci_close_fd(&chan[1]);
     ci_close_fd(&out[0]);

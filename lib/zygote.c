@@ -243,13 +243,30 @@ static int our_child(pid_t pid)
     return pid > 0 && waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
+/* A pidfd of @pid, opened before @pid's checks: while it reads as not
+ * exited, @pid is still that process's (a pid is not reused while its
+ * process or zombie lives), so a pid reused after a host that ignores
+ * SIGCHLD had the kernel reap the worker cannot pass them. -1 if the
+ * kernel has no pidfd_open(2) (the checks then stand alone). */
+static int pidfd_of(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
+}
+
+static int pidfd_lives(int pidfd)
+{
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    return pidfd < 0 || poll(&p, 1, 0) == 0;
+}
+
 /* Reads the zygote's replies to one SPAWN request (proto.h) until it
- * says STARTED or FAILED, within @wait_ms. The new worker's pid,
- * or -1 with @err; *@gone is set if the zygote must be dropped, *@by_exec
- * if it cannot see the session directory (ci_zygote_spawn). Every child
- * it ASSIGNED and did not start is killed and reaped here. */
+ * says STARTED or FAILED, within @wait_ms. The new worker's pid and, in
+ * *@pidfd, its pidfd (or -1), or -1 with @err; *@gone is set if the
+ * zygote must be dropped, *@by_exec if it cannot see the session
+ * directory (ci_zygote_spawn). Every child it ASSIGNED and did not start
+ * is killed and reaped here. */
 static pid_t read_replies(struct zygote *z, int64_t wait_ms, struct ci_err *err, int *gone,
-                          int *by_exec)
+                          int *by_exec, int *pidfd)
 {
     pid_t assigned[8];
     int n_assigned = 0;
@@ -313,10 +330,15 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, struct ci_err *err,
          * session's worker passes.
          */
         if (r.stage == CI_SPAWN_STARTED && n_assigned > 0 &&
-            r.pid == assigned[n_assigned - 1] && r.pid != z->proc.pid &&
-            getpgid(r.pid) == r.pid) {
-            reap_assigned(assigned, n_assigned - 1);
-            return r.pid;
+            r.pid == assigned[n_assigned - 1] && r.pid != z->proc.pid) {
+            int fd = pidfd_of(r.pid);
+
+            if (getpgid(r.pid) == r.pid && our_child(r.pid) && pidfd_lives(fd)) {
+                reap_assigned(assigned, n_assigned - 1);
+                *pidfd = fd;
+                return r.pid;
+            }
+            ci_close_fd(&fd);
         }
         ci_err_set(err, CI_ESPAWN, "the zygote broke the protocol (stage %u, pid %d)",
                    (unsigned)r.stage, (int)r.pid);
@@ -330,7 +352,7 @@ static pid_t read_replies(struct zygote *z, int64_t wait_ms, struct ci_err *err,
 /* Sends one SPAWN request and reads the replies: the pid, or -1 with
  * @err (a zygote that failed is dropped). */
 static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds[4],
-                            struct ci_err *err, int *by_exec)
+                            struct ci_err *err, int *by_exec, int *pidfd)
 {
     struct ci_spawn_request req = {
         .version = CI_PROTO_VERSION,
@@ -395,24 +417,26 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
                        left < 1                ? 1
                        : left < SPAWN_REPLY_MS ? left
                                                : SPAWN_REPLY_MS,
-                       err, &gone, by_exec);
+                       err, &gone, by_exec, pidfd);
     if (gone)
         zygote_drop(z);
     return pid;
 }
 
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], struct ci_err *err, int *retry, int *by_exec)
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], struct ci_err *err, int *retry, int *by_exec,
+                      int *pidfd)
 {
     pid_t pid = -1;
     struct zygote *z;
 
     *retry = 0;
     *by_exec = 0;
+    *pidfd = -1;
     pthread_mutex_lock(&zygote_lock);
     z = zygote_get(s, err);
     if (z) {
         reap_group(z->proc.pid, 0); /* a spare that died unused */
-        pid = zygote_request(z, s, fds, err, by_exec);
+        pid = zygote_request(z, s, fds, err, by_exec, pidfd);
         /* A zygote that died on this request was dropped: the next try
          * starts another (with new descriptors: the old ones may be in
          * a child it started before it died, which was reaped). */

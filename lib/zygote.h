@@ -18,8 +18,11 @@
  * another try (with new descriptors) may succeed with a new one, and
  * *@by_exec 1 if the zygote cannot see the session directory (a mount
  * made after it started, where mounts do not propagate), so the worker
- * is for fork + exec to start, with the same descriptors. */
-pid_t ci_zygote_spawn(ci_session *s, int fds[4], struct ci_err *err, int *retry, int *by_exec);
+ * is for fork + exec to start, with the same descriptors. On success
+ * *@pidfd is the worker's pidfd, opened before the pid was checked to be
+ * the child the zygote started (-1 without pidfd_open(2)); the caller's. */
+pid_t ci_zygote_spawn(ci_session *s, int fds[4], struct ci_err *err, int *retry, int *by_exec,
+                      int *pidfd);
 /* Kills and reaps every zygote of this process (the tests use it to see
  * that nothing else is left); the next session starts a new one. */
 void ci_zygote_stop_all(void);
