@@ -51,13 +51,6 @@ static unsigned long long file_bytes_cap(const struct ci_config *cfg)
 
 /* ------------------------------------------------------------- taking */
 
-/* The format's integers are little-endian (snapshot_format.c). */
-static void le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* The list of what a snapshot leaves out, as it is made: UTF-8 lines. */
 struct left_out {
     char *p;
@@ -112,7 +105,7 @@ struct walk {
  * path k->path (@plen bytes), or names it as left out. */
 static int add_file(struct walk *k, int fd, size_t plen, const struct stat *st)
 {
-    unsigned char head[8], *rest;
+    unsigned char *rest;
     size_t at, got = 0, size = (size_t)st->st_size;
     int rc;
 
@@ -124,14 +117,10 @@ static int add_file(struct walk *k, int fd, size_t plen, const struct stat *st)
         return ci_err_set(&k->s->err, CI_ETOOBIG,
                           "the workspace's files are over the %llu bytes a snapshot carries",
                           file_bytes_cap(&k->s->cfg));
-    le32(head, (st->st_mode & S_IXUSR) ? 0700 : 0600);
-    le32(head + 4, (uint32_t)plen);
-    rc = ci_snapshot_reserve(k->w, CI_SNAP_FILE, head, sizeof head, sizeof head + plen + size,
-                             &rest, &at);
+    rc = ci_snapshot_reserve_file(k->w, k->path, plen, (st->st_mode & S_IXUSR) != 0, size,
+                                  &rest, &at);
     if (rc != CI_OK)
         return ci_err_set(&k->s->err, rc, "no room for the snapshot's files");
-    memcpy(rest, k->path, plen);
-    rest += plen;
     /* A file the cell's thread cuts while it is read is carried as read. */
     while (got < size) {
         ssize_t n = read(fd, rest + got, size - got);
@@ -154,7 +143,6 @@ static int walk_dir(struct walk *k, int dirfd, size_t plen, unsigned depth);
 /* The entry @name of @dirfd, whose path is k->path (@plen bytes). */
 static int walk_entry(struct walk *k, int dirfd, const char *name, size_t plen, unsigned depth)
 {
-    unsigned char mode[4];
     struct stat st;
     int fd, rc;
 
@@ -179,8 +167,7 @@ static int walk_entry(struct walk *k, int dirfd, const char *name, size_t plen, 
     } else if (!S_ISDIR(st.st_mode)) {
         rc = left_out_add(&k->left, k->path, plen, ": not a regular file or directory");
     } else {
-        le32(mode, 0700);
-        rc = ci_snapshot_add(k->w, CI_SNAP_DIR, mode, sizeof mode, k->path, plen);
+        rc = ci_snapshot_add_dir(k->w, k->path, plen);
         rc = rc != CI_OK ? ci_err_set(&k->s->err, rc, "no room for the snapshot's files")
                          : walk_dir(k, fd, plen, depth + 1);
     }

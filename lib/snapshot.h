@@ -84,11 +84,14 @@ int ci_snapshot_begin_around(struct ci_snapshot_writer *w, unsigned char *buf, s
 /* Appends a section of @type whose contents are @a then @b. */
 int ci_snapshot_add(struct ci_snapshot_writer *w, uint32_t type, const void *a, size_t alen,
                     const void *b, size_t blen);
-/* Reserves a section of @type of @len bytes, whose first @alen are @a;
- * *@rest receives where the other @len - @alen go (valid until the next
- * call), *@at the section's offset for ci_snapshot_shrink. */
-int ci_snapshot_reserve(struct ci_snapshot_writer *w, uint32_t type, const void *a,
-                        size_t alen, size_t len, unsigned char **rest, size_t *at);
+/* Appends a DIR section for the path @path (@plen bytes). */
+int ci_snapshot_add_dir(struct ci_snapshot_writer *w, const char *path, size_t plen);
+/* Reserves a FILE section of the path @path (@plen bytes), mode 0700 if
+ * @executable else 0600, and @size bytes of contents: *@data receives
+ * where they go (valid until the next call), *@at the section's offset
+ * for ci_snapshot_shrink. */
+int ci_snapshot_reserve_file(struct ci_snapshot_writer *w, const char *path, size_t plen,
+                             int executable, size_t size, unsigned char **data, size_t *at);
 /* Takes back the last @unused bytes of the last section, which is at @at. */
 void ci_snapshot_shrink(struct ci_snapshot_writer *w, size_t at, size_t unused);
 /* Appends the hash; the bytes are then w->p, w->len, the caller's. */

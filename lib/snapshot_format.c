@@ -319,8 +319,10 @@ int ci_snapshot_begin_around(struct ci_snapshot_writer *w, unsigned char *buf, s
     return CI_OK;
 }
 
-int ci_snapshot_reserve(struct ci_snapshot_writer *w, uint32_t type, const void *a,
-                        size_t alen, size_t len, unsigned char **rest, size_t *at)
+/* Reserves a section of @type of @len bytes, whose first @alen are @a;
+ * *@rest receives where the other @len - @alen go, *@at its offset. */
+static int reserve(struct ci_snapshot_writer *w, uint32_t type, const void *a, size_t alen,
+                   size_t len, unsigned char **rest, size_t *at)
 {
     int rc;
 
@@ -352,10 +354,36 @@ int ci_snapshot_add(struct ci_snapshot_writer *w, uint32_t type, const void *a, 
 
     if (blen > SIZE_MAX - alen)
         return CI_ETOOBIG;
-    if ((rc = ci_snapshot_reserve(w, type, a, alen, alen + blen, &rest, &at)) != CI_OK)
+    if ((rc = reserve(w, type, a, alen, alen + blen, &rest, &at)) != CI_OK)
         return rc;
     if (blen)
         memcpy(rest, b, blen);
+    return CI_OK;
+}
+
+int ci_snapshot_add_dir(struct ci_snapshot_writer *w, const char *path, size_t plen)
+{
+    unsigned char mode[4];
+
+    put32(mode, 0700);
+    return ci_snapshot_add(w, CI_SNAP_DIR, mode, sizeof mode, path, plen);
+}
+
+int ci_snapshot_reserve_file(struct ci_snapshot_writer *w, const char *path, size_t plen,
+                             int executable, size_t size, unsigned char **data, size_t *at)
+{
+    unsigned char head[8];
+    int rc;
+
+    if (plen > CI_SNAP_PATH_MAX || size > SIZE_MAX - sizeof head - plen)
+        return CI_ETOOBIG;
+    put32(head, executable ? 0700 : 0600);
+    put32(head + 4, (uint32_t)plen);
+    if ((rc = reserve(w, CI_SNAP_FILE, head, sizeof head, sizeof head + plen + size, data, at)) !=
+        CI_OK)
+        return rc;
+    memcpy(*data, path, plen);
+    *data += plen;
     return CI_OK;
 }
 

@@ -311,22 +311,15 @@ static unsigned char *forge(const struct ci_snapshot_view *real, const void *sta
     assert_int_equal(ci_snapshot_add(&w, CI_SNAP_COUNT, count, 4, NULL, 0), CI_OK);
     assert_int_equal(ci_snapshot_add(&w, CI_SNAP_STATE, state, state_len, NULL, 0), CI_OK);
     for (size_t i = 0; i < n; i++) {
-        size_t pl = strlen(paths[i]);
-        unsigned char head[8] = {0x80, 0x01, 0, 0}; /* 0600, little-endian */
+        size_t pl = strlen(paths[i]), at, cl = strlen(contents);
+        unsigned char *data;
 
         if (paths[i][pl - 1] == '/') {
-            head[0] = 0xc0; /* 0700 */
-            assert_int_equal(ci_snapshot_add(&w, CI_SNAP_DIR, head, 4, paths[i], pl - 1), CI_OK);
+            assert_int_equal(ci_snapshot_add_dir(&w, paths[i], pl - 1), CI_OK);
             continue;
         }
-        head[4] = (unsigned char)pl;
-        head[5] = (unsigned char)(pl >> 8);
-        unsigned char *rest;
-        size_t at, cl = strlen(contents);
-        assert_int_equal(ci_snapshot_reserve(&w, CI_SNAP_FILE, head, 8, 8 + pl + cl, &rest, &at),
-                         CI_OK);
-        memcpy(rest, paths[i], pl);
-        memcpy(rest + pl, contents, cl);
+        assert_int_equal(ci_snapshot_reserve_file(&w, paths[i], pl, 0, cl, &data, &at), CI_OK);
+        memcpy(data, contents, cl);
     }
     assert_int_equal(ci_snapshot_end(&w), CI_OK);
     *len = w.len;
