@@ -1150,6 +1150,7 @@ CI_API int ci_session_snapshot(ci_session *s, void **data, size_t *len);
  *         worker died loading it; CI_EIO if loading it timed out; any code
  *         of ci_session_new(). The detail of a failure is
  *         ci_session_errmsg(NULL)'s, as for ci_session_new().
+ * Thread-safe, as ci_session_new(): blocks for the start and the load.
  */
 CI_API int ci_session_restore(ci_session **out, const ci_config *cfg, const void *data,
                               size_t len);
@@ -1182,7 +1183,8 @@ CI_API int ci_session_fork(ci_session *s, ci_session **out);
  * (ci_session_restore, ci_session_fork) could not carry, as
  * ci_snapshot_left_out() gives it; "" for any other session, and after
  * ci_session_restart(). Borrowed: valid until ci_session_restart() or
- * ci_session_free() of @s. Never NULL ("" for a NULL @s).
+ * ci_session_free() of @s. Never NULL ("" for a NULL @s). Safe with any
+ * call on @s but those two, which free the string.
  */
 CI_API const char *ci_session_left_out(const ci_session *s);
 
