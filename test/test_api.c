@@ -416,6 +416,47 @@ static void test_missing_workspace_root_gives_eio(void **state)
     free(dir);
 }
 
+/* A forked host that ignores SIGCHLD, so the kernel reaps its workers:
+ * started by exec (a child shares no zygote of ours), each is still
+ * watched by its own pidfd, answers, and dies by ci_session_free. The
+ * child's exit status says which step failed. */
+static int ignoring_sigchld_host(void)
+{
+    ci_config *cfg = ci_config_new();
+    ci_session *s = NULL;
+    ci_result *r = NULL;
+    int pid, rc = 0;
+
+    signal(SIGCHLD, SIG_IGN);
+    if (!cfg || ci_config_set_zygote(cfg, 0) != CI_OK || ci_session_new(&s, cfg) != CI_OK)
+        return 2;
+    pid = ci_session_pid(s);
+    if (ci_run(s, "6 * 7", &r) != CI_OK || !ci_result_value(r) ||
+        strcmp(ci_result_value(r), "42") != 0)
+        rc = 3;
+    ci_result_free(r);
+    ci_session_free(s);
+    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+        usleep(10000);
+    if (rc == 0 && kill(pid, 0) == 0)
+        rc = 4;
+    ci_config_free(cfg);
+    return rc;
+}
+
+static void test_a_host_that_ignores_sigchld_still_watches_its_workers(void **state)
+{
+    int status;
+    pid_t child = fork();
+
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(ignoring_sigchld_host());
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void *errmsg_in_thread(void *arg)
 {
     const char *m = ci_session_errmsg(NULL);
@@ -753,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_config_is_copied_and_reusable),
         cmocka_unit_test(test_an_idle_session_holds_five_descriptors),
         cmocka_unit_test(test_free_kills_and_reaps_the_worker),
+        cmocka_unit_test(test_a_host_that_ignores_sigchld_still_watches_its_workers),
     };
     int failed = cmocka_run_group_tests_name("api", plain, NULL, NULL);
     failed += cmocka_run_group_tests_name("api_live", live, group_setup, h_group_teardown);
