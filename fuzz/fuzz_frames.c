@@ -58,6 +58,7 @@
 #include "wheel.h"
 #include "proto.h"
 #include "result.h"
+#include "rollback.h"
 #include "snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -597,6 +598,28 @@ static int on_signaled(const unsigned char *p, size_t len)
     return rc == 0;
 }
 
+/* An ENDED payload (a reaper's, rollback.c) as on_frame does; the run
+ * ends at it either way. */
+static void on_ended(const unsigned char *p, size_t len)
+{
+    const char *why = NULL;
+    int st = -1;
+    unsigned long long cpu_us = 7;
+    int rc = ci_ended_parse(p, len, &st, &cpu_us, &why);
+    int want = len == 16 && word(p) <= 0xffff && word(p + 4) == 0;
+
+    TRACE("ENDED: %d %s\n", st, rc == 0 ? "" : why);
+    CHECK(rc == 0 || rc == -1);
+    CHECK((rc == 0) == want);
+    if (rc == 0) {
+        uint64_t us;
+        memcpy(&us, p + 8, sizeof us);
+        CHECK(st == (int)word(p) && cpu_us == us);
+    } else {
+        CHECK(why != NULL && why[0] != '\0' && st == -1 && cpu_us == 7);
+    }
+}
+
 /* A VIOLATION payload as on_violation does (the name not yet known);
  * 1 if the run waits on for the worker's death. */
 static int on_violation(const unsigned char *p, size_t len, char name[CI_VIOLATION_NAME_MAX + 1])
@@ -955,13 +978,16 @@ static void noop(void *payload, const char *name, const char *args, size_t len, 
 static int on_ready(uint32_t type, const unsigned char *p, size_t len)
 {
     unsigned layers = 0xDEADu;
-    int rc = type == CI_FRAME_READY ? ci_ready_parse(p, len, &layers) : -1;
-    int want = type == CI_FRAME_READY && len == 8 && word(p) == CI_PROTO_VERSION &&
-               (word(p + 4) & ~CI_LAYER_ALL) == 0;
+    uint32_t listener = 0xBEEFu;
+    int rc = type == CI_FRAME_READY ? ci_ready_parse(p, len, &layers, &listener) : -1;
+    int want = type == CI_FRAME_READY && len == 12 && word(p) == CI_PROTO_VERSION &&
+               (word(p + 4) & ~CI_LAYER_ALL) == 0 &&
+               (word(p + 8) == CI_READY_NO_LISTENER || word(p + 8) <= INT32_MAX);
     TRACE("READY: %s\n", rc == 0 ? "accepted" : "refused");
     CHECK(rc == 0 || rc == -1);
     CHECK((rc == 0) == want);
     CHECK(rc == 0 ? layers == word(p + 4) : layers == 0xDEADu);
+    CHECK(rc == 0 ? listener == word(p + 8) : listener == 0xBEEFu);
     return rc == 0;
 }
 
@@ -1359,6 +1385,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     ci_reader_reset(&rd); /* wait on for its death */
                 else
                     over = 1;
+            } else if (rd.type == CI_FRAME_ENDED) {
+                on_ended(rd.payload, rd.len);
+                over = 1; /* the worker is dead: rolled back, or the session ends */
             } else if (rd.type == CI_FRAME_SIGNALED && !signaled) {
                 if ((signaled = on_signaled(rd.payload, rd.len)))
                     ci_reader_reset(&rd); /* wait on for its death */

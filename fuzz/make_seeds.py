@@ -19,9 +19,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "frames")
 
 # proto.h
-PROTO_VERSION = 6
+PROTO_VERSION = 7
 (READY, RUN, RESULT, VIOLATION, SIGNALED, INPUT_REQUEST, INPUT_REPLY, FUNCTIONS, CALL,
- CALL_REPLY, NETWORK, FETCH, FETCH_REPLY, INSTALL, INSTALL_REPLY) = range(1, 16)
+ CALL_REPLY, NETWORK, FETCH, FETCH_REPLY, INSTALL, INSTALL_REPLY, ROLLED_BACK,
+ ENDED) = range(1, 18)
+READY_NO_LISTENER = 0xFFFFFFFF
 INSTALL_LIST, INSTALL_WHEEL = 1, 2
 INPUT_FLAG_PASSWORD = 1
 INPUT_PROMPT_MAX = 4096
@@ -102,8 +104,8 @@ def result(count=1, outcome=OK, *fields):
     return frame(RESULT, field(F_COUNT, count) + field(F_OUTCOME, outcome) + b"".join(fields))
 
 
-def ready(version=PROTO_VERSION, layers=0x7F):
-    return frame(READY, u32(version) + u32(layers))
+def ready(version=PROTO_VERSION, layers=0x7F, listener=READY_NO_LISTENER):
+    return frame(READY, u32(version) + u32(layers) + u32(listener))
 
 
 def violation(nr, name):
@@ -367,6 +369,9 @@ SEEDS = {
     "bad-result-after-violation": seed(0, violation(41, "socket") + result(1)),
     "bad-signaled-zero": seed(0, signaled(0)),
     "bad-signaled-65": seed(0, signaled(65)),
+    "ended-killed": seed(0, frame(ENDED, u32(9) + u32(0) + struct.pack("=Q", 1500))),
+    "bad-ended-length": seed(0, frame(ENDED, u32(9) + u32(0))),
+    "bad-ended-status": seed(0, frame(ENDED, u32(0x10000) + u32(0) + struct.pack("=Q", 0))),
     "bad-signaled-length": seed(0, frame(SIGNALED, b"\x09\x00")),
     "bad-signaled-twice": seed(0, signaled(15) + signaled(9)),
     "bad-result-after-signaled": seed(0, signaled(6) + result(1)),

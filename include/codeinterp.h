@@ -514,6 +514,45 @@ CI_API int ci_config_set_preload(ci_config *cfg, const char *modules);
 CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
 
 /*
+ * ci_config_set_rollback - whether a cell that kills the worker leaves
+ * the session as it was just before that cell (@enabled 1) or dead until
+ * ci_session_restart() (0, the default).
+ *
+ * With it on, before each cell the worker forks a checkpoint: a copy of
+ * itself that shares every page with it until one of them writes it
+ * (copy on write), and only waits. A cell that kills the worker (its
+ * grace period ran out, a crash in an extension, a sandbox violation, the
+ * memory limit in C code, os._exit()) still returns CI_STATUS_KILLED with
+ * its error as without rollback, and ci_result_rolled_back() is 1: the
+ * checkpoint has taken the worker's place, with every variable, import
+ * and history as the cell found them, so the next ci_run() works at
+ * once. Cells that end otherwise (OK, an exception, a timeout or an
+ * interrupt that the cell obeyed) kill their checkpoint unused. Files the
+ * killed cell wrote stay in the workspace as it left them (copy on write
+ * covers memory, not files). Threads a cell left running are not in the
+ * checkpoint (fork(2) copies one thread), nor are the killed cell's
+ * outputs. The next cell's execution count is the killed cell's plus one.
+ *
+ * The checkpoint's fork is a clone(2) that the seccomp filter sends to
+ * the host (SECCOMP_RET_USER_NOTIF, seccomp_unotify(2)); the library lets
+ * it through only from the worker's main thread at the moment it asked
+ * for a checkpoint, and refuses every other fork with EPERM, so no cell
+ * can make a process (docs/rollback.md). In the namespace the worker is
+ * then pid 2 under a small reaper, pid 1, which outlives it; the
+ * checkpoint has every layer and limit of the worker (its own memory
+ * limit, as a process of its own; the task limit counts it). It needs the
+ * PID namespace (a zygote's child, CI_SANDBOX_PIDNS), pidfd_getfd(2)
+ * (Linux 5.6) and a host that may use it on its worker (same uid, or
+ * root); where it cannot be had the session starts without it and
+ * ci_session_rollback_active() says 0. Costs: the fork, about 2 ms for a
+ * session holding 100 MB (make bench), and two more descriptors in the
+ * host for each session. Read by ci_session_new() and
+ * ci_session_restart().
+ * @return CI_OK; CI_EINVAL if @cfg is NULL or @enabled is not 0 or 1.
+ */
+CI_API int ci_config_set_rollback(ci_config *cfg, int enabled);
+
+/*
  * ci_config_set_manifest - limit the worker to the Python packages a
  * signed package manifest lists, and check them before any cell runs.
  *
@@ -1189,6 +1228,15 @@ CI_API int ci_session_fork(ci_session *s, ci_session **out);
 CI_API const char *ci_session_left_out(const ci_session *s);
 
 /*
+ * ci_session_rollback_active - 1 if a cell that kills @s's worker will be
+ * rolled back (ci_config_set_rollback is on and the kernel and the host
+ * allow it: the worker has a PID namespace and the host holds its
+ * seccomp listener), else 0; 0 for NULL or a dead session.
+ * Thread-safe with ci_run() on @s.
+ */
+CI_API int ci_session_rollback_active(const ci_session *s);
+
+/*
  * ci_snapshot_left_out - what a snapshot could not carry: one line per
  * item, "name: reason" (a variable's name, "Out[N]", or a workspace path
  * in which each byte that is not printable ASCII reads as '?'), then
@@ -1407,6 +1455,14 @@ CI_API const char *ci_result_stderr(const ci_result *r, size_t *len);
 #define CI_TRUNCATED_OUTPUTS 0x8
 #define CI_TRUNCATED_FILES 0x10
 CI_API int ci_result_truncated(const ci_result *r);
+
+/*
+ * ci_result_rolled_back - 1 if the cell killed the worker (CI_STATUS_KILLED)
+ * and the session was rolled back to its state just before the cell
+ * (ci_config_set_rollback), so that the next ci_run() works without
+ * ci_session_restart(); 0 otherwise, and for NULL.
+ */
+CI_API int ci_result_rolled_back(const ci_result *r);
 
 /*
  * ci_result_spill_file - where the whole of a cut stream is: the

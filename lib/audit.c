@@ -318,10 +318,13 @@ int ci_audit_cell(ci_session *s, const char *code, size_t len, const ci_result *
                        "http_over_limit", (json_int_t)r->http_over_limit));
     if (r->status != CI_STATUS_KILLED)
         return rc;
-    /* The worker is gone: the session is dead until a restart. */
-    return emit(s, EVENT("s:i,s:o,s:o", "kill", "execution_count", r->execution_count,
+    /* The worker is gone: the session is dead until a restart, unless
+     * its checkpoint took over (ci_config_set_rollback). */
+    return emit(s, EVENT("s:i,s:o,s:o,s:b", "kill", "execution_count", r->execution_count,
                          "cause", opt_name(r->error_name), "message",
-                         opt_text(r->error_value))) == CI_OK ? rc : CI_EIO;
+                         opt_text(r->error_value), "rolled_back", r->rolled_back != 0)) == CI_OK
+               ? rc
+               : CI_EIO;
 }
 
 int ci_audit_violation(ci_session *s, const char *syscall_name)

@@ -143,17 +143,20 @@ int ci_send_frame(int fd, uint32_t type, const void *a, size_t alen, const void 
 /* Payload checks of the worker's small frames; pure, so the fuzz target
  * (fuzz/fuzz_frames.c) drives them as the host does. */
 
-int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers)
+int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers, uint32_t *listener)
 {
-    uint32_t version, bits;
+    uint32_t version, bits, fd;
 
-    if (len != 8)
+    if (len != 12)
         return -1;
     memcpy(&version, p, 4);
     memcpy(&bits, p + 4, 4);
-    if (version != CI_PROTO_VERSION || (bits & ~CI_LAYER_ALL))
+    memcpy(&fd, p + 8, 4);
+    if (version != CI_PROTO_VERSION || (bits & ~CI_LAYER_ALL) ||
+        (fd != CI_READY_NO_LISTENER && fd > INT32_MAX))
         return -1;
     *layers = bits;
+    *listener = fd;
     return 0;
 }
 

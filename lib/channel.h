@@ -31,8 +31,10 @@ typedef ssize_t ci_read_fn(void *ctx, void *buf, size_t n);
 int ci_reader_pump_from(struct ci_reader *rd, ci_read_fn *fn, void *ctx);
 /* read(2) on the descriptor *(int *)@fd: ci_reader_pump's ci_read_fn. */
 ssize_t ci_read_fd(void *fd, void *buf, size_t n);
-/* A READY payload (proto.h): 0 and *@layers if it is well formed, else -1. */
-int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers);
+/* A READY payload (proto.h): 0 with *@layers and *@listener (a
+ * descriptor number in the worker, or CI_READY_NO_LISTENER) if it is
+ * well formed, else -1. */
+int ci_ready_parse(const unsigned char *p, size_t len, unsigned *layers, uint32_t *listener);
 /* A SIGNALED frame's payload: 0 with the signal in @sig, or -1 with
  * @why (a static sentence). */
 int ci_signaled_parse(const unsigned char *p, size_t len, int *sig, const char **why);

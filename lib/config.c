@@ -112,6 +112,14 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled)
     return CI_OK;
 }
 
+CI_API int ci_config_set_rollback(ci_config *cfg, int enabled)
+{
+    if (!cfg || (enabled != 0 && enabled != 1))
+        return CI_EINVAL;
+    cfg->rollback = enabled;
+    return CI_OK;
+}
+
 static int path_ok(const char *path)
 {
     return path && path[0] && strlen(path) <= 4096;

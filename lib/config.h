@@ -37,6 +37,7 @@ struct ci_config {
     char *workspace_root; /* NULL: $TMPDIR, else /tmp */
     char *preload;        /* NULL: CI_DEFAULT_PRELOAD */
     int zygote;           /* 1: fork workers from a warm zygote (zygote.c) */
+    int rollback;         /* 1: checkpoint before each cell (rollback.c) */
     char *manifest;       /* NULL: no package manifest (manifest_cache.c) */
     char *manifest_key_path; /* NULL: manifest_key holds the key */
     unsigned char manifest_key[32];

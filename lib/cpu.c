@@ -40,10 +40,12 @@
 /* Through the pidfd where there is one, so a recycled pid is never hit. */
 static void send_to_worker(const struct ci_worker *w, int sig)
 {
-    if (w->pidfd >= 0 && syscall(SYS_pidfd_send_signal, w->pidfd, sig, NULL, 0) == 0)
+    int pidfd = ci_worker_task_pidfd(w);
+
+    if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
         return;
-    if (w->pidfd < 0)
-        kill(w->pid, sig);
+    if (pidfd < 0)
+        kill(ci_worker_task(w), sig);
 }
 
 void ci_worker_pause(struct ci_worker *w)

@@ -16,7 +16,10 @@
  * Worker -> host
  *   READY   once, after the lockdown and before reading any cell.
  *           payload: u32 CI_PROTO_VERSION, u32 the sandbox layers applied
- *           (CI_LAYER_* bits).
+ *           (CI_LAYER_* bits), u32 the descriptor of the seccomp listener
+ *           a worker with rollback holds until it reads its first frame
+ *           (the host takes it first, with pidfd_getfd(2)), or
+ *           CI_READY_NO_LISTENER.
  *   RESULT  once per RUN. payload: a sequence of fields, each
  *           u32 tag (CI_FIELD_*), u32 len, len bytes. Text fields are UTF-8
  *           without NUL bytes; each is at most the output limit. The
@@ -51,6 +54,17 @@
  *           value\r\n" each), then the body (at most the request limit).
  *           The host checks the URL against the allow list and every
  *           byte of the rest before it makes the request.
+ *   ROLLED_BACK  from a session with rollback (ci_config_set_rollback):
+ *           once, when the checkpoint a RUN with CI_RUN_FLAG_CHECKPOINT
+ *           made has taken over from a worker that died in that cell.
+ *           payload: u32 that RUN's execution count. Its interpreter is
+ *           as it was before that cell; it then reads RUNs as the worker
+ *           did (lib/worker/checkpoint.c).
+ *   ENDED   from a session with rollback: the reaper, pid 1 of the PID
+ *           namespace, once it has reaped a worker (lib/worker/reaper.c),
+ *           which is how the host learns of that death. payload: u32 the
+ *           worker's wait status (wait4(2)), u32 0, u64 the CPU time it
+ *           used in all, microseconds.
  *   INSTALL  a cell's %pip install (lib/worker/pip.py): only during a
  *           run, one request at a time as for CALL. payload: u32 op
  *           (CI_INSTALL_LIST, CI_INSTALL_WHEEL), then for WHEEL the wheel's
@@ -69,6 +83,11 @@
  *             CI_PACKAGES_MAX), then the state (a STATE field's bytes,
  *             at most CI_STATE_MAX): the worker loads it, or its RESULT
  *             says why not.
+ *           CHECKPOINT: on a cell, in a session with rollback: before
+ *             the cell the worker forks a copy of itself (a clone that
+ *             only the host approves, through the seccomp listener it
+ *             holds: docs/rollback.md), which takes over if the worker
+ *             dies in the cell and is killed once it ends.
  *   INPUT_REPLY  exactly one for each INPUT_REQUEST, sent before the host
  *           reads another frame. payload: u32 status (CI_INPUT_*), then
  *           for CI_INPUT_ANSWERED the reply, UTF-8 without NUL, at most
@@ -128,7 +147,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define CI_PROTO_VERSION 6u
+#define CI_PROTO_VERSION 7u
 
 #define CI_FD_STDIN 0
 #define CI_FD_STDOUT 1
@@ -154,12 +173,18 @@ enum ci_frame_type {
     CI_FRAME_FETCH_REPLY = 13,
     CI_FRAME_INSTALL = 14,
     CI_FRAME_INSTALL_REPLY = 15,
+    CI_FRAME_ROLLED_BACK = 16,
+    CI_FRAME_ENDED = 17,
 };
 
 /* RUN flags. */
 #define CI_RUN_FLAG_INPUT 1u /* the host answers INPUT_REQUEST (ci_run_options.on_input) */
 #define CI_RUN_FLAG_SNAPSHOT 2u /* pickle the interpreter state */
 #define CI_RUN_FLAG_RESTORE 4u  /* load a pickled state */
+#define CI_RUN_FLAG_CHECKPOINT 8u /* fork a checkpoint before the cell (rollback) */
+
+/* READY's listener when there is none. */
+#define CI_READY_NO_LISTENER 0xffffffffu
 /* A run that is no cell has a count with this bit, each its own, so an
  * interrupt meant for it can never stop a cell (nor one for a cell it). */
 #define CI_RUN_COUNT_INTERNAL 0x80000000u
@@ -237,6 +262,8 @@ enum ci_install_status {
  * process arrives, which the kernel does not deliver to a namespace's
  * init (pid_namespaces(7)); it then exits with status 128 + that number
  * and the host reports the death as that signal (lib/worker/init.c).
+ * In a session with rollback the worker is pid 2, under the reaper,
+ * which says how it ended in an ENDED frame instead.
  */
 #define CI_SIGNAL_MAX 64u
 

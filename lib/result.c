@@ -517,6 +517,11 @@ CI_API int ci_result_truncated(const ci_result *r)
     return r ? r->truncated : 0;
 }
 
+CI_API int ci_result_rolled_back(const ci_result *r)
+{
+    return r ? r->rolled_back : 0;
+}
+
 CI_API int ci_result_cut(const ci_result *r, int stream, size_t *at, size_t *len,
                          ci_uint64 *bytes, ci_uint64 *lines)
 {

@@ -32,6 +32,7 @@ struct ci_result {
     ci_status status;
     int execution_count;
     int truncated; /* CI_TRUNCATED_* */
+    int rolled_back; /* 1: killed, and the session was rolled back (rollback.c) */
     struct ci_buf out, err;
     char *spill_files[2]; /* of stdout and stderr, when cut and kept */
     int spill_partial[2]; /* the spill limit stopped it */

@@ -38,6 +38,7 @@
 #include "output.h"
 #include "proto.h"
 #include "result.h"
+#include "rollback.h"
 #include "run.h"
 #include "session.h"
 #include "usage.h"
@@ -63,6 +64,7 @@ struct run {
     void *payload;
     int workspace;        /* an O_PATH descriptor of it for the run, or -1 */
     uint32_t flags;       /* the RUN's CI_RUN_FLAG_* */
+    int rollback_ok;      /* 1: a death the host decides may roll back to the checkpoint */
 };
 
 static int set_text(char **slot, const char *text)
@@ -72,14 +74,61 @@ static int set_text(char **slot, const char *text)
     return *slot ? 0 : -1;
 }
 
+/* How long a rollback may take once the worker is dead: its exit, the
+ * checkpoint's wake-up and word. Milliseconds in practice. */
+#define ROLLBACK_MS 1000
+
+/* Clears what a killed worker's result cannot keep, and says @name and
+ * @value as its error. */
+static void set_killed(ci_result *r, const char *name, const char *value)
+{
+    r->status = CI_STATUS_KILLED;
+    free(r->value);
+    r->value = NULL;
+    free(r->traceback);
+    r->traceback = NULL;
+    free(r->traceback_full);
+    r->traceback_full = NULL;
+    /* Outputs of a result that failed to decode are not to be trusted. */
+    ci_result_drop_outputs(r);
+    if (set_text(&r->error_name, name) < 0 || set_text(&r->error_value, value) < 0) {
+        /* Out of memory: the status alone still tells the truth. */
+    }
+}
+
+/* With rollback and this cell's checkpoint made: the worker is dead, or
+ * must die (@why), and the checkpoint takes its place (rollback.c). 1 if
+ * it did: the result is @name and @why, rolled back, and the session
+ * lives on. @ended: the reaper's ENDED came, with @st and @cpu_us. */
+static int roll_back(struct run *run, const char *name, const char *why, int ended, int st,
+                     unsigned long long cpu_us)
+{
+    ci_session *s = run->s;
+    char value[640];
+
+    if (!s->worker.checkpoint ||
+        ci_rollback_take_over(&s->worker, &run->rd, (uint32_t)run->r->execution_count, ended,
+                              &st, &cpu_us, ci_now_ms() + ROLLBACK_MS) != 0)
+        return 0;
+    ci_drain_pipes(&run->drain); /* what it wrote before it went */
+    snprintf(value, sizeof value, "%s; the session was rolled back to its state before the cell",
+             why);
+    set_killed(run->r, name, value);
+    run->r->rolled_back = 1;
+    return 1;
+}
+
 /* The worker is gone or must go: kill it if needed, reap it, and say why
- * in the result. The session is dead until restarted. */
+ * in the result. The session is dead until restarted, unless it rolls
+ * back (roll_back). */
 static void end_killed(struct run *run, const char *name, const char *why)
 {
     ci_session *s = run->s;
     const char *end_name;
     char end[256], value[512];
 
+    if (why && run->rollback_ok && roll_back(run, name ? name : "WorkerDied", why, 0, 0, 0))
+        return;
     if (why) /* we decided: it dies now, before a flood can delay us */
         kill(s->worker.pid, SIGKILL);
     ci_drain_pipes(&run->drain); /* what it wrote before it went */
@@ -95,22 +144,31 @@ static void end_killed(struct run *run, const char *name, const char *why)
                  run->violation);
     else
         snprintf(value, sizeof value, "%s", end);
-    run->r->status = CI_STATUS_KILLED;
-    free(run->r->value);
-    run->r->value = NULL;
-    free(run->r->traceback);
-    run->r->traceback = NULL;
-    free(run->r->traceback_full);
-    run->r->traceback_full = NULL;
-    /* Outputs of a result that failed to decode are not to be trusted. */
-    ci_result_drop_outputs(run->r);
-    if (set_text(&run->r->error_name, name ? name : end_name) < 0 ||
-        set_text(&run->r->error_value, value) < 0) {
-        /* Out of memory: the status alone still tells the truth. */
-    }
+    set_killed(run->r, name ? name : end_name, value);
     /* What ci_session_errmsg() says afterwards; the next run gets CI_EDEAD. */
     ci_err_set(&s->err, CI_EDEAD, "cell %d killed its worker: %s: %s", run->r->execution_count,
                run->r->error_name ? run->r->error_name : "", value);
+}
+
+/* The reaper says the worker ended (an ENDED frame of wait status @st,
+ * after @cpu_us of CPU time): the session rolls back if it can, else it
+ * ends. A worker the CPU limit ended is never rolled back: the limit is
+ * the session's, over its whole life. */
+static void end_task(struct run *run, int st, unsigned long long cpu_us)
+{
+    struct ci_worker *w = &run->s->worker;
+    const char *name;
+    char value[256];
+
+    ci_worker_describe_end(w, st, cpu_us, &name, value, sizeof value);
+    if (run->violation[0] && strcmp(name, "SandboxViolation") == 0)
+        snprintf(value, sizeof value,
+                 "the cell made a forbidden system call (%s); the worker was killed",
+                 run->violation);
+    if (!ci_worker_cpu_limited(w, st, cpu_us) && roll_back(run, name, value, 1, st, cpu_us))
+        return;
+    run->rollback_ok = 0;
+    end_killed(run, name, value);
 }
 
 /* Turns a decoded RESULT into the result's status. */
@@ -186,7 +244,7 @@ static void interrupt(struct run *run, enum interrupt why)
     info.si_pid = getpid();
     info.si_uid = getuid();
     info.si_value.sival_int = run->r->execution_count;
-    syscall(SYS_rt_tgsigqueueinfo, w->pid, w->pid, SIGINT, &info);
+    syscall(SYS_rt_tgsigqueueinfo, ci_worker_task(w), ci_worker_task(w), SIGINT, &info);
     run->interrupted = why;
     run->hard = ci_now_ms() + (int64_t)run->s->cfg.grace_ms;
 }
@@ -561,6 +619,15 @@ static int on_frame(struct run *run)
             ci_reader_reset(&run->rd);
             return 0;
         }
+    } else if (run->rd.type == CI_FRAME_ENDED && run->s->worker.task_pid > 0) {
+        int st;
+        unsigned long long cpu_us;
+
+        if (ci_ended_parse(run->rd.payload, run->rd.len, &st, &cpu_us, &why) == 0) {
+            ci_reader_reset(&run->rd);
+            end_task(run, st, cpu_us);
+            return 1;
+        }
     } else if (run->rd.type == CI_FRAME_RESULT && run->violation[0]) {
         why = "a result after a violation report";
     } else if (run->rd.type == CI_FRAME_RESULT && run->s->worker.signaled) {
@@ -655,6 +722,8 @@ static int refused_by_header(const struct ci_reader *rd, const struct run *run)
     case CI_FRAME_VIOLATION:
     case CI_FRAME_SIGNALED:
         return 0;
+    case CI_FRAME_ENDED:
+        return rd->len != 16;
     case CI_FRAME_INPUT_REQUEST:
         return rd->len > sizeof(uint32_t) + CI_INPUT_PROMPT_MAX;
     default:
@@ -673,7 +742,7 @@ static void await_result(struct run *run)
     if (run->s->last_run_us && run->s->last_run_us < QUICK_RUN_US)
         spin_for_frame(w->channel);
     for (;;) {
-        struct pollfd p[5];
+        struct pollfd p[6];
         int64_t now = ci_now_ms(), next;
         int n;
 
@@ -693,13 +762,16 @@ static void await_result(struct run *run)
         if (ci_drain_partial_due(&run->drain) < next)
             next = ci_drain_partial_due(&run->drain);
         int64_t cap = w->pidfd >= 0 ? 1000 : NO_PIDFD_POLL_MS;
-        if (poll(p, 5, next <= now ? 0 : (int)(next - now > cap ? cap : next - now)) < 0 &&
+        p[5] = (struct pollfd){.fd = w->listener, .events = POLLIN};
+        if (poll(p, 6, next <= now ? 0 : (int)(next - now > cap ? cap : next - now)) < 0 &&
             errno != EINTR) {
             end_killed(run, "WorkerDied", "poll failed on the worker's channel; it was killed");
             return;
         }
         if (run->interrupted == NOT_INTERRUPTED && interrupt_requested(run))
             interrupt(run, BY_REQUEST);
+        if (p[5].revents)
+            ci_rollback_answer(w); /* a fork: the checkpoint's, or refused */
         /* Only what poll found ready: a read of the others would only
          * say EAGAIN (output written before a frame is ready with it). */
         if (((p[1].revents && ci_drain_one(&run->drain, 0) < 0) ||
@@ -758,7 +830,7 @@ static int unsolicited(int channel)
 static int death_report_waiting(int channel)
 {
     uint32_t type = waiting_frame(channel);
-    return type == CI_FRAME_VIOLATION || type == CI_FRAME_SIGNALED;
+    return type == CI_FRAME_VIOLATION || type == CI_FRAME_SIGNALED || type == CI_FRAME_ENDED;
 }
 
 /* A scan of the workspace takes at most this long (a hostile cell can
@@ -877,6 +949,9 @@ static void run_cell(struct run *run, const void *a, size_t alen, const void *b,
     } else {
         await_result(run);
     }
+    /* Its checkpoint is gone (killed before the RESULT, or taken over). */
+    s->worker.armed = 0;
+    s->worker.checkpoint = 0;
     ci_worker_pause(&s->worker); /* at once: a thread the cell left must not run on */
     ci_drain_finish(&run->drain, run->r);
     atomic_store(&s->running, 0);
@@ -968,6 +1043,12 @@ CI_API int ci_run_ex(ci_session *s, const char *code, const ci_run_options *opts
     r->execution_count = ++s->execution_count;
     head[0] = (uint32_t)r->execution_count;
     head[1] = opts && opts->version >= 2 && opts->on_input ? CI_RUN_FLAG_INPUT : 0;
+    if (s->worker.listener >= 0) {
+        /* One fork may pass now, the checkpoint's (rollback.c). */
+        head[1] |= CI_RUN_FLAG_CHECKPOINT;
+        s->worker.armed = 1;
+        s->worker.checkpoint = 0;
+    }
     run_parts(s, r, opts, head, sizeof head, code, len, NULL);
     /* A failure marks the session: its next call says so (ci_audit_check). */
     ci_audit_cell(s, code, len, r);
@@ -1006,6 +1087,7 @@ static void run_parts(ci_session *s, ci_result *r, const ci_run_options *opts, c
     run.drain.session = s;
     run.drain.count = r->execution_count;
     run.on_input = head[1] & CI_RUN_FLAG_INPUT ? opts->on_input : NULL;
+    run.rollback_ok = (head[1] & CI_RUN_FLAG_CHECKPOINT) != 0;
     run.payload = opts ? opts->payload : NULL;
     ci_reader_init(&run.rd, reader_cap(&s->cfg, r->snap.state_cap));
     run_cell(&run, a, alen, b, blen);

@@ -25,6 +25,7 @@
 #include "output.h"
 #include "proto.h"
 #include "result.h"
+#include "rollback.h"
 #include "session.h"
 #include "spawn.h"
 #include "thread.h"
@@ -34,12 +35,15 @@
 void ci_worker_init(struct ci_worker *w)
 {
     *w = (struct ci_worker){.pid = 0, .pidfd = -1, .procfd = -1, .channel = -1, .out = -1,
-                            .err = -1, .layers = 0, .exit_code = -1};
+                            .err = -1, .layers = 0, .exit_code = -1, .task_pidfd = -1,
+                            .ready_listener = CI_READY_NO_LISTENER, .listener = -1};
 }
 
 static void worker_close(struct ci_worker *w)
 {
     ci_close_fd(&w->pidfd);
+    ci_close_fd(&w->task_pidfd);
+    ci_close_fd(&w->listener);
     ci_close_fd(&w->procfd);
     ci_close_fd(&w->channel);
     ci_close_fd(&w->out);
@@ -50,16 +54,16 @@ static void worker_close(struct ci_worker *w)
 int ci_worker_proc_open(const struct ci_worker *w, const char *name, int flags)
 {
     char path[64];
-    struct pollfd p = {.fd = w->pidfd, .events = POLLIN};
+    struct pollfd p = {.fd = ci_worker_task_pidfd(w), .events = POLLIN};
     int fd, n;
 
-    if (w->procfd >= 0)
+    if (w->procfd >= 0 && w->task_pid <= 0) /* the pin is of w->pid's */
         return openat(w->procfd, name, flags | O_CLOEXEC);
-    if (w->pid <= 0 || w->pidfd < 0) {
+    if (ci_worker_task(w) <= 0 || p.fd < 0) {
         errno = ESRCH;
         return -1;
     }
-    snprintf(path, sizeof path, "/proc/%ld/%s", (long)w->pid, name);
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)ci_worker_task(w), name);
     if ((fd = open(path, flags | O_CLOEXEC)) < 0)
         return -1;
     while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
@@ -77,8 +81,8 @@ int ci_worker_proc_open(const struct ci_worker *w, const char *name, int flags)
  * a signal (w->signaled) and exited with 128 + it was its PID namespace's
  * init, which the signal could not end (proto.h): its end is told as the
  * signal's. */
-static void describe_end(const struct ci_worker *w, int st, unsigned long long cpu_us,
-                         const char **name, char *value, size_t valuelen)
+void ci_worker_describe_end(const struct ci_worker *w, int st, unsigned long long cpu_us,
+                            const char **name, char *value, size_t valuelen)
 {
     int signaled = w->signaled;
 
@@ -212,7 +216,7 @@ int ci_worker_reap(struct ci_worker *w, int64_t deadline_ms, const char **name,
     }
     reaped = got == 1;
     if (reaped)
-        describe_end(w, st, cpu_us, name, value, valuelen);
+        ci_worker_describe_end(w, st, cpu_us, name, value, valuelen);
     worker_close(w);
     w->exit_code = reaped && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return killed;
@@ -242,7 +246,7 @@ static int ready_frame(struct ci_worker *w, struct ci_reader *rd)
         if (n != 1)
             return (int)n;
         return rd->type == CI_FRAME_READY &&
-                       ci_ready_parse(rd->payload, rd->len, &w->layers) == 0
+                       ci_ready_parse(rd->payload, rd->len, &w->layers, &w->ready_listener) == 0
                    ? 1
                    : -2;
     }
@@ -255,7 +259,7 @@ static int ready_frame(struct ci_worker *w, struct ci_reader *rd)
         return -2;
     memcpy(&h, buf, sizeof h);
     return h.type == CI_FRAME_READY && h.len == (size_t)n - sizeof h &&
-                   ci_ready_parse(buf + sizeof h, h.len, &w->layers) == 0
+                   ci_ready_parse(buf + sizeof h, h.len, &w->layers, &w->ready_listener) == 0
                ? 1
                : -2;
 }
@@ -406,6 +410,8 @@ int ci_worker_start(ci_session *s)
     if (rc != CI_OK)
         return rc;
     rc = ci_ready_wait(&s->worker, s->start_deadline, 0, "worker", &s->err);
+    if (rc == CI_OK && (rc = ci_rollback_attach(&s->worker, &s->err)) != CI_OK)
+        ci_worker_stop(&s->worker);
     if (rc == CI_OK)
         rc = check_layers(s);
     if (rc == CI_OK)
@@ -524,5 +530,10 @@ CI_API unsigned ci_session_sandbox(const ci_session *s)
 
 CI_API int ci_session_pid(const ci_session *s)
 {
-    return worker_alive(s) ? (int)s->worker.pid : -1;
+    return worker_alive(s) ? (int)ci_worker_task(&s->worker) : -1;
+}
+
+CI_API int ci_session_rollback_active(const ci_session *s)
+{
+    return worker_alive(s) && s->worker.listener >= 0;
 }

@@ -16,10 +16,19 @@
 #include "err.h"
 #include "spill.h"
 
-/* A live worker's handles; pid <= 0 means none. */
+/* A live worker's handles; pid <= 0 means none. pid is the host's child,
+ * which the host reaps and kills to end the session; with rollback that
+ * is the reaper, pid 1 of the namespace, and the process that runs the
+ * cells is task_pid (rollback.c), which ci_worker_task() gives either way. */
 struct ci_worker {
     pid_t pid;
     int pidfd;   /* readable when the worker has exited */
+    pid_t task_pid;  /* with a reaper: the worker under it; else 0 */
+    int task_pidfd;  /* its pidfd, or -1 */
+    uint32_t ready_listener; /* the descriptor READY named (CI_READY_NO_LISTENER) */
+    int listener;    /* the worker's seccomp listener, held by the host, or -1 */
+    int armed;       /* 1: the checkpoint's clone may pass now */
+    int checkpoint;  /* 1: this run's checkpoint was let through */
     int procfd;  /* O_PATH /proc/<pid> while it must be pinned (spawn.c), else -1 */
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */
@@ -69,6 +78,22 @@ struct ci_session {
 
 /* No worker: every handle -1. */
 void ci_worker_init(struct ci_worker *w);
+
+/* The process that runs the cells: the one the host signals, whose /proc
+ * and CPU clock it reads. */
+static inline pid_t ci_worker_task(const struct ci_worker *w)
+{
+    return w->task_pid > 0 ? w->task_pid : w->pid;
+}
+static inline int ci_worker_task_pidfd(const struct ci_worker *w)
+{
+    return w->task_pid > 0 ? w->task_pidfd : w->pidfd;
+}
+
+/* Describes in @name/@value how a worker ended with wait status @st after
+ * @cpu_us of CPU time (static name, formatted value). */
+void ci_worker_describe_end(const struct ci_worker *w, int st, unsigned long long cpu_us,
+                            const char **name, char *value, size_t valuelen);
 int ci_worker_start(ci_session *s);
 /* 1 if the live worker @w has exited (its pidfd is readable, or waitid(2)
  * with WNOWAIT says so), without reaping it: ci_worker_reap reaps. */

@@ -41,7 +41,7 @@ int64_t ci_worker_cpu_ns(struct ci_worker *w)
     if (w->pid <= 0)
         return -1;
     if (w->cpu_clock_known == 0)
-        w->cpu_clock_known = clock_getcpuclockid(w->pid, &w->cpu_clock) == 0 ? 1 : -1;
+        w->cpu_clock_known = clock_getcpuclockid(ci_worker_task(w), &w->cpu_clock) == 0 ? 1 : -1;
     if (w->cpu_clock_known < 0 || clock_gettime(w->cpu_clock, &ts) != 0)
         return -1;
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -94,8 +94,8 @@ void ci_usage_end(struct ci_worker *w, const struct ci_usage *u, ci_result *r)
     int64_t now = monotonic_ns(), cpu;
 
     r->wall_us = (unsigned long long)(now - u->start_ns) / 1000;
-    if (w->pid <= 0)
-        return; /* dead and reaped: its clocks are gone */
+    if (w->pid <= 0 || r->rolled_back)
+        return; /* dead (and reaped, or replaced by its checkpoint): its clocks are gone */
     cpu = ci_worker_cpu_ns(w);
     if (cpu >= 0 && u->cpu_ns >= 0 && cpu >= u->cpu_ns)
         r->cpu_us = (unsigned long long)(cpu - u->cpu_ns) / 1000;

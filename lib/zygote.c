@@ -39,6 +39,7 @@
 #include "proto.h"
 #include "quota.h"
 #include "result.h"
+#include "rollback.h"
 #include "session.h"
 #include "spawn.h"
 #include "zygote.h"
@@ -368,6 +369,7 @@ static pid_t zygote_request(struct zygote *z, const ci_session *s, const int fds
         .dir_dev = (uint64_t)s->dir_dev,
         .dir_ino = (uint64_t)s->dir_ino,
         .quota_dev = (uint64_t)s->quota_dev,
+        .flags = s->cfg.rollback && ci_rollback_possible() ? CI_SPAWN_FLAG_ROLLBACK : 0,
     };
     union {
         char buf[CMSG_SPACE(sizeof(int) * (CI_SPAWN_FDS + 1))];

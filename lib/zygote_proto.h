@@ -55,7 +55,13 @@ struct ci_spawn_request {
     uint64_t dir_dev, dir_ino; /* the directory's, as the host made it: the
                                 * zygote opens it by name and compares */
     uint64_t quota_dev;       /* as --quota-dev: its tmpfs's st_dev, or 0 */
+    uint32_t flags;           /* CI_SPAWN_FLAG_* */
+    uint32_t reserved;        /* 0 */
 };
+/* The session rolls back a fatal cell: the child, pid 1 of its PID
+ * namespace, stays there as the reaper and the worker is its child
+ * (lib/worker/reaper.c). */
+#define CI_SPAWN_FLAG_ROLLBACK 1u
 #define CI_SPAWN_DIR_MAX 4000u
 #define CI_SPAWN_FDS 4
 

@@ -641,7 +641,7 @@ static int fake_worker(void)
     static unsigned char buf[1 << 16];
     char code[256];
     struct ci_frame_header h;
-    uint32_t ready[2] = {CI_PROTO_VERSION, CI_LAYER_ALL};
+    uint32_t ready[3] = {CI_PROTO_VERSION, CI_LAYER_ALL, CI_READY_NO_LISTENER};
     uint32_t count;
 
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */

@@ -597,7 +597,7 @@ static int fake_reply(uint32_t *status, char *text, size_t size)
 static int fake_worker(void)
 {
     static const char ok_args[] = "{\"args\":[1],\"kwargs\":{}}";
-    uint32_t ready[2] = {CI_PROTO_VERSION, CI_LAYER_ALL}, count, status;
+    uint32_t ready[3] = {CI_PROTO_VERSION, CI_LAYER_ALL, CI_READY_NO_LISTENER}, count, status;
     char code[256], text[4096], value[4200];
 
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */

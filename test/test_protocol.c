@@ -250,7 +250,7 @@ static int fake_worker(void)
     static unsigned char buf[1 << 16];
     char cwd[PATH_MAX], code[256];
     struct ci_frame_header h;
-    uint32_t ready[2] = {CI_PROTO_VERSION, CI_LAYER_ALL};
+    uint32_t ready[3] = {CI_PROTO_VERSION, CI_LAYER_ALL, CI_READY_NO_LISTENER};
     size_t n;
 
     signal(SIGINT, SIG_IGN); /* a worker that ignores interrupts */

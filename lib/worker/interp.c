@@ -368,6 +368,24 @@ pid_t ci_interp_fork(unsigned long flags)
     return pid < 0 ? -err : (pid_t)pid;
 }
 
+pid_t ci_interp_fork_threaded(void)
+{
+    pid_t pid;
+    int err;
+
+    PyEval_RestoreThread(main_ts);
+    PyOS_BeforeFork();
+    pid = fork();
+    err = errno;
+    if (pid == 0)
+        PyOS_AfterFork_Child(); /* threading forgets the threads it had */
+    else
+        PyOS_AfterFork_Parent();
+    main_ts = PyEval_SaveThread();
+    errno = err;
+    return pid;
+}
+
 void ci_interp_configure(const struct ci_limits *limits, const char *session_dir)
 {
     PyObject *env, *r;

@@ -52,6 +52,8 @@
 
 /* Set once ci_tie_to_outside_parent() has checked our parent. */
 static int parent_outside;
+/* Set once ci_tie_to_reaper() has: our parent is pid 1 (reaper.c). */
+static int parent_reaper;
 
 static void set_death_signal(void)
 {
@@ -67,9 +69,20 @@ void ci_tie_to_parent(pid_t parent)
      * PID namespace reads as 0; that one was checked when the signal was
      * first set, and only a change of our ids clears it (commit_creds),
      * which no step after that makes. */
-    if (getppid() != parent && !(getppid() == 0 && parent_outside))
+    if (getppid() != parent && !(getppid() == 0 && parent_outside) &&
+        !(getppid() == 1 && parent_reaper))
         ci_fatal(CI_EXIT_PARENT, "parent is %d, not %d", (int)getppid(),
                  (int)parent);
+}
+
+void ci_tie_to_reaper(void)
+{
+    set_death_signal();
+    /* After the signal, as ci_tie_to_parent(): a reaper that died first
+     * has left us to no one (we would be our namespace's last process). */
+    if (getppid() != 1)
+        ci_fatal(CI_EXIT_PARENT, "parent is %d, not the reaper", (int)getppid());
+    parent_reaper = 1;
 }
 
 void ci_tie_to_outside_parent(int parent_pidfd)
@@ -482,7 +495,8 @@ uint32_t ci_lockdown_start(pid_t parent, uint32_t have, int zygote, const struct
     return layers;
 }
 
-uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits)
+uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits, int rollback,
+                     int *listener)
 {
     uint32_t layers = have | CI_LAYER_RLIMITS | CI_LAYER_NO_NEW_PRIVS | CI_LAYER_SECCOMP;
 
@@ -508,6 +522,6 @@ uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits
                  strerror(errno));
     if (landlock_confine())
         layers |= CI_LAYER_LANDLOCK;
-    ci_seccomp_load();
+    *listener = ci_seccomp_load(rollback);
     return layers; /* every other step exits the worker if it fails */
 }

@@ -64,6 +64,7 @@ struct args {
     pid_t parent;
     int zygote;
     int manifest; /* --manifest: the policy is on CI_FD_POLICY */
+    int rollback; /* the request's CI_SPAWN_FLAG_ROLLBACK; then 1 under a reaper */
     struct ci_limits limits;
 };
 
@@ -319,9 +320,10 @@ static int read_exact(void *buf, size_t len, int eof_ok)
     return 1;
 }
 
-void ci_send_ready(uint32_t layers)
+void ci_send_ready(uint32_t layers, int listener)
 {
-    uint32_t payload[2] = {CI_PROTO_VERSION, layers};
+    uint32_t payload[3] = {CI_PROTO_VERSION, layers,
+                           listener >= 0 ? (uint32_t)listener : CI_READY_NO_LISTENER};
     struct iovec iov[2] = {{0}, {payload, sizeof(payload)}};
 
     send_frame(CI_FRAME_READY, iov, 2);
@@ -682,12 +684,16 @@ static void enable_network(size_t len)
 }
 
 /* 1 if a RUN's @head (count, flags) and @len bytes after it are what
- * proto.h allows: a cell, a snapshot or a restore. */
-static int run_valid(const uint32_t head[2], size_t len)
+ * proto.h allows: a cell (with a checkpoint only under a reaper), a
+ * snapshot or a restore. */
+static int run_valid(const uint32_t head[2], size_t len, int rollback)
 {
     uint32_t kind = head[1] & (CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE);
 
-    if (head[1] & ~(CI_RUN_FLAG_INPUT | CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE))
+    if (head[1] & ~(CI_RUN_FLAG_INPUT | CI_RUN_FLAG_SNAPSHOT | CI_RUN_FLAG_RESTORE |
+                    CI_RUN_FLAG_CHECKPOINT))
+        return 0;
+    if ((head[1] & CI_RUN_FLAG_CHECKPOINT) && (!rollback || kind != 0))
         return 0;
     if (kind == 0)
         return len <= CI_MAX_CODE_BYTES;
@@ -699,10 +705,22 @@ static int run_valid(const uint32_t head[2], size_t len)
            len <= (size_t)4 + CI_PACKAGES_MAX + CI_STATE_MAX;
 }
 
+/* In a checkpoint that has taken over (checkpoint.c): the watchdog, a
+ * thread that the fork did not copy, then the news, naming the cell
+ * whose RUN made it. */
+static void take_over(uint32_t count)
+{
+    struct iovec iov[2] = {{0}, {&count, sizeof count}};
+
+    start_watchdog();
+    send_frame(CI_FRAME_ROLLED_BACK, iov, 2);
+}
+
 /* Reads RUN frames and answers each with one RESULT, until EOF; drops
  * the replies owed to requests a cell gave up on. A FUNCTIONS frame
- * may come once, before the first RUN. */
-static _Noreturn void serve(const struct ci_limits *limits)
+ * may come once, before the first RUN. The seccomp @listener (or -1) is
+ * closed once the first frame is in: by then the host holds its copy. */
+static _Noreturn void serve(const struct ci_limits *limits, int rollback, int listener)
 {
     int ran = 0, defined = 0, networked = 0;
 
@@ -716,6 +734,10 @@ static _Noreturn void serve(const struct ci_limits *limits)
         await_next_cell();
         if (!read_exact(&h, sizeof(h), 1))
             _exit(CI_EXIT_HOST_GONE);
+        if (listener >= 0) {
+            close(listener);
+            listener = -1;
+        }
         if (is_reply(h.type) && owed > 0) {
             check_reply(&h, 0);
             skip(h.len);
@@ -740,7 +762,7 @@ static _Noreturn void serve(const struct ci_limits *limits)
         owed = 0;
         read_exact(head, sizeof(head), 0);
         len = h.len - sizeof(head);
-        if (!run_valid(head, len))
+        if (!run_valid(head, len, rollback))
             ci_fatal(CI_EXIT_PROTOCOL, "a RUN with flags %#" PRIx32 " of %zu bytes", head[1],
                      len);
         src = malloc(len + 1);
@@ -749,6 +771,12 @@ static _Noreturn void serve(const struct ci_limits *limits)
             continue;
         }
         read_exact(src, len, 0);
+        if ((head[1] & CI_RUN_FLAG_CHECKPOINT) && ci_checkpoint_make()) {
+            /* The worker died in this cell; its state before it is ours. */
+            free(src);
+            take_over(head[0]);
+            continue;
+        }
         run_flags = head[1];
         ran = 1;
         /* A snapshot's or restore's pickles may not reach the host. */
@@ -756,8 +784,10 @@ static _Noreturn void serve(const struct ci_limits *limits)
         ci_interp_run(head[0], head[1], src, len, limits, &cell); /* closes the calls */
         run_flags = 0;
         free(src);
+        ci_checkpoint_drop(); /* the cell is over: no rollback from here */
         send_result(&cell, head[0]);
         ci_interp_cell_done(&cell);
+        ci_checkpoint_reap();
     }
 }
 
@@ -767,6 +797,7 @@ int main(int argc, char **argv)
     sigset_t sigint;
     uint32_t layers = 0;
     char *session_dir = NULL;
+    int listener;
 
     parse_args(argc, argv, &a);
     wipe_args(argc, argv, &a);
@@ -780,6 +811,7 @@ int main(int argc, char **argv)
         layers = ci_zygote_serve(a.parent, a.limits.preload, &req, &session_dir);
         /* A child: its descriptors are in place, its interpreter warm. */
         limits_from_request(&a, &req);
+        a.rollback = (req.flags & CI_SPAWN_FLAG_ROLLBACK) != 0;
         /* As ci_leave_root() says it for a worker started by exec. */
         if (chdir(session_dir) != 0 || chdir("workspace") != 0) {
             char ws[CI_SPAWN_DIR_MAX + sizeof "/workspace"];
@@ -790,6 +822,9 @@ int main(int argc, char **argv)
         }
     }
     layers = ci_lockdown_start(a.parent, layers, a.zygote, &a.limits);
+    /* Single-threaded, as the fork needs: pid 1 stays as the reaper. */
+    if (a.rollback)
+        a.rollback = ci_reaper_start();
     /* In the new root, as CPython will read them; a zygote's child
      * inherits its zygote's check. */
     if (!a.zygote)
@@ -809,7 +844,7 @@ int main(int argc, char **argv)
     ci_init_signals(); /* pid 1 of a PID namespace only */
     set_sigmask(SIG_UNBLOCK, &sigint, NULL);
 
-    layers = ci_lockdown(a.parent, layers, &a.limits);
-    ci_send_ready(layers);
-    serve(&a.limits);
+    layers = ci_lockdown(a.parent, layers, &a.limits, a.rollback, &listener);
+    ci_send_ready(layers, listener);
+    serve(&a.limits, a.rollback, listener);
 }

@@ -53,6 +53,11 @@
 #define THREAD_FLAGS                                                     \
     (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |  \
      CLONE_SYSVSEM)
+/* The flags glibc's fork() passes to clone: a process, not a thread.
+ * The table allows them for the pid filter to decide: refused, or in a
+ * session with rollback sent to the host, which approves the
+ * checkpoint's fork alone (ci_seccomp_load). */
+#define FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
 /* Namespaces, which a thread of ours never creates. */
 #define NEW_NAMESPACES                                                   \
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |       \
@@ -223,6 +228,8 @@ static const struct rule rules[] = {
 
     /* threads (numpy, OpenBLAS, threading) and the process itself */
     ALLOW_MASKED(clone, 0, THREAD_FLAGS | NEW_NAMESPACES, THREAD_FLAGS),
+    ALLOW_IF2(clone, 0, FORK_FLAGS, 1, 0), /* the pid filter refuses it, or asks the host */
+    ALLOW(wait4),                  /* a worker with rollback reaps its checkpoint */
     FAIL(clone3, ENOSYS),          /* glibc then falls back to clone */
     ALLOW(futex),
     ALLOW(set_robust_list),
@@ -527,23 +534,63 @@ static void export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
     prog->len = (unsigned short)(len / sizeof *bpf);
 }
 
+/* Adds rule @action for @sys if (@arg's low 32 bits & @mask) == @value:
+ * pids and signal numbers are ints, of which the kernel reads 32 bits. */
+static int add_masked32(scmp_filter_ctx ctx, uint32_t action, int sys, unsigned arg,
+                        uint32_t mask, uint32_t value)
+{
+    return seccomp_rule_add(ctx, action, sys, 1,
+                            SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, (scmp_datum_t)mask, value));
+}
+
+/*
+ * kill and tgkill to any pid of the namespace from 2 up: the worker
+ * itself, and in a session with rollback its checkpoint, which it kills
+ * once the cell has ended and which, once it has taken over, signals
+ * itself. Refused: 0 and the negative pids (process groups, every
+ * process) and 1, the reaper, which takes no signal from inside anyway.
+ */
+static int keep_signals_in_namespace(scmp_filter_ctx ctx)
+{
+    static const int sys[] = {SCMP_SYS(kill), SCMP_SYS(tgkill)};
+    int err = 0;
+
+    for (size_t i = 0; err == 0 && i < sizeof sys / sizeof *sys; i++) {
+        err = add_masked32(ctx, SCMP_ACT_ERRNO(EPERM), sys[i], 0, 0xffffffffu, 0);
+        if (err == 0)
+            err = add_masked32(ctx, SCMP_ACT_ERRNO(EPERM), sys[i], 0, 0xffffffffu, 1);
+        if (err == 0)
+            err = add_masked32(ctx, SCMP_ACT_ERRNO(EPERM), sys[i], 0, 0x80000000u, 0x80000000u);
+    }
+    return err;
+}
+
 /*
  * The pid filter of process @pid, a few instructions long: it keeps kill
  * and tgkill to @pid, the part of the filter that depends on the
- * process, and refuses two socket options inside calls the table allows.
- * When filters stack the kernel takes the most restrictive answer
- * (seccomp(2)), so its EPERM beats the table's ALLOW.
+ * process, refuses two socket options inside calls the table allows, and
+ * refuses fork. When filters stack the kernel takes the most restrictive
+ * answer (seccomp(2)), so its EPERM beats the table's ALLOW. With
+ * @rollback, signals stay within the namespace instead and fork goes to
+ * the filter's listener (SECCOMP_RET_USER_NOTIF, seccomp_unotify(2)): the
+ * host holds it and lets exactly one clone through, the checkpoint's,
+ * from the worker's main thread while it waits for it; any other is
+ * refused with EPERM (lib/rollback.c).
  */
-static scmp_filter_ctx pid_filter(pid_t pid)
+static scmp_filter_ctx pid_filter(pid_t pid, int rollback)
 {
     scmp_filter_ctx ctx = new_filter(SCMP_ACT_ALLOW);
     int err;
 
-    err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
-                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pid));
-    if (err == 0)
-        err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+    if (rollback) {
+        err = keep_signals_in_namespace(ctx);
+    } else {
+        err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
                                SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pid));
+        if (err == 0)
+            err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+                                   SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pid));
+    }
     /* pid 1 of a PID namespace: its SIGKILL to itself, which the kernel
      * would ignore, is trapped and reported as that death (init.c). A
      * trap beats the table's ALLOW. */
@@ -566,6 +613,9 @@ static scmp_filter_ctx pid_filter(pid_t pid)
         err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
                                SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_PASSPIDFD_));
+    if (err == 0)
+        err = seccomp_rule_add(ctx, rollback ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM),
+                               SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_EQ, FORK_FLAGS));
     if (err < 0)
         failed("the pid filter", NULL, err);
     return ctx;
@@ -587,7 +637,7 @@ void ci_seccomp_prepare(void)
     for (size_t i = 0; i < sizeof(rules) / sizeof(*rules); i++)
         add_rule(ctx, &rules[i]);
     export_bpf(ctx, &prepared);
-    export_bpf(pid_filter(1), &prepared_init);
+    export_bpf(pid_filter(1, 0), &prepared_init);
 }
 
 /* Loads @prog with seccomp(2) on every thread; TSYNC answers with the id
@@ -600,20 +650,27 @@ static void load_bpf(const struct sock_fprog *prog, const char *what)
         failed(what, NULL, rc < 0 ? -errno : -EAGAIN);
 }
 
-void ci_seccomp_load(void)
+int ci_seccomp_load(int rollback)
 {
+    int listener = -1;
+
     ci_seccomp_prepare();
     /* The pid filter first: the table's refuses seccomp(2) itself. */
-    if (getpid() == 1) {
+    if (getpid() == 1 && !rollback) {
         load_bpf(&prepared_init, "the pid filter");
     } else {
-        scmp_filter_ctx self = pid_filter(getpid());
+        scmp_filter_ctx self = pid_filter(getpid(), rollback);
         int err = seccomp_load(self);
 
         if (err < 0)
             failed("the pid filter", NULL, err);
+        /* libseccomp asked for the listener (SECCOMP_FILTER_FLAG_NEW_LISTENER)
+         * since the filter notifies. */
+        if (rollback && (listener = seccomp_notify_fd(self)) < 0)
+            failed("the pid filter's listener", NULL, listener);
         seccomp_release(self);
     }
     trap_install();
     load_bpf(&prepared, "seccomp(SECCOMP_SET_MODE_FILTER)");
+    return listener;
 }

@@ -77,10 +77,12 @@ void ci_pymodule_register(void);
 /* input() during a cell, as proto.h's INPUT_REQUEST and INPUT_REPLY; for
  * pymodule.c, on the main thread with the GIL. */
 
-/* Sends READY, with the CI_LAYER_* bits @layers, on the channel: a
- * worker's stream, or a zygote's SOCK_SEQPACKET socket, which takes the
- * frame as one message. A host that went away ends the process. */
-void ci_send_ready(uint32_t layers);
+/* Sends READY, with the CI_LAYER_* bits @layers and the descriptor of
+ * the seccomp listener the worker holds (@listener, or -1), on the
+ * channel: a worker's stream, or a zygote's SOCK_SEQPACKET socket, which
+ * takes the frame as one message. A host that went away ends the
+ * process. */
+void ci_send_ready(uint32_t layers, int listener);
 
 /* 1 if the running cell's RUN has CI_RUN_FLAG_INPUT and the caller is the
  * worker's main thread, the one thread that reads the channel. */
@@ -201,6 +203,11 @@ void ci_interp_prefault(void);
  * in the parent, or -errno. Single-threaded callers only. */
 pid_t ci_interp_fork(unsigned long flags);
 
+/* fork(3), with CPython's fork hooks around it: unlike ci_interp_fork(),
+ * safe in a process with threads (glibc's and the libraries' at-fork
+ * handlers run: malloc's locks, OpenBLAS's pool). Returns as fork(3). */
+pid_t ci_interp_fork_threaded(void);
+
 /* ------------------------------------------------------------ zygote.c */
 
 /* The zygote's life (see zygote.c): leaves root, warms up with
@@ -247,6 +254,10 @@ void ci_tie_to_parent(pid_t parent);
  * ci_tie_to_parent() calls accept a parent that reads as 0. */
 void ci_tie_to_outside_parent(int parent_pidfd);
 
+/* ci_tie_to_parent() for the worker that ci_reaper_start() forked:
+ * the parent is pid 1, and later ci_tie_to_parent() calls accept it. */
+void ci_tie_to_reaper(void);
+
 /* Its own session (setsid), unless it leads one; exits with
  * CI_EXIT_SETSID. */
 void ci_own_session(void);
@@ -272,7 +283,10 @@ uint32_t ci_lockdown_start(pid_t parent, uint32_t have, int zygote, const struct
 /* Signals queued for the worker at once (RLIMIT_SIGPENDING) when it has a
  * user namespace of its own: the host's interrupt needs one. */
 #define CI_SIGPENDING_MAX 64
-uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits);
+/* With @rollback (a worker under a reaper), *@listener receives the
+ * seccomp listener (ci_seccomp_load), else -1. */
+uint32_t ci_lockdown(pid_t parent, uint32_t have, const struct ci_limits *limits, int rollback,
+                     int *listener);
 
 /* With a manifest: plans its read rules once (ci_manifest_plan), and in
  * a zygote holds them open; exits if the kernel has no Landlock. */
@@ -395,6 +409,31 @@ void ci_init_signals(void);
  * process but its namespace's init. */
 _Noreturn void ci_init_die_by(int sig);
 
+/* ------------------------------------------------------------ reaper.c */
+
+/* For a session with rollback, in pid 1 of the PID namespace, single
+ * threaded: forks the worker and stays behind as its reaper, never
+ * returning. Returns 1 in the worker, 0 (doing nothing) without a PID
+ * namespace of our own, where there is no rollback. */
+int ci_reaper_start(void);
+
+/* -------------------------------------------------------- checkpoint.c */
+
+/* Before a cell whose RUN has CI_RUN_FLAG_CHECKPOINT, on the main
+ * thread with no cell running: forks the checkpoint, a copy of the
+ * worker that waits (the host approves the clone: seccomp.c). Returns 0
+ * in the worker, also when the fork failed (the host, which approves
+ * each clone, knows there is none); returns 1 in the checkpoint once the worker
+ * has died and it is the worker in its place. */
+int ci_checkpoint_make(void);
+
+/* Once the cell has ended, before its RESULT goes: kills the checkpoint,
+ * so a death after this point is not rolled back. 1 if one was made. */
+int ci_checkpoint_drop(void);
+
+/* Reaps the checkpoint ci_checkpoint_drop() killed; after the RESULT. */
+void ci_checkpoint_reap(void);
+
 /* ---------------------------------------------------------- manifest.c */
 
 /* With --manifest, the policy text's descriptor (a sealed memfd). */
@@ -457,9 +496,14 @@ void ci_manifest_hold(void);
 void ci_seccomp_prepare(void);
 
 /* Loads on every thread the pid filter (kill and tgkill kept to this
- * process, two socket options refused; prepared for pid 1, built for any
- * other), then the table's (preparing both if need be); exits with
- * CI_EXIT_SECCOMP on failure. Must come after PR_SET_NO_NEW_PRIVS. */
-void ci_seccomp_load(void);
+ * process, two socket options refused, fork refused; prepared for pid 1,
+ * built for any other), then the table's (preparing both if need be);
+ * exits with CI_EXIT_SECCOMP on failure. Must come after
+ * PR_SET_NO_NEW_PRIVS. With @rollback (a worker under a reaper) the pid
+ * filter keeps kill and tgkill to the namespace's pids from 2 up (the
+ * worker, its checkpoint) and sends each fork to a listener instead: its
+ * descriptor is returned, for the host to take and approve the
+ * checkpoint's fork alone (docs/rollback.md); -1 otherwise. */
+int ci_seccomp_load(int rollback);
 
 #endif /* CI_WORKER_H */

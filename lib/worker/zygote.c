@@ -183,6 +183,7 @@ static int receive(int sock, struct ci_spawn_request *req, char *dir, int fds[CI
     nfds = take_rights(&msg, fds, CI_SPAWN_FDS + 1);
     ok = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && (size_t)n >= sizeof *req &&
          nfds == CI_SPAWN_FDS + (req->quota_dev != 0) && req->version == CI_PROTO_VERSION &&
+         (req->flags & ~CI_SPAWN_FLAG_ROLLBACK) == 0 && req->reserved == 0 &&
          req->dir_len >= 1 && req->dir_len <= CI_SPAWN_DIR_MAX &&
          (size_t)n == sizeof *req + req->dir_len;
     if (!ok) {
@@ -518,7 +519,7 @@ static void warm_up(pid_t parent, const char *preload)
      * warm-up, which thus ran without a capability. */
     zygote_mounts = ci_unshare_zygote(zygote_uid, zygote_gid);
     ci_tie_to_parent(parent);
-    ci_send_ready(layers);
+    ci_send_ready(layers, -1);
 }
 
 /* Tops up @pool while no request waits: at once when it is empty, else
