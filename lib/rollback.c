@@ -212,10 +212,20 @@ int ci_ended_parse(const unsigned char *p, size_t len, int *st, unsigned long lo
     return 0;
 }
 
-int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int ended,
-                          int *st, unsigned long long *cpu_us, int64_t deadline_ms)
+int ci_rolled_back_parse(const unsigned char *p, size_t len, uint32_t count, const char **why)
 {
-    int rolled = 0, fd;
+    if (len != sizeof count || memcmp(p, &count, sizeof count) != 0) {
+        *why = "a rollback report for another cell";
+        return -1;
+    }
+    return 0;
+}
+
+int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int *ended,
+                          int *st, unsigned long long *cpu_us, int rolled, int64_t deadline_ms)
+{
+    const char *why;
+    int fd;
     pid_t pid;
 
     if (!w->checkpoint || w->task_pid <= 0)
@@ -228,7 +238,7 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
      * stream unreadable. */
     if (rd->header_have != 0)
         return -1;
-    while (!ended || !rolled) {
+    while (!*ended || !rolled) {
         struct pollfd p[2] = {{.fd = w->channel, .events = POLLIN},
                               {.fd = w->pidfd, .events = POLLIN}};
         int64_t left = deadline_ms - ci_now_ms();
@@ -247,13 +257,12 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
             continue;
         if (n != 1)
             return -1;
-        if (rd->type == CI_FRAME_ENDED && !ended) {
-            const char *why;
+        if (rd->type == CI_FRAME_ENDED && !*ended) {
             if (ci_ended_parse(rd->payload, rd->len, st, cpu_us, &why) != 0)
                 return -1;
-            ended = 1;
-        } else if (rd->type == CI_FRAME_ROLLED_BACK && !rolled && rd->len == sizeof count &&
-                   memcmp(rd->payload, &count, sizeof count) == 0) {
+            *ended = 1;
+        } else if (rd->type == CI_FRAME_ROLLED_BACK && !rolled &&
+                   ci_rolled_back_parse(rd->payload, rd->len, count, &why) == 0) {
             rolled = 1;
         } else {
             return -1;

@@ -32,13 +32,18 @@ void ci_rollback_answer(struct ci_worker *w);
 
 /* The worker died in the cell of count @count, whose checkpoint was let
  * through (w->checkpoint): kills what is left of it, reads from @rd the
- * reaper's ENDED (unless @ended already came; its wait status and CPU
- * time into *@st and *@cpu_us) and the checkpoint's ROLLED_BACK, until
- * @deadline_ms, then makes the checkpoint w's task. 0 if so; -1 if it
- * cannot be (the stream was mid-frame, another frame came, the time ran
- * out, the checkpoint is not to be found), and then the session must end. */
-int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int ended,
-                          int *st, unsigned long long *cpu_us, int64_t deadline_ms);
+ * reaper's ENDED (unless *@ended: it came; then *@ended is set, its wait
+ * status and CPU time in *@st and *@cpu_us) and the checkpoint's
+ * ROLLED_BACK (unless @rolled: it came), until @deadline_ms, then makes
+ * the checkpoint w's task. 0 if so; -1 if it cannot be (the stream was
+ * mid-frame, another frame came, the time ran out, the checkpoint is not
+ * to be found), and then the session must end. */
+int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int *ended,
+                          int *st, unsigned long long *cpu_us, int rolled, int64_t deadline_ms);
+
+/* A ROLLED_BACK frame's payload, for the cell of count @count: 0, or -1
+ * with @why. */
+int ci_rolled_back_parse(const unsigned char *p, size_t len, uint32_t count, const char **why);
 
 /* An ENDED frame's payload: 0 with the wait status and CPU time, or -1
  * with @why. */

@@ -96,27 +96,8 @@ static void set_killed(ci_result *r, const char *name, const char *value)
     }
 }
 
-/* With rollback and this cell's checkpoint made: the worker is dead, or
- * must die (@why), and the checkpoint takes its place (rollback.c). 1 if
- * it did: the result is @name and @why, rolled back, and the session
- * lives on. @ended: the reaper's ENDED came, with @st and @cpu_us. */
-static int roll_back(struct run *run, const char *name, const char *why, int ended, int st,
-                     unsigned long long cpu_us)
-{
-    ci_session *s = run->s;
-    char value[640];
-
-    if (!s->worker.checkpoint ||
-        ci_rollback_take_over(&s->worker, &run->rd, (uint32_t)run->r->execution_count, ended,
-                              &st, &cpu_us, ci_now_ms() + ROLLBACK_MS) != 0)
-        return 0;
-    ci_drain_pipes(&run->drain); /* what it wrote before it went */
-    snprintf(value, sizeof value, "%s; the session was rolled back to its state before the cell",
-             why);
-    set_killed(run->r, name, value);
-    run->r->rolled_back = 1;
-    return 1;
-}
+static void end_task(struct run *run, const char *name, const char *why, int ended, int st,
+                     unsigned long long cpu_us, int rolled);
 
 /* The worker is gone or must go: kill it if needed, reap it, and say why
  * in the result. The session is dead until restarted, unless it rolls
@@ -127,8 +108,10 @@ static void end_killed(struct run *run, const char *name, const char *why)
     const char *end_name;
     char end[256], value[512];
 
-    if (why && run->rollback_ok && roll_back(run, name ? name : "WorkerDied", why, 0, 0, 0))
+    if (why && run->rollback_ok) {
+        end_task(run, name ? name : "WorkerDied", why, 0, 0, 0, 0);
         return;
+    }
     if (why) /* we decided: it dies now, before a flood can delay us */
         kill(s->worker.pid, SIGKILL);
     ci_drain_pipes(&run->drain); /* what it wrote before it went */
@@ -150,25 +133,46 @@ static void end_killed(struct run *run, const char *name, const char *why)
                run->r->error_name ? run->r->error_name : "", value);
 }
 
-/* The reaper says the worker ended (an ENDED frame of wait status @st,
- * after @cpu_us of CPU time): the session rolls back if it can, else it
- * ends. A worker the CPU limit ended is never rolled back: the limit is
- * the session's, over its whole life. */
-static void end_task(struct run *run, int st, unsigned long long cpu_us)
+/*
+ * The worker of a session with rollback is dead, or must die (@why, the
+ * host's reason, named @name): its checkpoint takes its place if this
+ * cell made one (rollback.c), and the result says the session was rolled
+ * back; else the session ends. @ended: the reaper's ENDED came (with
+ * wait status @st after @cpu_us of CPU time); @rolled: the checkpoint's
+ * ROLLED_BACK came. A worker the CPU limit ended is never rolled back:
+ * the limit is the session's, over its whole life.
+ */
+static void end_task(struct run *run, const char *name, const char *why, int ended, int st,
+                     unsigned long long cpu_us, int rolled)
 {
     struct ci_worker *w = &run->s->worker;
-    const char *name;
-    char value[256];
+    int took = w->checkpoint &&
+               ci_rollback_take_over(w, &run->rd, (uint32_t)run->r->execution_count, &ended, &st,
+                                     &cpu_us, rolled, ci_now_ms() + ROLLBACK_MS) == 0;
+    char value[512], rolled_back[640];
 
-    ci_worker_describe_end(w, st, cpu_us, &name, value, sizeof value);
-    if (run->violation[0] && strcmp(name, "SandboxViolation") == 0)
-        snprintf(value, sizeof value,
-                 "the cell made a forbidden system call (%s); the worker was killed",
-                 run->violation);
-    if (!ci_worker_cpu_limited(w, st, cpu_us) && roll_back(run, name, value, 1, st, cpu_us))
+    if (why) {
+        snprintf(value, sizeof value, "%s", why);
+    } else if (!ended) {
+        name = "WorkerDied";
+        snprintf(value, sizeof value, "the worker died");
+    } else {
+        ci_worker_describe_end(w, st, cpu_us, &name, value, sizeof value);
+        if (run->violation[0] && strcmp(name, "SandboxViolation") == 0)
+            snprintf(value, sizeof value,
+                     "the cell made a forbidden system call (%s); the worker was killed",
+                     run->violation);
+    }
+    if (took && !(ended && !why && ci_worker_cpu_limited(w, st, cpu_us))) {
+        ci_drain_pipes(&run->drain); /* what it wrote before it went */
+        snprintf(rolled_back, sizeof rolled_back,
+                 "%s; the session was rolled back to its state before the cell", value);
+        set_killed(run->r, name, rolled_back);
+        run->r->rolled_back = 1;
         return;
+    }
     run->rollback_ok = 0;
-    end_killed(run, name, value);
+    end_killed(run, name, value); /* the reaper too, and all under it */
 }
 
 /* Turns a decoded RESULT into the result's status. */
@@ -625,7 +629,15 @@ static int on_frame(struct run *run)
 
         if (ci_ended_parse(run->rd.payload, run->rd.len, &st, &cpu_us, &why) == 0) {
             ci_reader_reset(&run->rd);
-            end_task(run, st, cpu_us);
+            end_task(run, NULL, NULL, 1, st, cpu_us, 0);
+            return 1;
+        }
+    } else if (run->rd.type == CI_FRAME_ROLLED_BACK && run->s->worker.checkpoint) {
+        /* The checkpoint can be quicker to say so than the reaper. */
+        if (ci_rolled_back_parse(run->rd.payload, run->rd.len,
+                                 (uint32_t)run->r->execution_count, &why) == 0) {
+            ci_reader_reset(&run->rd);
+            end_task(run, NULL, NULL, 0, 0, 0, 1);
             return 1;
         }
     } else if (run->rd.type == CI_FRAME_RESULT && run->violation[0]) {
@@ -724,6 +736,8 @@ static int refused_by_header(const struct ci_reader *rd, const struct run *run)
         return 0;
     case CI_FRAME_ENDED:
         return rd->len != 16;
+    case CI_FRAME_ROLLED_BACK:
+        return rd->len != 4;
     case CI_FRAME_INPUT_REQUEST:
         return rd->len > sizeof(uint32_t) + CI_INPUT_PROMPT_MAX;
     default:

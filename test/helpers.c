@@ -81,6 +81,8 @@ static int apply_limits(ci_config *cfg, const struct h_limits *lim, const char *
     else if (lim->inode_quota &&
              (rc = ci_config_set_inode_quota(cfg, lim->inode_quota)) != CI_OK)
         *what = "ci_config_set_inode_quota";
+    else if (lim->rollback && (rc = ci_config_set_rollback(cfg, 1)) != CI_OK)
+        *what = "ci_config_set_rollback";
     return rc;
 }
 

@@ -30,6 +30,7 @@ struct h_limits {
     long long spill; /* ci_config_set_spill_limit; 0: default, -1: none */
     unsigned long long inode_quota;
     const char *root;
+    int rollback; /* 1: ci_config_set_rollback */
 };
 
 /* A config with @lim applied (NULL: all defaults); asserts each setter. */
@@ -302,6 +303,13 @@ unsigned h_layers_of(ci_session *s, unsigned mask);
 void h_require_layer_(const char *test, ci_session *s, unsigned mask);
 int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *what);
 #define h_require_layer(s, layer) h_require_layer_(__func__, (s), (layer))
+
+/* For a test of rollback (ci_config_set_rollback) in @s: where @s has no
+ * PID namespace, which rollback needs, checks that it says it has no
+ * rollback and skips the test as h_require_layer() does; else checks
+ * that rollback is active. */
+void h_require_rollback_(const char *test, ci_session *s);
+#define h_require_rollback(s) h_require_rollback_(__func__, (s))
 #define h_has_layer(s, layer, what) h_has_layer_(__func__, (s), (layer), (what))
 
 /* 1 if @s's worker has a /proc of its own PID namespace (with its PID

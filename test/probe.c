@@ -437,6 +437,17 @@ void h_require_layer_(const char *test, ci_session *s, unsigned mask)
         h_skip_because_(test, "needs %s", refused(mask, why, sizeof why));
 }
 
+void h_require_rollback_(const char *test, ci_session *s)
+{
+    /* Rollback needs the PID namespace: where the kernel gives none the
+     * session says it has no rollback, and the test stops there. */
+    if (!(ci_session_sandbox(s) & CI_SANDBOX_PIDNS)) {
+        assert_int_equal(ci_session_rollback_active(s), 0);
+        h_require_layer_(test, s, CI_SANDBOX_PIDNS);
+    }
+    assert_int_equal(ci_session_rollback_active(s), 1);
+}
+
 int h_has_layer_(const char *test, ci_session *s, unsigned mask, const char *what)
 {
     char why[512];
