@@ -60,6 +60,11 @@
  *           payload: u32 that RUN's execution count. Its interpreter is
  *           as it was before that cell; it then reads RUNs as the worker
  *           did (lib/worker/checkpoint.c).
+ *   CHECKPOINTED  from a session with rollback: once a RUN with
+ *           CI_RUN_FLAG_CHECKPOINT has its checkpoint, before the cell
+ *           runs; the host approves the checkpoint's fork until then (a
+ *           signal can make the kernel restart it). payload: u32 that
+ *           RUN's execution count.
  *   ENDED   from a session with rollback: the reaper, pid 1 of the PID
  *           namespace, once it has reaped a worker (lib/worker/reaper.c),
  *           which is how the host learns of that death. payload: u32 the
@@ -175,6 +180,7 @@ enum ci_frame_type {
     CI_FRAME_INSTALL_REPLY = 15,
     CI_FRAME_ROLLED_BACK = 16,
     CI_FRAME_ENDED = 17,
+    CI_FRAME_CHECKPOINTED = 18,
 };
 
 /* RUN flags. */

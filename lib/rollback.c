@@ -12,7 +12,8 @@
  *     cell, so no cell ever holds it;
  *   - answers every fork the filter sends it: the one a RUN with
  *     CI_RUN_FLAG_CHECKPOINT asked for, from the worker's main thread
- *     with glibc's fork() flags, goes through once; any other is EPERM;
+ *     with glibc's fork() flags, goes through, until the worker says it
+ *     has its checkpoint (CHECKPOINTED); any other is EPERM;
  *   - when the worker dies in the cell (the reaper's ENDED frame, or the
  *     host's own kill at the grace period), reads the checkpoint's
  *     ROLLED_BACK, finds it as the reaper's only child, and runs the
@@ -174,17 +175,16 @@ void ci_rollback_answer(struct ci_worker *w)
                          req->data.arch == AUDIT_ARCH_X86_64 && req->data.nr == SYS_clone &&
                          req->data.args[0] == FORK_FLAGS && req->data.args[1] == 0;
 
+        /* Still armed until CHECKPOINTED: a signal that arrives during
+         * the fork makes the kernel restart it (ERESTARTNOINTR), and the
+         * restart asks again, from the same thread at the same point. */
         resp->id = req->id;
-        if (checkpoint) {
+        if (checkpoint)
             resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-            w->armed = 0;
-            w->checkpoint = 1;
-        } else {
+        else
             resp->error = -EPERM;
-        }
         /* ENOENT: the thread died, or a signal ended its wait. */
-        if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) != 0 && checkpoint)
-            w->checkpoint = 0;
+        ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
     }
     free(req);
     free(resp);
@@ -212,10 +212,10 @@ int ci_ended_parse(const unsigned char *p, size_t len, int *st, unsigned long lo
     return 0;
 }
 
-int ci_rolled_back_parse(const unsigned char *p, size_t len, uint32_t count, const char **why)
+int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const char **why)
 {
     if (len != sizeof count || memcmp(p, &count, sizeof count) != 0) {
-        *why = "a rollback report for another cell";
+        *why = "a checkpoint's report for another cell";
         return -1;
     }
     return 0;
@@ -262,7 +262,7 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
                 return -1;
             *ended = 1;
         } else if (rd->type == CI_FRAME_ROLLED_BACK && !rolled &&
-                   ci_rolled_back_parse(rd->payload, rd->len, count, &why) == 0) {
+                   ci_count_parse(rd->payload, rd->len, count, &why) == 0) {
             rolled = 1;
         } else {
             return -1;

@@ -24,10 +24,10 @@ int ci_rollback_possible(void);
  * CI_ESPAWN with @err if the worker cannot be found. */
 int ci_rollback_attach(struct ci_worker *w, struct ci_err *err);
 
-/* Answers the seccomp notification waiting on w->listener: the one clone
- * of the checkpoint, from the worker's main thread while w->armed, goes
- * through (w->checkpoint set, w->armed cleared); any other is refused
- * with EPERM. */
+/* Answers the seccomp notification waiting on w->listener: the clone of
+ * the checkpoint, from the worker's main thread while w->armed (from the
+ * RUN until CHECKPOINTED), goes through; any other is refused with
+ * EPERM. */
 void ci_rollback_answer(struct ci_worker *w);
 
 /* The worker died in the cell of count @count, whose checkpoint was let
@@ -41,9 +41,9 @@ void ci_rollback_answer(struct ci_worker *w);
 int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int *ended,
                           int *st, unsigned long long *cpu_us, int rolled, int64_t deadline_ms);
 
-/* A ROLLED_BACK frame's payload, for the cell of count @count: 0, or -1
- * with @why. */
-int ci_rolled_back_parse(const unsigned char *p, size_t len, uint32_t count, const char **why);
+/* A ROLLED_BACK or CHECKPOINTED frame's payload, for the cell of count
+ * @count: 0, or -1 with @why. */
+int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const char **why);
 
 /* An ENDED frame's payload: 0 with the wait status and CPU time, or -1
  * with @why. */

@@ -632,9 +632,18 @@ static int on_frame(struct run *run)
             end_task(run, NULL, NULL, 1, st, cpu_us, 0);
             return 1;
         }
+    } else if (run->rd.type == CI_FRAME_CHECKPOINTED && run->s->worker.armed) {
+        if (ci_count_parse(run->rd.payload, run->rd.len,
+                                 (uint32_t)run->r->execution_count, &why) == 0) {
+            /* No more forks: the cell runs from here on. */
+            run->s->worker.armed = 0;
+            run->s->worker.checkpoint = 1;
+            ci_reader_reset(&run->rd);
+            return 0;
+        }
     } else if (run->rd.type == CI_FRAME_ROLLED_BACK && run->s->worker.checkpoint) {
         /* The checkpoint can be quicker to say so than the reaper. */
-        if (ci_rolled_back_parse(run->rd.payload, run->rd.len,
+        if (ci_count_parse(run->rd.payload, run->rd.len,
                                  (uint32_t)run->r->execution_count, &why) == 0) {
             ci_reader_reset(&run->rd);
             end_task(run, NULL, NULL, 0, 0, 0, 1);
@@ -737,6 +746,7 @@ static int refused_by_header(const struct ci_reader *rd, const struct run *run)
     case CI_FRAME_ENDED:
         return rd->len != 16;
     case CI_FRAME_ROLLED_BACK:
+    case CI_FRAME_CHECKPOINTED:
         return rd->len != 4;
     case CI_FRAME_INPUT_REQUEST:
         return rd->len > sizeof(uint32_t) + CI_INPUT_PROMPT_MAX;

@@ -27,8 +27,8 @@ struct ci_worker {
     int task_pidfd;  /* its pidfd, or -1 */
     uint32_t ready_listener; /* the descriptor READY named (CI_READY_NO_LISTENER) */
     int listener;    /* the worker's seccomp listener, held by the host, or -1 */
-    int armed;       /* 1: the checkpoint's clone may pass now */
-    int checkpoint;  /* 1: this run's checkpoint was let through */
+    int armed;       /* 1: the checkpoint's clone may pass now (until CHECKPOINTED) */
+    int checkpoint;  /* 1: this run's checkpoint exists (CHECKPOINTED came) */
     int procfd;  /* O_PATH /proc/<pid> while it must be pinned (spawn.c), else -1 */
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */

@@ -59,13 +59,13 @@ int ci_checkpoint_make(void)
 
     ci_checkpoint_reap();
     if (pipe2(p, O_CLOEXEC) != 0)
-        return 0;
+        return -1;
     pid = ci_interp_fork_threaded();
     if (pid < 0) {
         /* The host refused the clone, or the task limit did. */
         close(p[0]);
         close(p[1]);
-        return 0;
+        return -1;
     }
     if (pid == 0) {
         close(p[1]);

@@ -705,15 +705,32 @@ static int run_valid(const uint32_t head[2], size_t len, int rollback)
            len <= (size_t)4 + CI_PACKAGES_MAX + CI_STATE_MAX;
 }
 
-/* In a checkpoint that has taken over (checkpoint.c): the watchdog, a
- * thread that the fork did not copy, then the news, naming the cell
- * whose RUN made it. */
-static void take_over(uint32_t count)
+/* A frame of one u32, @count: CHECKPOINTED or ROLLED_BACK. */
+static void send_count(uint32_t type, uint32_t count)
 {
     struct iovec iov[2] = {{0}, {&count, sizeof count}};
 
-    start_watchdog();
-    send_frame(CI_FRAME_ROLLED_BACK, iov, 2);
+    send_frame(type, iov, 2);
+}
+
+/* Before a cell whose RUN asks for a checkpoint (checkpoint.c): 1 in the
+ * checkpoint once it has taken over from a worker that died in the cell
+ * of @count, with the watchdog, a thread the fork did not copy, started
+ * again, and the host told; 0 in the worker, the host told whether there
+ * is one. */
+static int checkpoint(uint32_t count)
+{
+    switch (ci_checkpoint_make()) {
+    case 1:
+        start_watchdog();
+        send_count(CI_FRAME_ROLLED_BACK, count);
+        return 1;
+    case 0:
+        send_count(CI_FRAME_CHECKPOINTED, count);
+        return 0;
+    default:
+        return 0; /* none: the host stops approving at the RESULT */
+    }
 }
 
 /* Reads RUN frames and answers each with one RESULT, until EOF; drops
@@ -771,10 +788,9 @@ static _Noreturn void serve(const struct ci_limits *limits, int rollback, int li
             continue;
         }
         read_exact(src, len, 0);
-        if ((head[1] & CI_RUN_FLAG_CHECKPOINT) && ci_checkpoint_make()) {
+        if ((head[1] & CI_RUN_FLAG_CHECKPOINT) && checkpoint(head[0])) {
             /* The worker died in this cell; its state before it is ours. */
             free(src);
-            take_over(head[0]);
             continue;
         }
         run_flags = head[1];
