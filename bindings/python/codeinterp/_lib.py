@@ -93,6 +93,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_config_set_workspace_root": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_preload": (c_int, [c_void_p, c_char_p]),
     "ci_config_set_zygote": (c_int, [c_void_p, c_int]),
+    "ci_config_set_rollback": (c_int, [c_void_p, c_int]),
     "ci_config_set_manifest": (c_int, [c_void_p, c_char_p, c_char_p]),
     "ci_config_set_manifest_key": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "ci_config_set_wheelhouse": (c_int, [c_void_p, c_char_p]),
@@ -121,6 +122,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_session_restore": (c_int, [POINTER(c_void_p), c_void_p, c_char_p, c_size_t]),
     "ci_snapshot_left_out": (c_int, [c_char_p, c_size_t, POINTER(c_void_p)]),
     "ci_session_left_out": (c_char_p, [c_void_p]),
+    "ci_session_rollback_active": (c_int, [c_void_p]),
     # run
     "ci_run_options_init": (c_int, [POINTER(RunOptions), c_uint]),
     "ci_run_ex": (c_int, [c_void_p, c_char_p, POINTER(RunOptions), POINTER(c_void_p)]),
@@ -130,6 +132,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "ci_result_stdout": (c_void_p, [c_void_p, _SIZE_P]),
     "ci_result_stderr": (c_void_p, [c_void_p, _SIZE_P]),
     "ci_result_truncated": (c_int, [c_void_p]),
+    "ci_result_rolled_back": (c_int, [c_void_p]),
     "ci_result_spill_file": (c_char_p, [c_void_p, c_int, c_void_p]),
     "ci_result_value": (c_char_p, [c_void_p]),
     "ci_result_error_name": (c_char_p, [c_void_p]),

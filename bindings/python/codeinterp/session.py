@@ -211,13 +211,15 @@ class Result:
     of the last expression, or None), error
     (CellError or None), outputs (list of Output), outputs_omitted (int),
     files (names of the workspace files created or modified, str decoded
-    with os.fsdecode), truncated (Truncated flags), execution_count,
-    wall_time_us, cpu_time_us, peak_memory (bytes).
+    with os.fsdecode), truncated (Truncated flags), rolled_back (bool:
+    the cell killed the worker, Status.KILLED, and the session went back
+    to its state just before the cell; see Session's rollback),
+    execution_count, wall_time_us, cpu_time_us, peak_memory (bytes).
     """
 
     __slots__ = ("status", "stdout_bytes", "stderr_bytes", "value", "error",
                  "outputs", "outputs_omitted", "files", "truncated",
-                 "execution_count", "wall_time_us", "cpu_time_us",
+                 "rolled_back", "execution_count", "wall_time_us", "cpu_time_us",
                  "peak_memory", "_spill")
 
     status: Union[Status, int]   # an int only for a status newer than this binding
@@ -229,6 +231,7 @@ class Result:
     outputs_omitted: int
     files: List[str]
     truncated: Truncated
+    rolled_back: bool
     execution_count: int
     wall_time_us: int
     cpu_time_us: int
@@ -271,6 +274,7 @@ class Result:
         self.files = [os.fsdecode(lib.ci_result_file_name(r, i))
                       for i in range(lib.ci_result_file_count(r))]
         self.truncated = Truncated(lib.ci_result_truncated(r))
+        self.rolled_back = bool(lib.ci_result_rolled_back(r))
         self._spill = {stream: _text(lib.ci_result_spill_file(r, stream, None))
                        for stream in (STREAM_STDOUT, STREAM_STDERR)}
         self.execution_count = int(lib.ci_result_execution_count(r))
@@ -318,6 +322,8 @@ class Result:
             parts.append("outputs=%d" % len(self.outputs))
         if self.files:
             parts.append("files=%r" % self.files)
+        if self.rolled_back:
+            parts.append("rolled_back")
         return "<codeinterp.Result %s>" % " ".join(parts)
 
 
@@ -630,6 +636,19 @@ class Session:
       zygote              fork the worker from a zygote kept warm per preload
                           list (True), or start it by fork + exec (False:
                           never with a PID namespace, Sandbox.PIDNS)
+      rollback            a cell that kills the worker (its grace period ran
+                          out, a crash, a sandbox violation, os._exit) still
+                          returns Status.KILLED with its error, but with
+                          Result.rolled_back True: the session lives on with
+                          its state as just before that cell (its files as
+                          the cell left them), and the next run() works at
+                          once (True); or it is dead until restart() (False,
+                          the default). Before each cell the worker forks a
+                          copy-on-write checkpoint (about 2 ms for 100 MB).
+                          It needs a worker forked from the zygote (a PID
+                          namespace, Sandbox.PIDNS); without one the session
+                          starts without it and rollback_active is False.
+                          See ci_config_set_rollback(3)
       manifest            a signed package manifest (a path, made by
                           codeinterp-manifest(1)): the worker may import only
                           the packages it lists, and their files are checked
@@ -717,7 +736,8 @@ class Session:
                  figure_dpi: Optional[int] = None,
                  display_limits: Optional[Tuple[int, int]] = None,
                  require_sandbox: Optional[int] = None, preload: Optional[str] = None,
-                 zygote: Optional[bool] = None, manifest: Optional[PathLike] = None,
+                 zygote: Optional[bool] = None, rollback: Optional[bool] = None,
+                 manifest: Optional[PathLike] = None,
                  public_key: Optional[PathLike] = None,
                  public_key_bytes: Optional[bytes] = None,
                  wheelhouse: Optional[PathLike] = None,
@@ -737,6 +757,7 @@ class Session:
         self._busy: Optional[str] = None   # None, or the name of the call in progress
         self._pid: Optional[int] = None
         self._sandbox = Sandbox(0)
+        self._rollback_active = False
         cfg = lib.ci_config_new()
         if not cfg:
             raise error_from_code(ErrorCode.ENOMEM, op=_NEW)
@@ -793,9 +814,12 @@ class Session:
                               "preload=%s" % _shown(preload),
                               "module names such as 'numpy,scipy.stats': joined by ',', "
                               "no spaces, at most 1024 bytes")
-            if zygote is not None:
-                _check_config(lib.ci_config_set_zygote(cfg, _flag("zygote", zygote)),
-                              "zygote=%r" % (zygote,), "True or False")
+            flags = (("zygote", zygote, lib.ci_config_set_zygote),
+                     ("rollback", rollback, lib.ci_config_set_rollback))
+            for name, flag, setter in flags:
+                if flag is not None:
+                    _check_config(setter(cfg, _flag(name, flag)),
+                                  "%s=%r" % (name, flag), "True or False")
             if manifest is not None:
                 path = _path_bytes(_NEW, "manifest", manifest)
                 if public_key is not None and public_key_bytes is not None:
@@ -895,6 +919,7 @@ class Session:
             handle, self._handle = self._handle, None
             self._pid = None
             self._sandbox = Sandbox(0)
+            self._rollback_active = False
         lib.ci_session_free(handle)
 
     def __del__(self) -> None:
@@ -935,18 +960,20 @@ class Session:
         return error_from_code(rc, _text(lib.ci_session_errmsg(handle)), op=_op(call))
 
     def _refresh(self) -> None:
-        """Caches pid and sandbox, for reading them while a run is in progress."""
+        """Caches pid, sandbox and rollback_active, for reading them while a
+        run is in progress."""
         pid = lib.ci_session_pid(self._handle)
         self._pid = pid if pid > 0 else None
         self._sandbox = Sandbox(lib.ci_session_sandbox(self._handle))
+        self._rollback_active = bool(lib.ci_session_rollback_active(self._handle))
 
-    def _live_or_cached(self, attr: str) -> Tuple[Optional[int], Sandbox]:
+    def _live_or_cached(self, attr: str) -> Tuple[Optional[int], Sandbox, bool]:
         with self._lock:
             if self._handle is None:
                 raise SessionClosedError(op="Session." + attr)
             if self._busy is None:
                 self._refresh()
-            return self._pid, self._sandbox
+            return self._pid, self._sandbox, self._rollback_active
 
     # -- properties
 
@@ -967,6 +994,14 @@ class Session:
         """The Sandbox layers the current worker applied (0 when dead);
         str() names them: "seccomp|rlimits|no_new_privs|..."."""
         return self._live_or_cached("sandbox")[1]
+
+    @property
+    def rollback_active(self) -> bool:
+        """True if a cell that kills the worker will be rolled back: the
+        session was started with rollback=True and got what it needs (a
+        worker forked from the zygote, in a PID namespace of its own);
+        False otherwise, and while the worker is dead."""
+        return self._live_or_cached("rollback_active")[2]
 
     # -- calls
 

@@ -168,6 +168,65 @@ def test_dead_session_and_restart(small):
     assert s.run("open('keep.txt').read() + open('while-dead.txt').read()").value == "'keptdead'"
 
 
+def test_rollback_keeps_the_state_before_a_cell_that_killed_the_worker():
+    with codeinterp.Session(timeout_ms=2000, grace_ms=300, rollback=True) as s:
+        assert s.rollback_active is True
+        s.run("x = 41")
+        old_pid = s.pid
+        r = s.run("import os; os._exit(3)")
+        assert r.status is Status.KILLED
+        assert r.rolled_back is True
+        assert r.error.name == "WorkerDied"
+        assert "exited with status 3" in r.error.value
+        assert "rolled back" in r.error.value
+        assert "rolled_back" in repr(r)
+        # the checkpoint took the killed worker's place
+        assert s.pid is not None and s.pid != old_pid and proc_alive(s.pid)
+        assert proc_gone(old_pid)
+        assert s.rollback_active is True
+        r = s.run("x")
+        assert r.value == "41" and r.rolled_back is False
+        assert r.execution_count == 3
+        # a cell killed after its grace period: rolled back too, again
+        r = s.run("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "x = 0\ntime.sleep(30)")
+        assert r.status is Status.KILLED and r.error.name == "TimeoutError"
+        assert r.rolled_back is True
+        assert s.run("x + 1").value == "42"
+        # a branch has its parent's options, rollback among them
+        with s.fork() as b:
+            assert b.rollback_active is True
+            assert b.run("import os; os._exit(1)").rolled_back is True
+            assert b.run("x").value == "41"
+
+
+def test_rollback_off_a_killed_session_is_dead():
+    with codeinterp.Session(timeout_ms=5000) as s:
+        assert s.rollback_active is False
+        s.run("x = 41")
+        r = s.run("import os; os._exit(3)")
+        assert r.status is Status.KILLED and r.error.name == "WorkerDied"
+        assert r.rolled_back is False
+        assert "rolled back" not in r.error.value
+        assert s.pid is None and s.rollback_active is False
+        with pytest.raises(codeinterp.DeadSessionError):
+            s.run("x")
+
+
+def test_rollback_needs_a_worker_forked_from_the_zygote():
+    # A worker started by exec has no PID namespace: the session starts
+    # without rollback, and a cell that kills the worker leaves it dead.
+    with codeinterp.Session(timeout_ms=5000, rollback=True, zygote=False) as s:
+        assert s.rollback_active is False
+        assert not s.sandbox & codeinterp.Sandbox.PIDNS
+        r = s.run("import os; os._exit(3)")
+        assert r.status is Status.KILLED and r.rolled_back is False
+        with pytest.raises(codeinterp.DeadSessionError):
+            s.run("1")
+        s.restart()
+        assert s.run("6 * 7").value == "42"
+
+
 def test_restart_live_session(small):
     s, _ = small
     s.run("live_state = 5")
@@ -201,6 +260,8 @@ def test_restart_live_session(small):
     {"preload": "numpy\0"},
     {"zygote": 2},
     {"zygote": -1},
+    {"rollback": 2},
+    {"rollback": -1},
     {"manifest": "/m.json"},                                 # no key
     {"manifest": "", "public_key": "/k.pub"},
     {"manifest": "/m.json", "public_key": ""},
@@ -264,6 +325,8 @@ def test_config_types():
         codeinterp.Session(preload=b"numpy")
     with pytest.raises(TypeError):
         codeinterp.Session(zygote="no")
+    with pytest.raises(TypeError):
+        codeinterp.Session(rollback="yes")
     with pytest.raises(TypeError):
         codeinterp.Session(manifest=42, public_key="/k.pub")
     with pytest.raises(TypeError):
