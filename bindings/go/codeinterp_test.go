@@ -494,6 +494,10 @@ func TestKilledAndRestart(t *testing.T) {
 	if s.PID() != -1 || s.Sandbox() != 0 {
 		t.Errorf("dead worker: pid %d sandbox %v", s.PID(), s.Sandbox())
 	}
+	if res.RolledBack || s.RollbackActive() || strings.Contains(res.Error.Value, "rolled back") {
+		t.Errorf("without WithRollback: RolledBack %v, RollbackActive %v, %q",
+			res.RolledBack, s.RollbackActive(), res.Error.Value)
+	}
 	_, err = s.Run("1")
 	if !errors.Is(err, ErrDead) {
 		t.Fatalf("Run on a dead session: %v", err)
@@ -507,6 +511,74 @@ func TestKilledAndRestart(t *testing.T) {
 	res = run(t, s, "'a' in globals(), open('keep.txt').read()")
 	if res.Value != "(False, 'kept')" || res.ExecutionCount != 1 {
 		t.Errorf("after restart: %q count %d", res.Value, res.ExecutionCount)
+	}
+}
+
+// WithRollback(true): a cell that kills the worker leaves the session as
+// it was just before the cell, again and again, in its branches too.
+func TestRollback(t *testing.T) {
+	s, err := NewSession(WithTimeout(2*time.Second), WithGrace(300*time.Millisecond),
+		WithRollback(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.RollbackActive() {
+		t.Fatalf("WithRollback(true): RollbackActive false, sandbox %v", s.Sandbox())
+	}
+	run(t, s, "x = 41")
+	pid := s.PID()
+	res := run(t, s, "import os; os._exit(3)")
+	if res.Status != StatusKilled || !res.RolledBack || res.Error == nil || res.Error.Name != "WorkerDied" ||
+		!strings.Contains(res.Error.Value, "exited with status 3") {
+		t.Fatalf("os._exit(3): status %v RolledBack %v error %+v", res.Status, res.RolledBack, res.Error)
+	}
+	// The checkpoint took the killed worker's place.
+	if s.PID() <= 0 || s.PID() == pid || !s.RollbackActive() {
+		t.Errorf("after the rollback: pid %d (was %d), RollbackActive %v", s.PID(), pid, s.RollbackActive())
+	}
+	if res = run(t, s, "x"); res.Value != "41" || res.RolledBack || res.ExecutionCount != 3 {
+		t.Errorf("x after the rollback: %q RolledBack %v count %d", res.Value, res.RolledBack, res.ExecutionCount)
+	}
+	// Killed after the grace period: rolled back too.
+	res = run(t, s, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nx = 0\ntime.sleep(30)")
+	if res.Status != StatusKilled || !res.RolledBack || res.Error.Name != "TimeoutError" {
+		t.Errorf("killed at the timeout: status %v RolledBack %v error %+v", res.Status, res.RolledBack, res.Error)
+	}
+	if v := run(t, s, "x + 1").Value; v != "42" {
+		t.Errorf("x + 1 after the second rollback: %q", v)
+	}
+	// A branch has its parent's options, WithRollback among them.
+	b, err := s.Fork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if res = run(t, b, "import os; os._exit(1)"); !b.RollbackActive() || !res.RolledBack {
+		t.Errorf("a branch: RollbackActive %v, RolledBack %v", b.RollbackActive(), res.RolledBack)
+	}
+	if v := run(t, b, "x").Value; v != "41" {
+		t.Errorf("x in the rolled back branch: %q", v)
+	}
+}
+
+// Rollback needs a worker forked from the zygote (a PID namespace): a
+// worker started by exec runs without it, and a killed cell leaves the
+// session dead.
+func TestRollbackNeedsTheZygote(t *testing.T) {
+	s, err := NewSession(WithRollback(true), WithZygote(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.RollbackActive() || s.Sandbox()&SandboxPIDNS != 0 {
+		t.Errorf("WithZygote(false): RollbackActive %v, sandbox %v", s.RollbackActive(), s.Sandbox())
+	}
+	if res := run(t, s, "import os; os._exit(3)"); res.Status != StatusKilled || res.RolledBack {
+		t.Errorf("os._exit(3): status %v RolledBack %v", res.Status, res.RolledBack)
+	}
+	if _, err := s.Run("1"); !errors.Is(err, ErrDead) {
+		t.Errorf("Run after a kill without rollback: %v", err)
 	}
 }
 

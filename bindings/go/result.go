@@ -19,7 +19,7 @@ const (
 	StatusError       Status = C.CI_STATUS_ERROR       // it raised an exception
 	StatusTimeout     Status = C.CI_STATUS_TIMEOUT     // it reached the timeout; the state is intact
 	StatusMemory      Status = C.CI_STATUS_MEMORY      // it ran out of memory; the state is intact
-	StatusKilled      Status = C.CI_STATUS_KILLED      // the worker died; Restart the session
+	StatusKilled      Status = C.CI_STATUS_KILLED      // the worker died; Restart the session, unless RolledBack
 	StatusInterrupted Status = C.CI_STATUS_INTERRUPTED // Interrupt stopped it; the state is intact
 )
 
@@ -150,6 +150,7 @@ type Result struct {
 	Files          []string
 	ExecutionCount int           // the cell's number, from 1 after each (re)start
 	Truncated      Truncation    // what was cut or left out
+	RolledBack     bool          // it killed the worker, and the session went back to its state before it (WithRollback)
 	WallTime       time.Duration // from sending the cell to having its result (CLOCK_MONOTONIC)
 	CPUTime        time.Duration // the worker's CPU time meanwhile, all threads; 0 if it died
 	PeakMemory     uint64        // the worker's peak resident set size, bytes
@@ -258,6 +259,7 @@ func copyResult(r *C.ci_result) *Result {
 	}
 	res.ExecutionCount = int(C.ci_result_execution_count(r))
 	res.Truncated = Truncation(C.ci_result_truncated(r))
+	res.RolledBack = C.ci_result_rolled_back(r) != 0
 	for _, s := range []Stream{Stdout, Stderr} {
 		res.spill[s-Stdout], _ = optString(C.ci_result_spill_file(r, C.int(s), nil))
 	}

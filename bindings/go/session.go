@@ -304,13 +304,24 @@ func WithPreload(modules string) Option {
 // (SandboxPIDNS). See ci_config_set_zygote(3) and SECURITY.md.
 // $CODEINTERP_WORKER turns the zygote off whatever this says.
 func WithZygote(enabled bool) Option {
-	return Option{"WithZygote", fmt.Sprint(enabled), "", func(c *C.ci_config) C.int {
-		on := C.int(0)
-		if enabled {
-			on = 1
-		}
-		return C.ci_config_set_zygote(c, on)
-	}}
+	return Option{"WithZygote", fmt.Sprint(enabled), "",
+		func(c *C.ci_config) C.int { return C.ci_config_set_zygote(c, cBool(enabled)) }}
+}
+
+// WithRollback sets whether a cell that kills the worker (its grace period
+// ran out, a crash in an extension, a sandbox violation, os._exit) leaves
+// the session as it was just before that cell (true) or dead until
+// Restart (false, the default). Such a cell's Result still has
+// StatusKilled and its Error, with RolledBack true: a checkpoint the
+// worker forked before the cell (copy on write, about 2 ms for a session
+// holding 100 MB) has taken its place with every variable and import, so
+// the next Run works at once. Files the cell wrote stay as it left them.
+// It needs a worker forked from the zygote, in a PID namespace of its own
+// (SandboxPIDNS): without one the session starts without rollback and
+// RollbackActive reports false. See ci_config_set_rollback(3).
+func WithRollback(enabled bool) Option {
+	return Option{"WithRollback", fmt.Sprint(enabled), "",
+		func(c *C.ci_config) C.int { return C.ci_config_set_rollback(c, cBool(enabled)) }}
 }
 
 // WithRequiredSandbox sets the layers without which NewSession and
@@ -478,6 +489,7 @@ type Session struct {
 	workspace string
 	pid       atomic.Int64             // last known worker pid, -1 when dead or closed
 	sandbox   atomic.Uint32            // last known layers
+	rollback  atomic.Bool              // last known ci_session_rollback_active
 	functions []cgo.Handle             // of its host functions (WithFunction), deleted by Close
 	opts      []Option                 // it was started with, for Fork
 	leftOut   atomic.Pointer[[]string] // ci_session_left_out, nil when empty or closed
@@ -579,11 +591,13 @@ func (s *Session) refresh() {
 	if s.ptr == nil {
 		s.pid.Store(-1)
 		s.sandbox.Store(0)
+		s.rollback.Store(false)
 		s.leftOut.Store(nil)
 		return
 	}
 	s.pid.Store(int64(C.ci_session_pid(s.ptr)))
 	s.sandbox.Store(uint32(C.ci_session_sandbox(s.ptr)))
+	s.rollback.Store(C.ci_session_rollback_active(s.ptr) != 0)
 }
 
 // lock takes s.mu for op without waiting: ErrBusy if another call holds it,
@@ -834,6 +848,12 @@ func (s *Session) Closed() bool { return s.closed.Load() }
 // Sandbox returns the layers the current worker applied; 0 if it is dead
 // or the session closed. It never waits, as PID.
 func (s *Session) Sandbox() Sandbox { return Sandbox(s.sandbox.Load()) }
+
+// RollbackActive reports whether a cell that kills the worker will be
+// rolled back: the session has WithRollback(true) and got what it needs
+// (a worker forked from the zygote, in a PID namespace of its own). False
+// if the worker is dead or the session closed. It never waits, as PID.
+func (s *Session) RollbackActive() bool { return s.rollback.Load() }
 
 // String describes the session for logs.
 func (s *Session) String() string {
