@@ -17,12 +17,13 @@ import struct
 import sys
 
 # lib/proto.h
-PROTO_VERSION = 6
+PROTO_VERSION = 7
 READY, RUN, RESULT = 1, 2, 3
 F_OUTCOME, F_COUNT, F_OUTPUTS = 1, 7, 8
 FLAG_WAIT = 1
 LAYER_ALL = 0x7FF
 CHANNEL = 3
+NO_LISTENER = 0xFFFFFFFF  # READY: no seccomp listener (no rollback)
 
 
 def send(ftype, payload):
@@ -61,7 +62,7 @@ def outputs_of(code):
 
 
 def main():
-    send(READY, struct.pack("=II", PROTO_VERSION, LAYER_ALL))
+    send(READY, struct.pack("=III", PROTO_VERSION, LAYER_ALL, NO_LISTENER))
     while True:
         header = read_exact(8)
         if header is None:
