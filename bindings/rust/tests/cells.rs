@@ -333,6 +333,8 @@ fn killed_worker_makes_the_session_dead_until_restart() {
     assert!(!e.value.is_empty());
     assert_eq!(s.pid(), None);
     assert_eq!(s.sandbox().bits(), 0);
+    assert!(!r.rolled_back && !s.rollback_active());
+    assert!(!e.value.contains("rolled back"), "{}", e.value);
 
     let err = s.run("1").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Dead);
@@ -348,6 +350,61 @@ fn killed_worker_makes_the_session_dead_until_restart() {
     assert_eq!(r.status, Status::Error, "a restart empties the state");
     assert_eq!(r.error.unwrap().name, "NameError");
     assert_eq!(r.execution_count, 1);
+}
+
+#[test]
+fn rollback_keeps_the_state_before_a_cell_that_killed_the_worker() {
+    let mut s = session_exact(
+        Config::new()
+            .timeout(Duration::from_secs(2))
+            .grace(Duration::from_millis(300))
+            .rollback(true),
+    );
+    assert!(s.rollback_active(), "{}", s.sandbox());
+    s.run("x = 41").unwrap();
+    let old_pid = s.pid().expect("pid");
+    let r = s.run("import os; os._exit(3)").unwrap();
+    assert_eq!(r.status, Status::Killed);
+    assert!(r.rolled_back);
+    let e = r.error.unwrap();
+    assert_eq!(e.name, "WorkerDied");
+    assert!(e.value.contains("exited with status 3"), "{}", e.value);
+    assert!(e.value.contains("rolled back"), "{}", e.value);
+    // The checkpoint took the killed worker's place.
+    let pid = s.pid().expect("the checkpoint");
+    assert_ne!(pid, old_pid);
+    assert!(s.rollback_active());
+    let r = s.run("x").unwrap();
+    assert_eq!(r.value.as_deref(), Some("41"));
+    assert!(!r.rolled_back);
+    assert_eq!(r.execution_count, 3);
+
+    // Killed after the grace period: rolled back too.
+    let stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\
+                    x = 0\ntime.sleep(30)";
+    let r = s.run(stubborn).unwrap();
+    assert_eq!(r.status, Status::Killed);
+    assert!(r.rolled_back);
+    assert_eq!(r.error.unwrap().name, "TimeoutError");
+    assert_eq!(s.run("x + 1").unwrap().value.as_deref(), Some("42"));
+
+    // A branch has its parent's config, rollback among it.
+    let mut b = s.fork().unwrap();
+    assert!(b.rollback_active());
+    assert!(b.run("import os; os._exit(1)").unwrap().rolled_back);
+    assert_eq!(b.run("x").unwrap().value.as_deref(), Some("41"));
+}
+
+#[test]
+fn rollback_needs_a_worker_forked_from_the_zygote() {
+    // A worker started by exec has no PID namespace: the session starts
+    // without rollback, and a cell that kills the worker leaves it dead.
+    let mut s = session_with(Config::new().rollback(true).zygote(false));
+    assert!(!s.rollback_active());
+    let r = s.run("import os; os._exit(3)").unwrap();
+    assert_eq!(r.status, Status::Killed);
+    assert!(!r.rolled_back);
+    assert_eq!(s.run("1").unwrap_err().kind(), ErrorKind::Dead);
 }
 
 #[test]

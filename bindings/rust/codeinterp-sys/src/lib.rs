@@ -182,6 +182,7 @@ extern "C" {
     pub fn ci_config_set_workspace_root(cfg: *mut ci_config, dir: *const c_char) -> c_int;
     pub fn ci_config_set_preload(cfg: *mut ci_config, modules: *const c_char) -> c_int;
     pub fn ci_config_set_zygote(cfg: *mut ci_config, enabled: c_int) -> c_int;
+    pub fn ci_config_set_rollback(cfg: *mut ci_config, enabled: c_int) -> c_int;
     pub fn ci_config_set_manifest(
         cfg: *mut ci_config,
         manifest_path: *const c_char,
@@ -267,6 +268,7 @@ extern "C" {
     /// outlive both sessions.
     pub fn ci_session_fork(s: *mut ci_session, out: *mut *mut ci_session) -> c_int;
     pub fn ci_session_left_out(s: *const ci_session) -> *const c_char;
+    pub fn ci_session_rollback_active(s: *const ci_session) -> c_int;
     pub fn ci_snapshot_left_out(data: *const c_void, len: usize, list: *mut *mut c_char) -> c_int;
 
     pub fn ci_run(s: *mut ci_session, code: *const c_char, out: *mut *mut ci_result) -> c_int;
@@ -290,6 +292,7 @@ extern "C" {
     pub fn ci_result_stdout(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_stderr(r: *const ci_result, len: *mut usize) -> *const c_char;
     pub fn ci_result_truncated(r: *const ci_result) -> c_int;
+    pub fn ci_result_rolled_back(r: *const ci_result) -> c_int;
     pub fn ci_result_spill_file(r: *const ci_result, stream: c_int, whole: *mut c_int) -> *const c_char;
     pub fn ci_result_cut(
         r: *const ci_result,
