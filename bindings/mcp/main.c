@@ -138,6 +138,12 @@ static const char usage[] =
     "                           session outlives the server: each start goes on from\n"
     "                           the last save_snapshot (create FILE with a first server\n"
     "                           started with --snapshot alone)\n"
+    "  --rollback               a cell that kills the Python process (os._exit, a crash,\n"
+    "                           a forbidden system call, an interrupt ignored past the\n"
+    "                           grace period) leaves the session as it was just before\n"
+    "                           that cell instead of restarting it (ci_config_set_rollback;\n"
+    "                           it needs a PID namespace, else the server starts without\n"
+    "                           it and says so on stderr)\n"
     "  --html                   send a value's or display's text/html form (a\n"
     "                           DataFrame's table) also when it has a text form; by\n"
     "                           default HTML goes only when it is the only form\n"
@@ -240,7 +246,7 @@ static void parse_options(int argc, char **argv)
     enum { O_TIMEOUT = 256, O_MEMORY, O_OUTPUT, O_TASKS, O_DISK, O_INODES, O_ROOT, O_PRELOAD,
            O_MANIFEST, O_PUBLIC_KEY, O_WHEELHOUSE, O_AUDIT_LOG, O_MAX_MESSAGE, O_MAX_RESULT,
            O_MAX_OUTPUT_CHARS, O_HTML, O_VERSION, O_ALLOW_URL, O_URL_HEADER, O_SNAPSHOT,
-           O_RESTORE };
+           O_RESTORE, O_ROLLBACK };
     static const struct option options[] = {
         {"timeout-ms", required_argument, NULL, O_TIMEOUT},
         {"memory", required_argument, NULL, O_MEMORY},
@@ -258,6 +264,7 @@ static void parse_options(int argc, char **argv)
         {"max-result-bytes", required_argument, NULL, O_MAX_RESULT},
         {"max-output-chars", required_argument, NULL, O_MAX_OUTPUT_CHARS},
         {"html", no_argument, NULL, O_HTML},
+        {"rollback", no_argument, NULL, O_ROLLBACK},
         {"snapshot", required_argument, NULL, O_SNAPSHOT},
         {"restore", required_argument, NULL, O_RESTORE},
         {"allow-url", required_argument, NULL, O_ALLOW_URL},
@@ -348,6 +355,10 @@ static void parse_options(int argc, char **argv)
         case O_HTML:
             srv.html = 1;
             break;
+        case O_ROLLBACK:
+            ci_config_set_rollback(srv.cfg, 1); /* CI_OK: both arguments are valid */
+            srv.rollback = 1;
+            break;
         case O_SNAPSHOT:
             snapshot_option(optarg);
             break;
@@ -415,6 +426,20 @@ static void parse_options(int argc, char **argv)
         if (rc != CI_OK)
             bad_option("--wheelhouse takes a directory (a path of 1 to 4096 bytes)", wheelhouse);
     }
+}
+
+/* --rollback, once the session started (before the reader thread reads
+ * srv.rollback): the start line's ending, and srv.rollback cleared where
+ * the session could not have it, so that run_python's description only
+ * promises what is there. */
+static const char *rollback_note(void)
+{
+    if (ci_session_rollback_active(srv.session))
+        return ", rollback on";
+    srv.rollback = 0;
+    return "; --rollback is not in effect: it needs a worker in a PID namespace of its own "
+           "(ci_session_rollback_active), and a cell that kills the worker restarts the "
+           "interpreter";
 }
 
 /* Turns SIGINT, SIGTERM and SIGHUP into an orderly shutdown. */
@@ -497,10 +522,10 @@ int main(int argc, char **argv)
         ci_session_free(srv.session);
         return 1;
     }
-    fprintf(stderr, MCP_SERVER_NAME " %s: session %s%s, worker pid %d, workspace %s\n",
+    fprintf(stderr, MCP_SERVER_NAME " %s: session %s%s, worker pid %d, workspace %s%s\n",
             ci_version(), srv.restore_file ? "restored from " : "ready",
             srv.restore_file ? srv.restore_file : "", ci_session_pid(srv.session),
-            ci_session_workspace(srv.session));
+            ci_session_workspace(srv.session), srv.rollback ? rollback_note() : "");
 
     if (pthread_create(&reader, NULL, reader_main, NULL) != 0) {
         fprintf(stderr, MCP_SERVER_NAME ": cannot start a thread\n");

@@ -75,6 +75,7 @@ struct server {
     size_t max_result;         /* longest output line, newline included */
     size_t max_output_chars;   /* stdout and stderr a result shows; 0: no limit */
     int html;                  /* send text/html also when there is a text form */
+    int rollback;              /* --rollback, and the session has it (ci_session_rollback_active) */
     const char *urls[256];     /* --allow-url's prefixes, for run_python's description */
     size_t url_count;
     const char *snapshot_file; /* --snapshot: what save_snapshot replaces; NULL: no such tool */

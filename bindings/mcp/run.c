@@ -19,6 +19,8 @@
  *     [value]                repr of the final expression
  *     [error]                the traceback ("Name: message" at its end)
  *     [timeout] / [memory] / [interrupted] / [killed]   what stopped it
+ *                            (and, after [killed], whether the session
+ *                            was restarted or, --rollback, rolled back)
  *     [files changed]        workspace files written, one a line (odd
  *                            names JSON-quoted, see buf_add_name)
  *     [no output]            when there is none of the above
@@ -643,7 +645,11 @@ json_t *run_python(json_t *args, const json_t *progress_token, size_t budget)
     pthread_mutex_lock(&srv.lock);
     int stopping = srv.shutdown;
     pthread_mutex_unlock(&srv.lock);
-    if (ci_result_status(r) == CI_STATUS_KILLED && !stopping) {
+    if (ci_result_rolled_back(r)) { /* --rollback: the session lives on, as before the cell */
+        snprintf(restart, sizeof restart, "The session was rolled back to its state before this "
+                 "cell: its variables and imports are as they were; files the cell wrote are "
+                 "kept as it left them.");
+    } else if (ci_result_status(r) == CI_STATUS_KILLED && !stopping) {
         if (session_restart(why, sizeof why) == 0)
             snprintf(restart, sizeof restart, "A fresh interpreter was started: every variable "
                      "and import is gone; files in the working directory are kept.");

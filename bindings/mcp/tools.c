@@ -86,6 +86,11 @@ static char *run_python_description(void)
                    "and what it requires from the wheels the operator approved, and only "
                    "those (for another, the error lists what can be installed); import it "
                    "in the next line. %%pip list shows what is installed.\n");
+    if (srv.rollback)
+        buf_printf(&b, "A cell that kills the Python process (os._exit, a crash in C code, a "
+                   "forbidden system call) is undone: the session goes back to its state "
+                   "before that cell, its variables kept (files the cell wrote stay as it left "
+                   "them).\n");
     buf_printf(&b, "Limits of this session: a cell may run %lu ms (timeout_ms changes that for "
                "one call), then it is interrupted, its variables kept. Memory: %s of address "
                "space, past which MemoryError. A file a cell writes: at most %s. A cell's "

@@ -433,7 +433,7 @@ test('--help documents the options; a bad option is refused', () => {
     assert.equal(help.status, 0, help.stderr);
     for (const opt of ['--timeout-ms', '--memory', '--output-limit', '--task-limit', '--disk-quota', '--inode-quota', '--workspace-root', '--preload',
                        '--manifest', '--public-key', '--wheelhouse', '--max-message-bytes', '--max-result-bytes',
-                       '--max-output-chars', '--html', '--snapshot', '--restore', '--help']) {
+                       '--max-output-chars', '--html', '--rollback', '--snapshot', '--restore', '--help']) {
         assert.ok(help.stdout.includes(opt), `--help does not mention ${opt}`);
     }
     for (const args of [['--no-such-option'], ['--timeout-ms', 'soon'], ['--timeout-ms'], ['--timeout-ms', ''], ['--memory', '1M'],

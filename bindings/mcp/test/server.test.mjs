@@ -595,6 +595,8 @@ test('a cell that kills its worker: a tool error, then a restarted session', asy
         assert.equal(r.isError, true);
         assert.match(textOf(r), /worker|died|exit|killed/i);
         assert.match(textOf(r), word('3'), 'the exit code is not reported');
+        assert.match(textOf(r), /A fresh interpreter was started/);
+        assert.doesNotMatch(textOf(r), /rolled back/);
 
         const fresh = await settle(run(client, 'x'));
         assert.match(expectFailure(fresh, 'x in the restarted session'), /NameError/);
@@ -610,6 +612,45 @@ test('a cell that kills its worker: a tool error, then a restarted session', asy
         expectOk(again, 'a cell after the second death');
         assert.match(textOf(again), /'alive'/);
     });
+});
+
+test('--rollback: a cell that kills its worker is a tool error, and the session is as before it', async (t) => {
+    await withServer(t, ['--rollback'], async ({ client, stderr }) => {
+        assert.match(stderr(), /session ready, worker pid \d+, workspace .*, rollback on\n/);
+        const { tools } = await client.listTools();
+        const described = tools.find((x) => x.name === 'run_python').description;
+        assert.match(described, /A cell that kills the Python process .* is undone: the session goes back to its state before that cell/);
+
+        expectOk(await run(client, 'x = 5'), 'x = 5');
+        const r = await run(client, 'import os\nos._exit(1)');
+        assert.equal(r.isError, true);
+        const text = textOf(r);
+        assert.match(text, /^\[killed\]\nThe Python process died \(WorkerDied: the worker exited with status 1;/m);
+        assert.match(text, /The session was rolled back to its state before this cell: its variables and imports are as they were/);
+        assert.doesNotMatch(text, /fresh interpreter/);
+
+        const kept = await run(client, 'x');
+        expectOk(kept, 'x after the rollback');
+        assert.match(textOf(kept), word('5'));
+        assert.doesNotMatch(textOf(kept), /\[note\]/, 'the rolled back session was restarted');
+    });
+});
+
+test('--rollback without a PID namespace: said so at start, not promised, and a kill restarts', async (t) => {
+    // $CODEINTERP_WORKER turns the zygote off: the worker is started by
+    // exec, without the PID namespace that rollback needs.
+    const worker = join(dirname(SERVER), 'codeinterp-worker');
+    await withServer(t, ['--rollback'], async ({ client, stderr }) => {
+        assert.match(stderr(), /--rollback is not in effect: it needs a worker in a PID namespace/);
+        const { tools } = await client.listTools();
+        assert.doesNotMatch(tools.find((x) => x.name === 'run_python').description, /is undone/);
+        expectOk(await run(client, 'x = 5'), 'x = 5');
+        const r = await run(client, 'import os\nos._exit(1)');
+        assert.equal(r.isError, true);
+        assert.match(textOf(r), /A fresh interpreter was started/);
+        assert.doesNotMatch(textOf(r), /rolled back/);
+        assert.match(expectFailure(await settle(run(client, 'x')), 'x after the restart'), /NameError/);
+    }, { env: { CODEINTERP_WORKER: worker } });
 });
 
 test('reset: a fresh interpreter with the same workspace', async (t) => {
