@@ -97,6 +97,54 @@ static pid_t parent_of(pid_t pid)
     return (pid_t)ppid;
 }
 
+/* 1 if @pid is alive and not on its way out: not a zombie, not exiting
+ * (PF_EXITING), no SIGKILL pending (proc(5)). */
+static int lives_on(pid_t pid)
+{
+    static const char *const keys[] = {"\nSigPnd:", "\nShdPnd:"}; /* the thread's, the group's */
+    char path[64], buf[4096], *p;
+    unsigned long flags = 0, pending;
+    char state = 'X';
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    if (read_proc(path, buf, sizeof buf) != 0 || !(p = strrchr(buf, ')')) ||
+        sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+        return 0; /* gone */
+    if (state == 'Z' || state == 'X' || (flags & 0x4))
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    if (read_proc(path, buf, sizeof buf) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if ((p = strstr(buf, keys[i])) && sscanf(p + 8, "%lx", &pending) == 1 &&
+            (pending & (1ul << (SIGKILL - 1))))
+            return 0;
+    return 1;
+}
+
+int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one)
+{
+    char path[64], buf[512], *p, *end;
+    int n = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)w->task_pid,
+             (long)w->task_pid);
+    if (read_proc(path, buf, sizeof buf) != 0)
+        return 0; /* none listed (an empty file reads as nothing) */
+    for (p = buf;; p = end) {
+        long pid = strtol(p, &end, 10);
+
+        if (end == p)
+            break;
+        if (pid > 0 && pid <= INT32_MAX && pid != except && lives_on((pid_t)pid)) {
+            if (one)
+                *one = (pid_t)pid;
+            n++;
+        }
+    }
+    return n;
+}
+
 /* A pidfd of the only child of the reaper @w->pid, checked to be that
  * child after it was opened (so the pid was not reused); -1 if none. */
 static int open_task(const struct ci_worker *w, pid_t *pid)

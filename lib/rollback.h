@@ -45,6 +45,14 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
  * @count: 0, or -1 with @why. */
 int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const char **why);
 
+/* How many children the worker's main thread has that live on (not
+ * dead, exiting or killed), leaving out @except, with one of them in
+ * *@one (if not NULL): 1 once it has its checkpoint, and none but that
+ * one, which it kills, after the cell. A fork the host approved that was
+ * not the checkpoint's (a cell that took over the main thread at that
+ * moment) shows as one more. */
+int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one);
+
 /* An ENDED frame's payload: 0 with the wait status and CPU time, or -1
  * with @why. */
 int ci_ended_parse(const unsigned char *p, size_t len, int *st, unsigned long long *cpu_us,

@@ -578,8 +578,16 @@ static int on_install(struct run *run, const char **why)
 /* Handles one whole frame from the worker. 1: the run is over; 0: wait
  * on (a VIOLATION: the worker is about to die; an INPUT_REQUEST or a
  * CALL, once answered). */
+/* A process of the worker's that is not its checkpoint, or a checkpoint
+ * still alive after the cell (rollback.c): only a cell that took over the
+ * worker's main thread makes one. */
+static const char not_the_checkpoint[] =
+    "the worker made a process of its own (a fork the host approved for the "
+    "checkpoint, made by the cell); it was killed";
+
 static int on_frame(struct run *run)
 {
+    struct ci_worker *w = &run->s->worker;
     uint32_t outcome = CI_OUTCOME_ERROR, count = 0;
     const char *why = "unexpected frame type";
     char msg[160], late[64];
@@ -632,14 +640,22 @@ static int on_frame(struct run *run)
             end_task(run, NULL, NULL, 1, st, cpu_us, 0);
             return 1;
         }
-    } else if (run->rd.type == CI_FRAME_CHECKPOINTED && run->s->worker.armed) {
-        if (ci_count_parse(run->rd.payload, run->rd.len,
-                                 (uint32_t)run->r->execution_count, &why) == 0) {
-            /* No more forks: the cell runs from here on. */
-            run->s->worker.armed = 0;
-            run->s->worker.checkpoint = 1;
+    } else if (run->rd.type == CI_FRAME_CHECKPOINTED && w->armed) {
+        if (ci_count_parse(run->rd.payload, run->rd.len, (uint32_t)run->r->execution_count,
+                           &why) == 0) {
+            /* No more forks: the cell runs from here on. One process,
+             * the checkpoint; with none to be seen there is none to take
+             * over. */
+            int children = ci_rollback_children(w, 0, &w->checkpoint_pid);
+
             ci_reader_reset(&run->rd);
-            return 0;
+            w->armed = 0;
+            w->checkpoint = children == 1;
+            if (children <= 1)
+                return 0;
+            run->rollback_ok = 0;
+            end_killed(run, "ProtocolError", not_the_checkpoint);
+            return 1;
         }
     } else if (run->rd.type == CI_FRAME_ROLLED_BACK && run->s->worker.checkpoint) {
         /* The checkpoint can be quicker to say so than the reaper. */
@@ -659,6 +675,12 @@ static int on_frame(struct run *run)
         if (rc == CI_OK && count != (uint32_t)run->r->execution_count) {
             rc = CI_EPROTO;
             why = "a result for another cell";
+        }
+        if (rc == CI_OK && (run->flags & CI_RUN_FLAG_CHECKPOINT) &&
+            ci_rollback_children(&run->s->worker, run->s->worker.checkpoint_pid, NULL) != 0) {
+            run->rollback_ok = 0;
+            end_killed(run, "ProtocolError", not_the_checkpoint);
+            return 1;
         }
         if (rc == CI_OK) {
             /* Everything the cell printed was written before the RESULT
@@ -976,6 +998,7 @@ static void run_cell(struct run *run, const void *a, size_t alen, const void *b,
     /* Its checkpoint is gone (killed before the RESULT, or taken over). */
     s->worker.armed = 0;
     s->worker.checkpoint = 0;
+    s->worker.checkpoint_pid = 0;
     ci_worker_pause(&s->worker); /* at once: a thread the cell left must not run on */
     ci_drain_finish(&run->drain, run->r);
     atomic_store(&s->running, 0);

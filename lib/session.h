@@ -29,6 +29,7 @@ struct ci_worker {
     int listener;    /* the worker's seccomp listener, held by the host, or -1 */
     int armed;       /* 1: the checkpoint's clone may pass now (until CHECKPOINTED) */
     int checkpoint;  /* 1: this run's checkpoint exists (CHECKPOINTED came) */
+    pid_t checkpoint_pid; /* its pid then, as the host sees it */
     int procfd;  /* O_PATH /proc/<pid> while it must be pinned (spawn.c), else -1 */
     int channel; /* frames (proto.h), non-blocking */
     int out;     /* the worker's fd 1, non-blocking read end */

@@ -26,7 +26,31 @@
 
 static pid_t live = 0;    /* the checkpoint of the running cell, or 0 */
 static int live_pipe = -1; /* the write end of its pipe */
-static pid_t dropped = 0; /* killed by ci_checkpoint_drop(), not yet reaped */
+/* Killed by ci_checkpoint_drop(), not yet reaped. A copy of a big
+ * process takes milliseconds to tear down, which it does on its own
+ * while the worker answers; but it is reaped before the next cell runs,
+ * for a worker that dies must leave no dead checkpoint to the reaper,
+ * which takes every child it reaps for a worker (reaper.c). */
+static pid_t dropped = 0;
+
+/* Reaps the dropped checkpoint, waiting for its end only if @wait. */
+static void reap(int wait)
+{
+    pid_t r;
+
+    if (dropped <= 0)
+        return;
+    do
+        r = waitpid(dropped, NULL, __WALL | (wait ? 0 : WNOHANG));
+    while (r < 0 && errno == EINTR);
+    if (r != 0)
+        dropped = 0;
+}
+
+void ci_checkpoint_reap(void)
+{
+    reap(0);
+}
 
 /* In the checkpoint: returns once the worker has gone. A byte, or an
  * error, means the worker is alive and wants it gone. */
@@ -43,24 +67,15 @@ static void wait_for_worker_end(int fd)
     close(fd);
 }
 
-void ci_checkpoint_reap(void)
-{
-    if (dropped > 0) {
-        while (waitpid(dropped, NULL, __WALL) < 0 && errno == EINTR)
-            ;
-        dropped = 0;
-    }
-}
-
 int ci_checkpoint_make(void)
 {
     int p[2];
     pid_t pid;
 
-    ci_checkpoint_reap();
+    reap(1);
     if (pipe2(p, O_CLOEXEC) != 0)
         return -1;
-    pid = ci_interp_fork_threaded();
+    pid = ci_interp_fork_checkpoint();
     if (pid < 0) {
         /* The host refused the clone, or the task limit did. */
         close(p[0]);
@@ -71,6 +86,7 @@ int ci_checkpoint_make(void)
         close(p[1]);
         wait_for_worker_end(p[0]);
         live = 0;
+        ci_interp_take_over();
         return 1;
     }
     close(p[0]);

@@ -368,22 +368,54 @@ pid_t ci_interp_fork(unsigned long flags)
     return pid < 0 ? -err : (pid_t)pid;
 }
 
-pid_t ci_interp_fork_threaded(void)
+/* The signal mask the checkpoint's fork blocked, restored after it. */
+static sigset_t fork_mask;
+
+pid_t ci_interp_fork_checkpoint(void)
 {
+    sigset_t all;
     pid_t pid;
     int err;
 
+    /* With the GIL, so the child has a thread state to go on with, but
+     * no Python code: CPython's fork hooks (PyOS_BeforeFork) would run a
+     * cell's os.register_at_fork() functions, and a signal handler a
+     * cell installed could run here, on the main thread, while the host
+     * approves this thread's fork (lib/rollback.c). */
     PyEval_RestoreThread(main_ts);
-    PyOS_BeforeFork();
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
     pid = fork();
     err = errno;
-    if (pid == 0)
-        PyOS_AfterFork_Child(); /* threading forgets the threads it had */
-    else
-        PyOS_AfterFork_Parent();
-    main_ts = PyEval_SaveThread();
+    if (pid != 0) {
+        pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+        main_ts = PyEval_SaveThread();
+    }
     errno = err;
     return pid;
+}
+
+void ci_interp_take_over(void)
+{
+    PyObject *name = PyUnicode_FromString("random");
+    PyObject *random = name ? PyImport_GetModule(name) : NULL, *inst = NULL, *state = NULL, *r;
+
+    /* The threads the fork did not copy, the import lock, the GIL; and
+     * the at-fork hooks, of which random's reseeds its generator: its
+     * state goes back to what the cell found. */
+    if (random && (inst = PyObject_GetAttrString(random, "_inst")))
+        state = PyObject_CallMethod(inst, "getstate", NULL);
+    PyErr_Clear();
+    PyOS_AfterFork_Child();
+    if (state && (r = PyObject_CallMethod(inst, "setstate", "O", state)))
+        Py_DECREF(r);
+    PyErr_Clear();
+    Py_XDECREF(state);
+    Py_XDECREF(inst);
+    Py_XDECREF(random);
+    Py_XDECREF(name);
+    pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+    main_ts = PyEval_SaveThread();
 }
 
 void ci_interp_configure(const struct ci_limits *limits, const char *session_dir)

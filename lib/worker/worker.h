@@ -203,10 +203,18 @@ void ci_interp_prefault(void);
  * in the parent, or -errno. Single-threaded callers only. */
 pid_t ci_interp_fork(unsigned long flags);
 
-/* fork(3), with CPython's fork hooks around it: unlike ci_interp_fork(),
+/* The checkpoint's fork(3) (checkpoint.c): unlike ci_interp_fork(),
  * safe in a process with threads (glibc's and the libraries' at-fork
- * handlers run: malloc's locks, OpenBLAS's pool). Returns as fork(3). */
-pid_t ci_interp_fork_threaded(void);
+ * handlers run: malloc's locks, OpenBLAS's pool), with every signal
+ * blocked and no Python code run. Returns as fork(3); in the child,
+ * which must call ci_interp_take_over() before any Python, with the
+ * signals still blocked. */
+pid_t ci_interp_fork_checkpoint(void);
+
+/* In the checkpoint, once it takes over: CPython's after-fork work
+ * (PyOS_AfterFork_Child), random's generator kept as it was, the
+ * signal mask back. */
+void ci_interp_take_over(void);
 
 /* ------------------------------------------------------------ zygote.c */
 
@@ -431,7 +439,8 @@ int ci_checkpoint_make(void);
  * so a death after this point is not rolled back. 1 if one was made. */
 int ci_checkpoint_drop(void);
 
-/* Reaps the checkpoint ci_checkpoint_drop() killed; after the RESULT. */
+/* Reaps the checkpoint ci_checkpoint_drop() killed if it is gone (the
+ * next ci_checkpoint_make() waits for it); after the RESULT. */
 void ci_checkpoint_reap(void);
 
 /* ---------------------------------------------------------- manifest.c */

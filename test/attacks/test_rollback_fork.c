@@ -47,7 +47,8 @@ static void test_a_thread_forking_while_checkpoints_are_made_gets_nothing(void *
     /* Each of these cells forks a checkpoint while the thread forks too. */
     for (int i = 0; i < 5; i++)
         h_expect(S, "import time\ntime.sleep(0.05)\nspin_forks['children']", "0", "");
-    h_expect(S, "spin_forks['tries'] > 0, spin_forks['children']", "(True, 0)", "");
+    h_expect(S, "spin_stop.set()\nspin_forks['tries'] > 0, spin_forks['children']", "(True, 0)",
+             "");
     /* The checkpoint was the main thread's fork, every time: a fatal cell
      * still rolls back, to a state with no spinning thread in it. */
     r = h_run_status(S, "import os\nos._exit(1)", CI_STATUS_KILLED);
@@ -55,6 +56,39 @@ static void test_a_thread_forking_while_checkpoints_are_made_gets_nothing(void *
     ci_result_free(r);
     h_expect(S, "import threading\nbefore, spin_forks['children'], threading.active_count()",
              "('intact', 0, 1)", "");
+}
+
+static void test_a_python_at_fork_hook_never_runs_in_the_worker(void **state)
+{
+    (void)state;
+    h_require_rollback(S);
+    h_expect_cell(S, "rollback_python_at_fork_hook", NULL, "");
+    h_expect(S, "import os\nos.path.exists('at_fork_hook_ran')", "False", "");
+    /* Nor in a checkpoint that takes over (it has no after_in_child). */
+    ci_result_free(h_run_status(S, "import os\nos._exit(1)", CI_STATUS_KILLED));
+    h_expect(S, "import os\nos.path.exists('at_fork_hook_ran')", "False", "");
+}
+
+static void test_a_fork_made_inside_the_checkpoints_ends_the_session(void **state)
+{
+    struct h_limits lim = {.timeout_ms = 5000, .rollback = 1};
+    ci_session *s = h_session(&lim);
+    ci_result *r;
+
+    (void)state;
+    h_require_rollback(s);
+    /* The next RUN's checkpoint fork runs the handler on the main thread,
+     * which forks first: the host sees two processes and ends it all. */
+    h_expect_cell(s, "rollback_glibc_at_fork_fork", NULL, "");
+    r = h_run_status(s, "1", CI_STATUS_KILLED);
+    assert_string_equal(ci_result_error_name(r), "ProtocolError");
+    assert_non_null(strstr(ci_result_error_value(r), "made a process of its own"));
+    assert_int_equal(ci_result_rolled_back(r), 0);
+    ci_result_free(r);
+    assert_int_equal(ci_run(s, "1", &r), CI_EDEAD);
+    assert_int_equal(ci_session_restart(s), CI_OK);
+    h_expect(s, "1 + 1", "2", "");
+    ci_session_free(s);
 }
 
 /* How many of @pid's descriptors are seccomp listeners, seen from the
@@ -116,6 +150,8 @@ int main(void)
         cmocka_unit_test(test_no_cell_gets_a_process),
         cmocka_unit_test(test_a_thread_forking_while_checkpoints_are_made_gets_nothing),
         cmocka_unit_test(test_the_listener_is_in_no_cells_reach),
+        cmocka_unit_test(test_a_python_at_fork_hook_never_runs_in_the_worker),
+        cmocka_unit_test(test_a_fork_made_inside_the_checkpoints_ends_the_session),
     };
 
     h_watchdog(300);
