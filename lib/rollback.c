@@ -69,17 +69,36 @@ static int read_proc(const char *path, char *buf, size_t size)
     return 0;
 }
 
+/* How many children the main thread of @parent has, in any state (a
+ * zombie too), and the first of them in *@first (if not NULL); -1 if the
+ * list cannot be read. */
+static int count_children(pid_t parent, pid_t *first)
+{
+    char path[64], buf[512], *p, *end;
+    int n = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)parent, (long)parent);
+    if (read_proc(path, buf, sizeof buf) != 0)
+        return access(path, R_OK) == 0 ? 0 : -1; /* an empty list reads as nothing */
+    for (p = buf;; p = end) {
+        long pid = strtol(p, &end, 10);
+
+        if (end == p)
+            break;
+        if (pid <= 0 || pid > INT32_MAX)
+            return -1;
+        if (n++ == 0 && first)
+            *first = (pid_t)pid;
+    }
+    return n;
+}
+
 /* The one child of @parent, or -1 if it has none or more than one. */
 static pid_t only_child(pid_t parent)
 {
-    char path[64], buf[64];
-    long a = -1, b = -1;
+    pid_t child = -1;
 
-    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)parent, (long)parent);
-    if (read_proc(path, buf, sizeof buf) != 0 || sscanf(buf, "%ld %ld", &a, &b) != 1 || a <= 0 ||
-        a > INT32_MAX)
-        return -1;
-    return (pid_t)a;
+    return count_children(parent, &child) == 1 ? child : -1;
 }
 
 /* The parent of @pid as /proc/PID/stat gives it, or -1. */
@@ -143,6 +162,11 @@ int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one)
         }
     }
     return n;
+}
+
+int ci_rollback_checkpoint_pid(const struct ci_worker *w, pid_t *pid)
+{
+    return count_children(w->task_pid, pid);
 }
 
 /* A pidfd of the only child of the reaper @w->pid, checked to be that
@@ -219,9 +243,13 @@ void ci_rollback_answer(struct ci_worker *w)
          * is the worker's pid (as the listener's namespace, ours, sees
          * it). Registers cannot change while it waits: the flags are the
          * ones the clone will use. */
+        /* And while the worker has no child: the checkpoint's is its
+         * first fork, the one before it reaped (checkpoint.c), so any
+         * other, if a cell hooked the main thread here, finds one. */
         int checkpoint = w->armed && (pid_t)req->pid == w->task_pid &&
                          req->data.arch == AUDIT_ARCH_X86_64 && req->data.nr == SYS_clone &&
-                         req->data.args[0] == FORK_FLAGS && req->data.args[1] == 0;
+                         req->data.args[0] == FORK_FLAGS && req->data.args[1] == 0 &&
+                         count_children(w->task_pid, NULL) == 0;
 
         /* Still armed until CHECKPOINTED: a signal that arrives during
          * the fork makes the kernel restart it (ERESTARTNOINTR), and the

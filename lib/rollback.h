@@ -26,8 +26,8 @@ int ci_rollback_attach(struct ci_worker *w, struct ci_err *err);
 
 /* Answers the seccomp notification waiting on w->listener: the clone of
  * the checkpoint, from the worker's main thread while w->armed (from the
- * RUN until CHECKPOINTED), goes through; any other is refused with
- * EPERM. */
+ * RUN until CHECKPOINTED) and the worker has no child, goes through; any
+ * other is refused with EPERM. */
 void ci_rollback_answer(struct ci_worker *w);
 
 /* The worker died in the cell of count @count, whose checkpoint was let
@@ -52,6 +52,11 @@ int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const cha
  * not the checkpoint's (a cell that took over the main thread at that
  * moment) shows as one more. */
 int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one);
+
+/* How many children the worker's main thread has, in any state, with
+ * the first in *@pid: at CHECKPOINTED, 1, the checkpoint (maybe killed
+ * already, if the cell was quick); -1 if they cannot be listed. */
+int ci_rollback_checkpoint_pid(const struct ci_worker *w, pid_t *pid);
 
 /* An ENDED frame's payload: 0 with the wait status and CPU time, or -1
  * with @why. */

@@ -643,14 +643,15 @@ static int on_frame(struct run *run)
     } else if (run->rd.type == CI_FRAME_CHECKPOINTED && w->armed) {
         if (ci_count_parse(run->rd.payload, run->rd.len, (uint32_t)run->r->execution_count,
                            &why) == 0) {
-            /* No more forks: the cell runs from here on. One process,
-             * the checkpoint; with none to be seen there is none to take
-             * over. */
-            int children = ci_rollback_children(w, 0, &w->checkpoint_pid);
+            /* No more forks: the cell runs from here on. The frame may be
+             * read late, after a quick cell: its checkpoint killed
+             * already, or the worker dead and its checkpoint the
+             * reaper's child. Two, and the cell forked too. */
+            int children = ci_rollback_checkpoint_pid(w, &w->checkpoint_pid);
 
             ci_reader_reset(&run->rd);
             w->armed = 0;
-            w->checkpoint = children == 1;
+            w->checkpoint = 1;
             if (children <= 1)
                 return 0;
             run->rollback_ok = 0;

@@ -116,6 +116,20 @@ static void test_cells_that_end_otherwise_are_not_rolled_back(void **state)
     ci_result_free(r);
 }
 
+static void test_the_generators_states_are_rolled_back_too(void **state)
+{
+    (void)state;
+    h_require_rollback(S);
+    h_expect(S, "import random\nimport numpy as np\nrandom.seed(7)\nnp.random.seed(3)", NULL, "");
+    expect_rolled_back(S, "random.random(), np.random.rand()\nimport os\nos._exit(1)",
+                       "WorkerDied", "exited with status 1");
+    /* The checkpoint's fork reseeds nothing: the next draws are the
+     * seeds' first. */
+    h_expect(S, "random.random() == random.Random(7).random(), "
+             "np.random.rand() == np.random.RandomState(3).rand()",
+             "(True, True)", "");
+}
+
 static void test_a_killed_cells_file_stays_as_it_left_it(void **state)
 {
     char *path;
@@ -196,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_fatal_cell_is_rolled_back_with_the_state_before_it),
         cmocka_unit_test(test_cells_that_end_otherwise_are_not_rolled_back),
+        cmocka_unit_test(test_the_generators_states_are_rolled_back_too),
         cmocka_unit_test(test_a_killed_cells_file_stays_as_it_left_it),
         cmocka_unit_test(test_restart_and_free_after_rollbacks),
         cmocka_unit_test(test_without_rollback_the_session_dies),

@@ -407,7 +407,7 @@ void ci_interp_take_over(void)
         state = PyObject_CallMethod(inst, "getstate", NULL);
     PyErr_Clear();
     PyOS_AfterFork_Child();
-    if (state && (r = PyObject_CallMethod(inst, "setstate", "O", state)))
+    if (state && (r = PyObject_CallMethod(inst, "setstate", "(O)", state)))
         Py_DECREF(r);
     PyErr_Clear();
     Py_XDECREF(state);
