@@ -12,13 +12,20 @@
  *
  * Environment: BENCH_SESSIONS (1000) concurrent sessions, BENCH_THREADS (4)
  * threads starting them; BENCH_ONLY=concurrent measures only those,
- * BENCH_ONLY=snapshot only the snapshots (row 9).
+ * BENCH_ONLY=snapshot only the snapshots (row 9), BENCH_ONLY=rollback only
+ * rollback (row 10).
  *
  * Row 9: snapshot and restore of a session holding a 100 MB DataFrame
  * and a 1 MiB file: their times, and the snapshot's size against the
  * state's own pickle (pickle.dumps of the frame, protocol 5) plus the file;
  * then ci_session_fork of it, and the parent's trivial cell before and
  * after each fork.
+ *
+ * Row 10: rollback (ci_config_set_rollback) in a session holding that
+ * DataFrame: a trivial cell's round trip with it on and off, in turns
+ * (its cost is the checkpoint's fork and its kill), and a fatal cell
+ * (os._exit) rolled back, against restarting a session without it and
+ * making the frame again, which is what an agent does without rollback.
  *
  * Last, the cost of a signed package manifest of the analyst's set (the
  * distributions $BENCH_MANIFEST_PACKAGES names, comma-separated, which
@@ -75,6 +82,7 @@
 #define N_IMPORT 5
 #define MAX_MODULES 64
 #define N_SNAPSHOT 5
+#define N_ROLLBACK 30
 /* Between the sessions of row 1: an agent's next session finds the
  * library idle, the zygote's spare made (it waits 10 ms after handing
  * one out, then forks and prepares the next in a few ms). */
@@ -666,6 +674,80 @@ static void snapshots(const char *make_path)
     ci_session_free(s);
 }
 
+/* Row 10: @make_path's cell (bench/snapshot_state.py) makes each session. */
+static void rollbacks(const char *make_path)
+{
+    char *make = slurp(make_path);
+    double on[N_ROLLBACK], off[N_ROLLBACK], fatal[N_SNAPSHOT], again[N_SNAPSHOT], ms;
+    int n = 0, nf = 0;
+    ci_config *cfg = ci_config_new();
+    ci_session *with = NULL, *without = NULL;
+    ci_result *r1 = NULL, *r2 = NULL;
+
+    fprintf(stderr, "bench: rollback, 100 MB of DataFrame, n=%d\n", N_ROLLBACK);
+    if (make && cfg && ci_config_set_rollback(cfg, 1) == CI_OK && (with = start(cfg, &ms)) &&
+        (without = start(NULL, &ms))) {
+        r1 = run_ok(with, make);
+        r2 = run_ok(without, make);
+    }
+    if (!r1 || !r2 || !ci_session_rollback_active(with)) {
+        fprintf(stderr, "bench: no session with rollback%s\n", make ? "" : " (no cell)");
+        failures++;
+        goto out;
+    }
+    for (int i = 0; i < N_ROLLBACK; i++) {
+        double t0 = now_us();
+        ci_result *a = run_ok(with, "1+1");
+        double t1 = now_us();
+        ci_result *b = run_ok(without, "1+1");
+        double t2 = now_us();
+
+        if (a && b) {
+            on[n] = t1 - t0;
+            off[n] = t2 - t1;
+            n++;
+        }
+        ci_result_free(a);
+        ci_result_free(b);
+    }
+    /* A fatal cell, rolled back, and the state checked; against a
+     * restart and the frame made again. */
+    for (int i = 0; i < N_SNAPSHOT; i++) {
+        double t0 = now_us();
+        ci_result *k = NULL, *c;
+
+        ci_run(with, "import os; os._exit(1)", &k); /* KILLED, and rolled back */
+        c = run_ok(with, "frame.shape");
+        double t1 = now_us();
+        int ok = k && ci_result_rolled_back(k) && c &&
+                 strcmp(ci_result_value(c), "(1562500, 8)") == 0;
+        ci_result *m = NULL;
+
+        ci_result_free(k);
+        ci_result_free(c);
+        if (ok && ci_session_restart(without) == CI_OK && (m = run_ok(without, make))) {
+            fatal[nf] = (t1 - t0) / 1e3;
+            again[nf] = (now_us() - t1) / 1e3;
+            nf++;
+        } else {
+            fprintf(stderr, "bench: rollback failed\n");
+            failures++;
+        }
+        ci_result_free(m);
+    }
+    emit("rollback_cell_on", on, n, "us");
+    emit("rollback_cell_off", off, n, "us");
+    emit("rollback_fatal", fatal, nf, "ms");
+    emit("rollback_restart_instead", again, nf, "ms");
+out:
+    ci_result_free(r1);
+    ci_result_free(r2);
+    ci_session_free(with);
+    ci_session_free(without);
+    ci_config_free(cfg);
+    free(make);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -706,6 +788,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(only, "snapshot") == 0) {
         snapshots(snapshot_cell);
+        return failures ? 1 : 0;
+    }
+    if (strcmp(only, "rollback") == 0) {
+        rollbacks(snapshot_cell);
         return failures ? 1 : 0;
     }
 
@@ -878,6 +964,8 @@ int main(int argc, char **argv)
 
     /* 9: snapshots. */
     snapshots(snapshot_cell);
+    /* 10: rollback. */
+    rollbacks(snapshot_cell);
 
     free(workload);
     if (failures)

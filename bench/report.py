@@ -253,6 +253,16 @@ def main():
                  "the frame's pickle + the file " + cell(ci, "snapshot_pickle_bytes"),
                  ratio(sb, sp), "<= 1.5x", target_met(sb / sp if sb and sp else None, 1.5)))
 
+    ron, roff = med(ci, "rollback_cell_on"), med(ci, "rollback_cell_off")
+    rows.append(("10 trivial cell, rollback on, 100 MB DataFrame", cell(ci, "rollback_cell_on"),
+                 "rollback off, in turns " + cell(ci, "rollback_cell_off"), ratio(ron, roff),
+                 "<= 5 ms added",
+                 f"{(ron - roff) / 1000:+.2f} ms, " + target_met((ron - roff) / 1000, 5)
+                 if ron and roff else "-"))
+    rows.append(("  fatal cell rolled back, then a cell", cell(ci, "rollback_fatal"),
+                 "restart and remake instead " + cell(ci, "rollback_restart_instead"),
+                 ratio(med(ci, "rollback_fatal"), med(ci, "rollback_restart_instead")), "", ""))
+
     head = ("measurement", "codeinterp (sessions forked from the zygote)", "reference",
             "ratio ci/ref", "target", "target met?")
     print(f"codeinterp benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}; "

@@ -544,10 +544,12 @@ CI_API int ci_config_set_zygote(ci_config *cfg, int enabled);
  * PID namespace (a zygote's child, CI_SANDBOX_PIDNS), pidfd_getfd(2)
  * (Linux 5.6) and a host that may use it on its worker (same uid, or
  * root); where it cannot be had the session starts without it and
- * ci_session_rollback_active() says 0. Costs: the fork, about 2 ms for a
- * session holding 100 MB (make bench), and two more descriptors in the
- * host for each session. Read by ci_session_new() and
- * ci_session_restart().
+ * ci_session_rollback_active() says 0. Costs: the fork's copy of the page
+ * tables and the pages the cell then writes, about 10 ms added to each
+ * cell's round trip on a 2-vCPU machine for a worker of the default
+ * preload list holding 100 MB (make bench row 10; docs/rollback.md), and
+ * two more descriptors in the host for each session. Read by
+ * ci_session_new() and ci_session_restart().
  * @return CI_OK; CI_EINVAL if @cfg is NULL or @enabled is not 0 or 1.
  */
 CI_API int ci_config_set_rollback(ci_config *cfg, int enabled);
