@@ -64,10 +64,8 @@ void ci_worker_resume(struct ci_worker *w)
     w->paused = 0;
 }
 
-/* The soft and hard RLIMIT_CPU of the worker, from its /proc/PID/limits
- * (proc(5)): 0, or -1 if unreadable or unlimited. */
-static int read_cpu_limit(const struct ci_worker *w, unsigned long long *soft,
-                          unsigned long long *hard)
+int ci_worker_read_cpu_limit(const struct ci_worker *w, unsigned long long *soft,
+                             unsigned long long *hard)
 {
     static const char name[] = "\nMax cpu time";
     char buf[4096], *line;
@@ -95,7 +93,7 @@ int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, struct
         return CI_OK;
     /* It set the budget on top of the whole seconds its start used, which
      * are fewer than it has used by now. */
-    if (read_cpu_limit(w, &soft, &hard) < 0 || soft != hard || hard < seconds || used < 0 ||
+    if (ci_worker_read_cpu_limit(w, &soft, &hard) < 0 || soft != hard || hard < seconds || used < 0 ||
         hard > seconds + (unsigned long long)used / 1000000000 + 1)
         return ci_err_set(err, CI_ESPAWN, "the worker did not set its CPU limit of %lu s "
                           "(RLIMIT_CPU, as its /proc/PID/limits shows it)", seconds);

@@ -18,6 +18,10 @@ void ci_worker_resume(struct ci_worker *w);
 /* Checks that the ready worker @w set its RLIMIT_CPU, soft and hard, to
  * @seconds on top of the whole seconds its start used (nothing to check
  * for 0), and notes it in w->cpu_limit_s. CI_OK, or CI_ESPAWN in @err. */
+/* The soft and hard RLIMIT_CPU of the worker, from its /proc/PID/limits
+ * (proc(5)): 0, or -1 if unreadable or unlimited. */
+int ci_worker_read_cpu_limit(const struct ci_worker *w, unsigned long long *soft,
+                             unsigned long long *hard);
 int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, struct ci_err *err);
 /* 1 if a worker that ended with wait status @st after @cpu_us of CPU time
  * was killed by the kernel at its CPU limit. */

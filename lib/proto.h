@@ -93,6 +93,12 @@
  *             only the host approves, through the seccomp listener it
  *             holds: docs/rollback.md), which takes over if the worker
  *             dies in the cell and is killed once it ends.
+ *   CPU_BUDGET  to a checkpoint that took over (ROLLED_BACK), before any
+ *           RUN, when the session has a CPU limit: the limit is the
+ *           session's, and the dead worker's CPU time is spent. payload:
+ *           u64 the seconds the worker sets as its RLIMIT_CPU, soft and
+ *           hard, 1 to its current hard limit. The host reads
+ *           /proc/PID/limits until it shows them.
  *   INPUT_REPLY  exactly one for each INPUT_REQUEST, sent before the host
  *           reads another frame. payload: u32 status (CI_INPUT_*), then
  *           for CI_INPUT_ANSWERED the reply, UTF-8 without NUL, at most
@@ -181,6 +187,7 @@ enum ci_frame_type {
     CI_FRAME_ROLLED_BACK = 16,
     CI_FRAME_ENDED = 17,
     CI_FRAME_CHECKPOINTED = 18,
+    CI_FRAME_CPU_BUDGET = 19,
 };
 
 /* RUN flags. */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cpu.h"
 #include "proto.h"
 #include "rollback.h"
 
@@ -288,6 +289,34 @@ int ci_ended_parse(const unsigned char *p, size_t len, int *st, unsigned long lo
     return 0;
 }
 
+/*
+ * The CPU time limit (ci_config_set_cpu_limit) is the session's, over its
+ * whole life: what the dead worker used (@cpu_us, the reaper's word) is
+ * spent, and the checkpoint, w's task now, whose clock started again near
+ * zero, is told to keep what is left as its RLIMIT_CPU (CPU_BUDGET), and
+ * checked to have done so, until @deadline_ms. 0, or -1 if nothing is
+ * left or it did not: then the session ends.
+ */
+static int keep_cpu_budget(struct ci_worker *w, unsigned long long cpu_us, int64_t deadline_ms)
+{
+    uint64_t left, used_s = (cpu_us + 999999) / 1000000;
+    unsigned long long soft, hard;
+
+    if (used_s >= w->cpu_limit_s)
+        return -1;
+    left = w->cpu_limit_s - used_s;
+    if (ci_send_frame(w->channel, CI_FRAME_CPU_BUDGET, &left, sizeof left, NULL, 0, deadline_ms,
+                      NULL) != 0)
+        return -1;
+    while (ci_worker_read_cpu_limit(w, &soft, &hard) != 0 || soft != left || hard != left) {
+        if (ci_now_ms() >= deadline_ms)
+            return -1;
+        usleep(1000);
+    }
+    w->cpu_limit_s = left;
+    return 0;
+}
+
 int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const char **why)
 {
     if (len != sizeof count || memcmp(p, &count, sizeof count) != 0) {
@@ -356,5 +385,5 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
     w->clear_refs_denied = 0;
     w->paused = 0;
     w->signaled = 0;
-    return 0;
+    return w->cpu_limit_s ? keep_cpu_budget(w, *cpu_us, deadline_ms) : 0;
 }

@@ -168,6 +168,40 @@ static void test_restart_and_free_after_rollbacks(void **state)
     ci_config_free(cfg);
 }
 
+static void test_the_cpu_budget_is_the_sessions_across_rollbacks(void **state)
+{
+    ci_config *cfg = h_config(&limits);
+    ci_session *s;
+    ci_result *r;
+
+    (void)state;
+    assert_int_equal(ci_config_set_cpu_limit(cfg, 4), CI_OK);
+    assert_int_equal(ci_config_set_timeout_ms(cfg, 20000), CI_OK);
+    assert_int_equal(ci_session_new(&s, cfg), CI_OK);
+    h_require_rollback(s);
+    /* The budget: 4 s on top of the whole seconds the start used. */
+    h_expect(s, "import resource\nbefore = resource.getrlimit(resource.RLIMIT_CPU)[1]\n"
+             "before in (4, 5)",
+             "True", "");
+    /* A second and a half of CPU, then a fatal end: the checkpoint gets
+     * what is left (whole seconds, the used ones rounded up), not a new
+     * budget. */
+    expect_rolled_back(s, "import time\nt = time.process_time()\n"
+                          "while time.process_time() - t < 1.5:\n    pass\n"
+                          "import os\nos._exit(1)",
+                       "WorkerDied", "exited with status 1");
+    h_expect(s, "after = resource.getrlimit(resource.RLIMIT_CPU)\n"
+             "after[0] == after[1], 1 <= after[1] <= before - 2",
+             "(True, True)", "");
+    /* And its end by the limit is the session's end. */
+    r = h_run_status(s, "while True:\n    pass", CI_STATUS_KILLED);
+    assert_string_equal(ci_result_error_name(r), "CPULimitExceeded");
+    assert_int_equal(ci_result_rolled_back(r), 0);
+    ci_result_free(r);
+    ci_session_free(s);
+    ci_config_free(cfg);
+}
+
 static void test_without_rollback_the_session_dies(void **state)
 {
     struct h_limits off = limits;
@@ -213,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_the_generators_states_are_rolled_back_too),
         cmocka_unit_test(test_a_killed_cells_file_stays_as_it_left_it),
         cmocka_unit_test(test_restart_and_free_after_rollbacks),
+        cmocka_unit_test(test_the_cpu_budget_is_the_sessions_across_rollbacks),
         cmocka_unit_test(test_without_rollback_the_session_dies),
         cmocka_unit_test(test_the_setting_checks_its_arguments),
     };

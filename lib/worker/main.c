@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -683,6 +684,26 @@ static void enable_network(size_t len)
     ci_interp_enable_network(limits[0], limits[1]);
 }
 
+/*
+ * A CPU_BUDGET frame of @len bytes (proto.h), to a checkpoint that took
+ * over: RLIMIT_CPU lowered to what the session has left. The host's, so a
+ * malformed one, or one that would raise the limit, ends the worker.
+ */
+static void set_cpu_budget(size_t len)
+{
+    uint64_t seconds;
+    struct rlimit rl;
+
+    if (len != sizeof seconds)
+        ci_fatal(CI_EXIT_PROTOCOL, "a CPU_BUDGET frame of %zu bytes", len);
+    read_exact(&seconds, sizeof seconds, 0);
+    if (getrlimit(RLIMIT_CPU, &rl) != 0 || seconds == 0 || seconds > (uint64_t)rl.rlim_max)
+        ci_fatal(CI_EXIT_PROTOCOL, "a CPU_BUDGET of %" PRIu64 " s", seconds);
+    rl.rlim_cur = rl.rlim_max = (rlim_t)seconds;
+    if (setrlimit(RLIMIT_CPU, &rl) != 0)
+        ci_fatal(CI_EXIT_RLIMIT, "setrlimit(RLIMIT_CPU): %s", strerror(errno));
+}
+
 /* 1 if a RUN's @head (count, flags) and @len bytes after it are what
  * proto.h allows: a cell (with a checkpoint only under a reaper), a
  * snapshot or a restore. */
@@ -739,7 +760,7 @@ static int checkpoint(uint32_t count)
  * closed once the first frame is in: by then the host holds its copy. */
 static _Noreturn void serve(const struct ci_limits *limits, int rollback, int listener)
 {
-    int ran = 0, defined = 0, networked = 0;
+    int ran = 0, defined = 0, networked = 0, took_over = 0;
 
     for (;;) {
         struct ci_frame_header h;
@@ -766,6 +787,11 @@ static _Noreturn void serve(const struct ci_limits *limits, int rollback, int li
             defined = 1;
             continue;
         }
+        if (h.type == CI_FRAME_CPU_BUDGET && rollback && took_over) {
+            set_cpu_budget(h.len);
+            took_over = 0;
+            continue;
+        }
         if (h.type == CI_FRAME_NETWORK && !ran && !networked) {
             enable_network(h.len);
             networked = 1;
@@ -788,9 +814,11 @@ static _Noreturn void serve(const struct ci_limits *limits, int rollback, int li
             continue;
         }
         read_exact(src, len, 0);
+        took_over = 0;
         if ((head[1] & CI_RUN_FLAG_CHECKPOINT) && checkpoint(head[0])) {
             /* The worker died in this cell; its state before it is ours. */
             free(src);
+            took_over = 1;
             continue;
         }
         run_flags = head[1];

@@ -37,6 +37,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -263,6 +264,10 @@ static const struct rule rules[] = {
     /* resource.getrlimit: own process, and read only (new_limit NULL), so
      * a cell holding CAP_SYS_RESOURCE cannot raise its hard limits */
     ALLOW_IF2(prlimit64, 0, 0, 2, 0),
+    /* and its own RLIMIT_CPU lowered: a checkpoint that took over sets the
+     * session's budget left (CPU_BUDGET, proto.h). Without a capability
+     * no limit can be raised past the hard one, which is the soft one. */
+    ALLOW_IF2(prlimit64, 0, 0, 1, RLIMIT_CPU),
     ALLOW_IF(prctl, 0, PR_SET_NAME),
     ALLOW_IF(prctl, 0, PR_GET_NAME),
     ALLOW(getrandom),              /* os.urandom, hash seeds */

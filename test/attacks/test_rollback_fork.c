@@ -91,6 +91,30 @@ static void test_a_fork_made_inside_the_checkpoints_ends_the_session(void **stat
     ci_session_free(s);
 }
 
+static void test_a_cell_that_forges_its_runs_gets_no_process_past_its_cell(void **state)
+{
+    struct h_limits lim = {.timeout_ms = 5000, .rollback = 1};
+    ci_session *s = h_session(&lim);
+    char *cell = h_cell("rollback_forged_run_loop"), *code = h_fmt("forge_count = 2\n%s", cell);
+    ci_result *r;
+
+    (void)state;
+    h_require_rollback(s);
+    h_expect(s, "x = 1", NULL, "");
+    /* Its own cell answers with its forged value; the next cell is read
+     * and answered by it, after its fork, refused: the host ends the
+     * session. */
+    h_expect(s, code, "'forged'", "");
+    r = h_run_status(s, "x", CI_STATUS_KILLED);
+    assert_string_equal(ci_result_error_name(r), "ProtocolError");
+    assert_non_null(strstr(ci_result_error_value(r), "made a process of its own"));
+    ci_result_free(r);
+    assert_int_equal(ci_session_pid(s), -1);
+    ci_session_free(s);
+    free(code);
+    free(cell);
+}
+
 /* How many of @pid's descriptors are seccomp listeners, seen from the
  * host's /proc; -1 if they cannot be listed. */
 static int listeners_of(int pid)
@@ -152,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_the_listener_is_in_no_cells_reach),
         cmocka_unit_test(test_a_python_at_fork_hook_never_runs_in_the_worker),
         cmocka_unit_test(test_a_fork_made_inside_the_checkpoints_ends_the_session),
+        cmocka_unit_test(test_a_cell_that_forges_its_runs_gets_no_process_past_its_cell),
     };
 
     h_watchdog(300);
