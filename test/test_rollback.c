@@ -193,6 +193,10 @@ static void test_the_cpu_budget_is_the_sessions_across_rollbacks(void **state)
     h_expect(s, "after = resource.getrlimit(resource.RLIMIT_CPU)\n"
              "after[0] == after[1], 1 <= after[1] <= before - 2",
              "(True, True)", "");
+    /* The filter lets a worker set its RLIMIT_CPU for that; the kernel
+     * lets it lower it, never raise it back. */
+    h_expect_error(s, "resource.setrlimit(resource.RLIMIT_CPU, (before, before))", "ValueError",
+                   "not allowed to raise maximum limit");
     /* And its end by the limit is the session's end. */
     r = h_run_status(s, "while True:\n    pass", CI_STATUS_KILLED);
     assert_string_equal(ci_result_error_name(r), "CPULimitExceeded");
