@@ -7,6 +7,7 @@
 import ctypes
 import os
 import struct
+import time
 
 libc_loop = ctypes.CDLL(None, use_errno=True)
 
@@ -34,3 +35,4 @@ child = libc_loop.fork()
 if child == 0:
     libc_loop.pause()
 answer(count, repr(child).encode())
+time.sleep(30)  # this cell goes on, and so does its checkpoint
