@@ -97,7 +97,7 @@ int ci_worker_check_cpu_limit(struct ci_worker *w, unsigned long seconds, struct
         hard > seconds + (unsigned long long)used / 1000000000 + 1)
         return ci_err_set(err, CI_ESPAWN, "the worker did not set its CPU limit of %lu s "
                           "(RLIMIT_CPU, as its /proc/PID/limits shows it)", seconds);
-    w->cpu_limit_s = hard;
+    w->cpu_limit_s = w->cpu_budget_s = hard;
     return CI_OK;
 }
 

@@ -169,6 +169,10 @@ static void end_task(struct run *run, const char *name, const char *why, int end
                  "%s; the session was rolled back to its state before the cell", value);
         set_killed(run->r, name, rolled_back);
         run->r->rolled_back = 1;
+        /* What ci_session_errmsg() says, as of any cell that killed its
+         * worker; the next run works. */
+        ci_err_set(&run->s->err, CI_EDEAD, "cell %d killed its worker: %s: %s",
+                   run->r->execution_count, name, rolled_back);
         return;
     }
     run->rollback_ok = 0;

@@ -91,7 +91,7 @@ void ci_worker_describe_end(const struct ci_worker *w, int st, unsigned long lon
         snprintf(value, valuelen,
                  "the worker used up its CPU time limit (%llu s of CPU time in all, "
                  "RLIMIT_CPU) and the kernel killed it",
-                 w->cpu_limit_s);
+                 w->cpu_budget_s ? w->cpu_budget_s : w->cpu_limit_s);
         return;
     }
     if (signaled && signaled != SIGSYS && WIFEXITED(st) && WEXITSTATUS(st) == 128 + signaled)

@@ -44,6 +44,7 @@ struct ci_worker {
     int network_sent;   /* 1 once it was sent the NETWORK frame */
     int paused;         /* 1 while stopped between cells (cpu.c) */
     unsigned long long cpu_limit_s; /* its RLIMIT_CPU (seconds), 0: none */
+    unsigned long long cpu_budget_s; /* the first worker's: the session's in all (rollback.c) */
 };
 
 struct ci_manifest_verified; /* manifest_cache.h */

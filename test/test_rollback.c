@@ -173,6 +173,7 @@ static void test_the_cpu_budget_is_the_sessions_across_rollbacks(void **state)
     ci_config *cfg = h_config(&limits);
     ci_session *s;
     ci_result *r;
+    char *budget, *before;
 
     (void)state;
     assert_int_equal(ci_config_set_cpu_limit(cfg, 4), CI_OK);
@@ -197,9 +198,17 @@ static void test_the_cpu_budget_is_the_sessions_across_rollbacks(void **state)
      * lets it lower it, never raise it back. */
     h_expect_error(s, "resource.setrlimit(resource.RLIMIT_CPU, (before, before))", "ValueError",
                    "not allowed to raise maximum limit");
-    /* And its end by the limit is the session's end. */
+    /* And its end by the limit is the session's end, named with the
+     * session's budget. */
+    before = h_worker_string(s, "str(before)");
+    budget = h_fmt("(%s s of CPU time in all", before);
+    free(before);
     r = h_run_status(s, "while True:\n    pass", CI_STATUS_KILLED);
     assert_string_equal(ci_result_error_name(r), "CPULimitExceeded");
+    if (!strstr(ci_result_error_value(r), budget))
+        h_dump(r);
+    assert_non_null(strstr(ci_result_error_value(r), budget));
+    free(budget);
     assert_int_equal(ci_result_rolled_back(r), 0);
     ci_result_free(r);
     ci_session_free(s);

@@ -313,8 +313,8 @@ func WithZygote(enabled bool) Option {
 // the session as it was just before that cell (true) or dead until
 // Restart (false, the default). Such a cell's Result still has
 // StatusKilled and its Error, with RolledBack true: a checkpoint the
-// worker forked before the cell (copy on write, about 2 ms for a session
-// holding 100 MB) has taken its place with every variable and import, so
+// worker forked before the cell (copy on write, about 10 ms a cell for a
+// session holding 100 MB) has taken its place with every variable and import, so
 // the next Run works at once. Files the cell wrote stay as it left them.
 // It needs a worker forked from the zygote, in a PID namespace of its own
 // (SandboxPIDNS): without one the session starts without rollback and

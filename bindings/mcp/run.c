@@ -646,9 +646,8 @@ json_t *run_python(json_t *args, const json_t *progress_token, size_t budget)
     int stopping = srv.shutdown;
     pthread_mutex_unlock(&srv.lock);
     if (ci_result_rolled_back(r)) { /* --rollback: the session lives on, as before the cell */
-        snprintf(restart, sizeof restart, "The session was rolled back to its state before this "
-                 "cell: its variables and imports are as they were; files the cell wrote are "
-                 "kept as it left them.");
+        snprintf(restart, sizeof restart, "Its variables and imports are as they were before "
+                 "this cell; files the cell wrote are kept as it left them.");
     } else if (ci_result_status(r) == CI_STATUS_KILLED && !stopping) {
         if (session_restart(why, sizeof why) == 0)
             snprintf(restart, sizeof restart, "A fresh interpreter was started: every variable "

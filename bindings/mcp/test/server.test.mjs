@@ -626,7 +626,7 @@ test('--rollback: a cell that kills its worker is a tool error, and the session 
         assert.equal(r.isError, true);
         const text = textOf(r);
         assert.match(text, /^\[killed\]\nThe Python process died \(WorkerDied: the worker exited with status 1;/m);
-        assert.match(text, /The session was rolled back to its state before this cell: its variables and imports are as they were/);
+        assert.match(text, /the session was rolled back to its state before the cell\)\. Its variables and imports are as they were before this cell/);
         assert.doesNotMatch(text, /fresh interpreter/);
 
         const kept = await run(client, 'x');

@@ -644,7 +644,7 @@ class Session:
                           the cell left them), and the next run() works at
                           once (True); or it is dead until restart() (False,
                           the default). Before each cell the worker forks a
-                          copy-on-write checkpoint (about 2 ms for 100 MB).
+                          copy-on-write checkpoint (about 10 ms a cell for 100 MB).
                           It needs a worker forked from the zygote (a PID
                           namespace, Sandbox.PIDNS); without one the session
                           starts without it and rollback_active is False.

@@ -828,8 +828,8 @@ impl Config {
     /// [`Session::restart`] (`false`, the default). Such a cell's result
     /// still has [`Status::Killed`] and its error, with
     /// [`CellResult::rolled_back`] set: a checkpoint the worker forked
-    /// before the cell (copy on write, about 2 ms for a session holding
-    /// 100 MB) has taken its place with every variable and import, so the
+    /// before the cell (copy on write, about 10 ms a cell for a session
+    /// holding 100 MB) has taken its place with every variable and import, so the
     /// next run works at once. Files the cell wrote stay as it left them.
     /// It needs a worker forked from the zygote, in a PID namespace of its
     /// own ([`Sandbox::PIDNS`]): without one the session starts without
