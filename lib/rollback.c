@@ -70,10 +70,10 @@ static int read_proc(const char *path, char *buf, size_t size)
     return 0;
 }
 
-/* How many children the main thread of @parent has, in any state (a
- * zombie too), and the first of them in *@first (if not NULL); -1 if the
- * list cannot be read. */
-static int count_children(pid_t parent, pid_t *first)
+/* The children of the main thread of @parent, in any state (a zombie
+ * too): how many, with the first @max of them in @pids; -1 if the list
+ * cannot be read. */
+static int children_of(pid_t parent, pid_t *pids, int max)
 {
     char path[64], buf[512], *p, *end;
     int n = 0;
@@ -88,9 +88,20 @@ static int count_children(pid_t parent, pid_t *first)
             break;
         if (pid <= 0 || pid > INT32_MAX)
             return -1;
-        if (n++ == 0 && first)
-            *first = (pid_t)pid;
+        if (n < max)
+            pids[n] = (pid_t)pid;
+        n++;
     }
+    return n;
+}
+
+static int count_children(pid_t parent, pid_t *first)
+{
+    pid_t pid;
+    int n = children_of(parent, &pid, 1);
+
+    if (n > 0 && first)
+        *first = pid;
     return n;
 }
 
@@ -142,27 +153,16 @@ static int lives_on(pid_t pid)
     return 1;
 }
 
-int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one)
+int ci_rollback_children(const struct ci_worker *w, pid_t except)
 {
-    char path[64], buf[512], *p, *end;
-    int n = 0;
+    pid_t pids[16];
+    int n = children_of(w->task_pid, pids, 16), alive = 0;
 
-    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)w->task_pid,
-             (long)w->task_pid);
-    if (read_proc(path, buf, sizeof buf) != 0)
-        return 0; /* none listed (an empty file reads as nothing) */
-    for (p = buf;; p = end) {
-        long pid = strtol(p, &end, 10);
-
-        if (end == p)
-            break;
-        if (pid > 0 && pid <= INT32_MAX && pid != except && lives_on((pid_t)pid)) {
-            if (one)
-                *one = (pid_t)pid;
-            n++;
-        }
-    }
-    return n;
+    if (n > 16)
+        return n; /* more than a worker ever has: each counts */
+    for (int i = 0; i < n; i++)
+        alive += pids[i] != except && lives_on(pids[i]);
+    return alive;
 }
 
 int ci_rollback_checkpoint_pid(const struct ci_worker *w, pid_t *pid)
@@ -289,19 +289,14 @@ int ci_ended_parse(const unsigned char *p, size_t len, int *st, unsigned long lo
     return 0;
 }
 
-/*
- * The CPU time limit (ci_config_set_cpu_limit) is the session's, over its
- * whole life: what the dead worker used (@cpu_us, the reaper's word) is
- * spent, and the checkpoint, w's task now, whose clock started again near
- * zero, is told to keep what is left as its RLIMIT_CPU (CPU_BUDGET), and
- * checked to have done so, until @deadline_ms. 0, or -1 if nothing is
- * left or it did not: then the session ends.
- */
-static int keep_cpu_budget(struct ci_worker *w, unsigned long long cpu_us, int64_t deadline_ms)
+int ci_rollback_keep_cpu_budget(struct ci_worker *w, unsigned long long cpu_us,
+                                int64_t deadline_ms)
 {
     uint64_t left, used_s = (cpu_us + 999999) / 1000000;
     unsigned long long soft, hard;
 
+    if (!w->cpu_limit_s)
+        return 0;
     if (used_s >= w->cpu_limit_s)
         return -1;
     left = w->cpu_limit_s - used_s;
@@ -385,5 +380,5 @@ int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t co
     w->clear_refs_denied = 0;
     w->paused = 0;
     w->signaled = 0;
-    return w->cpu_limit_s ? keep_cpu_budget(w, *cpu_us, deadline_ms) : 0;
+    return 0;
 }

@@ -41,17 +41,28 @@ void ci_rollback_answer(struct ci_worker *w);
 int ci_rollback_take_over(struct ci_worker *w, struct ci_reader *rd, uint32_t count, int *ended,
                           int *st, unsigned long long *cpu_us, int rolled, int64_t deadline_ms);
 
+/*
+ * After ci_rollback_take_over(), with a CPU limit (ci_config_set_cpu_limit),
+ * which is the session's over its whole life: what the dead worker used
+ * (@cpu_us, the reaper's word) is spent, and the checkpoint, w's task now,
+ * whose clock started again near zero, is told to keep what is left as its
+ * RLIMIT_CPU (CPU_BUDGET) and checked to have done so, until
+ * @deadline_ms. 0 (also without a limit), or -1 if nothing is left or it
+ * did not: then the session must end.
+ */
+int ci_rollback_keep_cpu_budget(struct ci_worker *w, unsigned long long cpu_us,
+                                int64_t deadline_ms);
+
 /* A ROLLED_BACK or CHECKPOINTED frame's payload, for the cell of count
  * @count: 0, or -1 with @why. */
 int ci_count_parse(const unsigned char *p, size_t len, uint32_t count, const char **why);
 
 /* How many children the worker's main thread has that live on (not
- * dead, exiting or killed), leaving out @except, with one of them in
- * *@one (if not NULL): 1 once it has its checkpoint, and none but that
- * one, which it kills, after the cell. A fork the host approved that was
- * not the checkpoint's (a cell that took over the main thread at that
- * moment) shows as one more. */
-int ci_rollback_children(const struct ci_worker *w, pid_t except, pid_t *one);
+ * dead, exiting or killed), leaving out @except: none but its checkpoint,
+ * which it kills, after the cell. A fork the host approved that was not
+ * the checkpoint's (a cell that took over the main thread at that moment)
+ * shows as one. */
+int ci_rollback_children(const struct ci_worker *w, pid_t except);
 
 /* How many children the worker's main thread has, in any state, with
  * the first in *@pid: at CHECKPOINTED, 1, the checkpoint (maybe killed

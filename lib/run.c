@@ -163,7 +163,8 @@ static void end_task(struct run *run, const char *name, const char *why, int end
                      "the cell made a forbidden system call (%s); the worker was killed",
                      run->violation);
     }
-    if (took && !(ended && !why && ci_worker_cpu_limited(w, st, cpu_us))) {
+    if (took && !(ended && !why && ci_worker_cpu_limited(w, st, cpu_us)) &&
+        ci_rollback_keep_cpu_budget(w, cpu_us, ci_now_ms() + ROLLBACK_MS) == 0) {
         ci_drain_pipes(&run->drain); /* what it wrote before it went */
         snprintf(rolled_back, sizeof rolled_back,
                  "%s; the session was rolled back to its state before the cell", value);
@@ -682,7 +683,7 @@ static int on_frame(struct run *run)
             why = "a result for another cell";
         }
         if (rc == CI_OK && (run->flags & CI_RUN_FLAG_CHECKPOINT) &&
-            ci_rollback_children(&run->s->worker, run->s->worker.checkpoint_pid, NULL) != 0) {
+            ci_rollback_children(&run->s->worker, run->s->worker.checkpoint_pid) != 0) {
             run->rollback_ok = 0;
             end_killed(run, "ProtocolError", not_the_checkpoint);
             return 1;

@@ -13,7 +13,7 @@
 
 static ci_session *S;
 
-static const struct h_limits limits = {.timeout_ms = 1500, .grace_ms = 300, .rollback = 1};
+static const struct h_limits limits = {.timeout_ms = 1500, .grace_ms = 1000, .rollback = 1};
 
 static int group_setup(void **state)
 {
@@ -46,7 +46,7 @@ static const struct fatal {
     {"the grace period ran out",
      "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])\n"
      "time.sleep(60)",
-     "TimeoutError", "did not stop within 300 ms"},
+     "TimeoutError", "did not stop within 1000 ms"},
     {"a crash in C", "import ctypes\nctypes.string_at(0)", "WorkerDied", "SIGSEGV"},
     {"a sandbox violation", "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)",
      "SandboxViolation", "forbidden system call (ptrace)"},
