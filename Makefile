@@ -608,7 +608,7 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SESSIONS=$(SOAK_SESSIONS) $(BUILD)/soak
 
 $(BUILD)/soak: test/soak.c include/codeinterp.h $(BUILD)/libcodeinterp.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a $(LIB_LIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CELLS) $(LDFLAGS) -o $@ $< $(BUILD)/libcodeinterp.a $(LIB_LIBS)
 
 # ----------------------------------------------------------------- bench
 # bench/: session start, cell round trip, idle memory, BENCH_SESSIONS

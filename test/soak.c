@@ -120,6 +120,37 @@ static void problem(const char *fmt, ...)
     pthread_mutex_unlock(&print_lock);
 }
 
+/* ---------------------------------------------------------------- cells */
+
+/* The multi-line cells, read once from test/cells (CI_TEST_CELLS); each
+ * is run after a line that sets its parameter. */
+static struct {
+    char *pandas, *figure;
+} cells;
+
+/* The cell test/cells/@name.py, or NULL with the reason on stderr. */
+static char *read_cell(const char *name)
+{
+    char path[4096], *text;
+    long len;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s.py", CI_TEST_CELLS, name);
+    if (!(f = fopen(path, "re"))) {
+        fprintf(stderr, "soak: %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || len > 1500 ||
+        fseek(f, 0, SEEK_SET) != 0 || !(text = calloc(1, (size_t)len + 1)) ||
+        fread(text, 1, (size_t)len, f) != (size_t)len) {
+        fprintf(stderr, "soak: %s: cannot be read whole (at most 1500 bytes)\n", path);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return text;
+}
+
 static const char *orn(const char *s)
 {
     return s ? s : "(null)";
@@ -267,7 +298,7 @@ static void one_cell(int id, enum kind kind, uint64_t *rng)
 {
     struct sess *ss = &sessions[id];
     ci_session *s = ss->s;
-    char code[512], want[256], detail[1024];
+    char code[2048], want[256], detail[1024];
     ci_run_options opts = CI_RUN_OPTIONS_INIT;
     struct poke poke = {0};
     int poked = 0, ok = 0, died = 0, n = 0;
@@ -278,13 +309,7 @@ static void one_cell(int id, enum kind kind, uint64_t *rng)
     switch (kind) {
     case K_PANDAS:
         n = rnd_in(rng, 100, 5000);
-        snprintf(code, sizeof code,
-                 "import pandas as pd, numpy as np\n"
-                 "df = pd.DataFrame({'k': np.arange(%d) %% 7, 'v': np.arange(%d)})\n"
-                 "g = df.groupby('k')['v'].sum()\n"
-                 "print('rows', len(df))\n"
-                 "int(g.sum())",
-                 n, n);
+        snprintf(code, sizeof code, "soak_rows = %d\n%s", n, cells.pandas);
         snprintf(want, sizeof want, "%lld", (long long)n * (n - 1) / 2);
         break;
     case K_PRINT:
@@ -305,11 +330,7 @@ static void one_cell(int id, enum kind kind, uint64_t *rng)
         snprintf(code, sizeof code, "import sys\nsys.stdout.write('y' * %d)\nNone", n);
         break;
     case K_FIGURE:
-        snprintf(code, sizeof code,
-                 "import matplotlib.pyplot as plt\n"
-                 "plt.figure(figsize=(2, 2))\n"
-                 "plt.plot([1, 3, 2, %d]);",
-                 rnd_in(rng, 0, 9));
+        snprintf(code, sizeof code, "soak_y = %d\n%s", rnd_in(rng, 0, 9), cells.figure);
         break;
     case K_FILE:
         n = ss->files++ % 5;
@@ -424,11 +445,16 @@ static void one_cell(int id, enum kind kind, uint64_t *rng)
     case K_MEMORY:
         ok = st == CI_STATUS_MEMORY && ename && !strcmp(ename, "MemoryError");
         break;
-    case K_BIGOUT:
-        ok = st == CI_STATUS_OK && olen == OUTPUT_LIMIT &&
-             (ci_result_truncated(r) & CI_TRUNCATED_STDOUT) && out[0] == 'y' &&
-             out[olen - 1] == 'y';
+    case K_BIGOUT: {
+        /* Head and tail of the output limit, the marker line between. */
+        size_t at = 0, mlen = 0;
+        ci_uint64 left = 0;
+        ok = st == CI_STATUS_OK && (ci_result_truncated(r) & CI_TRUNCATED_STDOUT) &&
+             ci_result_cut(r, CI_STREAM_STDOUT, &at, &mlen, &left, NULL) == 1 &&
+             olen == OUTPUT_LIMIT + mlen && left == (ci_uint64)(n - OUTPUT_LIMIT) &&
+             out[0] == 'y' && out[olen - 1] == 'y';
         break;
+    }
     case K_FIGURE:
         ok = st == CI_STATUS_OK && count_png(r) == 1;
         break;
@@ -706,6 +732,8 @@ int main(void)
            seconds, nsessions, nthreads, seed);
     fflush(stdout);
 
+    if (!(cells.pandas = read_cell("soak_pandas")) || !(cells.figure = read_cell("soak_figure")))
+        return 2;
     sessions = calloc((size_t)nsessions, sizeof *sessions);
     config = ci_config_new();
     if (!sessions || !config || ci_config_set_timeout_ms(config, TIMEOUT_MS) != CI_OK ||
