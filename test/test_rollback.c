@@ -40,28 +40,21 @@ static void expect_rolled_back(ci_session *s, const char *code, const char *name
     assert_true(ci_session_pid(s) > 0 && ci_session_pid(s) != pid);
 }
 
+/* Each kind of fatal cell: test/cells/rollback_fatal_<cell>.py. */
 static const struct fatal {
-    const char *kind, *code, *name, *says;
+    const char *kind, *cell, *name, *says;
 } fatal[] = {
-    {"the grace period ran out",
-     "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])\n"
-     "time.sleep(60)",
-     "TimeoutError", "did not stop within 1000 ms"},
-    {"a crash in C", "import ctypes\nctypes.string_at(0)", "WorkerDied", "SIGSEGV"},
-    {"a sandbox violation", "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)",
-     "SandboxViolation", "forbidden system call (ptrace)"},
-    {"the memory limit in C code",
-     "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.malloc.restype = ctypes.c_void_p\n"
-     "libc.malloc.argtypes = [ctypes.c_size_t]\nctypes.memset(libc.malloc(1 << 40), 0, 1)",
-     "WorkerDied", "SIGSEGV"},
-    {"an extension's abort()", "import ctypes\nctypes.CDLL(None).abort()", "WorkerDied",
-     "SIGABRT"},
-    {"os._exit()", "import os\nos._exit(3)", "WorkerDied", "exited with status 3"},
+    {"the grace period ran out", "grace", "TimeoutError", "did not stop within 1000 ms"},
+    {"a crash in C", "segfault", "WorkerDied", "SIGSEGV"},
+    {"a sandbox violation", "ptrace", "SandboxViolation", "forbidden system call (ptrace)"},
+    {"the memory limit in C code", "malloc", "WorkerDied", "SIGSEGV"},
+    {"an extension's abort()", "abort", "WorkerDied", "SIGABRT"},
+    {"os._exit()", "exit", "WorkerDied", "exited with status 3"},
 };
 
 static void test_each_fatal_cell_is_rolled_back_with_the_state_before_it(void **state)
 {
-    char *cell = h_cell("rollback_frame");
+    char *cell = h_cell("rollback_frame"), *prefix = h_cell("rollback_fatal_prefix");
     ci_result *r;
 
     (void)state;
@@ -71,9 +64,9 @@ static void test_each_fatal_cell_is_rolled_back_with_the_state_before_it(void **
     assert_int_equal(ci_result_rolled_back(r), 0);
     ci_result_free(r);
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
-        char *code = h_fmt("frame['a'] += 1\nlost = 1\nopen('fatal_%zu.txt', 'w').write(%s)\n%s",
-                           i, "'written'", fatal[i].code);
-        char *check, *want;
+        char *name = h_fmt("rollback_fatal_%s", fatal[i].cell), *body = h_cell(name);
+        char *code = h_fmt("fatal_index = %zu\n%s\n%s", i, prefix, body);
+        char *check;
         int count = ci_result_execution_count(r = h_run(S, "1"));
 
         ci_result_free(r);
@@ -85,14 +78,15 @@ static void test_each_fatal_cell_is_rolled_back_with_the_state_before_it(void **
                       "open('fatal_%zu.txt').read()",
                       i);
         r = h_run_status(S, check, CI_STATUS_OK);
-        want = h_fmt("(True, False, 'written')");
-        assert_string_equal(ci_result_value(r), want);
+        assert_string_equal(ci_result_value(r), "(True, False, 'written')");
         assert_int_equal(ci_result_execution_count(r), count + 2);
         ci_result_free(r);
-        free(want);
         free(check);
         free(code);
+        free(body);
+        free(name);
     }
+    free(prefix);
     free(cell);
 }
 
@@ -107,7 +101,7 @@ static void test_cells_that_end_otherwise_are_not_rolled_back(void **state)
     assert_int_equal(ci_result_rolled_back(r), 0);
     ci_result_free(r);
     /* A timeout the cell obeys is a cell's end like any other. */
-    r = h_run_status(S, "import time\nkept += 1\ntime.sleep(60)", CI_STATUS_TIMEOUT);
+    r = h_run_status(S, "kept += 1\nimport time; time.sleep(60)", CI_STATUS_TIMEOUT);
     assert_int_equal(ci_result_rolled_back(r), 0);
     ci_result_free(r);
     r = h_run_status(S, "kept", CI_STATUS_OK);
@@ -120,8 +114,8 @@ static void test_the_generators_states_are_rolled_back_too(void **state)
 {
     (void)state;
     h_require_rollback(S);
-    h_expect(S, "import random\nimport numpy as np\nrandom.seed(7)\nnp.random.seed(3)", NULL, "");
-    expect_rolled_back(S, "random.random(), np.random.rand()\nimport os\nos._exit(1)",
+    h_expect_cell(S, "rollback_seed_generators", NULL, "");
+    expect_rolled_back(S, "random.random(), np.random.rand()\nimport os; os._exit(1)",
                        "WorkerDied", "exited with status 1");
     /* The checkpoint's fork reseeds nothing: the next draws are the
      * seeds' first. */
@@ -157,7 +151,7 @@ static void test_restart_and_free_after_rollbacks(void **state)
     h_require_rollback(s);
     h_expect(s, "n = 7", NULL, "");
     for (int i = 0; i < 3; i++)
-        expect_rolled_back(s, "n = 0\nimport os\nos._exit(2)", "WorkerDied", "status 2");
+        expect_rolled_back(s, "n = 0; import os; os._exit(2)", "WorkerDied", "status 2");
     h_expect(s, "n", "7", "");
     assert_int_equal(ci_session_restart(s), CI_OK);
     assert_int_equal(ci_session_rollback_active(s), 1);
@@ -173,27 +167,21 @@ static void test_the_cpu_budget_is_the_sessions_across_rollbacks(void **state)
     ci_config *cfg = h_config(&limits);
     ci_session *s;
     ci_result *r;
-    char *budget, *before;
+    char *budget, *before, *burn;
 
     (void)state;
     assert_int_equal(ci_config_set_cpu_limit(cfg, 4), CI_OK);
     assert_int_equal(ci_config_set_timeout_ms(cfg, 20000), CI_OK);
     assert_int_equal(ci_session_new(&s, cfg), CI_OK);
     h_require_rollback(s);
-    /* The budget: 4 s on top of the whole seconds the start used. */
-    h_expect(s, "import resource\nbefore = resource.getrlimit(resource.RLIMIT_CPU)[1]\n"
-             "before in (4, 5)",
-             "True", "");
+    h_expect_cell(s, "rollback_cpu_budget_before", "True", "");
     /* A second and a half of CPU, then a fatal end: the checkpoint gets
      * what is left (whole seconds, the used ones rounded up), not a new
      * budget. */
-    expect_rolled_back(s, "import time\nt = time.process_time()\n"
-                          "while time.process_time() - t < 1.5:\n    pass\n"
-                          "import os\nos._exit(1)",
-                       "WorkerDied", "exited with status 1");
-    h_expect(s, "after = resource.getrlimit(resource.RLIMIT_CPU)\n"
-             "after[0] == after[1], 1 <= after[1] <= before - 2",
-             "(True, True)", "");
+    burn = h_cell("rollback_cpu_burn_then_exit");
+    expect_rolled_back(s, burn, "WorkerDied", "exited with status 1");
+    free(burn);
+    h_expect_cell(s, "rollback_cpu_budget_after", "(True, True)", "");
     /* The filter lets a worker set its RLIMIT_CPU for that; the kernel
      * lets it lower it, never raise it back. */
     h_expect_error(s, "resource.setrlimit(resource.RLIMIT_CPU, (before, before))", "ValueError",

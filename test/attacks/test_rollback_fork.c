@@ -46,7 +46,7 @@ static void test_a_thread_forking_while_checkpoints_are_made_gets_nothing(void *
     h_expect_cell(S, "rollback_fork_spinner", NULL, "");
     /* Each of these cells forks a checkpoint while the thread forks too. */
     for (int i = 0; i < 5; i++)
-        h_expect(S, "import time\ntime.sleep(0.05)\nspin_forks['children']", "0", "");
+        h_expect(S, "import time; time.sleep(0.05)\nspin_forks['children']", "0", "");
     h_expect(S, "spin_stop.set()\nspin_forks['tries'] > 0, spin_forks['children']", "(True, 0)",
              "");
     /* The checkpoint was the main thread's fork, every time: a fatal cell

@@ -1,0 +1,4 @@
+# A fatal cell: an extension's abort().
+import ctypes
+
+ctypes.CDLL(None).abort()

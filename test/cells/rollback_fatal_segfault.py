@@ -1,0 +1,4 @@
+# A fatal cell: a crash in C (a NULL read).
+import ctypes
+
+ctypes.string_at(0)
