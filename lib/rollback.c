@@ -113,19 +113,23 @@ static pid_t only_child(pid_t parent)
     return count_children(parent, &child) == 1 ? child : -1;
 }
 
-/* The parent of @pid as /proc/PID/stat gives it, or -1. */
-static pid_t parent_of(pid_t pid)
+/* The state, parent and flags of @pid from /proc/PID/stat (proc(5)):
+ * 0, or -1 if it is gone. */
+static int stat_of(pid_t pid, char *state, pid_t *ppid, unsigned long *flags)
 {
-    char path[64], buf[512], *p;
-    long ppid;
+    char path[64], buf[1024], *p;
+    long parent;
 
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
     if (read_proc(path, buf, sizeof buf) != 0)
         return -1;
-    /* After "pid (comm) ": state, then ppid; comm may hold ')'. */
-    if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+    /* After "pid (comm) ": state, ppid, pgrp, session, tty_nr, tpgid,
+     * flags; comm may hold ')'. */
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 1, " %c %ld %*d %*d %*d %*d %lu", state, &parent, flags) != 3)
         return -1;
-    return (pid_t)ppid;
+    *ppid = (pid_t)parent;
+    return 0;
 }
 
 /* 1 if @pid is alive and not on its way out: not a zombie, not exiting
@@ -133,13 +137,11 @@ static pid_t parent_of(pid_t pid)
 static int lives_on(pid_t pid)
 {
     static const char *const keys[] = {"\nSigPnd:", "\nShdPnd:"}; /* the thread's, the group's */
-    char path[64], buf[4096], *p;
-    unsigned long flags = 0, pending;
-    char state = 'X';
+    char path[64], buf[4096], *p, state;
+    unsigned long flags, pending;
+    pid_t ppid;
 
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    if (read_proc(path, buf, sizeof buf) != 0 || !(p = strrchr(buf, ')')) ||
-        sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+    if (stat_of(pid, &state, &ppid, &flags) != 0)
         return 0; /* gone */
     if (state == 'Z' || state == 'X' || (flags & 0x4))
         return 0;
@@ -175,7 +177,9 @@ int ci_rollback_checkpoint_pid(const struct ci_worker *w, pid_t *pid)
 static int open_task(const struct ci_worker *w, pid_t *pid)
 {
     struct pollfd p;
-    pid_t child = only_child(w->pid);
+    pid_t child = only_child(w->pid), ppid;
+    unsigned long flags;
+    char state;
     int fd;
 
     if (child <= 0 || child == w->task_pid)
@@ -183,7 +187,7 @@ static int open_task(const struct ci_worker *w, pid_t *pid)
     if ((fd = (int)syscall(SYS_pidfd_open, child, 0)) < 0)
         return -1;
     p = (struct pollfd){.fd = fd, .events = POLLIN};
-    if (parent_of(child) != w->pid || poll(&p, 1, 0) != 0) {
+    if (stat_of(child, &state, &ppid, &flags) != 0 || ppid != w->pid || poll(&p, 1, 0) != 0) {
         close(fd);
         return -1;
     }

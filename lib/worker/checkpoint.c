@@ -52,8 +52,9 @@ void ci_checkpoint_reap(void)
     reap(0);
 }
 
-/* In the checkpoint: returns once the worker has gone. A byte, or an
- * error, means the worker is alive and wants it gone. */
+/* In the checkpoint: returns once the worker has gone (end-of-file: its
+ * end of the pipe closed). Anything else ends the checkpoint; the worker
+ * itself ends it with SIGKILL (ci_checkpoint_drop). */
 static void wait_for_worker_end(int fd)
 {
     char byte;
